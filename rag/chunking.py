@@ -1,0 +1,331 @@
+"""Chunking: cut each Document into the passages that get embedded, indexed and cited.
+
+Every chunk is a slice of its document: `chunk.text == doc.text[chunk.start:chunk.end]`, so a page can
+highlight exactly where a chunk came from. Sentence-based chunks never start or end with whitespace.
+Methods (CHUNKERS):
+- "fixed": windows of `chunk_size` characters, each starting `chunk_size - overlap` after the last, so
+  neighbours share exactly `overlap` characters. Leading/trailing whitespace of the document is skipped;
+  a whitespace stretch of at least `chunk_size` characters would make a window of nothing but
+  whitespace, so such a window is not emitted and the grid restarts at the next non-whitespace
+  character: neighbours either share exactly `overlap` characters or are separated by pure whitespace.
+- "sentence": whole sentences (rag/sentences.py: after 。！？；!?;… , after a "." followed by
+  whitespace, and at line breaks) packed greedily up to `target_size`; a sentence longer than that is
+  hard-split; a final chunk shorter than `min_tail` is merged into the previous one (so that chunk may
+  exceed the target).
+- "parent_child": sentence-packed parents of `parent_size`, each cut into sentence-packed children of
+  `child_size`. Children are indexed (small, precise); the LLM reads the parent (`context_for`).
+- "markdown": one chunk per heading section (#..######, outside code fences) with its heading path;
+  a section over `max_size` is sentence-packed, but a table (consecutive lines starting with "|") is
+  never split, even when it alone exceeds `max_size`.
+- "document": the whole document as one chunk (passage corpora, FAQ entries).
+ref rule: a document that yields one chunk cites as its doc_id ([faq_003]); otherwise as doc_id#n
+(n 1-based). Children cite their parent's ref and have chunk_id f"{parent_ref}.{m}".
+Not handled here: token counting (sizes are characters, which suits Chinese), semantic chunking.
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from .documents import Document
+from .errors import ConfigError
+from .sentences import sentence_spans
+
+Span = tuple[int, int]  # [start, end) character offsets into Document.text
+
+
+@dataclass(frozen=True)
+class Chunk:
+    chunk_id: str  # unique in a corpus
+    doc_id: str
+    text: str  # == document.text[start:end]
+    start: int
+    end: int
+    ref: str  # the id cited as [ref] in answers
+    parent_id: str | None = None  # parent-child: chunk_id of the parent (in ChunkSet.parents)
+    metadata: dict = field(default_factory=dict)  # title, source, method, heading_path, page, + document metadata
+
+
+@dataclass(frozen=True)
+class ChunkSet:
+    chunks: list[Chunk]  # the indexed units (children for parent-child)
+    parents: dict[str, Chunk]  # parent chunk_id -> parent (empty unless parent-child)
+    method: str
+    params: dict  # every parameter the chunker ran with, defaults included
+
+
+# --------------------------------------------------------------------------------- sentences
+
+_NONWS = re.compile(r"\S")
+
+
+def _stripped(text: str, a: int, b: int) -> Span | None:
+    """[a, b) without leading/trailing whitespace, or None if nothing is left."""
+    m = _NONWS.search(text, a, b)
+    if m is None:
+        return None
+    e = b
+    while text[e - 1].isspace():
+        e -= 1
+    return m.start(), e
+
+
+def _sentences_in(text: str, a: int, b: int) -> list[Span]:
+    """Sentence spans inside text[a:b] (what a sentence is: see rag/sentences.py)."""
+    return [(a + s, a + e) for s, e in sentence_spans(text[a:b])]
+
+
+def _hard_split(text: str, span: Span, size: int) -> list[Span]:
+    """A span longer than `size` -> consecutive pieces of at most `size` characters."""
+    pieces = []
+    for a in range(span[0], span[1], size):
+        piece = _stripped(text, a, min(a + size, span[1]))
+        if piece:
+            pieces.append(piece)
+    return pieces
+
+
+def _units(text: str, a: int, b: int, size: int, atomic: Iterable[Span] = ()) -> list[Span]:
+    """Packing units in [a, b): sentences (hard-split above `size`) and `atomic` spans kept whole."""
+    units, pos = [], a
+    for s, e in list(atomic) + [(b, b)]:
+        for sent in _sentences_in(text, pos, s):
+            units.extend(_hard_split(text, sent, size) if sent[1] - sent[0] > size else [sent])
+        if e > s:
+            units.append((s, e))
+        pos = e
+    return units
+
+
+def pack(units: list[Span], target: int, min_tail: int = 0, overlap_units: int = 0) -> list[Span]:
+    """Greedy packing: add the next unit while the chunk (first start .. last end) stays <= target.
+
+    A unit longer than `target` becomes a chunk on its own. With `overlap_units`, a chunk restarts
+    that many units back (dropping carried units that would not leave room for a new one). A last
+    chunk shorter than `min_tail` is merged into the previous chunk.
+    """
+    ranges, i, n = [], 0, len(units)
+    while i < n:
+        j = i
+        while j + 1 < n and units[j + 1][1] - units[i][0] <= target:
+            j += 1
+        ranges.append((i, j))
+        if j == n - 1:
+            break
+        i = max(j + 1 - overlap_units, i + 1)
+        while i <= j and units[j + 1][1] - units[i][0] > target:
+            i += 1
+    spans = [(units[i][0], units[j][1]) for i, j in ranges]
+    if len(spans) > 1 and spans[-1][1] - spans[-1][0] < min_tail:
+        last = spans.pop()
+        spans[-1] = (spans[-1][0], last[1])
+    return spans
+
+
+# ----------------------------------------------------------------------------- chunk building
+
+
+def _int(name: str, value, minimum: int) -> int:
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise ConfigError(f"{name}={value!r} must be an integer") from None
+    if value < minimum:
+        raise ConfigError(f"{name}={value} must be >= {minimum}")
+    return value
+
+
+def _page_label(starts: list[int], s: int, e: int) -> str:
+    first, last = bisect_right(starts, s), bisect_right(starts, e - 1)
+    return str(first) if first == last else f"{first}-{last}"
+
+
+def _build(doc: Document, method: str, pieces: list[tuple[Span, dict]]) -> list[Chunk]:
+    """Spans -> Chunks with the ref rule: one chunk cites as doc_id, several as doc_id#n."""
+    base = {"title": doc.title, "source": doc.source}
+    base.update({k: v for k, v in doc.metadata.items() if k != "page_starts"})
+    base["method"] = method
+    starts = [int(x) for x in doc.metadata["page_starts"].split(",")] if doc.metadata.get("page_starts") else []
+    chunks = []
+    for n, ((s, e), extra) in enumerate(pieces, 1):
+        ref = doc.doc_id if len(pieces) == 1 else f"{doc.doc_id}#{n}"
+        meta = {**base, **({"page": _page_label(starts, s, e)} if starts else {}), **extra}
+        chunks.append(Chunk(ref, doc.doc_id, doc.text[s:e], s, e, ref, None, meta))
+    return chunks
+
+
+# ---------------------------------------------------------------------------------- chunkers
+
+
+def chunk_fixed(doc: Document, chunk_size: int = 300, overlap: int = 50) -> list[Chunk]:
+    chunk_size, overlap = _int("chunk_size", chunk_size, 1), _int("overlap", overlap, 0)
+    if overlap >= chunk_size:
+        raise ConfigError(f"overlap={overlap} must be < chunk_size={chunk_size}: lower the overlap or raise chunk_size")
+    whole = _stripped(doc.text, 0, len(doc.text))
+    if whole is None:
+        return []
+    s, hi = whole
+    spans = []
+    while True:
+        e = min(s + chunk_size, hi)
+        if _NONWS.search(doc.text, s, e) is None:  # inside a long whitespace run: restart after it
+            s = _NONWS.search(doc.text, e).start()
+            continue
+        spans.append((s, e))
+        if e >= hi:
+            break
+        s = e - overlap
+    return _build(doc, "fixed", [(sp, {}) for sp in spans])
+
+
+def chunk_sentence(doc: Document, target_size: int = 300, min_tail: int | None = None,
+                   overlap_sentences: int = 0) -> list[Chunk]:
+    target_size = _int("target_size", target_size, 1)
+    min_tail = target_size // 4 if min_tail is None else _int("min_tail", min_tail, 0)
+    overlap_sentences = _int("overlap_sentences", overlap_sentences, 0)
+    units = _units(doc.text, 0, len(doc.text), target_size)
+    spans = pack(units, target_size, min_tail, overlap_sentences)
+    return _build(doc, "sentence", [(sp, {}) for sp in spans])
+
+
+def chunk_parent_child(doc: Document, parent_size: int = 800, child_size: int = 200) -> list[Chunk]:
+    """Parents first, then their children; chunk_documents files the parents into ChunkSet.parents."""
+    parent_size, child_size = _int("parent_size", parent_size, 1), _int("child_size", child_size, 1)
+    if child_size > parent_size:
+        raise ConfigError(f"child_size={child_size} must be <= parent_size={parent_size}: lower child_size")
+    text = doc.text
+    parent_spans = pack(_units(text, 0, len(text), parent_size), parent_size, parent_size // 4)
+    parents = _build(doc, "parent_child", [(sp, {"role": "parent"}) for sp in parent_spans])
+    children = []
+    for p in parents:
+        spans = pack(_units(text, p.start, p.end, child_size), child_size, child_size // 4)
+        for m, (s, e) in enumerate(spans, 1):
+            meta = {**p.metadata, "role": "child", "parent": p.chunk_id}
+            children.append(Chunk(f"{p.ref}.{m}", doc.doc_id, text[s:e], s, e, p.ref, p.chunk_id, meta))
+    return parents + children
+
+
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_MD_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_TABLE_LINE = re.compile(r"^[ \t]*\|")
+
+
+def markdown_sections(text: str) -> tuple[list[tuple[int, list[str]]], list[Span]]:
+    """(section starts with their heading paths, table spans). Lines inside code fences are neither."""
+    starts: list[tuple[int, list[str]]] = [(0, [])]
+    tables: list[Span] = []
+    path: list[tuple[int, str]] = []  # (level, heading text) from H1 down to the current heading
+    pos, in_fence, table_start, last_end = 0, False, None, 0
+    for line in text.split("\n"):
+        is_table = False
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence:
+            m = _MD_HEADING.match(line)
+            if m and m.group(2):
+                level = len(m.group(1))
+                while path and path[-1][0] >= level:
+                    path.pop()
+                path.append((level, m.group(2)))
+                starts.append((pos, [t for _, t in path]))
+            is_table = bool(_TABLE_LINE.match(line))
+        if is_table and table_start is None:
+            table_start = pos + len(line) - len(line.lstrip())
+        elif not is_table and table_start is not None:
+            tables.append((table_start, last_end))
+            table_start = None
+        last_end = pos + len(line.rstrip())
+        pos += len(line) + 1
+    if table_start is not None:
+        tables.append((table_start, last_end))
+    return starts, tables
+
+
+def chunk_markdown(doc: Document, max_size: int = 800, min_tail: int | None = None) -> list[Chunk]:
+    max_size = _int("max_size", max_size, 1)
+    min_tail = max_size // 4 if min_tail is None else _int("min_tail", min_tail, 0)
+    text = doc.text
+    starts, tables = markdown_sections(text)
+    bounds = [(a, b, path) for (a, path), (b, _) in zip(starts, starts[1:] + [(len(text), [])])]
+    pieces, carry = [], None  # carry: start of heading-only sections waiting for their first body
+    for k, (a, b, path) in enumerate(bounds):
+        span = _stripped(text, a if carry is None else carry, b)
+        if span is None:
+            continue
+        body_at = text.find("\n", a, b)
+        if path and (body_at < 0 or _NONWS.search(text, body_at, b) is None) and k < len(bounds) - 1:
+            carry = span[0] if carry is None else carry  # "# A" directly followed by "## B": one chunk
+            continue
+        carry = None
+        extra = {"heading_path": list(path), "heading": " > ".join(path)}
+        if span[1] - span[0] <= max_size:
+            pieces.append((span, extra))
+            continue
+        inside = [t for t in tables if span[0] <= t[0] and t[1] <= span[1]]
+        units = _units(text, span[0], span[1], max_size, inside)
+        pieces.extend((sp, dict(extra)) for sp in pack(units, max_size, min_tail))
+    return _build(doc, "markdown", pieces)
+
+
+def chunk_whole(doc: Document) -> list[Chunk]:
+    span = _stripped(doc.text, 0, len(doc.text))
+    return _build(doc, "document", [(span, {})]) if span else []
+
+
+CHUNKERS: dict[str, Callable[..., list[Chunk]]] = {
+    "fixed": chunk_fixed,
+    "sentence": chunk_sentence,
+    "parent_child": chunk_parent_child,
+    "markdown": chunk_markdown,
+    "document": chunk_whole,
+}
+
+
+def chunker_params(method: str) -> dict:
+    """name -> default of a chunker's parameters (what a page shows as widgets)."""
+    if method not in CHUNKERS:
+        raise ConfigError(f"unknown chunking method {method!r}; choose one of: {', '.join(CHUNKERS)}")
+    sig = inspect.signature(CHUNKERS[method])
+    return {name: p.default for name, p in list(sig.parameters.items())[1:]}
+
+
+def chunk_documents(docs: Iterable[Document], method: str = "fixed", **params) -> ChunkSet:
+    defaults = chunker_params(method)
+    unknown = sorted(set(params) - set(defaults))
+    if unknown:
+        raise ConfigError(
+            f"unknown parameter(s) {', '.join(unknown)} for chunking method {method!r}; "
+            f"accepted: {', '.join(defaults) or 'none'}"
+        )
+    chunker = CHUNKERS[method]
+    chunker(Document("", ""), **params)  # validates the values even for an empty corpus
+    produced = [c for doc in docs for c in chunker(doc, **params)]
+    seen: set[str] = set()
+    for c in produced:
+        if c.chunk_id in seen:
+            raise ConfigError(
+                f"duplicate chunk id {c.chunk_id!r}: two documents share a doc_id; load them with "
+                "documents.load_files (which renames clashes) or give the records unique ids"
+            )
+        seen.add(c.chunk_id)
+    parent_ids = {c.parent_id for c in produced if c.parent_id is not None}
+    parents = {c.chunk_id: c for c in produced if c.chunk_id in parent_ids}
+    chunks = [c for c in produced if c.chunk_id not in parent_ids]
+    return ChunkSet(chunks=chunks, parents=parents, method=method, params={**defaults, **params})
+
+
+def context_for(chunk_set: ChunkSet, chunk: Chunk) -> Chunk:
+    """What the LLM reads for a retrieved chunk: its parent for a child, else the chunk itself."""
+    if chunk.parent_id is None:
+        return chunk
+    try:
+        return chunk_set.parents[chunk.parent_id]
+    except KeyError:
+        raise ConfigError(
+            f"chunk {chunk.chunk_id!r} names parent {chunk.parent_id!r}, which this ChunkSet lacks; chunk again"
+        ) from None

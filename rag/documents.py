@@ -1,0 +1,380 @@
+"""Documents and loaders: turn uploaded files into `Document`s, the unit every later stage cuts up.
+
+Formats: .txt .md .markdown (one document per file), .pdf (pypdf text layer, pages joined with a
+blank line), .json .jsonl .csv (one document per record: `id`, `title`, `text`, optional metadata;
+`question`/`answer` are accepted for title/text). Text is decoded as UTF-8 (with or without BOM),
+UTF-16 with a BOM, or GB18030 (a superset of GBK/GB2312, what Chinese Windows tools save), and line
+endings become "\\n". A bad file raises `LoaderError` whose message says how to fix it; `load_files`
+collects those errors and keeps loading the other files.
+Not handled here: OCR of scanned PDFs, Word/Excel files, HTML cleanup, cutting text (chunking.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePath
+from typing import Iterable
+
+from .errors import LoaderError
+
+MAX_FILE_BYTES = 20 * 1024 * 1024  # one file; a bigger one is almost always the wrong file
+KNOWLEDGE_BASE_PATH = Path(__file__).resolve().parent.parent / "data" / "faq.jsonl"
+
+# Field names a record may use; the first one present wins.
+ID_KEYS = ("id", "doc_id")
+TITLE_KEYS = ("title", "question")
+TEXT_KEYS = ("text", "answer", "content")
+RECORD_LIST_KEYS = ("records", "data", "items")
+
+
+@dataclass(frozen=True)
+class Document:
+    doc_id: str  # unique in a corpus; records: their `id`; files: the sanitised stem (+ "~2" on clash)
+    text: str  # exactly what chunkers cut; records: title + "\n" + text (title omitted if empty)
+    title: str = ""
+    source: str = ""  # file name it came from
+    metadata: dict = field(default_factory=dict)  # str -> str: source, url, section, updated_at, format, ...
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    documents: list[Document]
+    errors: list[LoaderError]  # one per bad file; the other files still load
+    counts: dict = field(default_factory=dict)  # file name -> documents loaded from it (good files only)
+
+
+# ---------------------------------------------------------------------------------------- decoding
+
+_TEXT_CONTROL = {9, 10, 12, 13, 27}  # tab, LF, FF, CR, ESC occur in real text files
+_ACCEPTED = ".txt, .md, .markdown, .pdf, .json, .jsonl, .csv"
+
+
+def decode_bytes(data: bytes, source: str) -> tuple[str, str]:
+    """Bytes -> (text, encoding). Tries UTF-8-BOM, UTF-16-BOM, UTF-8, GB18030, in that order.
+
+    UTF-8 goes before GB18030 because random GB18030 bytes are almost never valid UTF-8, while many
+    UTF-8 byte sequences happen to be valid GB18030 (and would decode to mojibake).
+    """
+    if not data.strip():
+        raise LoaderError(source, "the file is empty; add some text or remove it from the upload")
+    if data.startswith(b"\xef\xbb\xbf"):
+        candidates = ["utf-8-sig"]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        candidates = ["utf-16"]  # Windows Notepad's "Unicode"; NUL bytes are expected here
+    else:
+        _reject_binary(data, source)
+        candidates = ["utf-8", "gb18030"]
+    for encoding in candidates:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if not text.strip():
+            raise LoaderError(source, "the file is empty (only whitespace); add some text or remove it")
+        return text, encoding
+    raise LoaderError(
+        source,
+        "could not be decoded as UTF-8 or GB18030/GBK; save it as UTF-8 "
+        "(e.g. VS Code: 'Save with Encoding' -> UTF-8; Notepad: Save as -> Encoding UTF-8)",
+    )
+
+
+def _reject_binary(data: bytes, source: str) -> None:
+    head = data[:8192]
+    if head.startswith(b"PK\x03\x04"):
+        raise LoaderError(
+            source, f"looks like a ZIP/Office file (.docx/.xlsx?); export it as PDF or text ({_ACCEPTED})"
+        )
+    if head.startswith(b"%PDF-"):
+        raise LoaderError(source, "is a PDF with the wrong extension; rename it to .pdf")
+    controls = sum(1 for b in head if (b < 32 and b not in _TEXT_CONTROL) or b == 127)
+    if b"\x00" in head or controls > 0.1 * len(head):
+        raise LoaderError(source, f"looks binary, not text; accepted formats are {_ACCEPTED}")
+
+
+# ------------------------------------------------------------------------------------ dispatching
+
+
+def load_bytes(name: str, data: bytes) -> list[Document]:
+    """One uploaded file -> its documents, dispatched on the extension. Raises LoaderError."""
+    name = PurePath(name).name or name
+    suffix = PurePath(name).suffix.lower()
+    loader = LOADERS.get(suffix)
+    if loader is None:
+        shown = f"'{suffix}'" if suffix else "no extension"
+        raise LoaderError(name, f"unsupported file type ({shown}); supported extensions: {', '.join(LOADERS)}")
+    if len(data) > MAX_FILE_BYTES:
+        raise LoaderError(
+            name, f"is {len(data) / 2**20:.1f} MB; the limit is {MAX_FILE_BYTES // 2**20} MB per file: split it"
+        )
+    return _dedupe(loader(name, data), set())
+
+
+def load_path(path) -> list[Document]:
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:  # refuse before reading it into memory
+            limit = MAX_FILE_BYTES // 2**20
+            raise LoaderError(path.name, f"is {size / 2**20:.1f} MB; the limit is {limit} MB per file: split it")
+        data = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        raise LoaderError(str(path), f"cannot be read ({type(e).__name__}); check the path") from e
+    return load_bytes(path.name, data)
+
+
+def load_files(files: Iterable[tuple[str, bytes]]) -> LoadReport:
+    """Load many files; a bad file becomes one entry in `errors`, the rest still load.
+
+    doc_ids are made unique across files: a clash gets "~2", "~3", ... appended ("#" is not used
+    because it separates a document id from a chunk number in citations).
+    """
+    documents: list[Document] = []
+    errors: list[LoaderError] = []
+    counts: dict[str, int] = {}
+    taken: set[str] = set()
+    for name, data in files:
+        try:
+            docs = load_bytes(name, data)
+        except LoaderError as e:
+            errors.append(e)
+            continue
+        except Exception as e:  # a loader bug or a library crash must not sink the other files
+            errors.append(LoaderError(name, f"could not be read ({type(e).__name__}: {e}); try saving it as .txt"))
+            continue
+        docs = _dedupe(docs, taken)
+        documents.extend(docs)
+        counts[PurePath(name).name] = counts.get(PurePath(name).name, 0) + len(docs)
+    return LoadReport(documents=documents, errors=errors, counts=counts)
+
+
+def load_jsonl_corpus(path) -> list[Document]:
+    """A JSONL passage corpus ({"id", "title", "text"} per line), e.g. ../shared/eval/*/corpus.jsonl."""
+    path = Path(path)
+    if not path.is_file():
+        raise LoaderError(str(path), "not found; check the path to the corpus.jsonl file")
+    return _dedupe(_load_jsonl(path.name, path.read_bytes()), set())
+
+
+def load_knowledge_base() -> list[Document]:
+    """The bundled FAQ knowledge base (data/faq.jsonl)."""
+    if not KNOWLEDGE_BASE_PATH.is_file():
+        raise LoaderError(str(KNOWLEDGE_BASE_PATH), "the bundled knowledge base is missing; restore data/faq.jsonl")
+    return load_jsonl_corpus(KNOWLEDGE_BASE_PATH)
+
+
+def _dedupe(docs: list[Document], taken: set[str]) -> list[Document]:
+    """Rename clashing doc_ids to id~2, id~3, ... (the original id stays in metadata)."""
+    out = []
+    for doc in docs:
+        new_id, n = doc.doc_id, 1
+        while new_id in taken:
+            n += 1
+            new_id = f"{doc.doc_id}~{n}"
+        if new_id != doc.doc_id:
+            doc = replace(doc, doc_id=new_id, metadata={**doc.metadata, "original_id": doc.doc_id})
+        taken.add(new_id)
+        out.append(doc)
+    return out
+
+
+# ---------------------------------------------------------------------------------- plain text
+
+
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
+
+
+def safe_id(stem: str) -> str:
+    """A file stem as a citable id: unicode letters/digits and _ - . kept, whitespace -> _, rest dropped."""
+    out = "".join(
+        ch if (ch.isalnum() or ch in "_-.") else "_" if ch.isspace() else "" for ch in stem.strip()
+    )
+    out = re.sub(r"_+", "_", out).strip("._-")
+    return out or "document"
+
+
+def _load_text(name: str, data: bytes) -> list[Document]:
+    text, encoding = decode_bytes(data, name)
+    m = _HEADING.search(text)
+    title = m.group(1).strip() if m else name
+    fmt = PurePath(name).suffix.lower().lstrip(".")
+    meta = {"source": name, "format": fmt, "encoding": encoding}
+    return [Document(safe_id(PurePath(name).stem), text, title=title, source=name, metadata=meta)]
+
+
+# ------------------------------------------------------------------------------------------ PDF
+
+
+def _load_pdf(name: str, data: bytes) -> list[Document]:
+    try:
+        import pypdf
+    except ImportError as e:
+        raise LoaderError(name, "PDF support needs pypdf: pip install pypdf") from e
+    if not data.lstrip().startswith(b"%PDF-"):
+        raise LoaderError(name, "is not a PDF (no %PDF- header); re-export it as PDF or upload it as .txt")
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise LoaderError(name, "is password-protected; save an unprotected copy and upload that")
+        pages = list(reader.pages)
+    except LoaderError:
+        raise
+    except Exception as e:  # pypdf raises many types for damaged files
+        raise LoaderError(
+            name,
+            f"is a damaged or malformed PDF ({type(e).__name__}: {e}); "
+            "re-export it ('Save as PDF') or upload it as .txt",
+        ) from e
+    texts, failed = [], 0
+    for page in pages:
+        try:
+            texts.append((page.extract_text() or "").replace("\x00", "").replace("\r\n", "\n").strip())
+        except Exception:  # one bad page should not lose the others
+            texts.append("")
+            failed += 1
+    if not any(texts):
+        if failed == len(pages) and pages:
+            raise LoaderError(
+                name, "pypdf could not extract text from any page; re-export the PDF or upload it as .txt"
+            )
+        raise LoaderError(
+            name, f"has no extractable text in {len(pages)} page(s): probably scanned images; run OCR first "
+            "(e.g. `ocrmypdf in.pdf out.pdf`) or paste the text into a .txt file"
+        )
+    # Page k starts at page_starts[k-1] in the joined text, so a chunk can say which page it came from.
+    starts, pos = [], 0
+    for t in texts:
+        starts.append(pos)
+        pos += len(t) + 2
+    title = name
+    try:
+        if reader.metadata and reader.metadata.title:
+            title = str(reader.metadata.title).strip() or name
+    except Exception:
+        pass
+    meta = {"source": name, "format": "pdf", "pages": str(len(pages)), "page_starts": ",".join(map(str, starts))}
+    if failed:
+        meta["pages_failed"] = str(failed)
+    return [Document(safe_id(PurePath(name).stem), "\n\n".join(texts), title=title, source=name, metadata=meta)]
+
+
+# -------------------------------------------------------------------------------------- records
+
+
+def _as_str(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return "" if value is None else str(value)
+
+
+def _first(record: dict, keys: tuple[str, ...]):
+    for k in keys:
+        if record.get(k) not in (None, ""):
+            return record[k]
+    return None
+
+
+def record_to_document(record: dict, name: str, n: int, where: str) -> Document:
+    """One record -> Document. `n` is the 1-based record number, `where` names it in errors."""
+    if not isinstance(record, dict):
+        raise LoaderError(name, f"{where} is a {type(record).__name__}, not an object with a 'text' field")
+    text = _first(record, TEXT_KEYS)
+    rid = _first(record, ID_KEYS)
+    label = f"{where} (id {rid!r})" if rid is not None else where
+    if text is None or not _as_str(text).strip():
+        raise LoaderError(name, f"{label} has no text; give every record a non-empty 'text' (or 'answer') field")
+    title = _as_str(_first(record, TITLE_KEYS) or "").strip()
+    body = _as_str(text).replace("\r\n", "\n").strip()
+    meta = {"source": name, "format": PurePath(name).suffix.lower().lstrip(".")}
+    used = set(ID_KEYS + TITLE_KEYS + TEXT_KEYS)
+    for k, v in record.items():
+        if k in used or v is None:
+            continue
+        if k == "metadata" and isinstance(v, dict):
+            meta.update({str(mk): _as_str(mv) for mk, mv in v.items() if mv is not None})
+        else:
+            meta[str(k)] = _as_str(v)
+    doc_id = _as_str(rid).strip() if rid is not None else f"{safe_id(PurePath(name).stem)}-{n}"
+    return Document(doc_id, f"{title}\n{body}" if title else body, title=title, source=name, metadata=meta)
+
+
+def _load_json(name: str, data: bytes) -> list[Document]:
+    text, _ = decode_bytes(data, name)
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise LoaderError(
+            name,
+            f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}; "
+            "fix it (check it with `python -m json.tool FILE`)",
+        ) from e
+    if isinstance(obj, dict):
+        key = next((k for k in RECORD_LIST_KEYS if isinstance(obj.get(k), list)), None)
+        if key is not None:
+            obj = obj[key]
+        elif _first(obj, TEXT_KEYS) is not None:
+            obj = [obj]  # a single record
+    if not isinstance(obj, list):
+        raise LoaderError(name, 'expected a list of records or an object with a "records"/"data"/"items" list')
+    if not obj:
+        raise LoaderError(name, "contains no records; add objects with a 'text' field")
+    return [record_to_document(r, name, i, f"record {i}") for i, r in enumerate(obj, 1)]
+
+
+def _load_jsonl(name: str, data: bytes) -> list[Document]:
+    text, _ = decode_bytes(data, name)
+    docs = []
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise LoaderError(
+                name, f"line {lineno}: malformed JSON ({e.msg}, column {e.colno}); each line must be one JSON object"
+            ) from e
+        docs.append(record_to_document(record, name, len(docs) + 1, f"line {lineno}"))
+    return docs
+
+
+def _load_csv(name: str, data: bytes) -> list[Document]:
+    text, _ = decode_bytes(data, name)
+    header = text.split("\n", 1)[0]
+    # The header decides the delimiter: tab if it has more tabs than commas (TSV), else comma.
+    delimiter = "\t" if header.count("\t") > header.count(",") else ","
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    docs = []
+    try:
+        fields = [(f or "").strip().lower() for f in (reader.fieldnames or [])]
+        if not any(k in fields for k in TEXT_KEYS):
+            raise LoaderError(name, f"has no 'text' (or 'answer') column; columns found: {', '.join(fields) or 'none'}")
+        for row in reader:
+            record = {(k or "").strip().lower(): v for k, v in row.items() if k is not None}
+            if not any((v or "").strip() for v in record.values() if isinstance(v, str)):
+                continue  # blank row
+            docs.append(record_to_document(record, name, len(docs) + 1, f"row {reader.line_num}"))
+    except csv.Error as e:
+        raise LoaderError(
+            name, f"malformed CSV near line {reader.line_num} ({e}); check the quoting or save it as UTF-8 CSV"
+        ) from e
+    if not docs:
+        raise LoaderError(name, "has a header but no rows; add rows or remove the file")
+    return docs
+
+
+LOADERS = {
+    ".txt": _load_text,
+    ".md": _load_text,
+    ".markdown": _load_text,
+    ".pdf": _load_pdf,
+    ".json": _load_json,
+    ".jsonl": _load_jsonl,
+    ".csv": _load_csv,
+}
