@@ -1,0 +1,165 @@
+"""The prompt: retrieved chunks -> numbered, ref-labelled context blocks + grounding rules + the question.
+
+`build_prompt` keeps the three parts apart (system rules, context blocks, question) so a page can
+colour-code them, and also returns `messages`, the exact OpenAI wire format that is sent. The rules:
+use only the context, cite every claim with its ref right after the sentence (`[faq_003]`), answer
+exactly 资料不足 / "not enough information" when the context does not answer, never invent a ref.
+`build_no_rag_prompt` is the control arm: the same question, no context, no citations.
+`detect_lang` picks zh or en from the share of CJK characters.
+
+Not handled here: choosing or truncating contexts to a token budget (the caller passes top_k chunks),
+checking the answer's citations (rag/citations.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import ConfigError
+
+if TYPE_CHECKING:  # only for the annotation: prompt building needs nothing but the chunk's fields
+    from .chunking import Chunk
+
+NOT_ENOUGH = {"zh": "资料不足", "en": "not enough information"}  # the exact "cannot answer" reply
+
+SYSTEM_RAG = {
+    "zh": (
+        "你是一个严谨的知识库问答助手。请只根据用户消息中给出的“资料”回答问题。\n"
+        "规则：\n"
+        "1. 只使用资料中的信息，不要使用你自己的知识，也不要猜测。\n"
+        "2. 每一句陈述之后紧跟它所依据资料的 ref，写在方括号里，例如 [{example}]；"
+        "依据多条资料时连写，例如 [{example}][另一个ref]。\n"
+        "3. 只能引用资料里出现的 ref（“ref:” 后面的字符串），不要编造 ref，也不要引用资料的序号 [1]、[2]。\n"
+        "4. 如果资料不能回答这个问题，只回复“{not_enough}”四个字，不要添加任何其他内容。\n"
+        "5. 用中文回答，简洁明了。"
+    ),
+    "en": (
+        "You are a careful assistant answering questions from a knowledge base. Answer only from the "
+        "context given in the user message.\n"
+        "Rules:\n"
+        "1. Use only information in the context. Do not use your own knowledge and do not guess.\n"
+        "2. Cite every claim: right after each sentence, put the ref of the context it comes from in square "
+        "brackets, e.g. [{example}]; for several sources write them together, e.g. [{example}][another_ref].\n"
+        "3. Cite only refs that appear in the context (the string after \"ref:\"). Never invent a ref and never "
+        "cite the block numbers [1], [2].\n"
+        "4. If the context does not answer the question, reply exactly \"{not_enough}\" and nothing else.\n"
+        "5. Answer in English, briefly."
+    ),
+}
+
+SYSTEM_NO_RAG = {
+    "zh": "你是一个知识渊博的助手。请根据你自己的知识，用中文简洁地回答问题。不要标注出处或方括号引用。",
+    "en": "You are a knowledgeable assistant. Answer the question briefly from your own knowledge, in English. "
+          "Do not cite sources or add bracketed references.",
+}
+
+HEADINGS = {  # user-message section headings
+    "zh": {"context": "资料：", "none": "（没有检索到资料）", "question": "问题："},
+    "en": {"context": "Context:", "none": "(no context was retrieved)", "question": "Question: "},
+}
+
+LANGS = tuple(SYSTEM_RAG)
+
+
+@dataclass(frozen=True)
+class ContextBlock:
+    """One numbered context block as the model sees it."""
+
+    n: int  # 1-based position in the prompt
+    ref: str  # what the answer must cite: [ref]
+    chunk_id: str
+    text: str
+    title: str
+
+    def render(self) -> str:
+        """`[1] (ref: faq_003) title\\ntext`; the title is left out when the text already starts with it."""
+        head = f"[{self.n}] (ref: {self.ref})"
+        if self.title and not self.text.lstrip().startswith(self.title):
+            head += f" {self.title}"
+        return f"{head}\n{self.text}"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    question: str
+    contexts: list[ContextBlock]  # empty for the no-RAG prompt
+    system: str
+    user: str  # the whole user message: context section + question section
+    messages: list[dict]  # OpenAI wire format: [{"role": "system", ...}, {"role": "user", ...}]
+    lang: str  # "zh" | "en"
+    rag: bool  # False for the no-RAG control prompt
+
+    def segments(self) -> list[tuple[str, str]]:
+        """(kind, text) pieces in the order sent, kind in system | heading | context | question,
+        for colour-coding.
+
+        Joining the user-message pieces with blank lines reproduces `user` exactly.
+        """
+        out = [("system", self.system)]
+        heading = HEADINGS[self.lang]
+        if self.rag:
+            out.append(("heading", heading["context"]))
+            out += [("context", block.render()) for block in self.contexts] or [("heading", heading["none"])]
+            out.append(("question", f"{heading['question']}{self.question}"))
+        else:
+            out.append(("question", self.question))
+        return out
+
+
+_CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+
+
+def detect_lang(text: str, threshold: float = 0.3) -> str:
+    """"zh" when CJK characters make up >= threshold of cjk_chars + latin_words, else "en".
+
+    A Chinese character is counted against a whole English word (not a letter), so mixed questions like
+    "RAG 的 chunk size 怎么选" read as Chinese. Text with neither (digits, emoji, empty) -> "zh", the app's default.
+    """
+    cjk = len(_CJK.findall(text or ""))
+    words = len(_LATIN_WORD.findall(text or ""))
+    if cjk + words == 0:
+        return "zh"
+    return "zh" if cjk / (cjk + words) >= threshold else "en"
+
+
+def _check(question: str, lang: str) -> tuple[str, str]:
+    if not isinstance(question, str) or not question.strip():
+        raise ConfigError("the question is empty; type a question first")
+    question = question.strip()
+    if lang == "auto":
+        lang = detect_lang(question)
+    if lang not in SYSTEM_RAG:
+        raise ConfigError(f"unknown lang {lang!r}; choose one of {', '.join(LANGS)} or 'auto'")
+    return question, lang
+
+
+def context_blocks(contexts: Sequence[Chunk]) -> list[ContextBlock]:
+    return [
+        ContextBlock(n=i, ref=c.ref, chunk_id=c.chunk_id, text=c.text, title=str((c.metadata or {}).get("title", "")))
+        for i, c in enumerate(contexts, 1)
+    ]
+
+
+def build_prompt(question: str, contexts: Sequence[Chunk], lang: str = "zh") -> Prompt:
+    """The grounded prompt. `contexts` are the chunks the model may cite, best first (parents, not children)."""
+    question, lang = _check(question, lang)
+    blocks = context_blocks(contexts)
+    example = blocks[0].ref if blocks else "faq_003"  # a real ref, so a copied example is still valid
+    system = SYSTEM_RAG[lang].format(example=example, not_enough=NOT_ENOUGH[lang])
+    heading = HEADINGS[lang]
+    body = "\n\n".join(b.render() for b in blocks) if blocks else heading["none"]
+    user = f"{heading['context']}\n\n{body}\n\n{heading['question']}{question}"
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return Prompt(question, blocks, system, user, messages, lang, rag=True)
+
+
+def build_no_rag_prompt(question: str, lang: str = "zh") -> Prompt:
+    """The control prompt: the model's own knowledge, no context, no citations."""
+    question, lang = _check(question, lang)
+    system = SYSTEM_NO_RAG[lang]
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+    return Prompt(question, [], system, question, messages, lang, rag=False)

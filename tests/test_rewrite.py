@@ -1,0 +1,117 @@
+"""rag/rewrite.py: the tolerant list parser, HyDE and multi-query against the fake OpenAI server."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.errors import ConfigError, LLMUnavailableError
+from rag.llm import OpenAIChat
+from rag.rewrite import HYDE_SYSTEM, MULTI_QUERY_SYSTEM, hyde, multi_query, parse_query_list
+
+ABC = ["alpha query", "beta query", "gamma query"]
+
+
+@pytest.mark.parametrize("text", [
+    '["alpha query", "beta query", "gamma query"]',
+    '{"queries": ["alpha query", "beta query", "gamma query"]}',
+    '{"note": "x", "variants": ["alpha query", "beta query", "gamma query"]}',
+    '[{"query": "alpha query"}, {"query": "beta query"}, {"query": "gamma query"}]',
+    '```json\n["alpha query", "beta query", "gamma query"]\n```',
+    'Sure! Here you go:\n```\n["alpha query", "beta query", "gamma query"]\n```\nGood luck.',
+    '["alpha query", "beta query", "gamma query"',  # cut off by max_tokens
+    "1. alpha query\n2. beta query\n3. gamma query",
+    "1、alpha query\n2、beta query\n3、gamma query",
+    "1) alpha query\n2) beta query\n3) gamma query",
+    "（1）alpha query\n（2）beta query\n（3）gamma query",
+    "- alpha query\n* beta query\n• gamma query",
+    "Here are three rewrites:\n\n1. \"alpha query\"\n2. 'beta query',\n3. **gamma query**\n\nHope this helps!",
+    "alpha query\nbeta query\ngamma query\n",
+    "<think>the user wants three</think>\nalpha query\nbeta query\ngamma query",
+    "Q1: alpha query\nQ2: beta query\nQ3: gamma query",
+])
+def test_parse_query_list_formats(text):
+    assert parse_query_list(text, 5) == ABC
+
+
+def test_parse_chinese_numbered_with_quotes_and_punctuation():
+    text = "以下是改写：\n1. “重置密码的步骤”；\n2. 「忘记密码怎么办」\n3. 密码找回流程。"
+    assert parse_query_list(text, 3) == ["重置密码的步骤", "忘记密码怎么办", "密码找回流程"]
+
+
+def test_parse_drops_duplicates_and_empties_and_caps():
+    text = '["a b", "", "  ", "A  B", "c d", "e f", "g h"]'
+    assert parse_query_list(text, 3) == ["a b", "c d", "e f"]
+    assert parse_query_list("- x\n- x\n- y", 5) == ["x", "y"]
+
+
+def test_parse_keeps_decimals_and_question_marks():
+    assert parse_query_list("3.5 mm jack pinout?\n2.4 GHz vs 5 GHz?", 5) == ["3.5 mm jack pinout?", "2.4 GHz vs 5 GHz?"]
+
+
+@pytest.mark.parametrize("text", ["", "   \n ", None, "!!!\n---\n...", "```\n```", "[]", "{}", '{"queries": []}'])
+def test_parse_nothing_usable_is_empty(text):
+    assert parse_query_list(text, 3) == []
+
+
+def test_parse_rejects_bad_n():
+    with pytest.raises(ConfigError):
+        parse_query_list("a", 0)
+
+
+# ---- with the fake server --------------------------------------------------------------------
+
+def test_hyde_sends_question_in_its_language(fake_llm):
+    fake_llm.queue({"content": "  RAG 先从知识库检索相关段落，再让模型据此作答。\n"}, {"content": "RAG retrieves, then generates."})
+    chat = OpenAIChat(fake_llm.config())
+    assert hyde("什么是 RAG？", chat) == "RAG 先从知识库检索相关段落，再让模型据此作答。"
+    assert hyde("What is RAG?", chat) == "RAG retrieves, then generates."
+    zh, en = fake_llm.chat_requests
+    assert zh.body["messages"] == [{"role": "system", "content": HYDE_SYSTEM["zh"]},
+                                   {"role": "user", "content": "什么是 RAG？"}]
+    assert en.body["messages"][0]["content"] == HYDE_SYSTEM["en"]
+    assert not zh.body.get("stream")
+
+
+def test_hyde_empty_output_is_empty_string(fake_llm):
+    fake_llm.queue({"content": "   \n"}, {"content": "<think>let me think</think>\n  A passage.  "})
+    chat = OpenAIChat(fake_llm.config())
+    assert hyde("什么是 RAG？", chat) == ""
+    assert hyde("什么是 RAG？", chat) == "A passage."
+
+
+def test_multi_query_drops_original_and_duplicates(fake_llm):
+    reply = '```json\n["什么是 RAG?", "RAG 的定义是什么", "检索增强生成 原理", "RAG 的定义是什么", "RAG 和微调的区别"]\n```'
+    fake_llm.queue({"content": reply})
+    variants = multi_query("什么是 RAG？", OpenAIChat(fake_llm.config()), n=3)
+    assert variants == ["RAG 的定义是什么", "检索增强生成 原理", "RAG 和微调的区别"]
+    (req,) = fake_llm.chat_requests
+    assert req.body["messages"][0]["content"] == MULTI_QUERY_SYSTEM["zh"].format(n=3)
+    assert req.body["messages"][1]["content"] == "什么是 RAG？"
+
+
+def test_multi_query_english_numbered_and_capped(fake_llm):
+    fake_llm.queue({"content": "1. how to reset a password\n2. forgot password steps\n3. account recovery\n4. extra"})
+    variants = multi_query("How do I reset my password?", OpenAIChat(fake_llm.config()), n=2)
+    assert variants == ["how to reset a password", "forgot password steps"]
+    assert "2 different search queries" in fake_llm.chat_requests[0].body["messages"][0]["content"]
+
+
+def test_multi_query_garbage_is_empty(fake_llm):
+    fake_llm.queue({"content": "!!!"})
+    assert multi_query("什么是 RAG？", OpenAIChat(fake_llm.config())) == []
+
+
+def test_no_chat_raises_unavailable_with_the_fix():
+    with pytest.raises(LLMUnavailableError, match="OPENAI_BASE_URL"):
+        hyde("什么是 RAG？", None)
+    with pytest.raises(LLMUnavailableError, match="OPENAI_BASE_URL"):
+        multi_query("什么是 RAG？", None)
+
+
+def test_bad_arguments(fake_llm):
+    chat = OpenAIChat(fake_llm.config())
+    with pytest.raises(ConfigError):
+        multi_query("q", chat, n=0)
+    with pytest.raises(ConfigError):
+        hyde("  ", chat)
+    assert fake_llm.requests == []
