@@ -33,7 +33,7 @@ RECORD_LIST_KEYS = ("records", "data", "items")
 
 @dataclass(frozen=True)
 class Document:
-    doc_id: str  # unique in a corpus; records: their `id`; files: the sanitised stem (+ "~2" on clash)
+    doc_id: str  # unique in a corpus; records: their `id`; files: the sanitised stem (+ "-2" on clash)
     text: str  # exactly what chunkers cut; records: title + "\n" + text (title omitted if empty)
     title: str = ""
     source: str = ""  # file name it came from
@@ -131,7 +131,7 @@ def load_path(path) -> list[Document]:
 def load_files(files: Iterable[tuple[str, bytes]]) -> LoadReport:
     """Load many files; a bad file becomes one entry in `errors`, the rest still load.
 
-    doc_ids are made unique across files: a clash gets "~2", "~3", ... appended ("#" is not used
+    doc_ids are made unique across files: a clash gets "-2", "-3", ... appended ("#" is not used
     because it separates a document id from a chunk number in citations).
     """
     documents: list[Document] = []
@@ -169,13 +169,13 @@ def load_knowledge_base() -> list[Document]:
 
 
 def _dedupe(docs: list[Document], taken: set[str]) -> list[Document]:
-    """Rename clashing doc_ids to id~2, id~3, ... (the original id stays in metadata)."""
+    """Rename clashing doc_ids to id-2, id-3, ... (the original id stays in metadata)."""
     out = []
     for doc in docs:
         new_id, n = doc.doc_id, 1
         while new_id in taken:
             n += 1
-            new_id = f"{doc.doc_id}~{n}"
+            new_id = f"{doc.doc_id}-{n}"
         if new_id != doc.doc_id:
             doc = replace(doc, doc_id=new_id, metadata={**doc.metadata, "original_id": doc.doc_id})
         taken.add(new_id)

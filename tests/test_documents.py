@@ -196,7 +196,7 @@ def test_json_wrong_shape():
 
 def test_duplicate_ids_within_a_file_are_renamed():
     docs = load_bytes("d.jsonl", b'{"id": "a", "text": "1"}\n{"id": "a", "text": "2"}\n')
-    assert [d.doc_id for d in docs] == ["a", "a~2"]
+    assert [d.doc_id for d in docs] == ["a", "a-2"]
     assert docs[1].metadata["original_id"] == "a"
 
 
@@ -235,7 +235,7 @@ def test_load_files_keeps_good_files_and_dedupes():
         ("notes.txt", "third".encode("utf-8")),
     ]
     report = load_files(files)
-    assert [d.doc_id for d in report.documents] == ["notes", "notes~2", "notes~3"]
+    assert [d.doc_id for d in report.documents] == ["notes", "notes-2", "notes-3"]
     assert [d.text for d in report.documents] == ["第一份", "# Notes\nsecond file, same stem", "third"]
     assert sorted(e.source for e in report.errors) == ["bad.json", "empty.txt", "scan.pdf"]
     assert all(isinstance(e, LoaderError) for e in report.errors)
