@@ -1,0 +1,18 @@
+"""The bundled offline defaults, in one place, so the CLI, the app and the tests agree on them.
+
+Not handled here: choosing a backend when the default is unavailable (backends.py does that).
+"""
+
+# A whole FAQ entry is the natural unit of the bundled knowledge base; sentence packing up to 400
+# characters keeps each entry in one chunk (so it cites as [faq_003]) and splits long uploads cleanly.
+CHUNKER = "sentence"
+CHUNK_PARAMS = {"target_size": 400}
+
+# Evaluation on passage corpora indexes whole passages, as the reference figures in ../shared/eval do.
+EVAL_CHUNKER = "document"
+
+RETRIEVAL_MODE = "hybrid"
+RECALL_N = 20
+TOP_K = 5
+DEPTH = 50
+RRF_K = 60

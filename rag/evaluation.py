@@ -1,0 +1,163 @@
+"""Retrieval metrics and the evaluation loop that compares strategies on a queries file.
+
+Metrics work on document ids (a query's gold ids are documents; several chunks of one document count
+once, at the rank of the first):
+- Hit@k      1 if any gold id is in the top k.
+- Recall@k   |gold in top k| / |gold|.
+- MRR@k      1 / rank of the first gold id (0 if none in the top k)  (Voorhees, TREC-8 QA, 1999).
+- nDCG@k     DCG = sum_i rel_i / log2(i + 1) over ranks i = 1..k, binary rel; divided by the ideal DCG
+             (Jarvelin & Kekalainen, 2002).
+Queries without gold ids (unanswerable) are skipped by the retrieval metrics; they matter for answers.
+Not handled here: graded relevance, statistical significance tests.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from .errors import ConfigError, LoaderError
+from .hits import Hit
+
+
+@dataclass(frozen=True)
+class Query:
+    query_id: str
+    query: str
+    gold_ids: tuple[str, ...]
+    answerable: bool = True
+
+
+def load_queries(path: str | Path) -> list[Query]:
+    """Read the ../shared/eval queries format: one JSON object per line with id, query, gold_ids."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoaderError(str(path), f"cannot read queries file ({exc}); expected UTF-8 JSONL") from exc
+    out: list[Query] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            gold = tuple(str(g) for g in rec.get("gold_ids", []))
+            out.append(Query(str(rec["id"]), str(rec["query"]), gold, bool(rec.get("answerable", bool(gold)))))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise LoaderError(
+                str(path), f"line {n} is not a query record ({exc}); each line needs id, query, gold_ids"
+            ) from exc
+    if not out:
+        raise LoaderError(str(path), "no queries found; expected JSONL lines with id, query, gold_ids")
+    return out
+
+
+def doc_ranking(hits: Sequence[Hit], doc_of: Callable[[str], str]) -> list[str]:
+    """Chunk hits -> document ids in rank order, each document once (at its best chunk)."""
+    seen: dict[str, None] = {}
+    for h in hits:
+        seen.setdefault(doc_of(h.chunk_id), None)
+    return list(seen)
+
+
+def hit_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    gold = set(gold)
+    return float(any(d in gold for d in ranked[:k]))
+
+
+def recall_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    gold = set(gold)
+    return len(gold.intersection(ranked[:k])) / len(gold) if gold else 0.0
+
+
+def mrr_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    gold = set(gold)
+    for i, d in enumerate(ranked[:k], 1):
+        if d in gold:
+            return 1.0 / i
+    return 0.0
+
+
+def ndcg_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    gold = set(gold)
+    dcg = sum(1.0 / math.log2(i + 1) for i, d in enumerate(ranked[:k], 1) if d in gold)
+    ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(gold), k) + 1))
+    return dcg / ideal if ideal else 0.0
+
+
+METRICS: dict[str, Callable[[Sequence[str], Iterable[str]], float]] = {
+    "Hit@1": lambda r, g: hit_at(r, g, 1),
+    "Hit@5": lambda r, g: hit_at(r, g, 5),
+    "Recall@10": lambda r, g: recall_at(r, g, 10),
+    "MRR@10": lambda r, g: mrr_at(r, g, 10),
+    "nDCG@10": lambda r, g: ndcg_at(r, g, 10),
+}
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    query: Query
+    strategy: str
+    ranked_docs: list[str]  # top documents, best first
+    metrics: dict[str, float]
+    first_gold_rank: int | None  # 1-based rank of the first gold doc, None if not retrieved
+
+
+@dataclass
+class StrategyReport:
+    strategy: str
+    label: str  # what ran, e.g. "hybrid (RRF k=60) + sentence-maxsim (offline fallback)"
+    per_query: list[QueryResult] = field(default_factory=list)
+    seconds: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)  # answer-level figures, when measured
+
+    @property
+    def means(self) -> dict[str, float]:
+        rows = [r.metrics for r in self.per_query]
+        out = {m: (sum(r[m] for r in rows) / len(rows) if rows else 0.0) for m in METRICS}
+        out.update(self.extra)
+        return out
+
+
+def score_query(q: Query, strategy: str, ranked_docs: list[str]) -> QueryResult:
+    metrics = {name: fn(ranked_docs, q.gold_ids) for name, fn in METRICS.items()}
+    first = next((i for i, d in enumerate(ranked_docs, 1) if d in set(q.gold_ids)), None)
+    return QueryResult(q, strategy, ranked_docs[:10], metrics, first)
+
+
+def evaluate_strategy(
+    strategy: str,
+    label: str,
+    queries: Sequence[Query],
+    search: Callable[[str], list[str]],
+    progress: Callable[[int, int], None] | None = None,
+) -> StrategyReport:
+    """Run `search` (query text -> ranked doc ids) on every answerable query and score it."""
+    answerable = [q for q in queries if q.gold_ids]
+    if not answerable:
+        raise ConfigError("no query has gold_ids; retrieval metrics need at least one answerable query")
+    report = StrategyReport(strategy, label)
+    t0 = time.perf_counter()
+    for i, q in enumerate(answerable, 1):
+        report.per_query.append(score_query(q, strategy, search(q.query)))
+        if progress:
+            progress(i, len(answerable))
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def format_table(reports: Sequence[StrategyReport], digits: int = 3) -> str:
+    """A Markdown table: one row per strategy, one column per metric (+ answer-level extras)."""
+    extras = sorted({k for r in reports for k in r.extra})
+    cols = list(METRICS) + extras
+    lines = ["| strategy | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for r in reports:
+        m = r.means
+        lines.append(
+            f"| {r.strategy} | " + " | ".join(f"{m[c]:.{digits}f}" if c in m else "-" for c in cols) + " |"
+        )
+    return "\n".join(lines)

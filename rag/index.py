@@ -1,0 +1,61 @@
+"""The searchable index of one corpus: chunks + their vectors (dense) + a BM25 index (lexical).
+
+Built once per (corpus, chunker, embedder) and then only read: changing the question, k, RRF weights
+or the reranker never rebuilds it. Document vectors go through the embedder's disk cache, so
+re-indexing the same text with the same model costs nothing.
+Not handled here: ranking (see retrieval.py) and persistence of BM25 (it rebuilds in milliseconds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .bm25 import BM25
+from .chunking import Chunk, ChunkSet
+from .embedding import Embedder
+from .tokenize import jieba_tokenize
+from .vectorstore import VectorStore
+
+
+@dataclass
+class Index:
+    chunk_set: ChunkSet
+    embedder: Embedder
+    vectors: VectorStore  # row i <-> chunk_set.chunks[i]
+    bm25: BM25  # doc i <-> chunk_set.chunks[i]
+    by_id: dict[str, Chunk] = field(default_factory=dict)  # chunk_id -> chunk (parents included)
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        return self.chunk_set.chunks
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        return self.by_id[chunk_id]
+
+    def position(self, chunk_id: str) -> int:
+        """Row of an indexed chunk in `vectors` / `bm25`."""
+        return self._positions[chunk_id]
+
+    def __post_init__(self) -> None:
+        self.by_id = {c.chunk_id: c for c in self.chunk_set.chunks}
+        self.by_id.update(self.chunk_set.parents)
+        self._positions = {c.chunk_id: i for i, c in enumerate(self.chunk_set.chunks)}
+
+
+def build_index(
+    chunk_set: ChunkSet,
+    embedder: Embedder,
+    progress: Callable[[int, int], None] | None = None,
+    tokenizer: Callable[[str], list[str]] = jieba_tokenize,
+    stopwords: frozenset[str] = frozenset(),
+) -> Index:
+    """Embed every indexed chunk and build BM25 over the same chunks, in the same order."""
+    texts = [c.text for c in chunk_set.chunks]
+    vecs = embedder.embed_documents(texts, progress=progress)
+    store = VectorStore(vecs.shape[1] if vecs.ndim == 2 and vecs.shape[0] else embedder.dim)
+    store.add(np.asarray(vecs, dtype=np.float32), [c.chunk_id for c in chunk_set.chunks])
+    bm25 = BM25(tokenizer=tokenizer, stopwords=stopwords).index(texts)
+    return Index(chunk_set=chunk_set, embedder=embedder, vectors=store, bm25=bm25)

@@ -1,0 +1,115 @@
+"""Three retrievers over one Index, always run side by side so they can be compared:
+
+- dense: cosine similarity of the query vector with every chunk vector (exact top-k);
+- bm25:  lexical BM25 over jieba tokens (see bm25.py);
+- hybrid: weighted Reciprocal Rank Fusion of the two lists (see fusion.py).
+
+Each list is cut at `depth` candidates before fusion; the result keeps all three lists plus the one
+`mode` asked for, so a page can show what each retriever found and why the fused order came out as it did.
+Not handled here: query rewriting (rewrite.py feeds several queries through `retrieve_many`) and reranking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .errors import ConfigError
+from .fusion import rrf
+from .hits import Hit
+from .index import Index
+
+MODES = ("dense", "bm25", "hybrid")
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    query: str
+    mode: str
+    dense: list[Hit]
+    bm25: list[Hit]
+    hybrid: list[Hit]
+    k: int
+    depth: int
+    rrf_k: int
+    weights: dict[str, float]
+
+    def ranked(self) -> list[Hit]:
+        """The top-k of the list `mode` asked for."""
+        return getattr(self, self.mode)[: self.k]
+
+
+def _hits(index: Index, rows: np.ndarray, scores: np.ndarray, retriever: str) -> list[Hit]:
+    ids = index.vectors.ids
+    return [
+        Hit(chunk_id=ids[int(r)], score=float(s), rank=i + 1, retriever=retriever)
+        for i, (r, s) in enumerate(zip(rows, scores))
+    ]
+
+
+def check_params(mode: str, k: int, depth: int) -> None:
+    if mode not in MODES:
+        raise ConfigError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(MODES)}")
+    if k < 1:
+        raise ConfigError(f"k={k} must be >= 1")
+    if depth < 1:
+        raise ConfigError(f"depth={depth} must be >= 1 (candidates per list before fusion)")
+
+
+def dense_search(index: Index, query: str, depth: int, query_vector: np.ndarray | None = None) -> list[Hit]:
+    if query_vector is None:
+        query_vector = index.embedder.embed_queries([query])[0]
+    rows, scores = index.vectors.search(np.asarray(query_vector, dtype=np.float32), depth)
+    return _hits(index, rows, scores, "dense")
+
+
+def bm25_search(index: Index, query: str, depth: int) -> list[Hit]:
+    rows, scores = index.bm25.search(query, depth)
+    return _hits(index, rows, scores, "bm25")
+
+
+def retrieve(
+    index: Index,
+    query: str,
+    mode: str = "hybrid",
+    k: int = 10,
+    depth: int = 50,
+    rrf_k: int = 60,
+    weights: Mapping[str, float] | None = None,
+    query_vector: np.ndarray | None = None,
+) -> RetrievalResult:
+    """Run dense and BM25 (each to `depth`), fuse them with RRF, and keep all three lists.
+
+    `query_vector` replaces the embedded query for the dense list (HyDE passes the vector of
+    question + hypothetical answer here); BM25 always sees the question text.
+    """
+    check_params(mode, k, depth)
+    w = {"dense": 1.0, "bm25": 1.0, **(weights or {})}
+    dense = dense_search(index, query, depth, query_vector)
+    lexical = bm25_search(index, query, depth)
+    fused = rrf({"dense": dense, "bm25": lexical}, k=rrf_k, weights=w)
+    return RetrievalResult(query, mode, dense, lexical, fused, k, depth, rrf_k, w)
+
+
+def retrieve_many(
+    index: Index,
+    queries: Sequence[str],
+    k: int = 10,
+    depth: int = 50,
+    rrf_k: int = 60,
+) -> tuple[list[RetrievalResult], list[Hit]]:
+    """Multi-query: hybrid retrieval for every query, then one RRF over all their hybrid lists.
+
+    Returns the per-query results and the fused list (retriever names "q1", "q2", ... in the
+    provenance, q1 being the original question).
+    """
+    if not queries:
+        raise ConfigError("retrieve_many needs at least one query")
+    vecs = index.embedder.embed_queries(list(queries))
+    results = [
+        retrieve(index, q, "hybrid", k, depth, rrf_k, query_vector=v) for q, v in zip(queries, vecs)
+    ]
+    lists = {f"q{i + 1}": r.hybrid for i, r in enumerate(results)}
+    return results, rrf(lists, k=rrf_k, top_k=depth, name="multi-query")

@@ -1,0 +1,39 @@
+"""Shared fixtures: the bundled knowledge base indexed once per test session with the default
+bundled embedder (vectors cached under a pytest temp dir, never in the user's home)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# Tests never touch the model hub, whatever the machine can reach.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+pytest_plugins = ["tests.fake_openai"]
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("embcache")
+    os.environ["RAG_CACHE_DIR"] = str(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def embedder(cache_dir):
+    from rag.embedding import CachedEmbedder, default_embedder_name, load_embedder
+
+    return CachedEmbedder(load_embedder(default_embedder_name()), cache_dir=cache_dir)
+
+
+@pytest.fixture(scope="session")
+def kb_index(embedder):
+    from rag import defaults
+    from rag.chunking import chunk_documents
+    from rag.documents import load_knowledge_base
+    from rag.index import build_index
+
+    chunks = chunk_documents(load_knowledge_base(), defaults.CHUNKER, **defaults.CHUNK_PARAMS)
+    return build_index(chunks, embedder)
