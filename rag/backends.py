@@ -1,0 +1,67 @@
+"""Choosing the backend for each stage, with honest fallbacks.
+
+The rule everywhere: use the real thing when it is available (a configured OpenAI-compatible LLM, a
+cross-encoder that loads), otherwise the labelled offline stand-in, and always say which one ran and
+why in a `Choice` the trace, CLI and pages show.
+Not handled here: the backends themselves (embedding.py, rerank.py, llm.py, extractive.py).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .embedding import Embedder
+from .errors import ModelUnavailableError
+from .extractive import ExtractiveGenerator
+from .generation import Generator, LLMGenerator
+from .llm import ChatBackend, LLMConfig, OpenAIChat, llm_config_from_env
+from .rerank import RERANKERS, Reranker, load_reranker
+
+FALLBACK_RERANKER = "sentence-maxsim"
+
+
+@dataclass(frozen=True)
+class Choice:
+    backend: Any
+    label: str  # what ran, as shown to the user
+    is_fallback: bool
+    reason: str = ""  # why the fallback (empty when the requested backend ran)
+
+
+def choose_reranker(name: str | None, embedder: Embedder) -> Choice:
+    """`name` None or the fallback's name -> the offline fallback; otherwise try it, fall back visibly."""
+    if not name or name == FALLBACK_RERANKER:
+        rr = load_reranker(FALLBACK_RERANKER, embedder)
+        return Choice(rr, rr.label, True, "no cross-encoder ships offline; chose the labelled fallback")
+    try:
+        rr = load_reranker(name, embedder)
+        return Choice(rr, rr.label, rr.is_fallback)
+    except ModelUnavailableError as exc:
+        rr = load_reranker(FALLBACK_RERANKER, embedder)
+        return Choice(rr, rr.label, True, f"{name} could not be loaded ({exc}); using the offline fallback")
+
+
+def choose_generator(
+    embedder: Embedder,
+    config: LLMConfig | None = None,
+    environ: Mapping[str, str] | None = None,
+    secrets: Mapping[str, Any] | None = None,
+    offline: bool = False,
+) -> tuple[Choice, ChatBackend | None]:
+    """A configured LLM if there is one (env vars / secrets / explicit config), else extractive."""
+    if config is None and not offline:
+        config = llm_config_from_env(os.environ if environ is None else environ, secrets)
+    if config is not None and not offline:
+        chat = OpenAIChat(config)
+        gen: Generator = LLMGenerator(chat)
+        return Choice(gen, gen.label, False), chat
+    gen = ExtractiveGenerator(embedder)
+    reason = "offline mode requested" if offline else "no LLM configured (OPENAI_BASE_URL / OPENAI_API_KEY unset)"
+    return Choice(gen, gen.label, True, reason), None
+
+
+def reranker_names() -> list[str]:
+    """Names offered to users: cross-encoders first (as registered), the offline fallback last."""
+    return list(RERANKERS)

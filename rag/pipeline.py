@@ -1,0 +1,171 @@
+"""`ask`: one question through every stage, recorded in a Trace.
+
+    question -> [rewrite: HyDE | multi-query] -> retrieve (dense, BM25, RRF) -> recall_n candidates
+             -> [rerank -> top_k] -> contexts (parents for parent-child) -> prompt -> generate (streamed)
+             -> citation audit  [+ the same question without retrieval, for comparison]
+
+Stages that need a language model (rewrites) raise LLMUnavailableError when none is configured, so the
+caller can say why instead of silently skipping. Fallback backends are named as fallbacks in
+`trace.backends` and `trace.notes`.
+Not handled here: loading models or building the index (index.py, embedding.py), rendering (pages/).
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+import numpy as np
+
+from .chunking import context_for
+from .citations import CitationStream, audit
+from .errors import ConfigError, LLMUnavailableError
+from .generation import Generator
+from .index import Index
+from .llm import ChatBackend
+from .prompt import build_no_rag_prompt, build_prompt, detect_lang
+from .rerank import Reranker, rerank
+from .retrieval import retrieve, retrieve_many
+from .rewrite import hyde, multi_query
+from .trace import AskSettings, Trace
+
+REWRITES = ("none", "hyde", "multi-query")
+
+
+@contextmanager
+def _timed(trace: Trace, stage: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        trace.timings[stage] = trace.timings.get(stage, 0.0) + time.perf_counter() - t0
+
+
+def hyde_vector(index: Index, question: str, hypothesis: str) -> np.ndarray:
+    """HyDE (Gao et al., 2022): embed the question together with a hypothetical answer.
+
+    The query vector is the normalised mean of the question (query side) and the hypothetical
+    passage (document side), so the search looks for documents that resemble an answer.
+    """
+    q = index.embedder.embed_queries([question])[0]
+    if not hypothesis.strip():
+        return q
+    h = index.embedder.embed_documents([hypothesis])[0]
+    v = q + h
+    return (v / (np.linalg.norm(v) or 1.0)).astype(np.float32)
+
+
+def ask(
+    question: str,
+    index: Index,
+    settings: AskSettings,
+    generator: Generator,
+    reranker: Reranker | None = None,
+    chat: ChatBackend | None = None,
+    on_delta: Callable[[str], None] | None = None,
+) -> Trace:
+    """Answer `question` from `index`; every intermediate result lands in the returned Trace."""
+    question = question.strip()
+    if not question:
+        raise ConfigError("the question is empty; type a question first")
+    if settings.rewrite not in REWRITES:
+        raise ConfigError(f"unknown rewrite {settings.rewrite!r}; choose one of {', '.join(REWRITES)}")
+    if settings.top_k > settings.recall_n:
+        raise ConfigError(f"top_k={settings.top_k} must be <= recall_n={settings.recall_n}")
+    if settings.rewrite != "none" and chat is None:
+        raise LLMUnavailableError(
+            f"{settings.rewrite} needs a language model to write the rewrites; set OPENAI_BASE_URL "
+            "(and OPENAI_API_KEY / OPENAI_MODEL) or choose rewrite 'none'"
+        )
+    lang = detect_lang(question) if settings.lang == "auto" else settings.lang
+    trace = Trace(question=question, settings=settings)
+    trace.backends["embedder"] = index.embedder.label
+    trace.backends["generator"] = generator.label
+    if getattr(generator, "is_fallback", False):
+        trace.notes.append(f"generator is an offline stand-in: {generator.label}")
+    depth = max(settings.depth, settings.recall_n)
+    weights = dict(settings.weights)
+
+    query_vector = None
+    if settings.rewrite == "hyde":
+        with _timed(trace, "rewrite"):
+            hypothesis = hyde(question, chat)
+            trace.rewrites["hyde"] = hypothesis
+            trace.backends["rewrite"] = f"HyDE via {chat.label}"
+            if not hypothesis.strip():
+                trace.notes.append("HyDE returned nothing usable; searched with the question alone")
+            query_vector = hyde_vector(index, question, hypothesis)
+
+    with _timed(trace, "retrieve"):
+        trace.retrieval = retrieve(
+            index, question, settings.mode, settings.recall_n, depth, settings.rrf_k, weights, query_vector
+        )
+        candidates = trace.retrieval.ranked()
+    if settings.rewrite == "multi-query":
+        with _timed(trace, "rewrite"):
+            variants = multi_query(question, chat, settings.n_queries)
+            trace.rewrites["queries"] = [question, *variants]
+            trace.backends["rewrite"] = f"multi-query via {chat.label}"
+            if not variants:
+                trace.notes.append("multi-query produced no usable variants; used the original question only")
+        with _timed(trace, "retrieve"):
+            trace.per_query, fused = retrieve_many(
+                index, trace.rewrites["queries"], settings.recall_n, depth, settings.rrf_k
+            )
+            candidates = fused[: settings.recall_n]
+    trace.candidates = list(candidates)
+
+    if settings.rerank and reranker is not None and candidates:
+        with _timed(trace, "rerank"):
+            texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in candidates}
+            trace.rerank = rerank(question, candidates, texts, reranker, settings.top_k)
+            trace.final = trace.rerank.hits
+        trace.backends["reranker"] = reranker.label
+        if reranker.is_fallback:
+            trace.notes.append(f"reranker is an offline fallback: {reranker.label}")
+    else:
+        trace.final = list(candidates[: settings.top_k])
+        trace.backends["reranker"] = "none (retrieval order kept)"
+
+    seen: dict[str, None] = {}
+    for h in trace.final:
+        ctx = context_for(index.chunk_set, index.chunk(h.chunk_id))
+        if ctx.chunk_id not in seen:
+            seen[ctx.chunk_id] = None
+            trace.contexts.append(ctx)
+    trace.prompt = build_prompt(question, trace.contexts, lang)
+
+    stream = CitationStream([c.ref for c in trace.contexts])
+    parts: list[str] = []
+    with _timed(trace, "generate"):
+        for delta in generator.generate(trace.prompt):
+            parts.append(delta)
+            trace.citation_events.extend(stream.feed(delta))
+            if on_delta:
+                on_delta(delta)
+    trace.answer = "".join(parts)
+
+    with _timed(trace, "audit"):
+        trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder)
+
+    if settings.compare_no_rag:
+        with _timed(trace, "generate_no_rag"):
+            trace.no_rag_prompt = build_no_rag_prompt(question, lang)
+            trace.no_rag_answer = "".join(generator.generate(trace.no_rag_prompt))
+    return trace
+
+
+def ask_no_rag(question: str, generator: Generator, lang: str = "auto") -> Trace:
+    """The same question with no retrieval at all: what the generator says on its own."""
+    question = question.strip()
+    if not question:
+        raise ConfigError("the question is empty; type a question first")
+    lang = detect_lang(question) if lang == "auto" else lang
+    trace = Trace(question=question, settings=AskSettings(rerank=False, compare_no_rag=True))
+    trace.backends["generator"] = generator.label
+    with _timed(trace, "generate_no_rag"):
+        trace.no_rag_prompt = build_no_rag_prompt(question, lang)
+        trace.no_rag_answer = "".join(generator.generate(trace.no_rag_prompt))
+    trace.answer = trace.no_rag_answer
+    return trace

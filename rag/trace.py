@@ -1,0 +1,153 @@
+"""One question's whole journey through the pipeline, kept so every page can show every stage.
+
+A `Trace` holds the question, the settings, the rewrites, each retriever's ranked list, the fused
+list, the reranked list with its moves, the contexts the generator was given, the exact prompt, the
+answer (and the no-RAG answer), the citation audit, per-stage timings and which backend served each
+stage (with fallbacks labelled as such). It serialises to JSON and to a Markdown handout.
+Not handled here: running the stages (pipeline.py) or rendering them (pages/).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .chunking import Chunk
+from .citations import CitationAudit, CitationEvent
+from .hits import Hit
+from .prompt import Prompt
+from .rerank import RerankResult
+from .retrieval import RetrievalResult
+
+
+@dataclass(frozen=True)
+class AskSettings:
+    mode: str = "hybrid"  # dense | bm25 | hybrid: the list that feeds rerank/generation
+    recall_n: int = 20  # candidates taken from retrieval (and given to the reranker)
+    top_k: int = 5  # contexts given to the generator
+    depth: int = 50  # candidates per retriever before fusion
+    rrf_k: int = 60
+    weights: tuple[tuple[str, float], ...] = (("dense", 1.0), ("bm25", 1.0))
+    rerank: bool = True
+    rewrite: str = "none"  # none | hyde | multi-query
+    n_queries: int = 3  # multi-query variants (the original is added)
+    compare_no_rag: bool = False
+    lang: str = "auto"  # auto | zh | en
+
+
+@dataclass
+class Trace:
+    question: str
+    settings: AskSettings
+    backends: dict[str, str] = field(default_factory=dict)  # stage -> what served it (fallbacks say so)
+    notes: list[str] = field(default_factory=list)  # visible remarks: fallbacks, skipped stages and why
+    rewrites: dict[str, Any] = field(default_factory=dict)  # {"hyde": str} or {"queries": [...]}
+    retrieval: RetrievalResult | None = None  # dense / bm25 / hybrid lists for the question
+    per_query: list[RetrievalResult] = field(default_factory=list)  # multi-query: one per query
+    candidates: list[Hit] = field(default_factory=list)  # what went into rerank (recall_n)
+    rerank: RerankResult | None = None
+    final: list[Hit] = field(default_factory=list)  # top_k after rerank (or after retrieval)
+    contexts: list[Chunk] = field(default_factory=list)  # what the generator saw (parents for children)
+    prompt: Prompt | None = None
+    answer: str = ""
+    citation_events: list[CitationEvent] = field(default_factory=list)
+    audit: CitationAudit | None = None
+    no_rag_prompt: Prompt | None = None
+    no_rag_answer: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+    def to_markdown(self) -> str:
+        return render_markdown(self)
+
+
+def _plain(obj: Any) -> Any:
+    """Dataclasses -> dicts, recursively; properties like validity_rate are included where defined."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out = {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        for name in ("validity_rate", "unsupported_rate"):
+            if hasattr(type(obj), name):
+                out[name] = getattr(obj, name)
+        return out
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, float):
+        return round(obj, 6)
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
+        return _plain(obj.item())
+    return obj
+
+
+def _hit_table(hits: list[Hit], trace: Trace, limit: int = 10) -> list[str]:
+    rows = ["| rank | chunk | score | text |", "|---|---|---|---|"]
+    by_id = {c.chunk_id: c for c in trace.contexts}
+    for h in hits[:limit]:
+        text = by_id[h.chunk_id].text if h.chunk_id in by_id else ""
+        text = text.replace("\n", " ").replace("|", "\\|")[:60]
+        rows.append(f"| {h.rank} | `{h.chunk_id}` | {h.score:.4f} | {text} |")
+    return rows
+
+
+def render_markdown(trace: Trace) -> str:
+    """A readable handout of one question's journey."""
+    s = trace.settings
+    out = [f"# RAG trace: {trace.question}", ""]
+    out += ["## Settings and backends", ""]
+    out += [f"- **{k}**: {v}" for k, v in trace.backends.items()]
+    out += [
+        f"- **retrieval**: mode={s.mode}, recall_n={s.recall_n}, top_k={s.top_k}, depth={s.depth}, "
+        f"RRF k={s.rrf_k}, weights={dict(s.weights)}, rerank={s.rerank}, rewrite={s.rewrite}"
+    ]
+    out += [f"- note: {n}" for n in trace.notes]
+    if trace.rewrites:
+        out += ["", "## Query rewriting", ""]
+        if "hyde" in trace.rewrites:
+            out += ["HyDE hypothetical answer:", "", "> " + str(trace.rewrites["hyde"]).replace("\n", "\n> ")]
+        for i, q in enumerate(trace.rewrites.get("queries", []), 1):
+            out.append(f"{i}. {q}")
+    if trace.retrieval is not None:
+        for name in ("dense", "bm25", "hybrid"):
+            out += ["", f"## Retrieval: {name}", ""] + _hit_table(getattr(trace.retrieval, name), trace)
+    if trace.rerank is not None:
+        out += ["", f"## Rerank ({trace.rerank.reranker})", "", "| chunk | before | after | score |", "|---|---|---|---|"]
+        for m in trace.rerank.moves:
+            after = m.after if m.after is not None else "dropped"
+            out.append(f"| `{m.chunk_id}` | {m.before} | {after} | {m.score:.4f} |")
+    out += ["", "## Contexts given to the generator", ""]
+    for i, c in enumerate(trace.contexts, 1):
+        out += [f"**[{i}] {c.ref}**", "", "> " + c.text.replace("\n", "\n> "), ""]
+    if trace.prompt is not None:
+        out += ["## Exact prompt", ""]
+        for m in trace.prompt.messages:
+            out += [f"**{m['role']}**", "", "```", m["content"], "```", ""]
+    out += ["## Answer", "", trace.answer or "(empty)", ""]
+    if trace.audit is not None:
+        a = trace.audit
+        out += [
+            "## Citation audit",
+            "",
+            f"- cited: {', '.join(a.cited) or '-'}",
+            f"- valid: {', '.join(a.valid) or '-'}",
+            f"- hallucinated: {', '.join(a.hallucinated) or '-'}",
+            f"- unused: {', '.join(a.unused) or '-'}",
+            "",
+            "| sentence | refs | cosine | overlap | label |",
+            "|---|---|---|---|---|",
+        ]
+        for ss in a.sentences:
+            cos = f"{ss.cosine:.3f}" if ss.cosine is not None else "-"
+            sent = ss.sentence.replace("|", "\\|").replace("\n", " ")
+            out.append(f"| {sent} | {', '.join(ss.refs) or '-'} | {cos} | {ss.overlap:.2f} | {ss.label} |")
+    if trace.no_rag_answer is not None:
+        out += ["", "## Without RAG (same question, no context)", "", trace.no_rag_answer]
+    out += ["", "## Timings (s)", ""] + [f"- {k}: {v:.3f}" for k, v in trace.timings.items()]
+    return "\n".join(out) + "\n"
