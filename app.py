@@ -1,0 +1,31 @@
+"""The Streamlit entrypoint: `streamlit run app.py`.
+
+Sets up the page, this session's state (ui/state.py) and the sidebar shared by every page, then hands
+over to the page the user picked. The pages are registered here with st.navigation, so their titles follow
+the UI language. They live in app_pages/, not pages/: a folder named pages/ next to this file switches
+Streamlit into its older folder-based multipage mode, in which some reruns skip this entrypoint (and with
+it the shared sidebar and session setup).
+Not handled here: any page's content (app_pages/*.py) or computation (rag/).
+"""
+
+import streamlit as st
+
+from ui import sidebar, state
+from ui.i18n import t
+
+st.set_page_config(page_title="RAG 透视 Inspectable RAG", page_icon="🔎", layout="wide")
+state.init()
+
+PAGES = {
+    "home": st.Page("app_pages/0_home.py", title=t("page.home"), icon="🏠", default=True),
+    "upload": st.Page("app_pages/1_upload.py", title=t("page.upload"), icon="📄", url_path="upload"),
+    "embeddings": st.Page("app_pages/2_embeddings.py", title=t("page.embeddings"), icon="🧭", url_path="embeddings"),
+    "retrieval": st.Page("app_pages/3_retrieval.py", title=t("page.retrieval"), icon="🔍", url_path="retrieval"),
+    "rerank": st.Page("app_pages/4_rerank.py", title=t("page.rerank"), icon="🔀", url_path="rerank"),
+    "answer": st.Page("app_pages/5_answer.py", title=t("page.answer"), icon="💬", url_path="answer"),
+    "evaluation": st.Page("app_pages/6_evaluation.py", title=t("page.evaluation"), icon="📊", url_path="evaluation"),
+}
+
+page = st.navigation(list(PAGES.values()))
+sidebar.render()
+page.run()

@@ -1,0 +1,81 @@
+"""Home: the pipeline drawn as stages (each links to its page) and what runs at each stage right now."""
+
+import pandas as pd
+import streamlit as st
+
+from ui import models, state
+from ui.i18n import t, tr
+from ui.render import attempt, choice_line
+
+ss = st.session_state
+st.title("🔎 " + t("app.title"))
+st.caption(tr(
+    "每一页只讲一个阶段：同一个问题从上传、分块、向量、检索、重排一路走到回答和引用审计。左侧的问题在所有页面共用。",
+    "Each page shows one stage: the same question travels from upload and chunking through embeddings, retrieval "
+    "and reranking to the answer and its citation audit. The question in the sidebar is shared by every page.",
+))
+
+STAGES = [
+    ("app_pages/1_upload.py", "📄", "page.upload", "rag/documents.py · rag/chunking.py",
+     tr("上传文件、切块、看重叠与长度分布", "load files, cut chunks, see overlaps and lengths")),
+    ("app_pages/2_embeddings.py", "🧭", "page.embeddings", "rag/embedding.py · rag/projection.py",
+     tr("向量空间的 PCA 投影和它的失真", "PCA of the vector space, and how it distorts")),
+    ("app_pages/3_retrieval.py", "🔍", "page.retrieval", "rag/retrieval.py · rag/bm25.py · rag/fusion.py",
+     tr("向量、BM25、RRF 三个排名并排对比", "dense, BM25 and RRF rankings side by side")),
+    ("app_pages/4_rerank.py", "🔀", "page.rerank", "rag/rerank.py",
+     tr("重排前后谁上谁下", "who moved up or down after reranking")),
+    ("app_pages/5_answer.py", "💬", "page.answer", "rag/prompt.py · rag/generation.py · rag/citations.py",
+     tr("流式回答、引用标记与审计、确切的提示词", "streamed answer, citations and their audit, the exact prompt")),
+    ("app_pages/6_evaluation.py", "📊", "page.evaluation", "rag/evaluation.py · rag/strategies.py",
+     tr("在黄金集上比较检索策略", "compare retrieval strategies on a golden set")),
+]
+
+st.subheader(tr("流水线 Pipeline", "Pipeline"))
+PER_ROW = 3
+for row_start in range(0, len(STAGES), PER_ROW):
+    row = STAGES[row_start : row_start + PER_ROW]
+    cols = st.columns([6, 1] * (len(row) - 1) + [6], vertical_alignment="center")
+    for j, (path, icon, key, files, what) in enumerate(row):
+        n = row_start + j + 1
+        with cols[2 * j].container(border=True, height="stretch"):
+            st.page_link(path, label=f"{n}. {t(key)}", icon=icon)
+            st.write(what)
+            st.caption(files)
+        if j < len(row) - 1:
+            cols[2 * j + 1].markdown("<div style='text-align:center;font-size:1.6em;color:#64748b'>→</div>",
+                                     unsafe_allow_html=True)
+
+st.subheader(tr("当前设置 Current settings", "Current settings"))
+q = state.question()
+st.markdown(f"**{t('question')}:** {q or '—'}")
+method, params = ss["applied.chunk"]
+chunks = attempt(state.chunk_set, ss, method, params)
+embedder = attempt(models.embedder, ss["applied.embedder"])
+rows = [
+    choice_line(t("corpus"), f"{ss['corpus.name']}: {len(ss['corpus.docs'])} "
+                f"{tr('篇文档', 'documents')}", None),
+    choice_line(t("chunker"), f"{method} {params} → {len(chunks.chunks)} {tr('块', 'chunks')}", None),
+    choice_line(t("embedder"), embedder.label, False),
+]
+rr = attempt(state.reranker_choice, stop=False)
+if rr is not None:
+    enabled = ss["rerank.enabled"]
+    rows.append(choice_line(t("reranker"), rr.label if enabled else tr("关闭 off", "off"),
+                            rr.is_fallback and enabled, rr.reason if enabled else ""))
+gen = attempt(state.generator_choice, embedder, stop=False)
+if gen is not None:
+    choice = gen[0]
+    rows.append(choice_line(t("generator"), choice.label, choice.is_fallback, choice.reason))
+st.table(pd.DataFrame(rows).set_index(tr("阶段 Stage", "Stage")))
+
+index = state.current_index()
+if index is None:
+    st.info(tr("索引还没有按当前设置建立；打开任何需要它的页面时会自动建立（显示进度）。",
+               "The index for these settings is not built yet; any page that needs it builds it (with a progress bar)."))
+else:
+    info = ss.get("index.info", {})
+    st.success(tr(
+        f"索引已就绪：{len(index.chunks)} 块，{index.vectors.vectors.shape[1]} 维，用时 {info.get('seconds', 0):.1f} 秒。",
+        f"Index ready: {len(index.chunks)} chunks, {index.vectors.vectors.shape[1]} dimensions, "
+        f"built in {info.get('seconds', 0):.1f} s.",
+    ))

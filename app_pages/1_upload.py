@@ -1,0 +1,168 @@
+"""Page 1 · Upload & chunks: the corpus, the chunker and its parameters, a coloured preview of the chunks
+over the source text, chunk lengths, the parent/child relation, and the index build (with progress)."""
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from rag.chunking import CHUNKERS, chunker_params
+from rag.embedding import EMBEDDERS
+from rag.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
+from ui import charts, state
+from ui.i18n import t, tr
+from ui.render import OVERLAP_COLOUR, attempt, chunk_colour, legend_html, segments_html
+
+ss = st.session_state
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample_docs"
+CUSTOM = "custom"
+ACCEPTED = ["txt", "md", "markdown", "pdf", "json", "jsonl", "csv"]
+METHOD_HELP = {
+    "fixed": tr("固定窗口：每块 chunk_size 字符，相邻块重叠 overlap 字符", "fixed windows of chunk_size characters, "
+                "neighbours share overlap characters"),
+    "sentence": tr("按句子打包到 target_size 字符", "whole sentences packed up to target_size characters"),
+    "parent_child": tr("小的子块用于检索，大的父块交给大模型", "small children are searched, their big parent is "
+                       "what the LLM reads"),
+    "markdown": tr("按 Markdown 标题分节", "one chunk per Markdown heading section"),
+    "document": tr("整篇文档一块（FAQ 条目）", "the whole document as one chunk (FAQ entries)"),
+}
+
+st.header("📄 " + t("page.upload"))
+
+# ---------------------------------------------------------------------------------------- corpus
+st.subheader(t("corpus"))
+left, right = st.columns([3, 2])
+with left:
+    files = st.file_uploader(
+        tr("上传文件（可多选）Upload files", "Upload files (several at once)"), type=ACCEPTED,
+        accept_multiple_files=True, key="upload.files",
+        help=tr("支持 .txt .md .pdf .json .jsonl .csv；中文 GBK 文件也能读。",
+                "Accepts .txt .md .pdf .json .jsonl .csv; GBK-encoded Chinese files work too."),
+    )
+    st.radio(tr("上传后 After upload", "After upload"), ["replace", "append"], key="upload.mode", horizontal=True,
+             format_func=lambda m: {"replace": tr("替换当前语料 replace", "replace the corpus"),
+                                    "append": tr("追加到当前语料 append", "append to the corpus")}[m])
+    signature = tuple((f.name, f.size, f.file_id) for f in files or [])
+    if files and signature != ss.get("upload.sig"):
+        ss["upload.sig"] = signature
+        report = state.apply_upload(ss, [(f.name, f.getvalue()) for f in files], ss["upload.mode"])
+        if report.documents:
+            st.success(tr(f"已载入 {len(report.documents)} 篇文档。", f"Loaded {len(report.documents)} documents."))
+        else:
+            st.warning(tr("没有文件能读取，保留了之前的语料。", "No file could be read; the previous corpus is kept."))
+with right:
+    b1, b2 = st.columns(2)
+    if b1.button(tr("使用内置知识库", "Use the bundled knowledge base"), icon="📚", width="stretch"):
+        state.use_knowledge_base(ss)
+    if b2.button(tr("载入示例文档", "Load the sample documents"), icon="🗂️", width="stretch"):
+        samples = sorted(p for p in SAMPLE_DIR.iterdir() if p.is_file()) if SAMPLE_DIR.is_dir() else []
+        state.apply_upload(ss, [(p.name, p.read_bytes()) for p in samples], "replace")
+
+for err in ss.get("corpus.errors", []):
+    st.error(err)
+docs = ss["corpus.docs"]
+st.markdown(f"**{ss['corpus.name']}** · {len(docs)} {tr('篇文档', 'documents')} · "
+            f"{sum(len(d.text) for d in docs):,} {tr('字符', 'characters')}")
+with st.expander(tr("文件 Files", "Files"), expanded=False):
+    st.dataframe(pd.DataFrame(ss["corpus.files"]), hide_index=True)
+
+# -------------------------------------------------------------------------------------- chunker
+st.subheader(tr("分块 Chunking", "Chunking"))
+c1, c2 = st.columns([1, 2])
+with c1:
+    method = st.selectbox(t("chunker"), list(CHUNKERS), key="chunk.method", help=METHOD_HELP.get(ss["chunk.method"]))
+    st.caption(METHOD_HELP.get(method, ""))
+    defaults_for = chunker_params(method)
+    for name, default in defaults_for.items():
+        st.number_input(name, min_value=0, step=10 if (default or 0) >= 50 else 1, key=f"chunk.{method}.{name}",
+                        placeholder=tr("自动", "auto") if default is None else None)
+    names = list(EMBEDDERS) + [CUSTOM]
+    if ss["embed.name"] not in names:
+        ss["embed.custom"], ss["embed.name"] = ss["embed.name"], CUSTOM
+    chosen = st.selectbox(t("embedder"), names, key="embed.name",
+                          format_func=lambda n: tr("自定义 sentence-transformers…", "custom sentence-transformers…")
+                          if n == CUSTOM else n)
+    if chosen == CUSTOM:
+        st.text_input(tr("模型名或本地目录", "model name or local directory"), key="embed.custom",
+                      placeholder="BAAI/bge-small-zh-v1.5 or /path/to/model")
+    embedder_name = (ss["embed.custom"].strip() if chosen == CUSTOM else chosen) or None
+    pending = (method, state.pending_params(ss, method))
+    applied = ss["applied.chunk"]
+    dirty = pending != (applied[0], applied[1]) or (embedder_name or "") != ss["applied.embedder"]
+    if st.button(tr("应用并重建索引", "Apply and rebuild the index"), type="primary", disabled=not dirty,
+                 icon="⚙️", key="chunk.apply"):
+        attempt(state.apply_chunking, ss, method, pending[1], embedder_name or "", stop=False)
+    if dirty:
+        st.caption("⚠️ " + tr("右侧预览用的是新设置；点“应用”后才会重新计算向量。",
+                             "The preview shows the new settings; vectors are recomputed only after Apply."))
+
+with c2:
+    chunks = attempt(state.chunk_set, ss, method, pending[1])
+    stats = length_stats([c.text for c in chunks.chunks])
+    m = st.columns(5)
+    m[0].metric(tr("块数 chunks", "chunks"), stats.count)
+    m[1].metric(tr("平均 mean", "mean"), f"{stats.mean:.0f}")
+    m[2].metric(tr("中位数 median", "median"), f"{stats.median:.0f}")
+    m[3].metric("p90", f"{stats.p90:.0f}")
+    m[4].metric(tr("最长 max", "max"), stats.max)
+    target = next((chunks.params.get(k) for k in ("chunk_size", "target_size", "child_size", "max_size")
+                   if chunks.params.get(k)), None)
+    st.plotly_chart(charts.length_histogram(stats.lengths, target), key="upload.hist")
+
+# -------------------------------------------------------------------------------------- preview
+st.subheader(tr("分块预览 Chunk preview", "Chunk preview"))
+doc_ids = [d.doc_id for d in docs]
+doc_id = st.selectbox(tr("文档 Document", "Document"), doc_ids, key="upload.doc",
+                      format_func=lambda i: f"{i} · {next(d.title for d in docs if d.doc_id == i)[:40]}")
+doc = next((d for d in docs if d.doc_id == doc_id), docs[0])
+show_parents = False
+if chunks.parents:
+    show_parents = st.toggle(tr("显示父块（交给大模型的上下文）", "Show parents (what the LLM reads)"), key="upload.parents")
+spans = chunks_of(list(chunks.parents.values()) if show_parents else chunks.chunks, doc.doc_id)
+segments = coverage_segments(doc.text, spans)
+order = {c.chunk_id: i for i, c in enumerate(spans)}
+cov = coverage_summary(segments)
+st.markdown(
+    legend_html([(spans[i].chunk_id, chunk_colour(i)) for i in range(min(len(spans), 6))]
+                + [(tr("重叠 overlap", "overlap"), OVERLAP_COLOUR)]), unsafe_allow_html=True)
+st.caption(tr(
+    f"{len(spans)} 块；重叠 {cov.overlapped} 字符（被索引两次）；未覆盖 {cov.uncovered} 字符（灰色，通常是空白）。",
+    f"{len(spans)} chunks; {cov.overlapped} characters overlap (indexed twice); {cov.uncovered} characters in no "
+    "chunk (grey, usually whitespace).",
+))
+st.html(segments_html(segments, order))
+table = pd.DataFrame([
+    {"chunk_id": c.chunk_id, "ref": c.ref, "start": c.start, "end": c.end, tr("长度", "length"): len(c.text),
+     "parent": c.parent_id or "", tr("文本", "text"): c.text[:80]}
+    for c in spans
+])
+st.dataframe(table, hide_index=True, key="upload.chunks_table")
+
+if chunks.parents:
+    st.subheader(tr("父子关系 Parent / child", "Parent / child"))
+    fams = parent_children(chunks.chunks, chunks.parents)
+    st.caption(tr("检索命中子块，引用和上下文用父块：子块的 ref 就是父块的 ref。",
+                  "Retrieval hits a child; the citation and the context are its parent (a child cites its parent's ref)."))
+    st.dataframe(pd.DataFrame([
+        {"parent": f.parent_id, tr("父块长度", "parent length"): f.parent_length,
+         tr("子块数", "children"): len(f.child_ids), tr("子块", "child ids"): ", ".join(f.child_ids)}
+        for f in fams
+    ]), hide_index=True, key="upload.families")
+
+# ---------------------------------------------------------------------------------------- index
+st.subheader(tr("索引 Index", "Index"))
+index = attempt(state.get_index)
+info = ss.get("index.info", {})
+method_applied, params_applied = ss["applied.chunk"]
+st.success(tr(
+    f"索引就绪：{len(index.chunks)} 块 · {method_applied} {params_applied} · {index.embedder.label} · "
+    f"{index.vectors.vectors.shape[1]} 维",
+    f"Index ready: {len(index.chunks)} chunks · {method_applied} {params_applied} · {index.embedder.label} · "
+    f"{index.vectors.vectors.shape[1]} dimensions",
+))
+if info.get("cache_hits") is not None:
+    st.caption(tr(
+        f"上次建索引用时 {info['seconds']:.1f} 秒；向量缓存命中 {info['cache_hits']}，新计算 {info['cache_misses']}。",
+        f"Last build took {info['seconds']:.1f} s; vector cache hits {info['cache_hits']}, "
+        f"newly embedded {info['cache_misses']}.",
+    ))

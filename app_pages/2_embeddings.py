@@ -1,0 +1,125 @@
+"""Page 2 · Embeddings: PCA of every chunk vector in 2-D or 3-D, the query (and its rewrites) as marked
+points, the true top-k ringed, the explained variance, and a flag when the picture's nearest neighbours
+disagree with the true cosine top-k."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from rag.pipeline import hyde_vector
+from rag.projection import embedding_map
+from rag.rewrite import hyde, multi_query
+from ui import charts, state
+from ui.i18n import t, tr
+from ui.render import attempt, need_question, short
+
+ss = st.session_state
+st.header("🧭 " + t("page.embeddings"))
+st.caption(tr(
+    "每个点是一个块的向量，用 PCA 从几百维压到 2 维或 3 维。查询也被放进同一张图。注意：压缩会丢信息，图上看起来近的点不一定真的近。",
+    "Each point is one chunk's vector, squeezed from hundreds of dimensions to 2 or 3 by PCA. The query lands in "
+    "the same picture. Beware: squeezing loses information, so points that look close may not be close.",
+))
+index = attempt(state.get_index)
+q = state.question()
+need_question(q)
+
+if len(index.chunks) < 4:
+    st.info(tr("至少需要 4 个块才能画出这张图；换一个更小的块大小或上传更多文件。",
+               "The picture needs at least 4 chunks; use a smaller chunk size or upload more files."))
+    st.stop()
+c1, c2, c3 = st.columns([1, 1, 2])
+dims = c1.radio(tr("维度", "Dimensions"), ["2D", "3D"], key="embeddings.dims", horizontal=True)
+max_k = min(20, len(index.chunks) - 1)
+state.clamp("embeddings.k", 1, max_k)
+k = c2.slider("top-k", 1, max_k, key="embeddings.k")
+group_by = c3.radio(tr("颜色 Colour by", "Colour by"), ["section", "document"], horizontal=True, key="embeddings.group",
+                    format_func=lambda g: {"section": tr("分区 section", "section"),
+                                           "document": tr("文档 document", "document")}[g])
+
+# Rewrites: from the answer page's trace for this question, or generated here on request.
+rr = state.reranker_choice() if ss["rerank.enabled"] else None
+gen, chat = attempt(state.generator_choice, index.embedder)
+trace = state.current_trace(gen, rr)
+rewrites = dict(trace.rewrites) if trace is not None else {}
+with st.expander(tr("查询改写 Query rewrites (HyDE / multi-query)", "Query rewrites (HyDE / multi-query)"),
+                 expanded=bool(rewrites)):
+    st.caption(tr("改写需要大模型（在左侧设置）。生成后它们作为单独的点出现在图中。",
+                  "Rewrites need a language model (sidebar). Once made, they appear as their own points."))
+    b1, b2 = st.columns(2)
+    for col, kind in ((b1, "hyde"), (b2, "multi-query")):
+        if col.button(f"{tr('生成', 'Generate')} {kind}", key=f"embeddings.make_{kind}", disabled=chat is None,
+                      help=None if chat else tr("没有配置大模型", "no LLM configured")):
+            fn = (lambda: {"hyde": hyde(q, chat)}) if kind == "hyde" else (
+                lambda: {"queries": [q, *multi_query(q, chat, int(ss["answer.n_queries"]))]})
+            made = attempt(fn, stop=False)
+            if made is not None:
+                state.remember("rewrites", (q, kind, state.generator_key(ss, gen)), made)
+    for kind in ("hyde", "multi-query"):
+        made = state.peek("rewrites", (q, kind, state.generator_key(ss, gen)))
+        if made:
+            rewrites.update(made)
+    if rewrites.get("hyde"):
+        st.markdown("**HyDE:** " + short(rewrites["hyde"], 300))
+    for i, variant in enumerate(rewrites.get("queries", [])[1:], 2):
+        st.markdown(f"**q{i}:** {variant}")
+
+queries = {"query": index.embedder.embed_queries([q])[0]}
+texts = {"query": q}
+if rewrites.get("hyde"):
+    queries["HyDE"] = hyde_vector(index, q, rewrites["hyde"])
+    texts["HyDE"] = rewrites["hyde"]
+variants = rewrites.get("queries", [])[1:]
+if variants:
+    for i, (v, vec) in enumerate(zip(variants, index.embedder.embed_queries(variants)), 2):
+        queries[f"q{i}"], texts[f"q{i}"] = vec, v
+
+n = 3 if dims == "3D" else 2
+key = (ss["index.key"], n, k, tuple(texts.items()))
+emap = attempt(state.memo, "pca", key, lambda: embedding_map(index.vectors.vectors, queries, k, n))
+chunks = index.chunks
+groups = [
+    (c.metadata.get("section") or c.doc_id) if group_by == "section" else c.doc_id for c in chunks
+]
+st.plotly_chart(
+    charts.pca_figure(emap, [c.chunk_id for c in chunks], [c.text for c in chunks], groups, texts),
+    key="embeddings.pca",
+)
+
+ev = emap.projection.explained_variance_ratio
+cols = st.columns(n + 1)
+for i in range(n):
+    cols[i].metric(f"PC{i + 1}", f"{ev[i]:.1%}")
+cols[n].metric(tr("合计保留的方差", "variance kept"), f"{ev.sum():.1%}")
+st.caption(tr(
+    f"解释方差比：这张图只保留了原始 {index.vectors.vectors.shape[1]} 维空间中 {ev.sum():.1%} 的方差，其余都看不见。",
+    f"Explained variance ratio: the picture keeps {ev.sum():.1%} of the variance of the original "
+    f"{index.vectors.vectors.shape[1]}-dimensional space; the rest is invisible here.",
+))
+
+chk = emap.check
+ids = [c.chunk_id for c in chunks]
+if chk.distorted:
+    st.warning(tr(
+        f"⚠️ 投影失真：图上离查询最近的 {chk.k} 个点里只有 {chk.k - len(chk.missing)} 个属于真正的余弦 top-{chk.k}。"
+        f"真正近但图上不近：{', '.join(ids[i] for i in chk.missing)}；图上近但其实不在 top-k：{', '.join(ids[i] for i in chk.spurious)}。",
+        f"⚠️ Projection distortion: of the {chk.k} points nearest the query in the picture, only "
+        f"{chk.k - len(chk.missing)} are in the true cosine top-{chk.k}. Truly near but not in the picture: "
+        f"{', '.join(ids[i] for i in chk.missing)}; near in the picture only: {', '.join(ids[i] for i in chk.spurious)}.",
+    ))
+else:
+    st.success(tr(f"图上最近的 {chk.k} 个点与真实余弦 top-{chk.k} 一致。",
+                  f"The picture's {chk.k} nearest points match the true cosine top-{chk.k}."))
+qv = queries["query"]
+cos = index.vectors.vectors @ (qv / (np.linalg.norm(qv) or 1.0))
+rows = []
+for r in range(chk.k):
+    ti, pi = chk.true_top[r], chk.projected_top[r]
+    rows.append({
+        t("rank"): r + 1,
+        tr("真实余弦 top-k", "true cosine top-k"): ids[ti],
+        "cosine": round(float(cos[ti]), 4),
+        tr("图上最近", "nearest in the picture"): ids[pi] + ("" if pi in chk.true_top else " ✗"),
+        tr("它的余弦", "its cosine"): round(float(cos[pi]), 4),
+    })
+st.dataframe(pd.DataFrame(rows), hide_index=True, key="embeddings.table")

@@ -1,0 +1,116 @@
+"""Page 3 · Retrieval: dense, BM25 and RRF rankings side by side, the RRF arithmetic of every fused row,
+RRF k and weights adjustable, the jieba tokens of the query, BM25's per-term contributions for a chosen
+chunk, and what each score scale means."""
+
+import hashlib
+
+import pandas as pd
+import streamlit as st
+
+from rag.ranktable import fusion_arithmetic, side_by_side
+from rag.retrieval import MODES
+from rag.tokenize import jieba_tokenize
+from ui import state
+from ui.i18n import t, tr
+from ui.render import attempt, need_question, plain_text, short
+
+ss = st.session_state
+st.header("🔍 " + t("page.retrieval"))
+index = attempt(state.get_index)
+q = state.question()
+need_question(q)
+n_chunks = len(index.chunks)
+
+with st.container(border=True):
+    c1, c2, c3, c4 = st.columns(4)
+    c1.radio(tr("送往下一阶段的列表", "List passed on"), list(MODES), key="retrieval.mode",
+             format_func=lambda m: t(m), help=tr("重排和回答用这个列表", "rerank and answer use this list"))
+    c2.slider(tr("RRF 常数 k", "RRF constant k"), 1, 200, key="retrieval.rrf_k",
+              help=tr("k 越大，名次差距的影响越小", "a larger k flattens the difference between ranks"))
+    c3.slider(tr("向量权重 w_dense", "dense weight w_dense"), 0.0, 3.0, step=0.1, key="retrieval.w_dense")
+    c3.slider(tr("BM25 权重 w_bm25", "BM25 weight w_bm25"), 0.0, 3.0, step=0.1, key="retrieval.w_bm25")
+    c4.slider(tr("召回数 recall_n（交给重排）", "recall_n (to the reranker)"), 1, 100, key="retrieval.recall_n")
+    c4.slider(tr("显示行数", "rows shown"), 3, 50, key="retrieval.show_n")
+
+settings = state.ask_settings()
+rr = attempt(state.reranker_choice, stop=False) if ss["rerank.enabled"] else None
+gen, _ = attempt(state.generator_choice, index.embedder)
+trace = state.current_trace(gen, rr)
+res = attempt(state.retrieval_result, index, q, trace)
+if trace is not None and trace.retrieval is not None:
+    st.caption(tr("（来自回答页已有的 trace，未重新计算）", "(from the answer page's trace; nothing recomputed)"))
+
+
+def colour(cid) -> str:
+    if not isinstance(cid, str) or not cid:
+        return ""
+    hue = int(hashlib.md5(cid.encode()).hexdigest()[:4], 16) % 360
+    return f"background-color: hsl({hue}, 70%, 88%)"
+
+
+rows = []
+for row in side_by_side({"dense": res.dense, "bm25": res.bm25, "hybrid": res.hybrid}, int(ss["retrieval.show_n"])):
+    d, b, h = row.cells["dense"], row.cells["bm25"], row.cells["hybrid"]
+    rows.append({
+        t("rank"): row.rank,
+        f"{t('dense')} chunk": d.chunk_id if d else "", "cosine": f"{d.score:.4f}" if d else "",
+        f"{t('bm25')} chunk": b.chunk_id if b else "", "BM25": f"{b.score:.3f}" if b else "",
+        f"{t('hybrid')} chunk": h.chunk_id if h else "", "RRF": f"{h.score:.5f}" if h else "",
+        tr("RRF 算式 Σ w/(k+rank)", "RRF arithmetic Σ w/(k+rank)"): fusion_arithmetic(h, res.rrf_k) if h else "",
+    })
+frame = pd.DataFrame(rows)
+chunk_cols = [c for c in frame.columns if c.endswith("chunk")]
+st.subheader(tr("三个排名并排 Side by side", "Side by side"))
+st.caption(tr("同一个块在三列中颜色相同，便于追踪它在各列表中的名次。",
+              "A chunk has the same colour in every column, so you can follow it across the lists."))
+arith_col = frame.columns[-1]
+st.dataframe(
+    frame.style.map(colour, subset=chunk_cols),  # scores are preformatted text: "" where a list ran out
+    hide_index=True, key="retrieval.table",
+    column_config={arith_col: st.column_config.TextColumn(width="large"),
+                   t("rank"): st.column_config.NumberColumn(width="small")},
+)
+
+wd, wb = settings.weights[0][1], settings.weights[1][1]
+st.info(tr(
+    f"**分数的尺度不同，不能直接相加。** 余弦 cosine ∈ [-1, 1]（向量已归一化，越大越像）；BM25 ≥ 0 且没有上限，"
+    f"取决于查询词的数量和稀有程度；RRF 只看名次：rrf(d) = Σ wᵢ/(k + rankᵢ(d))，当前最大值是 "
+    f"{wd:g}/({res.rrf_k}+1) + {wb:g}/({res.rrf_k}+1) = {(wd + wb) / (res.rrf_k + 1):.5f}。",
+    f"**The scores live on different scales and cannot be added.** Cosine ∈ [-1, 1] (normalised vectors, higher is "
+    f"closer); BM25 ≥ 0 with no upper bound, growing with the number and rarity of matched terms; RRF uses ranks "
+    f"only: rrf(d) = Σ wᵢ/(k + rankᵢ(d)), at most {wd:g}/({res.rrf_k}+1) + {wb:g}/({res.rrf_k}+1) = "
+    f"{(wd + wb) / (res.rrf_k + 1):.5f} here.",
+))
+
+if trace is not None and trace.per_query:
+    with st.expander(tr("多查询：每个查询的融合列表", "Multi-query: each query's fused list")):
+        for i, r in enumerate(trace.per_query, 1):
+            st.markdown(f"**q{i}:** {r.query}")
+            st.dataframe(pd.DataFrame([{t("rank"): h.rank, t("chunk"): h.chunk_id, "RRF": round(h.score, 5)}
+                                       for h in r.hybrid[:5]]), hide_index=True, key=f"retrieval.mq{i}")
+
+st.subheader(tr("BM25 为什么这样打分 Why this BM25 score", "Why this BM25 score"))
+tokens = index.bm25.tokenize(q)
+raw = jieba_tokenize(q)
+st.markdown(tr("jieba 分词结果：", "jieba tokens: ") + " ".join(f"`{tok}`" for tok in raw))
+if len(tokens) != len(raw):
+    st.caption(tr("去掉停用词后 BM25 使用：", "after stopwords, BM25 counts: ") + " ".join(f"`{tok}`" for tok in tokens))
+options = list(dict.fromkeys(h.chunk_id for h in res.hybrid[: int(ss["retrieval.show_n"])]))
+if options:
+    cid = st.selectbox(tr("选择一个块", "Pick a chunk"), options, key="retrieval.explain")
+    pos = index.position(cid)
+    terms = index.bm25.explain(q, pos)
+    total = sum(ts.contribution for ts in terms)
+    st.dataframe(pd.DataFrame([
+        {tr("词 term", "term"): ts.term, "qtf": ts.qtf, "tf": ts.tf, "df": ts.df, "idf": round(ts.idf, 4),
+         tr("贡献 contribution", "contribution"): round(ts.contribution, 4)}
+        for ts in terms
+    ]), hide_index=True, key="retrieval.bm25_explain")
+    st.caption(
+        f"BM25({cid}) = Σ {tr('贡献', 'contributions')} = {total:.4f}  ·  "
+        f"idf = ln(1 + (N − df + 0.5)/(df + 0.5)), N = {len(index.bm25)}; "
+        f"{tr('每项', 'each term')} = qtf·idf·tf·(k1+1)/(tf + k1·(1 − b + b·|d|/avgdl)), "
+        f"k1 = {index.bm25.k1:g}, b = {index.bm25.b:g}, |d| = {int(index.bm25.doc_len[pos])}, "
+        f"avgdl = {index.bm25.avgdl:.1f}"
+    )
+    plain_text(short(index.chunk(cid).text, 400), quote=True)

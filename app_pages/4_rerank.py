@@ -1,0 +1,100 @@
+"""Page 4 · Rerank: which reranker ran (a real cross-encoder or the labelled offline fallback, and why),
+the candidate list before and after with arrows for what moved, the scores, and a bump chart that
+follows each chunk across dense -> BM25 -> RRF -> rerank."""
+
+import pandas as pd
+import streamlit as st
+
+from rag.backends import reranker_names
+from rag.ranktable import movers, rank_paths
+from ui import charts, state
+from ui.i18n import t, tr
+from ui.render import attempt, need_question, short
+
+ss = st.session_state
+st.header("🔀 " + t("page.rerank"))
+st.caption(tr(
+    "检索（双塔 bi-encoder）分别编码问题和文档，快但粗；重排（交叉编码器 cross-encoder）把问题和每个候选放在一起打分，"
+    "慢但准，所以只对前 recall_n 个候选做。",
+    "Retrieval (a bi-encoder) encodes question and documents separately: fast but coarse. A reranker "
+    "(cross-encoder) scores the question together with each candidate: slow but sharper, so it only sees the "
+    "top recall_n candidates.",
+))
+index = attempt(state.get_index)
+q = state.question()
+need_question(q)
+
+c1, c2, c3 = st.columns([1, 2, 1])
+c1.toggle(tr("启用重排", "Rerank"), key="rerank.enabled")
+c2.selectbox(t("reranker"), reranker_names(), key="rerank.name")
+max_k = max(2, min(50, len(index.chunks)))
+state.clamp("rerank.top_k", 1, max_k)
+c3.slider("top_k", 1, max_k, key="rerank.top_k", help=tr("交给大模型的上下文数", "contexts given to the generator"))
+
+with st.spinner(tr("加载重排模型…", "Loading the reranker…")):
+    rr = attempt(state.reranker_choice)
+if rr.is_fallback:
+    st.warning(f"⚠️ {t('fallback')}: **{rr.label}**" + (f"\n\n{tr('原因', 'Why')}: {rr.reason}" if rr.reason else ""))
+else:
+    st.success(f"✅ {t('real')}: **{rr.label}**")
+
+gen, _ = attempt(state.generator_choice, index.embedder)
+trace = state.current_trace(gen, rr if ss["rerank.enabled"] else None)
+res = attempt(state.retrieval_result, index, q, trace)
+s = state.ask_settings()
+if not ss["rerank.enabled"]:
+    st.info(tr("重排已关闭：回答直接使用检索列表的前 top_k 个。下面仍然显示重排“会”怎样排序，供对比。",
+               "Reranking is off: the answer uses the retrieval list's top_k as is. Below is what the reranker "
+               "would do, for comparison."))
+result = attempt(state.rerank_result, index, q, rr, trace if ss["rerank.enabled"] else None)
+st.caption(tr(f"输入：{s.mode} 列表的前 {len(result.moves)} 个候选 → 输出 top {s.top_k}",
+              f"Input: the top {len(result.moves)} candidates of the {s.mode} list → output: top {s.top_k}"))
+
+
+def arrow(before: int, after: int | None) -> str:
+    if after is None:
+        return "✗ " + tr("落选", "dropped")
+    if after < before:
+        return f"▲ {before - after}"
+    if after > before:
+        return f"▼ {after - before}"
+    return "="
+
+
+rows = sorted(result.moves, key=lambda m: (m.after is None, m.after or 0, m.before))
+frame = pd.DataFrame([
+    {tr("重排后", "after"): "—" if m.after is None else str(m.after), tr("重排前", "before"): m.before,
+     tr("变化", "move"): arrow(m.before, m.after), t("chunk"): m.chunk_id,
+     tr("重排分数", "rerank score"): round(m.score, 4), t("text"): short(index.chunk(m.chunk_id).text, 70)}
+    for m in rows
+])
+
+
+def move_colour(v: str) -> str:
+    if isinstance(v, str) and v.startswith("▲"):
+        return "color: #15803d; font-weight: 600"
+    if isinstance(v, str) and (v.startswith("▼") or v.startswith("✗")):
+        return "color: #b91c1c"
+    return ""
+
+
+st.subheader(tr("重排前后 Before / after", "Before / after"))
+st.dataframe(
+    frame.style.map(move_colour, subset=[tr("变化", "move")])
+    .format({tr("重排分数", "rerank score"): "{:.4f}"}),
+    hide_index=True, key="rerank.table",
+    column_config={t("text"): st.column_config.TextColumn(width="large")},
+)
+
+st.subheader(tr("名次变化 Bump chart", "Bump chart"))
+stages = {"dense": res.dense, "bm25": res.bm25, "hybrid": res.hybrid, "rerank": result.hits}
+follow = movers({"hybrid": res.hybrid, "rerank": result.hits}, s.top_k)
+paths = rank_paths(stages, follow)
+labels = [t("dense"), t("bm25"), t("hybrid"), t("rerank")]
+st.plotly_chart(charts.bump_chart(paths, list(stages), labels, highlight=[h.chunk_id for h in result.hits]),
+                key="rerank.bump")
+st.caption(tr(
+    f"跟踪 RRF 和重排各自前 {s.top_k} 名的块；断开的线表示该块不在那个列表的前 {res.depth} 名里。粗线是最终交给大模型的块。",
+    f"Following the chunks in the top {s.top_k} of RRF or of the rerank; a broken line means the chunk is not in "
+    f"that list's top {res.depth}. Thick lines are the chunks that go to the generator.",
+))

@@ -1,0 +1,154 @@
+"""Page 5 · Answer & audit: the streamed answer with clickable citation markers, the citation audit
+(valid / hallucinated / unused refs, per-sentence support), the exact prompt colour-coded by part, the
+answer with and without RAG side by side, which generator ran, and the trace as a Markdown/JSON handout."""
+
+import pandas as pd
+import streamlit as st
+
+from ui import state
+from ui.i18n import t, tr
+from ui.render import (PART_COLOURS, anchor, answer_html, attempt, legend_html, need_question, plain_text,
+                       prompt_html, short)
+from ui.streaming import ask_streaming
+
+ss = st.session_state
+st.header("💬 " + t("page.answer"))
+index = attempt(state.get_index)
+q = state.question()
+need_question(q)
+
+gen, chat = attempt(state.generator_choice, index.embedder)
+rr = attempt(state.reranker_choice) if ss["rerank.enabled"] else None
+if gen.is_fallback:
+    st.warning(f"⚠️ {t('generator')}: **{gen.label}** · {t('fallback')}. {tr('原因', 'Why')}: {gen.reason}. "
+               + tr("在左侧“大模型设置”中填写接口即可使用真正的语言模型。",
+                    "Fill in the sidebar's LLM settings to use a real language model."))
+else:
+    st.success(f"✅ {t('generator')}: **{gen.label}**")
+
+with st.container(border=True):
+    c1, c2, c3, c4 = st.columns(4)
+    c1.radio(tr("查询改写 Rewrite", "Query rewrite"), ["none", "hyde", "multi-query"], key="answer.rewrite",
+             horizontal=True, help=tr("HyDE 和多查询需要大模型", "HyDE and multi-query need an LLM"))
+    if ss["answer.rewrite"] == "multi-query":
+        c1.slider(tr("改写数", "variants"), 1, 5, key="answer.n_queries")
+    c2.radio(tr("回答语言", "Answer language"), ["auto", "zh", "en"], key="answer.lang", horizontal=True)
+    c3.toggle(tr("同时回答“无 RAG”版本", "Also answer without RAG"), key="answer.compare")
+    regenerate = c4.button(tr("重新生成", "Regenerate"), icon="🔄", key="answer.regenerate")
+    c4.caption(tr(f"检索：{ss['retrieval.mode']} · recall_n {ss['retrieval.recall_n']} · top_k {ss['rerank.top_k']}"
+                  f" · {t('rerank')} {'✓' if ss['rerank.enabled'] else '✗'}",
+                  f"retrieval: {ss['retrieval.mode']} · recall_n {ss['retrieval.recall_n']} · top_k "
+                  f"{ss['rerank.top_k']} · rerank {'on' if ss['rerank.enabled'] else 'off'}"))
+
+key = state.trace_key(ss, gen, rr)
+trace = state.peek("trace", key)
+left, right = st.columns(2) if ss["answer.compare"] else (st.container(), None)
+with left:
+    st.subheader(tr("有 RAG：基于资料的回答", "With RAG: grounded answer"))
+    answer_box = st.empty()
+if trace is None or regenerate:
+    with answer_box.container():
+        trace = attempt(ask_streaming, q, index, state.ask_settings(), gen.backend,
+                        rr.backend if rr else None, chat)
+    if gen.is_fallback:
+        trace.notes.append(f"generator fallback: {gen.reason}")
+    if rr is not None and rr.reason:
+        trace.notes.append(f"reranker: {rr.reason}")
+    state.remember("trace", key, trace)
+ss["answer.last_trace"] = trace  # the trace the export buttons and the evaluation drill-down read
+
+audit = trace.audit
+valid = set(audit.valid) if audit else set()
+numbers = {c.ref: i for i, c in enumerate(trace.contexts, 1)}
+answer_box.html(answer_html(trace.answer or "—", valid, numbers))
+with left:
+    cited = [r for r in (audit.cited if audit else [])]
+    if cited:
+        st.caption(tr("点击引用查看原文：", "Click a citation to open the cited chunk:"))
+        pcols = st.columns(min(len(cited), 6))
+        by_ref = {c.ref: c for c in trace.contexts}
+        for i, ref in enumerate(cited):
+            with pcols[i % len(pcols)].popover(f"[{ref}]", icon="✅" if ref in valid else "❌"):
+                if ref in by_ref:
+                    st.markdown(f"**[{numbers[ref]}] {ref}** · {by_ref[ref].metadata.get('title', '')}")
+                    plain_text(by_ref[ref].text)
+                else:
+                    st.warning(tr("这个引用不在提供给模型的资料里：是模型编出来的（幻觉）。",
+                                "This ref was not among the contexts the model was given: it was made up (hallucinated)."))
+if right is not None:
+    with right:
+        st.subheader(tr("无 RAG：模型自己的回答", "Without RAG: the model on its own"))
+        if trace.no_rag_answer is not None:
+            st.markdown(trace.no_rag_answer or "—")
+        st.caption(tr("同一个问题、同一个生成器，但不给任何资料。比较它和左边：哪些内容有出处？",
+                      "Same question, same generator, no context. Compare with the left: which claims have a source?"))
+
+if trace.notes:
+    st.caption("  \n".join("ℹ️ " + note for note in dict.fromkeys(trace.notes)))
+
+# ---------------------------------------------------------------------------------------- audit
+st.subheader(tr("引用审计 Citation audit", "Citation audit"))
+if audit is not None:
+    m = st.columns(6)
+    m[0].metric(tr("引用 cited", "cited"), len(audit.cited))
+    m[1].metric(tr("有效 valid", "valid"), len(audit.valid))
+    m[2].metric(tr("幻觉 hallucinated", "hallucinated"), len(audit.hallucinated))
+    m[3].metric(tr("未用 unused", "unused"), len(audit.unused))
+    m[4].metric(tr("有效率 validity", "validity"), "—" if audit.validity_rate is None else f"{audit.validity_rate:.0%}")
+    m[5].metric(tr("无支撑率 unsupported", "unsupported"),
+                "—" if audit.unsupported_rate is None else f"{audit.unsupported_rate:.0%}")
+    refs = [{"ref": r, tr("状态", "status"): "✅ valid"} for r in audit.valid]
+    refs += [{"ref": r, tr("状态", "status"): "❌ hallucinated"} for r in audit.hallucinated]
+    refs += [{"ref": r, tr("状态", "status"): "➖ unused"} for r in audit.unused]
+    a1, a2 = st.columns([1, 3])
+    a1.dataframe(pd.DataFrame(refs, columns=["ref", tr("状态", "status")]), hide_index=True, key="answer.refs")
+    LABEL_COLOURS = {"supported": "#dcfce7", "weak": "#fef9c3", "unsupported": "#fee2e2", "no-citation": "#f1f5f9",
+                     "not-enough": "#e0f2fe"}
+    sentences = pd.DataFrame([
+        {tr("句子", "sentence"): s.sentence, "refs": ", ".join(s.refs) or "—",
+         "cosine": "—" if s.cosine is None else f"{s.cosine:.3f}", tr("词重合", "overlap"): f"{s.overlap:.2f}",
+         tr("判定", "label"): s.label}
+        for s in audit.sentences
+    ])
+    if len(sentences):
+        a2.dataframe(
+            sentences.style.map(lambda v: f"background-color: {LABEL_COLOURS.get(v, '')}",
+                                subset=[tr("判定", "label")]),
+            hide_index=True, key="answer.sentences",
+            column_config={tr("句子", "sentence"): st.column_config.TextColumn(width="large")},
+        )
+    st.caption(tr(
+        "有效 = 引用的 ref 在提供的资料里；幻觉 = 资料里没有这个 ref；未用 = 提供了但没被引用。每句的支撑度看该句与所引资料的词重合率（和余弦相似度）。",
+        "valid = the cited ref was in the context; hallucinated = no such ref in the context; unused = given but "
+        "never cited. A sentence's support is its term overlap (and cosine) with the chunks it cites.",
+    ))
+
+# ------------------------------------------------------------------------------------- contexts
+st.subheader(tr("提供给模型的资料 Contexts", "Contexts given to the model"))
+for i, c in enumerate(trace.contexts, 1):
+    anchor(c.ref)
+    mark = "✅" if c.ref in valid else "➖"
+    with st.expander(f"{mark} [{i}] {c.ref} · {short(c.metadata.get('title', '') or c.text, 50)}",
+                     expanded=c.ref in valid):
+        plain_text(c.text)
+
+# --------------------------------------------------------------------------------------- prompt
+st.subheader(tr("确切的提示词 The exact prompt", "The exact prompt"))
+if trace.prompt is not None:
+    st.markdown(legend_html([(tr("系统 system", "system"), PART_COLOURS["system"]),
+                             (tr("资料 context", "context"), PART_COLOURS["context"]),
+                             (tr("问题 question", "question"), PART_COLOURS["question"])]), unsafe_allow_html=True)
+    st.html(prompt_html(trace.prompt.segments()))
+    with st.expander(tr("原始 messages（OpenAI 格式）", "Raw messages (OpenAI wire format)")):
+        st.json(trace.prompt.messages, expanded=False)
+
+# -------------------------------------------------------------------------------- backends, export
+st.subheader(tr("运行信息 What ran", "What ran"))
+st.dataframe(pd.DataFrame([{tr("阶段", "stage"): k, tr("后端", "backend"): v} for k, v in trace.backends.items()]),
+             hide_index=True, key="answer.backends")
+st.caption(" · ".join(f"{k} {v:.2f}s" for k, v in trace.timings.items()))
+e1, e2 = st.columns(2)
+e1.download_button(tr("下载 trace（Markdown 讲义）", "Download the trace (Markdown handout)"), trace.to_markdown(),
+                   file_name="rag-trace.md", mime="text/markdown", icon="📝", key="answer.export_md")
+e2.download_button(tr("下载 trace（JSON）", "Download the trace (JSON)"), trace.to_json(),
+                   file_name="rag-trace.json", mime="application/json", icon="🧾", key="answer.export_json")

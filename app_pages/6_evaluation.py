@@ -1,0 +1,129 @@
+"""Page 6 · Evaluation: run the bundled golden set (or an uploaded queries file) against this session's
+index and compare retrieval strategies (Hit@k, MRR, nDCG, Recall, and optionally citation validity) in a
+table and a chart, with a per-query drill-down."""
+
+import hashlib
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from rag.evaluation import METRICS, load_queries
+from rag.strategies import STRATEGIES, compare
+from ui import charts, state
+from ui.i18n import t, tr
+from ui.render import attempt
+
+ss = st.session_state
+GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden.jsonl"
+st.header("📊 " + t("page.evaluation"))
+st.caption(tr(
+    "黄金集：每个问题标注了能回答它的文档（gold_ids）。指标只看检索：Hit@k 前 k 个里有没有正确文档；MRR 第一个正确文档名次的倒数；"
+    "nDCG 按名次打折的命中；Recall@k 找回了多少正确文档。",
+    "A golden set lists, for each question, the documents that answer it (gold_ids). Retrieval metrics: Hit@k — is a "
+    "gold document in the top k; MRR — 1 / rank of the first gold document; nDCG — hits discounted by rank; "
+    "Recall@k — the share of gold documents found.",
+))
+index = attempt(state.get_index)
+
+c1, c2 = st.columns([1, 2])
+with c1:
+    source = st.radio(tr("问题集", "Queries"), ["golden", "upload"], key="eval.source",
+                      format_func=lambda s: {"golden": tr("内置黄金集 data/golden.jsonl", "bundled data/golden.jsonl"),
+                                             "upload": tr("上传 JSONL", "upload a JSONL file")}[s])
+    if source == "upload":
+        up = st.file_uploader(tr("查询文件：每行 {id, query, gold_ids}", "Queries: one {id, query, gold_ids} per line"),
+                              type=["jsonl"], key="eval.file")
+        if up is None:
+            st.info(tr("请上传查询文件。", "Upload a queries file."))
+            st.stop()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / Path(up.name).name
+            path.write_bytes(up.getvalue())
+            queries = attempt(load_queries, path)
+        queries_sig = hashlib.sha1(up.getvalue()).hexdigest()
+    else:
+        queries = attempt(load_queries, GOLDEN)
+        queries_sig = "golden"
+with c2:
+    strategies = st.multiselect(tr("策略", "Strategies"), list(STRATEGIES), key="eval.strategies")
+    state.clamp("eval.limit", 0, len(queries))
+    st.number_input(tr("只用前 N 个问题（0 = 全部）", "Only the first N queries (0 = all)"), 0, len(queries),
+                    key="eval.limit")
+    st.toggle(tr("同时生成回答并审计引用（慢）", "Also answer and audit citations (slow)"), key="eval.answers",
+              help=tr("每个策略对每个问题生成一次回答", "generates one answer per query per strategy"))
+
+limit = int(ss["eval.limit"] or 0)
+queries = queries[:limit] if limit else queries
+answerable = [q for q in queries if q.gold_ids]
+doc_ids = {c.doc_id for c in index.chunks}
+gold = {g for q in answerable for g in q.gold_ids}
+if gold and not gold & doc_ids:
+    st.warning(tr("这些问题的 gold_ids 一个都不在当前语料里：指标会全是 0。内置黄金集对应内置知识库。",
+                  "None of these queries' gold_ids is in the current corpus, so every metric will be 0. The bundled "
+                  "golden set belongs to the bundled knowledge base."))
+st.caption(tr(f"{len(queries)} 个问题，其中 {len(answerable)} 个有 gold_ids（无答案的问题只用于回答层面的拒答率）。",
+              f"{len(queries)} queries, {len(answerable)} with gold_ids (unanswerable ones only count for the "
+              "answer-level abstention rate)."))
+
+s = state.ask_settings()
+rr = attempt(state.reranker_choice) if "hybrid+rerank" in strategies else None
+gen = attempt(state.generator_choice, index.embedder)[0] if ss["eval.answers"] else None
+run_key = (ss["index.key"], queries_sig, limit, tuple(strategies), s.rrf_k, s.recall_n, s.depth,
+           rr.label if rr else None, gen.label if gen else None)
+if st.button(tr("运行评估", "Run the evaluation"), type="primary", icon="▶️", key="eval.run", disabled=not strategies):
+    bar = st.progress(0.0, text=tr("评估中…", "Evaluating…"))
+
+    def progress(done: int, total: int, name: str) -> None:
+        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{name}: {done}/{total}")
+
+    reports = attempt(compare, index, queries, strategies, rr.backend if rr else None, s.depth, s.rrf_k,
+                      s.recall_n, gen.backend if gen else None, progress)
+    bar.empty()
+    ss["eval.result"] = (run_key, reports)
+
+stored = ss.get("eval.result")
+if not stored:
+    st.info(tr("选择策略后点击“运行评估”。", "Pick strategies and press Run."))
+    st.stop()
+key, reports = stored
+if key != run_key:
+    st.caption("⚠️ " + tr("下面是上一次运行的结果；设置已改变，重新运行以更新。",
+                         "These are the last run's results; the settings changed since, run again to update."))
+
+extras = sorted({k for r in reports for k in r.extra})
+metrics = list(METRICS) + extras
+table = pd.DataFrame([
+    {tr("策略", "strategy"): r.strategy, **{m: round(r.means.get(m, float("nan")), 3) for m in metrics},
+     tr("秒", "seconds"): round(r.seconds, 2), tr("实际运行", "what ran"): r.label}
+    for r in reports
+])
+st.subheader(tr("策略对比 Strategies", "Strategies"))
+st.dataframe(table.style.highlight_max(subset=metrics, color="#dcfce7").format(precision=3), hide_index=True,
+             key="eval.table", column_config={tr("实际运行", "what ran"): st.column_config.TextColumn(width="large")})
+st.plotly_chart(charts.eval_bars(reports, metrics), key="eval.chart")
+
+st.subheader(tr("逐题查看 Per-query drill-down", "Per-query drill-down"))
+by_query: dict[str, dict] = {}
+for r in reports:
+    for qr in r.per_query:
+        row = by_query.setdefault(qr.query.query_id, {"id": qr.query.query_id, "query": qr.query.query,
+                                                      "gold": ", ".join(qr.query.gold_ids)})
+        row[r.strategy] = "✗" if qr.first_gold_rank is None else str(qr.first_gold_rank)
+drill = pd.DataFrame(list(by_query.values()))
+st.caption(tr(f"每格是第一个正确文档的名次（✗ = 前 {s.depth} 个候选里都没有）。",
+              f"Each cell: rank of the first gold document (✗ = not among the top {s.depth} candidates)."))
+st.dataframe(drill, hide_index=True, key="eval.drill")
+if by_query:
+    qid = st.selectbox(tr("查看一个问题", "Inspect one query"), list(by_query), key="eval.query",
+                       format_func=lambda i: f"{i} · {by_query[i]['query']}")
+    cols = st.columns(len(reports))
+    for col, r in zip(cols, reports):
+        qr = next(x for x in r.per_query if x.query.query_id == qid)
+        with col:
+            st.markdown(f"**{r.strategy}**")
+            st.dataframe(pd.DataFrame([
+                {t("rank"): i, "doc": d, "gold": "✅" if d in qr.query.gold_ids else ""}
+                for i, d in enumerate(qr.ranked_docs, 1)
+            ]), hide_index=True, key=f"eval.drill.{r.strategy}")

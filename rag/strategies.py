@@ -1,0 +1,125 @@
+"""The retrieval strategies the evaluation page compares, and the loop that runs them on a queries file.
+
+A strategy turns a query into document ids, best first:
+- dense          cosine top-k of the query vector;
+- bm25           BM25 over jieba tokens;
+- hybrid         RRF (k = rrf_k) of the dense and BM25 lists;
+- hybrid+rerank  the hybrid top `recall_n`, reordered by the reranker (whatever ran: a cross-encoder or
+                 the labelled offline fallback; the report's label says which).
+Retrieval metrics come from rag/evaluation.py (Hit@k, Recall@k, MRR@k, nDCG@k). With a generator, each
+strategy also answers every query through the full pipeline (rag/pipeline.py) and records answer-level
+figures: citation validity (valid refs / cited refs) and the unsupported-sentence rate on answerable
+queries, and the abstention rate (answered "not enough information") on unanswerable ones.
+Not handled here: the metrics themselves (evaluation.py), rendering (the evaluation page).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from .errors import ConfigError
+from .evaluation import Query, StrategyReport, doc_ranking, evaluate_strategy
+from .index import Index
+from .rerank import rerank
+from .retrieval import retrieve
+
+STRATEGIES = ("dense", "bm25", "hybrid", "hybrid+rerank")
+
+Search = Callable[[str], list[str]]
+
+
+def strategy_search(
+    index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60, recall_n: int = 20
+) -> Search:
+    """query -> ranked document ids for one strategy."""
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    doc_of = lambda cid: index.chunk(cid).doc_id  # noqa: E731
+    depth = max(depth, recall_n)
+    if strategy != "hybrid+rerank":
+        return lambda q: doc_ranking(retrieve(index, q, strategy, depth, depth, rrf_k).ranked(), doc_of)
+    if reranker is None:
+        raise ConfigError("hybrid+rerank needs a reranker; load one with rag.backends.choose_reranker")
+
+    def reranked(q: str) -> list[str]:
+        cands = retrieve(index, q, "hybrid", recall_n, depth, rrf_k).ranked()
+        texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in cands}
+        return doc_ranking(rerank(q, cands, texts, reranker, top_k=len(cands)).hits, doc_of)
+
+    return reranked
+
+
+def strategy_label(index: Index, strategy: str, reranker=None, rrf_k: int = 60, recall_n: int = 20) -> str:
+    return {
+        "dense": f"dense ({index.embedder.label})",
+        "bm25": f"BM25 (jieba, k1={index.bm25.k1:g}, b={index.bm25.b:g})",
+        "hybrid": f"RRF k={rrf_k} of dense + BM25",
+        "hybrid+rerank": f"RRF top {recall_n} reranked by {getattr(reranker, 'label', 'no reranker')}",
+    }[strategy]
+
+
+def answer_figures(
+    index: Index, queries: Sequence[Query], strategy: str, generator, reranker=None, rrf_k: int = 60,
+    recall_n: int = 20, top_k: int = 5, progress: Callable[[int, int], None] | None = None,
+) -> dict[str, float]:
+    """Answer every query with this strategy's retrieval and audit the citations (see module docstring)."""
+    from .citations import is_not_enough
+    from .pipeline import ask
+    from .trace import AskSettings
+
+    settings = AskSettings(
+        mode="bm25" if strategy == "bm25" else "dense" if strategy == "dense" else "hybrid",
+        recall_n=max(recall_n, top_k), top_k=top_k, rrf_k=rrf_k, rerank=strategy == "hybrid+rerank",
+    )
+    validity, unsupported, abstained = [], [], []
+    for i, q in enumerate(queries, 1):
+        trace = ask(q.query, index, settings, generator, reranker=reranker)
+        if q.gold_ids:
+            if trace.audit is not None and trace.audit.validity_rate is not None:
+                validity.append(trace.audit.validity_rate)
+            if trace.audit is not None and trace.audit.unsupported_rate is not None:
+                unsupported.append(trace.audit.unsupported_rate)
+        else:
+            abstained.append(float(is_not_enough(trace.answer)))
+        if progress:
+            progress(i, len(queries))
+    out = {}
+    if validity:
+        out["citation validity"] = sum(validity) / len(validity)
+    if unsupported:
+        out["unsupported rate"] = sum(unsupported) / len(unsupported)
+    if abstained:
+        out["abstain@unanswerable"] = sum(abstained) / len(abstained)
+    return out
+
+
+def compare(
+    index: Index,
+    queries: Sequence[Query],
+    strategies: Sequence[str] = STRATEGIES,
+    reranker=None,
+    depth: int = 50,
+    rrf_k: int = 60,
+    recall_n: int = 20,
+    generator=None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> list[StrategyReport]:
+    """Run each strategy on `queries`; progress(done, total, strategy) counts (strategy, query) steps."""
+    if not strategies:
+        raise ConfigError("choose at least one strategy to evaluate")
+    answerable = [q for q in queries if q.gold_ids]
+    per = len(answerable) + (len(queries) if generator is not None else 0)
+    total, reports = per * len(strategies), []
+    for s_i, name in enumerate(strategies):
+        search = strategy_search(index, name, reranker, depth, rrf_k, recall_n)
+        base = s_i * per
+        step = (lambda d, _t, b=base, n=name: progress(b + d, total, n)) if progress else None
+        report = evaluate_strategy(name, strategy_label(index, name, reranker, rrf_k, recall_n), queries, search, step)
+        if generator is not None:
+            after = base + len(answerable)
+            answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
+            report.extra.update(
+                answer_figures(index, queries, name, generator, reranker, rrf_k, recall_n, progress=answer_step)
+            )
+        reports.append(report)
+    return reports

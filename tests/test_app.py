@@ -1,0 +1,379 @@
+"""The Streamlit app through streamlit.testing.v1.AppTest: every page renders on the bundled knowledge
+base with its key elements; settings survive page switches; a question change or a slider never
+re-embeds; uploads (good and bad files) through the file uploader; two sessions stay apart; the answer
+page against the fake OpenAI-compatible server (tests/fake_openai.py), with the API key kept out of
+the trace.
+
+One AppTest session is shared by the read-only page checks (module fixture) so the index is built once;
+the embedding cache lives under pytest's temp dir (the `cache_dir` fixture sets RAG_CACHE_DIR).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TIMEOUT = 240  # seconds per run: the first build embeds the corpus on a slow machine
+LLM_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "RAG_LLM_MODEL")
+PAGES = {
+    "home": "app_pages/0_home.py",
+    "upload": "app_pages/1_upload.py",
+    "embeddings": "app_pages/2_embeddings.py",
+    "retrieval": "app_pages/3_retrieval.py",
+    "rerank": "app_pages/4_rerank.py",
+    "answer": "app_pages/5_answer.py",
+    "evaluation": "app_pages/6_evaluation.py",
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def offline_env(cache_dir):
+    """No LLM from the environment (the app must run keyless), vectors cached under tmp."""
+    saved = {k: os.environ.pop(k) for k in LLM_ENV if k in os.environ}
+    yield
+    os.environ.update(saved)
+
+
+def new_app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    at.switch_page(PAGES[page]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def plotly_charts(at: AppTest) -> list:
+    return list(at.get("plotly_chart"))
+
+
+def frames(at: AppTest) -> list:
+    return [d.value for d in at.dataframe]
+
+
+def html_of(at: AppTest) -> str:
+    """Everything rendered as HTML or Markdown on the page."""
+    return "\n".join([m.value for m in at.markdown] + [h.value for h in at.get("html")])
+
+
+def all_text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [s.value for s in at.success]
+    parts += [w.value for w in at.warning] + [i.value for i in at.info]
+    return "\n".join(str(p) for p in parts)
+
+
+@pytest.fixture(scope="module")
+def app() -> AppTest:
+    at = new_app()
+    go(at, "upload")  # builds the index once for the module
+    return at
+
+
+# ------------------------------------------------------------------------------------ every page
+
+
+def test_home_shows_pipeline_links_and_what_runs(app):
+    at = go(app, "home")
+    links = [p.proto.page for p in at.get("page_link")]
+    assert len(links) == 6
+    table = at.table[0].value
+    text = table.to_string()
+    for needle in ("faq.jsonl", "sentence", "multilingual-e5-small", "sentence-maxsim", "extractive"):
+        assert needle in text, needle
+    # keyless: the generator row is the labelled fallback, with the reason
+    gen_row = table[table.iloc[:, 0].str.contains("extractive")].iloc[0]
+    assert "fallback" in gen_row.iloc[1] and "OPENAI" in gen_row.iloc[2]
+    emb_row = table[table.iloc[:, 0].str.contains("multilingual-e5-small")].iloc[0]
+    assert "real" in emb_row.iloc[1]
+    assert at.sidebar.text_area[0].value  # the shared question box is on every page
+
+
+def test_upload_page_preview_histogram_and_index(app):
+    at = go(app, "upload")
+    assert at.get("file_uploader")
+    assert len(plotly_charts(at)) == 1  # chunk-length histogram
+    chunks = next(f for f in frames(at) if "chunk_id" in f.columns)
+    assert len(chunks) >= 1 and {"start", "end", "ref"} <= set(chunks.columns)
+    assert "faq_001" in all_text(at) or "faq_001" in chunks["chunk_id"].tolist()
+    assert any("50" in s.value for s in at.success)  # "Index ready: 50 chunks"
+    assert [m.value for m in at.metric][0] == "50"
+
+
+def test_upload_page_fixed_chunker_colours_overlaps(app):
+    at = go(app, "upload")
+    at.selectbox(key="chunk.method").set_value("fixed").run()
+    at.number_input(key="chunk.fixed.chunk_size").set_value(60).run()
+    at.number_input(key="chunk.fixed.overlap").set_value(20).run()
+    html = html_of(at)
+    assert "#f59e0b" in html  # the overlap colour is used: neighbours share 20 characters
+    assert at.button(key="chunk.apply").disabled is False  # pending settings differ from the index
+    # parent-child: the parent/child table, and the parents' view of the preview
+    at.selectbox(key="chunk.method").set_value("parent_child").run()
+    assert not at.exception
+    fams = next(f for f in frames(at) if "parent" in f.columns and len(f.columns) == 4)
+    assert len(fams) == 50 and (fams.iloc[:, 2] >= 1).all()  # every FAQ entry is one parent with children
+    at.toggle(key="upload.parents").set_value(True).run()
+    assert not at.exception
+    # restore so later tests see the default index
+    at.selectbox(key="chunk.method").set_value("sentence").run()
+    assert at.button(key="chunk.apply").disabled is True
+
+
+def test_an_embedder_that_cannot_load_is_an_error_and_the_index_is_kept(app):
+    at = go(app, "upload")
+    key = at.session_state["index.key"]
+    at.selectbox(key="embed.name").set_value("custom").run()
+    at.text_input(key="embed.custom").set_value("no-such-org/no-such-model").run()
+    at.button(key="chunk.apply").click().run()
+    assert not at.exception
+    assert at.error and "no-such-model" in at.error[0].value
+    assert at.session_state["applied.embedder"] != "no-such-org/no-such-model"
+    assert at.session_state["index.key"] == key
+    at.selectbox(key="embed.name").set_value(at.session_state["applied.embedder"]).run()
+
+
+def test_embeddings_page_pca_variance_and_distortion(app):
+    at = go(app, "embeddings")
+    assert len(plotly_charts(at)) == 1
+    fig = json.loads(plotly_charts(at)[0].proto.spec)
+    names = [tr.get("name") for tr in fig["data"]]
+    assert "query" in names and any("top-" in (n or "") for n in names)
+    metrics = {m.label: m.value for m in at.metric}
+    assert "PC1" in metrics and metrics["PC1"].endswith("%")
+    assert at.success or at.warning  # the distortion check always says something
+    table = frames(at)[-1]
+    assert len(table) == 5
+    at.radio(key="embeddings.dims").set_value("3D").run()
+    fig3 = json.loads(plotly_charts(at)[0].proto.spec)
+    assert fig3["data"][0]["type"] == "scatter3d"
+    assert "PC3" in {m.label for m in at.metric}
+
+
+def test_retrieval_page_side_by_side_with_rrf_arithmetic(app):
+    at = go(app, "retrieval")
+    table = frames(at)[0]
+    arith = [c for c in table.columns if "Σ" in c][0]
+    assert table[arith].iloc[0].count("/(60+") >= 1
+    # the first fused row's arithmetic adds up to its RRF score
+    total = float(table[arith].iloc[0].rsplit("=", 1)[1])
+    assert total == pytest.approx(float(table["RRF"].iloc[0]), abs=1e-4)
+    # BM25 explain: per-term contributions sum to the chunk's BM25 score
+    explain = next(f for f in frames(at) if "idf" in f.columns)
+    assert len(explain) >= 1
+    assert "jieba" in all_text(at)
+    # changing RRF k re-fuses without re-embedding
+    index_before = at.session_state["index.obj"]
+    at.slider(key="retrieval.rrf_k").set_value(10).run()
+    assert not at.exception
+    table2 = frames(at)[0]
+    assert "/(10+" in table2[arith].iloc[0]
+    assert at.session_state["index.obj"] is index_before
+
+
+def test_rerank_page_moves_bump_chart_and_labelled_fallback(app):
+    at = go(app, "rerank")
+    assert any("sentence-maxsim" in w.value and "fallback" in w.value.lower() for w in at.warning)
+    table = frames(at)[0]
+    assert len(table) == at.session_state["retrieval.recall_n"]
+    assert (table.iloc[:, 0] != "—").sum() == at.session_state["rerank.top_k"]  # ranks after rerank
+    fig = json.loads(plotly_charts(at)[0].proto.spec)
+    assert fig["data"] and len(fig["data"][0]["x"]) == 4  # dense -> BM25 -> RRF -> rerank
+
+
+def test_answer_page_offline_answer_audit_prompt_and_export(app):
+    at = go(app, "answer")
+    assert any("extractive" in w.value for w in at.warning)  # which generator ran, labelled
+    trace = at.session_state["answer.last_trace"]
+    assert trace.answer and trace.audit is not None
+    html = html_of(at)
+    for ref in trace.audit.valid:
+        assert f"href='#ref-{ref}'" in html  # clickable marker -> the cited chunk's anchor
+        assert f"id='ref-{ref}'" in html
+    assert "[system]" in html and "[context]" in html and "[question]" in html  # colour-coded prompt
+    labels = [m.label for m in at.metric]
+    assert any("valid" in lbl for lbl in labels) and any("hallucinated" in lbl for lbl in labels)
+    assert len(at.get("download_button")) == 2
+    assert trace.no_rag_answer is not None  # side-by-side comparison is on by default
+    # switching pages and back reuses the trace instead of answering again
+    go(at, "retrieval")
+    assert "trace" in all_text(at)  # "(from the answer page's trace; nothing recomputed)"
+    go(at, "answer")
+    assert at.session_state["answer.last_trace"] is trace
+
+
+def test_answer_page_rewrite_without_an_llm_says_how_to_fix_it(app):
+    at = go(app, "answer")
+    at.radio(key="answer.rewrite").set_value("hyde").run()
+    assert not at.exception
+    assert any("OPENAI_BASE_URL" in e.value for e in at.error)
+    at.radio(key="answer.rewrite").set_value("none").run()
+    assert not at.error
+
+
+def test_evaluation_page_with_an_uploaded_queries_file(app):
+    at = go(app, "evaluation")
+    at.radio(key="eval.source").set_value("upload").run()
+    lines = [
+        {"id": "q1", "query": "RRF 怎么算", "gold_ids": ["faq_030"]},
+        {"id": "q2", "query": "什么是 LoRA", "gold_ids": ["faq_016"]},
+    ]
+    body = "\n".join(json.dumps(x, ensure_ascii=False) for x in lines).encode("utf-8")
+    at.file_uploader(key="eval.file").set_value(("mine.jsonl", body, "application/json")).run()
+    at.multiselect(key="eval.strategies").set_value(["bm25", "hybrid"]).run()
+    at.button(key="eval.run").click().run()
+    assert not at.exception and not at.error
+    table = frames(at)[0]
+    assert list(table.iloc[:, 0]) == ["bm25", "hybrid"]
+    assert (table["Hit@5"] == 1.0).all()  # two easy queries, both answered in the top 5
+    at.file_uploader(key="eval.file").set_value(("bad.jsonl", b"{not json", "application/json")).run()
+    assert any("bad.jsonl" in e.value and "line 1" in e.value for e in at.error)
+    at.radio(key="eval.source").set_value("golden").run()
+    at.multiselect(key="eval.strategies").set_value(["dense", "bm25", "hybrid", "hybrid+rerank"]).run()
+
+
+def test_evaluation_page_runs_strategies_with_progress(app):
+    at = go(app, "evaluation")
+    at.number_input(key="eval.limit").set_value(4).run()
+    at.button(key="eval.run").click().run()
+    assert not at.exception and not at.error
+    table = frames(at)[0]
+    assert list(table.iloc[:, 0]) == ["dense", "bm25", "hybrid", "hybrid+rerank"]
+    assert {"Hit@1", "MRR@10", "nDCG@10"} <= set(table.columns)
+    assert ((table["MRR@10"] >= 0) & (table["MRR@10"] <= 1)).all()
+    assert len(plotly_charts(at)) == 1
+    drill = frames(at)[1]
+    assert len(drill) == 4 and "hybrid" in drill.columns
+
+
+# ----------------------------------------------------------------------------- state behaviour
+
+
+def test_settings_survive_page_switches_and_question_change_does_not_reembed(app):
+    at = go(app, "retrieval")
+    at.slider(key="retrieval.w_bm25").set_value(2.0).run()
+    go(at, "rerank")
+    go(at, "retrieval")
+    assert at.slider(key="retrieval.w_bm25").value == 2.0
+    index, key = at.session_state["index.obj"], at.session_state["index.key"]
+    at.sidebar.text_area[0].set_value("BM25 的 k1 和 b 是什么意思？").run()
+    assert not at.exception
+    assert at.session_state["index.obj"] is index and at.session_state["index.key"] == key
+    assert "k1" in frames(at)[0].to_string() or "faq_026" in frames(at)[0].to_string()
+    at.slider(key="retrieval.w_bm25").set_value(1.0).run()
+
+
+def test_upload_through_the_file_uploader_with_a_bad_file_and_session_isolation():
+    at = new_app()
+    go(at, "upload")
+    kb_hash = at.session_state["corpus.hash"]
+    good = "# 测试文档\n\n这是上传测试用的一段中文。它讲的是检索评测。\n\n## 第二节\n\n第二节也有几句话。".encode("utf-8")
+    bad = b"%PDF-1.4 this is not really a pdf \x00\x01\x02"
+    up = at.file_uploader(key="upload.files")
+    up.set_value([("notes.md", good, "text/markdown"), ("broken.pdf", bad, "application/pdf")]).run()
+    assert not at.exception
+    assert any("broken.pdf" in e.value for e in at.error)  # the bad file's error, with its name
+    assert at.session_state["corpus.name"] == "notes.md"
+    assert [d.doc_id for d in at.session_state["corpus.docs"]] == ["notes"]
+    assert at.session_state["index.obj"].chunks[0].doc_id == "notes"  # re-indexed the new corpus
+    uploaded_hash = at.session_state["corpus.hash"]
+    # a bad upload alone keeps the corpus that was loaded before
+    at.file_uploader(key="upload.files").set_value([("empty.txt", b"", "text/plain")]).run()
+    assert any("empty.txt" in e.value for e in at.error)
+    assert at.session_state["corpus.hash"] == uploaded_hash
+    # another browser session never sees this upload
+    other = new_app()
+    assert other.session_state["corpus.hash"] == kb_hash != uploaded_hash
+
+
+def test_apply_upload_keeps_the_previous_corpus_when_every_file_fails():
+    from rag.documents import load_knowledge_base
+    from ui import state
+
+    ss: dict = {}
+    state.set_corpus(ss, load_knowledge_base(), "kb", [])
+    before = ss["corpus.hash"]
+    report = state.apply_upload(ss, [("x.pdf", b"not a pdf"), ("y.bin", b"\x00\x01")])
+    assert not report.documents and len(ss["corpus.errors"]) == 2
+    assert ss["corpus.hash"] == before and ss["corpus.name"] == "kb"
+    report = state.apply_upload(ss, [("a.txt", "第一句。第二句。".encode()), ("z.pdf", b"junk")], mode="append")
+    assert len(report.documents) == 1 and len(ss["corpus.errors"]) == 1
+    assert len(ss["corpus.docs"]) == 51 and ss["corpus.docs"][-1].doc_id == "a"
+
+
+# ----------------------------------------------------------------------------------- LLM page
+
+
+def test_answer_page_against_the_fake_openai_server(fake_llm):
+    key = "sk-test-SECRET-4242"
+    at = new_app()
+    at.sidebar.text_input(key="llm.base_url").set_value(fake_llm.url)
+    at.sidebar.text_input(key="llm.model").set_value(fake_llm.model)
+    at.sidebar.text_input(key="llm.api_key").set_value(key)
+    at.run()
+    assert not at.exception
+    go(at, "answer")
+    assert not at.error, [e.value for e in at.error]
+    trace = at.session_state["answer.last_trace"]
+    assert trace.answer.startswith("根据资料")  # the fake's canned answer, streamed through the real client
+    assert "fake-model" in trace.backends["generator"]
+    assert trace.audit.hallucinated == ["faq_999"] and len(trace.audit.valid) == 1
+    html = html_of(at)
+    assert "line-through" in html and "faq_999" in html  # the hallucinated marker is shown as such
+    requests = fake_llm.chat_requests
+    assert len(requests) == 2  # the RAG answer and the no-RAG comparison
+    assert requests[0].headers.get("authorization") == f"Bearer {key}"
+    assert requests[0].body["stream"] is True
+    # the key never reaches the trace, its exports or the page
+    assert key not in trace.to_json() and key not in trace.to_markdown()
+    assert key not in all_text(at) and key not in html
+
+
+def test_bad_llm_settings_show_an_error_not_a_crash():
+    at = new_app()
+    at.sidebar.text_input(key="llm.base_url").set_value("ftp://nowhere").run()
+    assert not at.exception
+    assert any("http" in e.value for e in at.sidebar.error)
+
+
+# --------------------------------------------------------------------------------------- i18n
+
+
+def test_every_label_key_used_exists_and_english_switch_works():
+    from ui.i18n import LABELS
+
+    used = set()
+    for path in [ROOT / "app.py", *ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/*.py")]:
+        used |= set(re.findall(r"\bt\(\"([a-z_.]+)\"\)", path.read_text(encoding="utf-8")))
+    assert used and used <= set(LABELS), used - set(LABELS)
+    at = new_app()
+    at.sidebar.radio(key="ui.lang").set_value("en").run()
+    assert not at.exception
+    assert at.title[0].value.endswith("Inspectable RAG: retrieval-augmented generation, stage by stage")
+    at.run()  # the English labels give the widgets new labels: the choice must survive that rerun
+    assert at.session_state["ui.lang"] == "en"
+    assert "Inspectable RAG" in at.title[0].value and "透视" not in at.title[0].value
+
+
+def test_llm_configured_in_secrets_is_used_and_the_sidebar_overrides_it(fake_llm):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.secrets["llm"] = {"base_url": fake_llm.url, "model": "fake-model", "api_key": "sk-from-secrets"}
+    at.run()
+    assert not at.exception
+    table = at.table[0].value
+    gen = table[table.iloc[:, 0].str.contains("OpenAI-compatible")]
+    assert len(gen) == 1 and "fake-model" in gen.iloc[0, 0] and "real" in gen.iloc[0, 1]
+    at.sidebar.text_input(key="llm.model").set_value("other-model").run()
+    assert "other-model" in at.table[0].value.to_string()
+    at.sidebar.toggle(key="llm.offline").set_value(True).run()
+    assert "extractive" in at.table[0].value.to_string()

@@ -1,0 +1,132 @@
+"""The Plotly figures: chunk-length histogram, PCA scatter (2-D/3-D), rank bump chart, evaluation bars.
+
+Each function takes what rag/ computed and only draws it.
+Not handled here: the numbers (rag/projection.py, rag/preview.py, rag/ranktable.py, rag/evaluation.py).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from rag.evaluation import StrategyReport
+from rag.projection import EmbeddingMap
+
+from .i18n import tr
+
+QUERY_SYMBOLS = ("diamond", "x", "cross", "square", "triangle-up", "star")
+QUERY_COLOURS = ("#dc2626", "#9333ea", "#0891b2", "#ca8a04", "#16a34a", "#db2777")
+
+
+def _wrap(text: str, width: int = 40, limit: int = 240) -> str:
+    text = " ".join(text.split())[:limit]
+    return "<br>".join(text[i : i + width] for i in range(0, len(text), width))
+
+
+def length_histogram(lengths: Sequence[int], target: int | None = None) -> go.Figure:
+    fig = go.Figure(go.Histogram(x=list(lengths), nbinsx=30, marker_color="#3b82f6"))
+    if target:
+        fig.add_vline(x=target, line_dash="dash", line_color="#dc2626",
+                      annotation_text=tr(f"目标 {target}", f"target {target}"))
+    fig.update_layout(
+        height=280, margin=dict(l=10, r=10, t=30, b=10), bargap=0.05,
+        xaxis_title=tr("块长度（字符）chunk length (characters)", "chunk length (characters)"),
+        yaxis_title=tr("块数 chunks", "chunks"),
+    )
+    return fig
+
+
+def pca_figure(
+    emap: EmbeddingMap,
+    chunk_ids: Sequence[str],
+    texts: Sequence[str],
+    groups: Sequence[str],
+    query_texts: Mapping[str, str],
+) -> go.Figure:
+    """Chunks coloured by group (document / section), top-k ringed, queries as their own marked points."""
+    p = emap.projection
+    three = p.n_components == 3
+    coords = p.coords
+    scatter = go.Scatter3d if three else go.Scatter
+    top = set(emap.top)
+    rank = {row: i + 1 for i, row in enumerate(emap.top)}
+    fig = go.Figure()
+
+    def axes(rows):
+        out = {"x": coords[rows, 0], "y": coords[rows, 1]}
+        if three:
+            out["z"] = coords[rows, 2]
+        return out
+
+    by_group: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        by_group.setdefault(g, []).append(i)
+    many = len(by_group) > 12  # too many legends entries: one trace, no legend
+    for g, rows in ([("chunks", list(range(len(chunk_ids))))] if many else by_group.items()):
+        fig.add_trace(scatter(
+            **axes(rows), mode="markers", name=str(g),
+            marker=dict(size=5 if three else 8, opacity=0.55),
+            text=[f"<b>{chunk_ids[i]}</b><br>{_wrap(texts[i])}" for i in rows],
+            hovertemplate="%{text}<extra></extra>",
+        ))
+    if top:
+        rows = list(emap.top)
+        fig.add_trace(scatter(
+            **axes(rows), mode="markers+text", name=tr(f"余弦 top-{len(rows)}", f"cosine top-{len(rows)}"),
+            marker=dict(size=9 if three else 15, color="rgba(0,0,0,0)", line=dict(color="#dc2626", width=2.5)),
+            text=[f"#{rank[i]}" for i in rows], textposition="top center",
+            customdata=[f"<b>#{rank[i]} {chunk_ids[i]}</b><br>{_wrap(texts[i])}" for i in rows],
+            hovertemplate="%{customdata}<extra></extra>",
+        ))
+    for n, (label, point) in enumerate(emap.query_coords.items()):
+        pt = {"x": [point[0]], "y": [point[1]]}
+        if three:
+            pt["z"] = [point[2]]
+        fig.add_trace(scatter(
+            **pt, mode="markers+text", name=label, text=[label], textposition="bottom center",
+            marker=dict(size=10 if three else 16, symbol=QUERY_SYMBOLS[n % len(QUERY_SYMBOLS)],
+                        color=QUERY_COLOURS[n % len(QUERY_COLOURS)], line=dict(color="black", width=1)),
+            customdata=[f"<b>{label}</b><br>{_wrap(query_texts.get(label, ''))}"],
+            hovertemplate="%{customdata}<extra></extra>",
+        ))
+    ev = p.explained_variance_ratio
+    titles = [f"PC{i + 1} ({ev[i]:.1%})" for i in range(p.n_components)]
+    if three:
+        fig.update_layout(scene=dict(xaxis_title=titles[0], yaxis_title=titles[1], zaxis_title=titles[2]))
+    else:
+        fig.update_layout(xaxis_title=titles[0], yaxis_title=titles[1])
+    fig.update_layout(height=620, margin=dict(l=10, r=10, t=30, b=10), legend=dict(itemsizing="constant"))
+    return fig
+
+
+def bump_chart(paths: Mapping[str, Mapping[str, int | None]], stages: Sequence[str], stage_labels: Sequence[str],
+               highlight: Sequence[str] = ()) -> go.Figure:
+    """One line per chunk across the stages; y = rank (1 at the top); a gap where a list lacks the chunk."""
+    fig = go.Figure()
+    hi = set(highlight)
+    for cid, ranks in paths.items():
+        ys = [ranks.get(s) for s in stages]
+        last = max((i for i, y in enumerate(ys) if y is not None), default=-1)
+        fig.add_trace(go.Scatter(
+            x=list(stage_labels), y=ys, mode="lines+markers+text", name=cid, connectgaps=False,
+            text=[cid if i == last else "" for i in range(len(ys))],
+            textposition="middle right",
+            line=dict(width=3.5 if cid in hi else 1.5),
+            opacity=1.0 if cid in hi or not hi else 0.45,
+            hovertemplate=f"<b>{cid}</b><br>%{{x}}: #%{{y}}<extra></extra>",
+        ))
+    fig.update_yaxes(autorange="reversed", title=tr("名次 rank", "rank"), dtick=1 if len(paths) <= 25 else None)
+    fig.update_xaxes(range=[-0.2, len(stages) - 0.4])  # room on the right for the chunk labels
+    fig.update_layout(height=560, margin=dict(l=10, r=10, t=30, b=10), showlegend=False)
+    return fig
+
+
+def eval_bars(reports: Sequence[StrategyReport], metrics: Sequence[str]) -> go.Figure:
+    fig = go.Figure()
+    for r in reports:
+        m = r.means
+        fig.add_trace(go.Bar(name=r.strategy, x=list(metrics), y=[m.get(k, 0.0) for k in metrics],
+                             text=[f"{m.get(k, 0.0):.2f}" for k in metrics], textposition="outside"))
+    fig.update_layout(barmode="group", height=420, yaxis=dict(range=[0, 1.1]), margin=dict(l=10, r=10, t=30, b=10))
+    return fig

@@ -1,0 +1,33 @@
+"""Models shared by every browser session, loaded once through `st.cache_resource`.
+
+Everything returned here is treated as read-only: a user's corpus, index and traces never go in here
+(they live in st.session_state, see state.py). The document-vector disk cache inside CachedEmbedder is
+keyed by sha1(text), so sharing it cannot mix one user's results into another's.
+Not handled here: which model a session uses (state.py reads the session's settings).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from rag.backends import Choice, choose_reranker
+from rag.documents import Document, load_knowledge_base
+from rag.embedding import CachedEmbedder, Embedder, load_embedder
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def embedder(name: str) -> Embedder:
+    """The embedder `name`, wrapped in the disk cache of document vectors. Raises ModelUnavailableError."""
+    return CachedEmbedder(load_embedder(name))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def reranker(name: str, embedder_name: str) -> Choice:
+    """The reranker `name` (or the labelled offline fallback, with the reason) for an embedder."""
+    return choose_reranker(name, embedder(embedder_name))
+
+
+@st.cache_resource(show_spinner=False)
+def knowledge_base() -> tuple[Document, ...]:
+    """The bundled FAQ (frozen Documents; a tuple so no session can append to the shared copy)."""
+    return tuple(load_knowledge_base())

@@ -1,0 +1,184 @@
+"""Small rendering helpers: tables of hits, the coloured chunk preview, the colour-coded prompt, the answer
+with clickable citation markers, and the error box for backend errors.
+
+Every piece of user or corpus text that goes into HTML is escaped first (html.escape), so a document
+containing "<script>" shows as text.
+Not handled here: charts (charts.py) and any computation (rag/).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Callable, Sequence, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from rag.citations import CITATION_RE, parse_citations
+from rag.errors import RagError
+from rag.hits import Hit
+from rag.preview import Segment
+
+from .i18n import t, tr
+
+T = TypeVar("T")
+
+# Chunk colours alternate so neighbouring chunks are told apart; overlaps get their own, darker colour.
+CHUNK_COLOURS = ("#dbeafe", "#dcfce7", "#fef9c3", "#fce7f3", "#ede9fe", "#ffedd5")
+OVERLAP_COLOUR = "#f59e0b"
+PART_COLOURS = {  # prompt parts
+    "system": "#ede9fe",
+    "heading": "#f1f5f9",
+    "context": "#dcfce7",
+    "question": "#dbeafe",
+}
+
+
+def attempt(fn: Callable[..., T], *args, stop: bool = True, **kwargs) -> T | None:
+    """Run a backend call; a RagError becomes st.error(message) (its message says the fix).
+
+    With stop=True the page stops there (what follows needs the result); otherwise None is returned.
+    """
+    try:
+        return fn(*args, **kwargs)
+    except RagError as exc:
+        st.error(str(exc))
+        if stop:
+            st.stop()
+        return None
+
+
+def need_question(question: str) -> None:
+    if not question:
+        st.info(t("no_question"))
+        st.stop()
+
+
+def short(text: str, n: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def hits_frame(hits: Sequence[Hit], text_of: Callable[[str], str], n: int | None = None) -> pd.DataFrame:
+    rows = [
+        {t("rank"): h.rank, t("chunk"): h.chunk_id, t("score"): round(h.score, 5), t("text"): short(text_of(h.chunk_id))}
+        for h in (hits if n is None else hits[:n])
+    ]
+    return pd.DataFrame(rows, columns=[t("rank"), t("chunk"), t("score"), t("text")])
+
+
+def chunk_colour(index: int) -> str:
+    return CHUNK_COLOURS[index % len(CHUNK_COLOURS)]
+
+
+def segments_html(segments: Sequence[Segment], order: dict[str, int], max_chars: int = 20000) -> str:
+    """The source text with each chunk's span coloured, overlaps highlighted and a tag at each chunk start."""
+    out, shown = [], 0
+    started: set[str] = set()
+    for seg in segments:
+        if shown >= max_chars:
+            out.append(f"<span style='color:#64748b'>… ({tr('已截断', 'truncated')})</span>")
+            break
+        text = seg.text[: max_chars - shown]
+        shown += len(text)
+        for cid in seg.chunk_ids:
+            if cid not in started:
+                started.add(cid)
+                out.append(
+                    f"<span style='font-size:0.7em;background:#334155;color:white;border-radius:3px;"
+                    f"padding:0 3px;margin:0 2px'>{html.escape(cid)}</span>"
+                )
+        body = html.escape(text)
+        if seg.is_gap:
+            out.append(f"<span style='color:#94a3b8'>{body}</span>")
+        elif seg.is_overlap:
+            title = html.escape(" ∩ ".join(seg.chunk_ids))
+            out.append(
+                f"<span title='{title}' style='background:{OVERLAP_COLOUR};border-bottom:2px solid #b45309'>{body}</span>"
+            )
+        else:
+            out.append(f"<span style='background:{chunk_colour(order.get(seg.chunk_ids[0], 0))}'>{body}</span>")
+    return (
+        "<div style='white-space:pre-wrap;line-height:1.9;font-size:0.92em;border:1px solid #e2e8f0;"
+        "border-radius:6px;padding:10px;max-height:520px;overflow-y:auto'>" + "".join(out) + "</div>"
+    )
+
+
+def legend_html(items: Sequence[tuple[str, str]]) -> str:
+    return " ".join(
+        f"<span style='background:{colour};padding:1px 6px;border-radius:3px;margin-right:4px'>"
+        f"{html.escape(label)}</span>"
+        for label, colour in items
+    )
+
+
+def prompt_html(segments: Sequence[tuple[str, str]]) -> str:
+    """The exact prompt, one coloured block per part (system / heading / context / question)."""
+    blocks, role = [], None
+    for kind, text in segments:
+        new_role = "system" if kind == "system" else "user"
+        if new_role != role:
+            role = new_role
+            blocks.append(f"<div style='font-weight:600;margin:8px 0 2px'>role: {role}</div>")
+        blocks.append(
+            f"<div style='background:{PART_COLOURS.get(kind, '#fff')};white-space:pre-wrap;padding:6px 8px;"
+            f"border-radius:4px;margin-bottom:4px;font-family:ui-monospace,monospace;font-size:0.85em'>"
+            f"<span style='font-size:0.75em;color:#475569'>[{kind}]</span>\n{html.escape(text)}</div>"
+        )
+    return "".join(blocks)
+
+
+def anchor_id(ref: str) -> str:
+    return "ref-" + re.sub(r"[^A-Za-z0-9_-]+", "-", ref)
+
+
+def answer_html(answer: str, valid: set[str], numbers: dict[str, int]) -> str:
+    """The answer with each [ref] turned into a marker: a link to the cited chunk below (green) or a
+    struck-through red marker for a ref that was not in the context (hallucinated)."""
+
+    def marker(ref: str) -> str:
+        ref = ref.strip()
+        if ref in valid:
+            n = numbers.get(ref)
+            label = html.escape(ref) + (f" · {n}" if n else "")
+            return (
+                f"<a href='#{anchor_id(ref)}' title='{html.escape(ref)}' style='text-decoration:none;"
+                f"background:#dcfce7;color:#166534;border-radius:4px;padding:0 4px;font-size:0.8em'>[{label}]</a>"
+            )
+        return (
+            f"<span title='{tr('资料中没有这个引用（幻觉）', 'not in the context (hallucinated)')}' "
+            f"style='background:#fee2e2;color:#991b1b;text-decoration:line-through;border-radius:4px;"
+            f"padding:0 4px;font-size:0.8em'>[{html.escape(ref)}]</span>"
+        )
+
+    out, pos = [], 0
+    for m in CITATION_RE.finditer(answer):
+        out.append(html.escape(answer[pos : m.start()]))
+        out.append("".join(marker(r) for r in parse_citations(m.group(0))))
+        pos = m.end()
+    out.append(html.escape(answer[pos:]))
+    return "<div style='white-space:pre-wrap;line-height:1.8'>" + "".join(out) + "</div>"
+
+
+def plain_text(text: str, quote: bool = False) -> None:
+    """Corpus text exactly as it is: no Markdown (a "#" or "$" in a chunk must not become a heading or math)."""
+    style = "white-space:pre-wrap;line-height:1.7"
+    if quote:
+        style += ";border-left:3px solid #cbd5e1;padding-left:10px;color:#475569"
+    st.html(f"<div style='{style}'>{html.escape(text)}</div>")
+
+
+def anchor(ref: str) -> None:
+    st.html(f"<div id='{anchor_id(ref)}' style='height:1px'></div>")
+
+
+def choice_line(stage: str, label: str, is_fallback: bool | None, reason: str = "") -> dict:
+    """One row of a "what ran" table (is_fallback None: not a model, e.g. the corpus)."""
+    kind = "—" if is_fallback is None else ("⚠️ " + t("fallback")) if is_fallback else ("✅ " + t("real"))
+    return {
+        tr("阶段 Stage", "Stage"): stage,
+        tr("实际运行 What ran", "What ran"): label,
+        tr("类型 Kind", "Kind"): kind,
+        tr("原因 Why", "Why"): reason or "—",
+    }
