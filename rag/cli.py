@@ -14,8 +14,7 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from . import defaults
 from .backends import choose_generator, choose_reranker
@@ -23,11 +22,11 @@ from .chunking import chunk_documents
 from .documents import Document, load_knowledge_base, load_path
 from .embedding import CachedEmbedder, default_embedder_name, load_embedder
 from .errors import RagError
-from .evaluation import StrategyReport, doc_ranking, evaluate_strategy, format_table, load_queries
+from .evaluation import format_table, load_queries
 from .index import Index, build_index
 from .pipeline import ask, ask_no_rag
-from .rerank import rerank
 from .retrieval import MODES, retrieve
+from .strategies import compare
 from .trace import AskSettings
 
 
@@ -181,36 +180,29 @@ def _print_trace(trace, streamed: bool) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    chunker = args.chunker or defaults.EVAL_CHUNKER
-    index = _build(args, chunker, {})
+    chunker = args.chunker or (defaults.EVAL_CHUNKER if args.corpus else defaults.CHUNKER)
+    index = _build(args, chunker, {} if args.chunker or args.corpus else defaults.CHUNK_PARAMS)
     queries = load_queries(args.queries)
     if args.limit:
         queries = queries[: args.limit]
-    doc_of = lambda cid: index.chunk(cid).doc_id  # noqa: E731
-    depth = max(args.depth, args.k)
+    names = ["dense", "bm25", "hybrid"] + (["hybrid+rerank"] if args.rerank else [])
+    rr = choose_reranker(args.reranker, index.embedder) if args.rerank else None
+    generator = None
+    if args.answers:
+        gen_choice, _ = choose_generator(index.embedder, offline=args.offline)
+        generator = gen_choice.backend
+        _err(f"answer-level figures with {gen_choice.label}")
+    last = [""]
 
-    def by_mode(mode: str) -> Callable[[str], list[str]]:
-        return lambda q: doc_ranking(retrieve(index, q, mode, depth, depth, args.rrf_k).ranked(), doc_of)
+    def progress(done: int, total: int, strategy: str) -> None:
+        if strategy != last[0]:
+            last[0] = strategy
+            _err(f"evaluating {strategy} on {len(queries)} queries ...")
 
-    strategies: list[tuple[str, str, Callable[[str], list[str]]]] = [
-        ("dense", f"dense ({index.embedder.label})", by_mode("dense")),
-        ("bm25", "BM25 (jieba, k1=1.5, b=0.75)", by_mode("bm25")),
-        ("hybrid", f"RRF k={args.rrf_k} of dense + BM25", by_mode("hybrid")),
-    ]
-    if args.rerank:
-        rr = choose_reranker(args.reranker, index.embedder)
-
-        def reranked(q: str) -> list[str]:
-            cands = retrieve(index, q, "hybrid", args.recall_n, depth, args.rrf_k).ranked()
-            texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in cands}
-            res = rerank(q, cands, texts, rr.backend, top_k=len(cands))
-            return doc_ranking(res.hits, doc_of)
-
-        strategies.append((f"hybrid+rerank@{args.recall_n}", rr.label, reranked))
-    reports: list[StrategyReport] = []
-    for name, label, fn in strategies:
-        _err(f"evaluating {name} on {len(queries)} queries ...")
-        reports.append(evaluate_strategy(name, label, queries, fn))
+    reports = compare(
+        index, queries, names, rr.backend if rr else None, max(args.depth, args.k), args.rrf_k,
+        args.recall_n, generator, progress,
+    )
     if args.json:
         out = {
             "corpus": args.corpus or "bundled knowledge base",
@@ -274,6 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--rerank", action="store_true", help="add hybrid + rerank")
     e.add_argument("--reranker", help="cross-encoder name/path (default: the offline fallback)")
     e.add_argument("--recall-n", type=int, default=defaults.RECALL_N)
+    e.add_argument("--answers", action="store_true",
+                   help="also answer every query and report citation validity / unsupported-sentence rate")
+    e.add_argument("--offline", action="store_true", help="with --answers: use the extractive generator")
     e.set_defaults(func=cmd_eval)
     return p
 
