@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r requirements-dev.txt
-if ! command -v chromium >/dev/null 2>&1; then
+# CJK fonts: without them Chinese renders as empty boxes in the browser screenshots.
+if ! dpkg -s chromium fonts-noto-cjk >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null) \
       || echo "warning: could not install chromium; the real-browser test will be skipped" >&2
   else
     echo "note: chromium not found and apt-get unavailable; the real-browser test will be skipped" >&2
