@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .citations import content_tokens, term_overlap
+from .citations import CITATION_RE, content_tokens, term_overlap
 from .errors import ConfigError
 from .prompt import NOT_ENOUGH, Prompt
 from .sentences import sentence_spans
@@ -167,8 +167,16 @@ class ExtractiveGenerator:
             return
         chosen.sort(key=lambda s: (s.n, s.start))  # readable: by context rank, then document order
         for i, s in enumerate(chosen):
-            text = s.sentence if s.sentence.endswith(tuple(_TERMINATORS)) else s.sentence + _FULL_STOP[lang]
+            text = quote(s.sentence)
+            text = text if text.endswith(tuple(_TERMINATORS)) else text + _FULL_STOP[lang]
             yield (_JOIN[lang] if i else "") + f"{text}[{s.ref}]"
+
+
+def quote(sentence: str) -> str:
+    """A source sentence as quoted in an answer: bracketed ids it contains (a chunk that shows an
+    example like "[faq_003]") become full-width ［faq_003］, so they read the same but are not taken for
+    citations of this answer; only the marker we append cites."""
+    return CITATION_RE.sub(lambda m: m.group(0).replace("[", "［").replace("]", "］").replace("【", "［").replace("】", "］"), sentence)
 
 
 

@@ -199,3 +199,14 @@ def test_english_sentences_are_joined_with_spaces():
 def test_rejects_bad_settings(kwargs):
     with pytest.raises(ConfigError):
         ExtractiveGenerator(BigramEmbedder(), **kwargs)
+
+
+def test_a_quoted_citation_example_is_not_taken_for_a_citation():
+    """A chunk may itself show an example marker ("例如 [faq_003]"); quoting it must not make the answer
+    cite faq_003, which is not in the context (the audit would flag it as hallucinated)."""
+    from rag.citations import parse_citations
+    from rag.extractive import quote
+
+    quoted = quote("在句子后标注来源，例如 [faq_003] 或 【doc#2】。")
+    assert parse_citations(quoted) == []
+    assert "faq_003" in quoted and "doc#2" in quoted
