@@ -1,0 +1,77 @@
+"""`python -m rag` end to end, in process: search, ask (offline and against the fake LLM server), eval."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _no_llm_env(monkeypatch, cache_dir):
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "RAG_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def _json_out(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_search_json_has_ranked_hits_with_fusion_provenance(capsys, kb_index):
+    out = _json_out(capsys, ["search", "RRF 融合公式里的 k 是什么", "--k", "3", "--json"])
+    assert [h["rank"] for h in out["hits"]] == [1, 2, 3]
+    top = out["hits"][0]
+    assert {p["retriever"] for p in top["provenance"]} <= {"dense", "bm25"}
+    assert top["score"] == pytest.approx(sum(p["term"] for p in top["provenance"]))
+
+
+def test_ask_offline_json_every_citation_valid(capsys, kb_index):
+    trace = _json_out(capsys, ["ask", "什么是过拟合？怎么缓解？", "--json"])
+    audit = trace["audit"]
+    assert audit["cited"] and audit["hallucinated"] == [] and audit["validity_rate"] == 1.0
+    assert "faq_001" in audit["cited"]
+    assert "no language model" in trace["backends"]["generator"]
+    assert "not a cross-encoder" in trace["backends"]["reranker"]
+
+
+def test_ask_uses_the_configured_llm_and_audits_its_real_citations(capsys, monkeypatch, fake_llm, kb_index):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-secret")
+    monkeypatch.setenv("OPENAI_MODEL", fake_llm.model)
+    assert main(["ask", "什么是过拟合？怎么缓解？", "--json"]) == 0
+    raw = capsys.readouterr().out
+    trace = json.loads(raw)
+    assert "sk-cli-secret" not in raw
+    assert "faq_999" in trace["audit"]["hallucinated"] and trace["audit"]["valid"]
+    assert fake_llm.model in trace["backends"]["generator"]
+    assert fake_llm.chat_requests[-1].body["stream"] is True
+
+
+def test_ask_no_rag_offline_says_it_has_no_knowledge(capsys):
+    trace = _json_out(capsys, ["ask", "什么是过拟合？", "--no-rag", "--json"])
+    assert trace["no_rag_answer"] and trace["contexts"] == []
+
+
+def test_eval_prints_all_strategies(tmp_path, capsys):
+    corpus = tmp_path / "c.jsonl"
+    queries = tmp_path / "q.jsonl"
+    rows = [("p1", "猫", "猫喜欢晒太阳，也喜欢吃鱼。"), ("p2", "狗", "狗喜欢散步和捡球。"), ("p3", "鸟", "鸟会飞，也会唱歌。")]
+    corpus.write_text("\n".join(json.dumps({"id": i, "title": t, "text": x}, ensure_ascii=False) for i, t, x in rows))
+    queries.write_text(
+        "\n".join(json.dumps({"id": f"q{n}", "query": q, "gold_ids": [g]}, ensure_ascii=False)
+                  for n, (q, g) in enumerate([("什么动物喜欢散步", "p2"), ("谁会唱歌", "p3")]))
+    )
+    out = _json_out(capsys, ["eval", "--corpus", str(corpus), "--queries", str(queries), "--rerank", "--json", "--no-cache"])
+    assert [s["strategy"] for s in out["strategies"]] == ["dense", "bm25", "hybrid", "hybrid+rerank"]
+    assert all(0.0 <= s["Hit@1"] <= 1.0 for s in out["strategies"])
+    assert out["strategies"][1]["Hit@1"] == 1.0  # BM25 finds both by their exact words
+
+
+def test_bad_corpus_gives_a_message_and_exit_code_2(tmp_path, capsys):
+    bad = tmp_path / "x.bin"
+    bad.write_bytes(b"\x00\x01\x02")
+    assert main(["search", "q", "--corpus", str(bad)]) == 2
+    assert "error:" in capsys.readouterr().err
