@@ -26,7 +26,7 @@ from .evaluation import format_table, load_queries
 from .index import Index, build_index
 from .pipeline import ask, ask_no_rag
 from .retrieval import MODES, retrieve
-from .strategies import compare
+from .strategies import REWRITE_STRATEGIES, compare
 from .trace import AskSettings
 
 
@@ -187,11 +187,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         queries = queries[: args.limit]
     names = ["dense", "bm25", "hybrid"] + (["hybrid+rerank"] if args.rerank else [])
     rr = choose_reranker(args.reranker, index.embedder) if args.rerank else None
-    generator = None
+    gen_choice, chat = choose_generator(index.embedder, offline=args.offline)
+    generator = gen_choice.backend if args.answers else None
     if args.answers:
-        gen_choice, _ = choose_generator(index.embedder, offline=args.offline)
-        generator = gen_choice.backend
         _err(f"answer-level figures with {gen_choice.label}")
+    if chat is not None and not args.no_rewrites:
+        names += list(REWRITE_STRATEGIES)
+        _err(f"language model configured ({chat.label}): adding {', '.join(REWRITE_STRATEGIES)}")
     last = [""]
 
     def progress(done: int, total: int, strategy: str) -> None:
@@ -201,7 +203,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     reports = compare(
         index, queries, names, rr.backend if rr else None, max(args.depth, args.k), args.rrf_k,
-        args.recall_n, generator, progress,
+        args.recall_n, generator, progress, chat,
     )
     if args.json:
         out = {
@@ -268,7 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--recall-n", type=int, default=defaults.RECALL_N)
     e.add_argument("--answers", action="store_true",
                    help="also answer every query and report citation validity / unsupported-sentence rate")
-    e.add_argument("--offline", action="store_true", help="with --answers: use the extractive generator")
+    e.add_argument("--offline", action="store_true",
+                   help="ignore any configured LLM (extractive answers, no rewrite strategies)")
+    e.add_argument("--no-rewrites", action="store_true",
+                   help="skip the HyDE / multi-query strategies even when an LLM is configured")
     e.set_defaults(func=cmd_eval)
     return p
 

@@ -6,6 +6,9 @@ A strategy turns a query into document ids, best first:
 - hybrid         RRF (k = rrf_k) of the dense and BM25 lists;
 - hybrid+rerank  the hybrid top `recall_n`, reordered by the reranker (whatever ran: a cross-encoder or
                  the labelled offline fallback; the report's label says which).
+With a language model (`chat`), two rewrite strategies (REWRITE_STRATEGIES) join them:
+- hyde           hybrid retrieval whose dense side searches with question + hypothetical answer;
+- multi-query    hybrid retrieval for the question and its LLM variants, fused with RRF.
 Retrieval metrics come from rag/evaluation.py (Hit@k, Recall@k, MRR@k, nDCG@k). With a generator, each
 strategy also answers every query through the full pipeline (rag/pipeline.py) and records answer-level
 figures: citation validity (valid refs / cited refs) and the unsupported-sentence rate on answerable
@@ -24,18 +27,21 @@ from .rerank import rerank
 from .retrieval import retrieve
 
 STRATEGIES = ("dense", "bm25", "hybrid", "hybrid+rerank")
+REWRITE_STRATEGIES = ("hyde", "multi-query")  # need a language model
 
 Search = Callable[[str], list[str]]
 
 
 def strategy_search(
-    index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60, recall_n: int = 20
+    index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60, recall_n: int = 20, chat=None
 ) -> Search:
     """query -> ranked document ids for one strategy."""
-    if strategy not in STRATEGIES:
-        raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    if strategy not in STRATEGIES + REWRITE_STRATEGIES:
+        raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES + REWRITE_STRATEGIES)}")
     doc_of = lambda cid: index.chunk(cid).doc_id  # noqa: E731
     depth = max(depth, recall_n)
+    if strategy in REWRITE_STRATEGIES:
+        return _rewrite_search(index, strategy, chat, depth, rrf_k, doc_of)
     if strategy != "hybrid+rerank":
         return lambda q: doc_ranking(retrieve(index, q, strategy, depth, depth, rrf_k).ranked(), doc_of)
     if reranker is None:
@@ -49,8 +55,30 @@ def strategy_search(
     return reranked
 
 
-def strategy_label(index: Index, strategy: str, reranker=None, rrf_k: int = 60, recall_n: int = 20) -> str:
+def _rewrite_search(index: Index, strategy: str, chat, depth: int, rrf_k: int, doc_of) -> Search:
+    from .errors import LLMUnavailableError
+    from .pipeline import hyde_vector
+    from .retrieval import retrieve_many
+    from .rewrite import hyde, multi_query
+
+    if chat is None:
+        raise LLMUnavailableError(
+            f"the {strategy} strategy needs a language model to write rewrites; set OPENAI_BASE_URL "
+            "(and OPENAI_API_KEY / OPENAI_MODEL)"
+        )
+    if strategy == "hyde":
+        return lambda q: doc_ranking(
+            retrieve(index, q, "hybrid", depth, depth, rrf_k, query_vector=hyde_vector(index, q, hyde(q, chat))).ranked(),
+            doc_of,
+        )
+    return lambda q: doc_ranking(retrieve_many(index, [q, *multi_query(q, chat)], depth, depth, rrf_k)[1], doc_of)
+
+
+def strategy_label(index: Index, strategy: str, reranker=None, rrf_k: int = 60, recall_n: int = 20, chat=None) -> str:
+    via = getattr(chat, "label", "no language model")
     return {
+        "hyde": f"HyDE (question + hypothetical answer via {via}) in RRF k={rrf_k} hybrid",
+        "multi-query": f"RRF k={rrf_k} over hybrid lists of the question + variants via {via}",
         "dense": f"dense ({index.embedder.label})",
         "bm25": f"BM25 (jieba, k1={index.bm25.k1:g}, b={index.bm25.b:g})",
         "hybrid": f"RRF k={rrf_k} of dense + BM25",
@@ -60,7 +88,7 @@ def strategy_label(index: Index, strategy: str, reranker=None, rrf_k: int = 60, 
 
 def answer_figures(
     index: Index, queries: Sequence[Query], strategy: str, generator, reranker=None, rrf_k: int = 60,
-    recall_n: int = 20, top_k: int = 5, progress: Callable[[int, int], None] | None = None,
+    recall_n: int = 20, top_k: int = 5, progress: Callable[[int, int], None] | None = None, chat=None,
 ) -> dict[str, float]:
     """Answer every query with this strategy's retrieval and audit the citations (see module docstring)."""
     from .citations import is_not_enough
@@ -70,10 +98,11 @@ def answer_figures(
     settings = AskSettings(
         mode="bm25" if strategy == "bm25" else "dense" if strategy == "dense" else "hybrid",
         recall_n=max(recall_n, top_k), top_k=top_k, rrf_k=rrf_k, rerank=strategy == "hybrid+rerank",
+        rewrite=strategy if strategy in REWRITE_STRATEGIES else "none",
     )
     validity, unsupported, abstained = [], [], []
     for i, q in enumerate(queries, 1):
-        trace = ask(q.query, index, settings, generator, reranker=reranker)
+        trace = ask(q.query, index, settings, generator, reranker=reranker, chat=chat)
         if q.gold_ids:
             if trace.audit is not None and trace.audit.validity_rate is not None:
                 validity.append(trace.audit.validity_rate)
@@ -103,6 +132,7 @@ def compare(
     recall_n: int = 20,
     generator=None,
     progress: Callable[[int, int, str], None] | None = None,
+    chat=None,
 ) -> list[StrategyReport]:
     """Run each strategy on `queries`; progress(done, total, strategy) counts (strategy, query) steps."""
     if not strategies:
@@ -111,15 +141,18 @@ def compare(
     per = len(answerable) + (len(queries) if generator is not None else 0)
     total, reports = per * len(strategies), []
     for s_i, name in enumerate(strategies):
-        search = strategy_search(index, name, reranker, depth, rrf_k, recall_n)
+        search = strategy_search(index, name, reranker, depth, rrf_k, recall_n, chat)
         base = s_i * per
         step = (lambda d, _t, b=base, n=name: progress(b + d, total, n)) if progress else None
-        report = evaluate_strategy(name, strategy_label(index, name, reranker, rrf_k, recall_n), queries, search, step)
+        label = strategy_label(index, name, reranker, rrf_k, recall_n, chat)
+        report = evaluate_strategy(name, label, queries, search, step)
         if generator is not None:
             after = base + len(answerable)
             answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
             report.extra.update(
-                answer_figures(index, queries, name, generator, reranker, rrf_k, recall_n, progress=answer_step)
+                answer_figures(
+                    index, queries, name, generator, reranker, rrf_k, recall_n, progress=answer_step, chat=chat
+                )
             )
         reports.append(report)
     return reports

@@ -75,3 +75,18 @@ def test_bad_corpus_gives_a_message_and_exit_code_2(tmp_path, capsys):
     bad.write_bytes(b"\x00\x01\x02")
     assert main(["search", "q", "--corpus", str(bad)]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_eval_adds_rewrite_strategies_when_an_llm_is_configured(tmp_path, capsys, monkeypatch, fake_llm):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("OPENAI_MODEL", fake_llm.model)
+    corpus = tmp_path / "c.jsonl"
+    queries = tmp_path / "q.jsonl"
+    corpus.write_text("\n".join(json.dumps({"id": i, "title": "", "text": t}, ensure_ascii=False)
+                                for i, t in [("p1", "猫喜欢晒太阳。"), ("p2", "狗喜欢散步。")]))
+    queries.write_text(json.dumps({"id": "q", "query": "谁喜欢散步", "gold_ids": ["p2"]}, ensure_ascii=False))
+    out = _json_out(capsys, ["eval", "--corpus", str(corpus), "--queries", str(queries), "--json", "--no-cache"])
+    assert [s["strategy"] for s in out["strategies"]] == ["dense", "bm25", "hybrid", "hyde", "multi-query"]
+    # HyDE asked for one hypothetical passage, multi-query for variants: both prompts reached the server
+    assert len(fake_llm.chat_requests) == 2
