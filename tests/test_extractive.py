@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import zlib
-
-import numpy as np
 import pytest
 
 from rag.citations import parse_citations, strip_citations
@@ -15,27 +12,7 @@ from rag.generation import NOT_ENOUGH, Generator
 from rag.prompt import build_no_rag_prompt, build_prompt
 from rag.retrieval import retrieve
 from rag.sentences import split_sentences
-
-
-class BigramEmbedder:
-    """Deterministic fake: hashed character-bigram counts, L2-normalised."""
-
-    name = label = "bigram (test fake)"
-    dim = 256
-
-    def _vec(self, text):
-        v = np.zeros(self.dim, dtype=np.float32)
-        t = text.lower()
-        for i in range(len(t) - 1):
-            v[zlib.crc32(t[i : i + 2].encode()) % self.dim] += 1.0
-        n = np.linalg.norm(v)
-        return v / n if n else v
-
-    def embed_documents(self, texts, progress=None):
-        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
-
-    def embed_queries(self, texts):
-        return self.embed_documents(texts)
+from tests.fakes import BigramEmbedder
 
 
 def _kb_prompt(kb_index, question, k=5, lang="zh"):

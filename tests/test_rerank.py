@@ -4,7 +4,6 @@ hub, the labelled sentence-maxsim fallback, and the before/after bookkeeping of 
 from __future__ import annotations
 
 import time
-import zlib
 
 import numpy as np
 import pytest
@@ -21,6 +20,7 @@ from rag.rerank import (
     rerank,
 )
 from rag.sentences import split_sentences
+from tests.fakes import BigramEmbedder
 
 WORDS = (
     "the a is of to and in for how what when long days return returns refund refunds policy order orders "
@@ -35,28 +35,6 @@ TEXTS = [
     "cook the pork with sugar",
     "refunds are paid to the customer within 7 days",
 ]
-
-
-class BigramEmbedder:
-    """Deterministic fake: hashed character-bigram counts, L2-normalised (no model, no randomness)."""
-
-    name = "bigram"
-    label = "hashed char bigrams (test fake)"
-    dim = 256
-
-    def _vec(self, text: str) -> np.ndarray:
-        v = np.zeros(self.dim, dtype=np.float32)
-        t = text.lower()
-        for i in range(len(t) - 1):
-            v[zlib.crc32(t[i : i + 2].encode()) % self.dim] += 1.0
-        n = np.linalg.norm(v)
-        return v / n if n else v
-
-    def embed_documents(self, texts, progress=None):
-        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
-
-    def embed_queries(self, texts):
-        return self.embed_documents(texts)
 
 
 @pytest.fixture(scope="module")
