@@ -1,0 +1,449 @@
+"""The app in a real headless Chromium: `streamlit run app.py` as a subprocess, driven by Playwright.
+
+What AppTest cannot see is checked here: the page actually renders in a browser (no exception box, no
+"Traceback", charts drawn, the Chinese text set in a real font), the sidebar question box and the file
+uploader work through real DOM events, and the answer streams into the page with clickable citation
+markers. One Streamlit process runs keyless (the offline defaults: extractive generator); a second one
+gets OPENAI_BASE_URL/OPENAI_API_KEY/OPENAI_MODEL pointing at the fake OpenAI-compatible server
+(tests/fake_openai.py), whose canned answer cites one real ref and the made-up [faq_999].
+
+Every page is saved as a full-page screenshot under test-artifacts/screenshots/<page>.png; with
+RAG_UPDATE_DOCS_SCREENSHOTS=1 also as docs/screenshots/<nn>_<page>.png (the README's pictures).
+Skipped when Chromium or Playwright is missing, except with CI=true, where that is a failure.
+Run: `pytest -m browser tests/test_browser.py` (system Chromium at /usr/bin/chromium; never
+`playwright install`, which downloads a browser).
+Not handled here: per-widget behaviour (tests/test_app.py does that faster through AppTest).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.fake_openai import HALLUCINATED_REF, FakeOpenAI
+from ui.i18n import LABELS
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
+DOCS_SHOTS = ROOT / "docs" / "screenshots"
+SAMPLE_MD = ROOT / "data" / "sample_docs" / "rag_intro.md"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1400, "height": 900}
+MAX_SHOT_HEIGHT = 7000  # px: a taller page is cut here (keeps each PNG well under 1.5 MB)
+HEALTH_TIMEOUT = 60  # s for the server to answer /_stcore/health
+FIRST_RUN_MS = 240_000  # the first page loads the embedder and may embed the corpus (cold cache: ~50 s)
+RUN_MS = 120_000  # any later rerun (the machine is slow and shared)
+LLM_ENV_PREFIXES = ("OPENAI_", "RAG_LLM_")
+QUESTION = "什么是重排？为什么需要它？"
+TITLES = {name: LABELS[f"page.{name}"][0] for name in  # each page's header (Chinese-first UI, the default)
+          ("upload", "embeddings", "retrieval", "rerank", "answer", "evaluation")}
+
+# The docs pictures, in reading order: screenshot name -> file name under docs/screenshots/.
+DOC_NAMES = {
+    "home": "01_home", "upload": "02_upload", "embeddings": "03_embeddings", "retrieval": "04_retrieval",
+    "rerank": "05_rerank", "answer": "06_answer", "answer_llm": "07_answer_llm", "evaluation": "08_evaluation",
+}
+
+SCRIPT_DONE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+      && !document.querySelector('[data-testid="stStatusWidget"]')
+      && !document.querySelector('[data-testid="stSkeleton"]');
+}"""
+
+
+# ------------------------------------------------------------------------------------ availability
+
+
+def chromium_path() -> str | None:
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else shutil.which("chromium")
+
+
+def require_browser() -> str:
+    """The Chromium executable; skip (or, with CI=true, fail) when the browser or Playwright is missing."""
+    missing = []
+    path = chromium_path()
+    if path is None:
+        missing.append("no Chromium at /usr/bin/chromium or on PATH (apt-get install chromium)")
+    if importlib.util.find_spec("playwright") is None:
+        missing.append("the playwright package is not installed (pip install playwright; the system Chromium is "
+                       "used, no `playwright install` needed)")
+    if missing:
+        reason = "browser test needs: " + "; ".join(missing)
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason + " (CI=true: this test must run in CI)")
+        pytest.skip(reason)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# -------------------------------------------------------------------------------------- the server
+
+
+class StreamlitServer:
+    """`streamlit run app.py` on a free 127.0.0.1 port; its output goes to a log file under tmp."""
+
+    def __init__(self, name: str, log_dir: Path, env: dict[str, str]):
+        self.name = name
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_dir / f"streamlit-{name}.log"
+        self.env = env
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> "StreamlitServer":
+        cmd = [sys.executable, "-m", "streamlit", "run", "app.py",
+               "--server.headless", "true", "--server.address", "127.0.0.1", "--server.port", str(self.port),
+               "--browser.gatherUsageStats", "false",
+               "--server.fileWatcherType", "none",  # no inotify watching of the tree (and .venv) while testing
+               "--secrets.files", str(self.log_path.with_suffix(".no-secrets.toml"))]  # ignore a dev's secrets
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + HEALTH_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"streamlit ({self.name}) exited with {self.proc.returncode}:\n{self.log_tail()}")
+            with contextlib.suppress(OSError):
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            time.sleep(0.3)
+        pytest.fail(f"streamlit ({self.name}) not healthy after {HEALTH_TIMEOUT} s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def app_env(cache_dir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(LLM_ENV_PREFIXES)}
+    env.update(RAG_CACHE_DIR=str(cache_dir), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
+    env.update(extra or {})
+    return env
+
+
+@contextlib.contextmanager
+def running(server: StreamlitServer, request):
+    """Start the server; stop it afterwards, printing its log if a test that used it failed."""
+    failed_before = request.session.testsfailed
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+        if request.session.testsfailed > failed_before:
+            sys.__stderr__.write(f"\n----- streamlit ({server.name}) log tail -----\n{server.log_tail()}\n")
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    path = require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def offline_app(chromium, cache_dir, tmp_path_factory, request):
+    """The app with no LLM configured (the keyless defaults). Shares the session's embedding cache."""
+    server = StreamlitServer("offline", tmp_path_factory.mktemp("st-offline"), app_env(cache_dir))
+    with running(server, request):
+        yield server
+
+
+@pytest.fixture(scope="module")
+def fake_llm_server():
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def llm_app(chromium, cache_dir, fake_llm_server, tmp_path_factory, request):
+    """The app with OPENAI_* pointing at the fake OpenAI-compatible server."""
+    env = app_env(cache_dir, fake_llm_server.env())
+    server = StreamlitServer("llm", tmp_path_factory.mktemp("st-llm"), env)
+    with running(server, request):
+        yield server
+
+
+@pytest.fixture(scope="module")
+def session(chromium, offline_app):
+    """One browser tab kept across the page tests, as a user clicking through the sidebar would."""
+    context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+    page = context.new_page()
+    page.goto(offline_app.url + "/")
+    settle(page, page.get_by_test_id("stPageLink"), FIRST_RUN_MS)
+    yield page
+    context.close()
+
+
+# ------------------------------------------------------------------------------------- page helpers
+
+
+def settle(page, ready, timeout_ms: int = RUN_MS) -> None:
+    """Wait until `ready` (a locator that only the new run can produce) is visible and the script run
+    has finished. On a timeout, save what the browser shows and fail with the page's text."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        if ready is not None:
+            ready.first.wait_for(state="visible", timeout=timeout_ms)
+        page.wait_for_function(SCRIPT_DONE_JS, timeout=timeout_ms, polling=250)
+        page.wait_for_timeout(300)  # a last rerun or a chart's first paint
+        page.wait_for_function(SCRIPT_DONE_JS, timeout=timeout_ms, polling=250)
+    except PlaywrightTimeout as exc:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / f"timeout-{time.strftime('%H%M%S')}.png"
+        page.screenshot(path=str(shot), full_page=True)
+        body = re.sub(r"\s*\n\s*", "\n", page.locator("body").inner_text())[:3000]
+        pytest.fail(f"page not ready within {timeout_ms / 1000:.0f} s waiting for {ready} ({exc}); screenshot "
+                    f"{shot}; the page says:\n{body}")
+
+
+def heading(page, text: str):
+    """A page's own header, in the main area (the sidebar links and the home page's cards say it too)."""
+    return page.get_by_test_id("stMain").get_by_test_id("stHeading").filter(has_text=text)
+
+
+def open_page(page, name: str, timeout_ms: int = RUN_MS) -> None:
+    """Click the sidebar link, as a user would (same browser session, so the index and the trace are
+    kept), and wait for that page's header and the end of its run. Waiting for the header first matters:
+    until the new run starts, the previous page is still on screen and the app reports it is not running."""
+    page.locator(f'[data-testid="stSidebarNavLink"][href$="/{name}"]').click()
+    settle(page, heading(page, TITLES[name]), timeout_ms)
+
+
+def main_text(page) -> str:
+    return page.get_by_test_id("stMain").inner_text()
+
+
+def assert_clean(page, where: str) -> None:
+    """No Streamlit exception box, no traceback, no error box."""
+    exc = page.locator('[data-testid="stException"]')
+    assert exc.count() == 0, f"{where}: exception box: {exc.first.inner_text()[:1500]}"
+    text = main_text(page)
+    assert "Traceback" not in text, f"{where}: traceback on the page:\n{text[:2000]}"
+    errors = page.locator('[data-testid="stAlertContentError"]')
+    assert errors.count() == 0, f"{where}: error box: {errors.first.inner_text()[:500]}"
+
+
+def metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has=page.get_by_test_id("stMetricLabel").get_by_text(label))
+    return box.first.get_by_test_id("stMetricValue").inner_text().strip()
+
+
+def plotly_drawn(page, n: int = 1, timeout_ms: int = 30_000) -> None:
+    """`n` plotly charts on the page, each with its SVG drawn."""
+    page.wait_for_function(
+        "n => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .main-svg').length >= n",
+        arg=n, timeout=timeout_ms)
+
+
+def shoot(page, name: str) -> Path:
+    """Full-page screenshot. Streamlit scrolls inside its main block, not the window, so the viewport is
+    grown to the content's height first (capped at MAX_SHOT_HEIGHT), then put back."""
+    height = page.evaluate("""() => {
+      const main = document.querySelector('[data-testid="stMain"]');
+      const side = document.querySelector('[data-testid="stSidebarContent"]');
+      return Math.max(main ? main.scrollHeight : 0, side ? side.scrollHeight : 0, window.innerHeight);
+    }""")
+    page.mouse.move(VIEWPORT["width"] // 2, 8)  # off the sidebar, whose hover state shows a collapse button
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(int(height) + 40, MAX_SHOT_HEIGHT)})
+    page.wait_for_timeout(600)  # charts and data grids re-layout for the new size
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(VIEWPORT)
+    if os.environ.get("RAG_UPDATE_DOCS_SCREENSHOTS") == "1" and name in DOC_NAMES:
+        DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, DOCS_SHOTS / f"{DOC_NAMES[name]}.png")
+    return path
+
+
+# ------------------------------------------------------------------------------- every page, keyless
+
+
+def test_home(session):
+    page = session
+    assert_clean(page, "home")
+    assert page.get_by_test_id("stPageLink").count() == 6  # one link per stage
+    table = page.get_by_test_id("stTable").inner_text()
+    assert "multilingual-e5-small" in table and "sentence-maxsim" in table
+    assert "extractive" in table  # keyless: the labelled fallback generator
+    assert page.locator(".st-key-question textarea").input_value().strip()  # the shared question
+    shoot(page, "home")
+
+
+def test_upload_page(session):
+    page = session
+    open_page(page, "upload", FIRST_RUN_MS)  # builds the index (cold cache: ~50 s)
+    assert_clean(page, "upload")
+    assert "索引就绪" in page.get_by_test_id("stAlertContentSuccess").last.inner_text()  # "Index ready"
+    assert page.locator('.st-key-upload-files input[type="file"]').count() == 1
+    assert metric(page, "块数 chunks") == "50"
+    plotly_drawn(page)  # chunk-length histogram
+    assert page.get_by_test_id("stDataFrame").count() >= 1  # the chunk table
+    assert "faq_001" in page.get_by_test_id("stHtml").first.inner_text()  # the coloured preview's chunk tag
+    shoot(page, "upload")
+
+
+def test_embeddings_page(session):
+    page = session
+    open_page(page, "embeddings")
+    assert_clean(page, "embeddings")
+    plotly_drawn(page)
+    points = page.locator("[data-testid='stPlotlyChart'] .scatterlayer .point")
+    assert points.count() >= 50  # every chunk (50) plus the query
+    assert metric(page, "PC1").endswith("%")
+    shoot(page, "embeddings")
+
+
+def test_retrieval_page(session):
+    page = session
+    open_page(page, "retrieval")
+    assert_clean(page, "retrieval")
+    assert page.get_by_test_id("stDataFrame").count() >= 2  # side by side + BM25 explain
+    text = main_text(page)
+    assert "jieba" in text and "rrf(d) = Σ" in text
+    shoot(page, "retrieval")
+
+
+def test_rerank_page(session):
+    page = session
+    open_page(page, "rerank")
+    assert_clean(page, "rerank")
+    warning = page.get_by_test_id("stAlertContentWarning").first.inner_text()
+    assert "sentence-maxsim" in warning  # the offline fallback says what it is
+    plotly_drawn(page)  # bump chart
+    assert page.locator("[data-testid='stPlotlyChart'] .scatterlayer .trace").count() >= 1
+    assert page.get_by_test_id("stDataFrame").count() >= 1
+    shoot(page, "rerank")
+
+
+def answer_markers(page):
+    """(valid markers, hallucinated markers) in the rendered answer."""
+    return (page.locator("[data-testid='stHtml'] a[href^='#ref-']"),
+            page.locator("[data-testid='stHtml'] span[style*='line-through']"))
+
+
+def test_answer_page_offline_and_a_typed_question(session):
+    page = session
+    open_page(page, "answer")
+    assert_clean(page, "answer")
+    assert "extractive" in page.get_by_test_id("stAlertContentWarning").first.inner_text()
+    valid, bad = answer_markers(page)
+    assert valid.count() >= 1 and bad.count() == 0
+    assert int(metric(page, "有效 valid")) >= 1 and metric(page, "幻觉 hallucinated") == "0"
+    shoot(page, "answer")
+
+    # A new question in the sidebar box: every page reruns with it; the answer page answers it.
+    box = page.locator(".st-key-question textarea")
+    box.fill(QUESTION)
+    box.press("Control+Enter")
+    prompt = page.locator("[data-testid='stHtml']", has_text=QUESTION)
+    settle(page, prompt, RUN_MS)
+    assert_clean(page, "answer (typed question)")
+    valid, bad = answer_markers(page)
+    assert valid.count() >= 1 and bad.count() == 0
+    first_ref = valid.first.get_attribute("title")
+    assert page.locator(f"#{valid.first.get_attribute('href')[1:]}").count() == 1  # the marker's target exists
+    assert first_ref and first_ref in main_text(page)
+    shoot(page, "answer_typed")
+
+
+def test_evaluation_page_runs(session):
+    page = session
+    open_page(page, "evaluation")
+    assert_clean(page, "evaluation")
+    page.locator(".st-key-eval-run button").click()
+    settle(page, page.locator("[data-testid='stPlotlyChart']"), RUN_MS)
+    assert_clean(page, "evaluation (after run)")
+    plotly_drawn(page)
+    assert page.get_by_test_id("stDataFrame").count() >= 2  # strategies + per-query drill-down
+    shoot(page, "evaluation")
+
+
+# ------------------------------------------------------------------------------------------ upload
+
+
+def test_upload_a_good_and_a_bad_file(chromium, offline_app, tmp_path):
+    bad = tmp_path / "broken.txt"
+    bad.write_bytes(bytes(range(256)) * 8)
+    context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")  # a fresh session: its own corpus
+    try:
+        page = context.new_page()
+        page.goto(offline_app.url + "/upload")
+        settle(page, page.get_by_text("索引就绪"), FIRST_RUN_MS)
+        page.locator('.st-key-upload-files input[type="file"]').set_input_files([str(SAMPLE_MD), str(bad)])
+        settle(page, page.get_by_text("rag_intro#1"), RUN_MS)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        error = page.get_by_test_id("stAlertContentError")
+        assert error.count() == 1
+        assert "broken.txt" in error.inner_text() and "binary" in error.inner_text()
+        assert page.get_by_test_id("stAlertContentSuccess").first.is_visible()
+        text = main_text(page)
+        assert "rag_intro.md" in text and "Traceback" not in text
+        preview = page.locator("[data-testid='stHtml']", has_text="rag_intro#1").first.inner_text()
+        assert "rag_intro#2" in preview  # the markdown file was cut into several chunks
+        shoot(page, "upload_files")
+    finally:
+        context.close()
+
+
+# ------------------------------------------------------------------------------------ with the LLM
+
+
+def test_answer_page_with_the_fake_llm(chromium, llm_app, fake_llm_server):
+    context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+    try:
+        page = context.new_page()
+        page.goto(llm_app.url + "/answer")
+        settle(page, page.locator("[data-testid='stHtml'] a[href^='#ref-']"), FIRST_RUN_MS)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert "Traceback" not in main_text(page)
+        assert "fake-model" in page.get_by_test_id("stAlertContentSuccess").first.inner_text()
+        valid, bad = answer_markers(page)
+        assert valid.count() >= 1
+        assert bad.count() == 1 and f"[{HALLUCINATED_REF}]" in bad.first.inner_text()
+        assert metric(page, "幻觉 hallucinated") == "1"
+        chats = fake_llm_server.chat_requests
+        assert chats, "the app never called the LLM"
+        assert any(valid.first.get_attribute("title") in c.prompt_text for c in chats)  # cited ref came from the prompt
+        assert all(c.headers.get("authorization") == "Bearer sk-fake-test-key" for c in chats)
+        shoot(page, "answer_llm")
+    finally:
+        context.close()
