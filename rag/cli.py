@@ -27,6 +27,7 @@ from .index import Index, build_index
 from .pipeline import ask, ask_no_rag
 from .retrieval import MODES, retrieve
 from .strategies import REWRITE_STRATEGIES, compare
+from .tokenize import load_stopwords
 from .trace import AskSettings
 
 
@@ -50,7 +51,8 @@ def _build(args: argparse.Namespace, chunker: str, params: dict[str, Any]) -> In
         if sys.stderr.isatty():
             print(f"\rembedding {done}/{total}", end="", file=sys.stderr)
 
-    index = build_index(chunk_set, embedder, progress=progress)
+    stopwords = load_stopwords() if args.stopwords else frozenset()
+    index = build_index(chunk_set, embedder, progress=progress, stopwords=stopwords)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     _err(
@@ -238,6 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--threads", type=int, default=None, help="numeric threads (default 1 or $RAG_THREADS)")
     common.add_argument("--no-cache", action="store_true", help="do not use the document-vector disk cache")
     common.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    common.add_argument("--stopwords", action="store_true",
+                        help="drop data/stopwords_zh.txt words from BM25 (off: the plain formula, as the references use)")
     common.add_argument("--rrf-k", type=int, default=defaults.RRF_K)
     common.add_argument("--depth", type=int, default=defaults.DEPTH, help="candidates per list before fusion")
     sub = p.add_subparsers(dest="command", required=True)

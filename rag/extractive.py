@@ -166,10 +166,34 @@ class ExtractiveGenerator:
             yield NOT_ENOUGH[lang]
             return
         chosen.sort(key=lambda s: (s.n, s.start))  # readable: by context rank, then document order
-        for i, s in enumerate(chosen):
-            text = quote(s.sentence)
-            text = text if text.endswith(tuple(_TERMINATORS)) else text + _FULL_STOP[lang]
-            yield (_JOIN[lang] if i else "") + f"{text}[{s.ref}]"
+        blocks = {b.n: b for b in prompt.contexts}
+        taken = {(s.n, s.start) for s in chosen}
+        first = True
+        for s in chosen:
+            for sentence in with_antecedent(blocks[s.n].text, s.start, s.end, taken, s.n):
+                text = quote(sentence.strip())
+                text = text if text.endswith(tuple(_TERMINATORS)) else text + _FULL_STOP[lang]
+                yield ("" if first else _JOIN[lang]) + f"{text}[{s.ref}]"  # every sentence cites its chunk
+                first = False
+
+
+# A sentence that opens with one of these leans on the one before it ("这样分工的原因是…" - which
+# division?); quoted alone it reads as a non sequitur, so the previous sentence comes along.
+ANAPHORA = ("这样", "这种", "这些", "这个", "这是", "这也", "这就", "这时", "此外", "因此", "所以", "它们", "它",
+            "其中", "该", "但", "而且", "同时", "This ", "These ", "That ", "It ", "Such ", "Therefore", "However")
+
+
+def with_antecedent(text: str, start: int, end: int, taken: set, n: int) -> list[str]:
+    """[text[start:end]], preceded by the previous sentence when the sentence starts with an anaphor
+    and that previous sentence is not itself part of the answer (`taken`: (block n, start) pairs)."""
+    sentence = text[start:end]
+    if not sentence.lstrip().startswith(ANAPHORA):
+        return [sentence]
+    previous = [(a, b) for a, b in sentence_spans(text, semicolons=False) if b <= start]
+    if not previous or (n, previous[-1][0]) in taken:
+        return [sentence]
+    a, b = previous[-1]
+    return [text[a:b], sentence]
 
 
 def quote(sentence: str) -> str:

@@ -5,8 +5,8 @@
              -> citation audit  [+ the same question without retrieval, for comparison]
 
 Stages that need a language model (rewrites) raise LLMUnavailableError when none is configured, so the
-caller can say why instead of silently skipping. Fallback backends are named as fallbacks in
-`trace.backends` and `trace.notes`.
+caller can say why instead of silently skipping. Fallback backends say so in their labels, which land in
+`trace.backends`; the caller, which chose them (rag/backends.py), adds the reason to `trace.notes`.
 Not handled here: loading models or building the index (index.py, embedding.py), rendering (pages/).
 """
 
@@ -82,8 +82,6 @@ def ask(
     trace = Trace(question=question, settings=settings)
     trace.backends["embedder"] = index.embedder.label
     trace.backends["generator"] = generator.label
-    if getattr(generator, "is_fallback", False):
-        trace.notes.append(f"generator is an offline stand-in: {generator.label}")
     depth = max(settings.depth, settings.recall_n)
     weights = dict(settings.weights)
 
@@ -122,8 +120,6 @@ def ask(
             trace.rerank = rerank(question, candidates, texts, reranker, settings.top_k)
             trace.final = trace.rerank.hits
         trace.backends["reranker"] = reranker.label
-        if reranker.is_fallback:
-            trace.notes.append(f"reranker is an offline fallback: {reranker.label}")
     else:
         trace.final = list(candidates[: settings.top_k])
         trace.backends["reranker"] = "none (retrieval order kept)"

@@ -187,3 +187,32 @@ def test_a_quoted_citation_example_is_not_taken_for_a_citation():
     quoted = quote("在句子后标注来源，例如 [faq_003] 或 【doc#2】。")
     assert parse_citations(quoted) == []
     assert "faq_003" in quoted and "doc#2" in quoted
+
+
+def test_a_sentence_that_leans_on_the_previous_one_brings_it_along():
+    from rag.extractive import with_antecedent
+
+    text = "检索分两段：先召回，再重排。这样分工的原因是速度和精度的取舍。最后生成答案。"
+    start = text.index("这样")
+    end = text.index("最后")
+    assert with_antecedent(text, start, end, set(), 1) == ["检索分两段：先召回，再重排。", "这样分工的原因是速度和精度的取舍。"]
+    # when the previous sentence is already in the answer it is not repeated
+    assert with_antecedent(text, start, end, {(1, 0)}, 1) == ["这样分工的原因是速度和精度的取舍。"]
+    # an ordinary sentence stays alone
+    s2 = text.index("最后")
+    assert with_antecedent(text, s2, len(text), set(), 1) == ["最后生成答案。"]
+
+
+def test_extractive_answer_cites_the_antecedent_sentence_too(embedder):
+    """Both quoted sentences carry the chunk's ref, so the audit finds no uncited sentence."""
+    from rag.citations import audit
+    from rag.extractive import ExtractiveGenerator
+    from rag.prompt import build_prompt
+    from rag.chunking import Chunk
+
+    text = "重排器放在召回之后、生成之前。这样分工的原因是交叉编码器很慢，只能处理几十个候选。"
+    chunk = Chunk("faq_x", "faq_x", text, 0, len(text), "faq_x")
+    prompt = build_prompt("为什么重排只处理几十个候选？交叉编码器很慢吗？", [chunk])
+    answer = "".join(ExtractiveGenerator(embedder, min_score=0.0, max_sentences=1).generate(prompt))
+    assert answer.count("[faq_x]") == 2 and answer.startswith("重排器放在召回之后")
+    assert all(s.label != "no-citation" for s in audit(answer, {"faq_x": text}, embedder).sentences)
