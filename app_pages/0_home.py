@@ -31,14 +31,19 @@ STAGES = [
 ]
 
 st.subheader(tr("流水线 Pipeline", "Pipeline"))
+# A page link's label is one line cut with "…" by default; in a card it may wrap instead.
+st.html("<style>.st-key-home-stages [data-testid='stPageLink-NavLink'] span, "
+        ".st-key-home-stages [data-testid='stPageLink-NavLink'] p "
+        "{white-space: normal; overflow: visible; text-overflow: clip;}</style>")
 PER_ROW = 3
+stages_box = st.container(key="home-stages")
 for row_start in range(0, len(STAGES), PER_ROW):
     row = STAGES[row_start : row_start + PER_ROW]
-    cols = st.columns([6, 1] * (len(row) - 1) + [6], vertical_alignment="center")
+    cols = stages_box.columns([6, 1] * (len(row) - 1) + [6], vertical_alignment="center")
     for j, (path, icon, key, files, what) in enumerate(row):
         n = row_start + j + 1
         with cols[2 * j].container(border=True, height="stretch"):
-            st.page_link(path, label=f"{n}. {t(key)}", icon=icon)
+            st.page_link(path, label=f"{n}. {t(key)}", icon=icon, width="stretch")
             st.write(what)
             st.caption(files)
         if j < len(row) - 1:
@@ -56,6 +61,9 @@ rows = [
                 f"{tr('篇文档', 'documents')}", None),
     choice_line(t("chunker"), f"{method} {params} → {len(chunks.chunks)} {tr('块', 'chunks')}", None),
     choice_line(t("embedder"), embedder.label, False),
+    choice_line("BM25", tr("jieba 分词 · 停用词 ", "jieba tokens · stop words ")
+                + (tr("开 on", "on") if ss["index.stopwords"] else tr("关 off（原始公式）", "off (the plain formula)")),
+                None),
 ]
 rr = attempt(state.reranker_choice, stop=False)
 if rr is not None:

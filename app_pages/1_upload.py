@@ -1,5 +1,6 @@
 """Page 1 · Upload & chunks: the corpus, the chunker and its parameters, a coloured preview of the chunks
-over the source text, chunk lengths, the parent/child relation, and the index build (with progress)."""
+over the source text, chunk lengths, the parent/child relation, the BM25 stop-word switch, and the index
+build (with progress)."""
 
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import streamlit as st
 from rag.chunking import CHUNKERS, chunker_params
 from rag.embedding import EMBEDDERS
 from rag.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
+from rag.tokenize import load_stopwords
 from ui import charts, state
 from ui.i18n import t, tr
 from ui.render import OVERLAP_COLOUR, attempt, chunk_colour, legend_html, segments_html
@@ -95,6 +97,14 @@ with c1:
     if dirty:
         st.caption("⚠️ " + tr("右侧预览用的是新设置；点“应用”后才会重新计算向量。",
                              "The preview shows the new settings; vectors are recomputed only after Apply."))
+    st.checkbox(
+        tr("BM25 停用词 stop words", "BM25 stop words"), key="index.stopwords",
+        help=tr(f"开启后 BM25 忽略 data/stopwords_zh.txt 里的 {len(load_stopwords())} 个词（“的”“是”“？”…）。"
+                "关闭时是原始公式，与命令行（不加 --stopwords）一致。立即生效：只重建 BM25，向量从缓存读取。",
+                f"On: BM25 ignores the {len(load_stopwords())} words in data/stopwords_zh.txt (的, 是, ？ ...). Off: "
+                "the plain formula, as the CLI without --stopwords. Takes effect at once: only BM25 is rebuilt, "
+                "the vectors come from the cache."),
+    )
 
 with c2:
     chunks = attempt(state.chunk_set, ss, method, pending[1])
@@ -156,9 +166,9 @@ info = ss.get("index.info", {})
 method_applied, params_applied = ss["applied.chunk"]
 st.success(tr(
     f"索引就绪：{len(index.chunks)} 块 · {method_applied} {params_applied} · {index.embedder.label} · "
-    f"{index.vectors.vectors.shape[1]} 维",
+    f"{index.vectors.vectors.shape[1]} 维 · BM25 停用词 {'开' if index.bm25.stopwords else '关'}",
     f"Index ready: {len(index.chunks)} chunks · {method_applied} {params_applied} · {index.embedder.label} · "
-    f"{index.vectors.vectors.shape[1]} dimensions",
+    f"{index.vectors.vectors.shape[1]} dimensions · BM25 stop words {'on' if index.bm25.stopwords else 'off'}",
 ))
 if info.get("cache_hits") is not None:
     st.caption(tr(

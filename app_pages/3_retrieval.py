@@ -1,6 +1,6 @@
 """Page 3 · Retrieval: dense, BM25 and RRF rankings side by side, the RRF arithmetic of every fused row,
-RRF k and weights adjustable, the jieba tokens of the query, BM25's per-term contributions for a chosen
-chunk, and what each score scale means."""
+RRF k and weights adjustable, the jieba tokens of the query (stop words struck out when they are on), the
+full RRF sum and BM25's per-term contributions for a chosen chunk, and what each score scale means."""
 
 import hashlib
 
@@ -12,7 +12,7 @@ from rag.retrieval import MODES
 from rag.tokenize import jieba_tokenize
 from ui import state
 from ui.i18n import t, tr
-from ui.render import attempt, need_question, plain_text, short
+from ui.render import attempt, need_question, plain_text, rrf_short, short
 
 ss = st.session_state
 st.header("🔍 " + t("page.retrieval"))
@@ -48,6 +48,7 @@ def colour(cid) -> str:
     return f"background-color: hsl({hue}, 70%, 88%)"
 
 
+ARITH = tr("RRF 算式 Σ w/(k+rank)：dense + bm25", "RRF arithmetic Σ w/(k+rank): dense + bm25")
 rows = []
 for row in side_by_side({"dense": res.dense, "bm25": res.bm25, "hybrid": res.hybrid}, int(ss["retrieval.show_n"])):
     d, b, h = row.cells["dense"], row.cells["bm25"], row.cells["hybrid"]
@@ -56,19 +57,19 @@ for row in side_by_side({"dense": res.dense, "bm25": res.bm25, "hybrid": res.hyb
         f"{t('dense')} chunk": d.chunk_id if d else "", "cosine": f"{d.score:.4f}" if d else "",
         f"{t('bm25')} chunk": b.chunk_id if b else "", "BM25": f"{b.score:.3f}" if b else "",
         f"{t('hybrid')} chunk": h.chunk_id if h else "", "RRF": f"{h.score:.5f}" if h else "",
-        tr("RRF 算式 Σ w/(k+rank)", "RRF arithmetic Σ w/(k+rank)"): fusion_arithmetic(h, res.rrf_k) if h else "",
+        ARITH: rrf_short(h, res.rrf_k),
     })
 frame = pd.DataFrame(rows)
 chunk_cols = [c for c in frame.columns if c.endswith("chunk")]
 st.subheader(tr("三个排名并排 Side by side", "Side by side"))
-st.caption(tr("同一个块在三列中颜色相同，便于追踪它在各列表中的名次。",
-              "A chunk has the same colour in every column, so you can follow it across the lists."))
-arith_col = frame.columns[-1]
+st.caption(tr("同一个块在三列中颜色相同，便于追踪它在各列表中的名次。算式先写向量列表的项，再写 BM25 的项；"
+              "0 表示该列表前 depth 名里没有这个块。",
+              "A chunk has the same colour in every column, so you can follow it across the lists. The arithmetic "
+              "has the dense list's term first, then BM25's; 0 means that list's top depth lacks the chunk."))
 st.dataframe(
     frame.style.map(colour, subset=chunk_cols),  # scores are preformatted text: "" where a list ran out
     hide_index=True, key="retrieval.table",
-    column_config={arith_col: st.column_config.TextColumn(width="large"),
-                   t("rank"): st.column_config.NumberColumn(width="small")},
+    column_config={t("rank"): st.column_config.NumberColumn(width="small")},
 )
 
 wd, wb = settings.weights[0][1], settings.weights[1][1]
@@ -89,15 +90,27 @@ if trace is not None and trace.per_query:
             st.dataframe(pd.DataFrame([{t("rank"): h.rank, t("chunk"): h.chunk_id, "RRF": round(h.score, 5)}
                                        for h in r.hybrid[:5]]), hide_index=True, key=f"retrieval.mq{i}")
 
-st.subheader(tr("BM25 为什么这样打分 Why this BM25 score", "Why this BM25 score"))
+st.subheader(tr("一个块为什么得这个分 Why this chunk scores this", "Why this chunk scores this"))
 tokens = index.bm25.tokenize(q)
 raw = jieba_tokenize(q)
-st.markdown(tr("jieba 分词结果：", "jieba tokens: ") + " ".join(f"`{tok}`" for tok in raw))
-if len(tokens) != len(raw):
-    st.caption(tr("去掉停用词后 BM25 使用：", "after stopwords, BM25 counts: ") + " ".join(f"`{tok}`" for tok in tokens))
+stopwords = index.bm25.stopwords
+st.markdown(tr("jieba 分词结果：", "jieba tokens: ")
+            + " ".join(f"~~`{tok}`~~" if tok in stopwords else f"`{tok}`" for tok in raw))
+if stopwords:
+    dropped = [tok for tok in raw if tok in stopwords]
+    st.caption(tr(
+        f"停用词已开启（{len(stopwords)} 个词）：划掉的 {len(dropped)} 个词 BM25 不计分；BM25 使用：",
+        f"Stop words are on ({len(stopwords)} words): BM25 ignores the {len(dropped)} struck-out tokens and "
+        "counts: ") + (" ".join(f"`{tok}`" for tok in tokens) or "—"))
+else:
+    st.caption(tr("停用词关闭：每个词都参与 BM25 计分（原始公式）。可在“上传与分块”页开启。",
+                  "Stop words are off: every token counts in BM25 (the plain formula). Switch them on on the "
+                  "Upload & chunks page."))
+hybrid_of = {h.chunk_id: h for h in res.hybrid}
 options = list(dict.fromkeys(h.chunk_id for h in res.hybrid[: int(ss["retrieval.show_n"])]))
 if options:
     cid = st.selectbox(tr("选择一个块", "Pick a chunk"), options, key="retrieval.explain")
+    st.markdown(f"**RRF({cid})** = {fusion_arithmetic(hybrid_of[cid], res.rrf_k)}")
     pos = index.position(cid)
     terms = index.bm25.explain(q, pos)
     total = sum(ts.contribution for ts in terms)

@@ -7,8 +7,8 @@ import streamlit as st
 
 from ui import state
 from ui.i18n import t, tr
-from ui.render import (PART_COLOURS, anchor, answer_html, attempt, legend_html, need_question, plain_text,
-                       prompt_html, short)
+from ui.render import (PART_COLOURS, anchor, answer_html, attempt, html_table, legend_html, need_question,
+                       plain_text, prompt_html, short)
 from ui.streaming import ask_streaming
 
 ss = st.session_state
@@ -111,12 +111,14 @@ if audit is not None:
         for s in audit.sentences
     ])
     if len(sentences):
-        a2.dataframe(
-            sentences.style.map(lambda v: f"background-color: {LABEL_COLOURS.get(v, '')}",
-                                subset=[tr("判定", "label")]),
-            hide_index=True, key="answer.sentences",
-            column_config={tr("句子", "sentence"): st.column_config.TextColumn(width="large")},
-        )
+        # Wrapping HTML, not a data grid: a grid cuts each cell to one line, and the whole sentence is the point.
+        def cell_style(col: str, value) -> str:
+            if col == tr("判定", "label"):
+                return f"background:{LABEL_COLOURS.get(value, '')}"
+            return "min-width:20em" if col == tr("句子", "sentence") else "white-space:nowrap"
+
+        with a2:
+            st.html(html_table(sentences, cell_style))
     st.caption(tr(
         "有效 = 引用的 ref 在提供的资料里；幻觉 = 资料里没有这个 ref；未用 = 提供了但没被引用。每句的支撑度看该句与所引资料的词重合率（和余弦相似度）。",
         "valid = the cited ref was in the context; hallucinated = no such ref in the context; unused = given but "

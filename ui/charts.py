@@ -6,6 +6,8 @@ Not handled here: the numbers (rag/projection.py, rag/preview.py, rag/ranktable.
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from typing import Mapping, Sequence
 
 import plotly.graph_objects as go
@@ -24,8 +26,17 @@ def _wrap(text: str, width: int = 40, limit: int = 240) -> str:
     return "<br>".join(text[i : i + width] for i in range(0, len(text), width))
 
 
-def length_histogram(lengths: Sequence[int], target: int | None = None) -> go.Figure:
-    fig = go.Figure(go.Histogram(x=list(lengths), nbinsx=30, marker_color="#3b82f6"))
+def length_histogram(lengths: Sequence[int], target: int | None = None, max_bins: int = 30) -> go.Figure:
+    """Chunk lengths in at most `max_bins` bins of whole characters. The bins are set here, not left to
+    Plotly, so the tallest bar is known: a count axis must not show fractions (0.2, 0.4 ...)."""
+    lengths = [int(n) for n in lengths]
+    lo, hi = (min(lengths), max(lengths)) if lengths else (0, 1)
+    size = max(1, math.ceil((hi - lo + 1) / max_bins))
+    tallest = max(Counter((n - lo) // size for n in lengths).values(), default=1)
+    fig = go.Figure(go.Histogram(x=lengths, xbins=dict(start=lo - 0.5, end=hi + 0.5, size=size),
+                                 marker_color="#3b82f6"))
+    # Plotly picks steps of 0.5 or 0.2 for a short axis; a count axis steps by whole chunks.
+    fig.update_yaxes(tick0=0, dtick=1 if tallest <= 10 else None, tickformat="d")
     if target:
         fig.add_vline(x=target, line_dash="dash", line_color="#dc2626",
                       annotation_text=tr(f"目标 {target}", f"target {target}"))

@@ -1,5 +1,6 @@
-"""Small rendering helpers: tables of hits, the coloured chunk preview, the colour-coded prompt, the answer
-with clickable citation markers, and the error box for backend errors.
+"""Small rendering helpers: tables of hits, a wrapping HTML table, the short RRF sum of a fused hit, the
+coloured chunk preview, the colour-coded prompt, the answer with clickable citation markers, and the
+error box for backend errors.
 
 Every piece of user or corpus text that goes into HTML is escaped first (html.escape), so a document
 containing "<script>" shows as text.
@@ -66,6 +67,41 @@ def hits_frame(hits: Sequence[Hit], text_of: Callable[[str], str], n: int | None
         for h in (hits if n is None else hits[:n])
     ]
     return pd.DataFrame(rows, columns=[t("rank"), t("chunk"), t("score"), t("text")])
+
+
+def rrf_short(hit: Hit | None, rrf_k: int, lists: Sequence[str] = ("dense", "bm25")) -> str:
+    """A fused hit's RRF sum in a short form for a table cell, one term per list in `lists` order:
+    `1/(60+1) + 1/(60+3) = 0.03226`; a weight is written only when it is not 1 (`1.5/(60+1)`), and a
+    list that does not have the chunk adds `0`. rag.ranktable.fusion_arithmetic writes the long form."""
+    if hit is None:
+        return ""
+    if not hit.contributions:
+        return f"{hit.score:.5f}"
+    by_list = {c.retriever: c for c in hit.contributions}
+    names = list(lists) + [c.retriever for c in hit.contributions if c.retriever not in lists]
+    terms = []
+    for name in names:
+        c = by_list.get(name)
+        terms.append("0" if c is None else f"{c.weight:g}/({rrf_k}+{c.rank})")
+    return " + ".join(terms) + f" = {sum(c.term for c in hit.contributions):.5f}"
+
+
+def html_table(frame: pd.DataFrame, cell_style: Callable[[str, object], str] | None = None) -> str:
+    """A plain HTML table whose cells wrap, so long text is read in full (a data grid cuts every cell to
+    one line, and st.table would read the text as Markdown). `cell_style(column, value)` gives a cell's
+    CSS. Every header and cell is escaped."""
+    head = "".join(f"<th style='text-align:left;padding:6px 8px;border-bottom:1px solid #cbd5e1;"
+                   f"font-weight:500;color:#475569'>{html.escape(str(c))}</th>" for c in frame.columns)
+    body = []
+    for _, row in frame.iterrows():
+        cells = []
+        for col, value in row.items():
+            extra = cell_style(col, value) if cell_style else ""
+            cells.append(f"<td style='padding:6px 8px;border-bottom:1px solid #e2e8f0;vertical-align:top;{extra}'>"
+                         f"{html.escape(str(value))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return ("<table style='width:100%;border-collapse:collapse;font-size:0.9em;line-height:1.6'>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
 def chunk_colour(index: int) -> str:

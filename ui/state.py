@@ -7,7 +7,8 @@ Rules this module enforces:
 - A user's corpus, chunk set, index and traces live here, never in a module global or a cache_resource
   (those are shared by every browser session).
 - The index is rebuilt only when its key changes: a hash of (corpus content, chunker, chunker
-  parameters, embedder). Changing the question or a slider never re-embeds the corpus.
+  parameters, embedder, BM25 stopwords on/off). Changing the question or a slider never re-embeds the
+  corpus; toggling the stopwords rebuilds BM25 and reads every vector back from the embedding cache.
 - Results (retrieval, rerank, traces, PCA) are memoised per session by everything they depend on, so
   switching pages reuses them.
 Functions that take `ss` work on any MutableMapping, so tests can call them without a running app.
@@ -34,6 +35,7 @@ from rag.embedding import default_embedder_name
 from rag.index import Index, build_index
 from rag.llm import LLMConfig, llm_config_from_env
 from rag.strategies import STRATEGIES
+from rag.tokenize import load_stopwords
 from rag.trace import AskSettings, Trace
 
 from . import models
@@ -64,6 +66,7 @@ DEFAULTS: dict[str, Any] = {
     **_chunk_param_defaults(),
     "embed.name": None,  # filled in init(): the default embedder
     "embed.custom": "",
+    "index.stopwords": False,  # off: BM25 is the plain formula, as in the CLI (without --stopwords) and bm25s
     "upload.mode": "replace",
     "embeddings.dims": "2D",
     "embeddings.k": defaults.TOP_K,
@@ -212,7 +215,8 @@ def chunk_set(ss: MutableMapping, method: str, params: Mapping[str, Any]) -> Chu
 
 def index_key(ss: MutableMapping) -> str:
     method, params = ss["applied.chunk"]
-    raw = json.dumps([ss["corpus.hash"], method, params, ss["applied.embedder"]], sort_keys=True)
+    raw = json.dumps([ss["corpus.hash"], method, params, ss["applied.embedder"], bool(ss.get("index.stopwords"))],
+                     sort_keys=True)
     return hashlib.sha1(raw.encode()).hexdigest()[:16]
 
 
@@ -245,7 +249,8 @@ def get_index() -> Index:
         bar.progress(min(1.0, done / total) if total else 1.0, text=f"{t('embedding_progress')} {done}/{total}")
 
     t0 = time.perf_counter()
-    index = build_index(chunks, embedder, progress=progress)
+    stopwords = load_stopwords() if ss.get("index.stopwords") else frozenset()
+    index = build_index(chunks, embedder, progress=progress, stopwords=stopwords)
     bar.empty()
     ss["index.obj"], ss["index.key"] = index, key
     ss["index.info"] = {
