@@ -3,6 +3,7 @@ RRF k and weights adjustable, the jieba tokens of the query (stop words struck o
 full RRF sum and BM25's per-term contributions for a chosen chunk, and what each score scale means."""
 
 import hashlib
+import html
 
 import pandas as pd
 import streamlit as st
@@ -12,7 +13,7 @@ from rag.retrieval import MODES
 from rag.tokenize import jieba_tokenize
 from ui import state
 from ui.i18n import t, tr
-from ui.render import attempt, need_question, plain_text, rrf_short, short
+from ui.render import attempt, need_question, plain_text, rrf_short, short, tokens_html
 
 ss = st.session_state
 st.header("🔍 " + t("page.retrieval"))
@@ -94,14 +95,14 @@ st.subheader(tr("一个块为什么得这个分 Why this chunk scores this", "Wh
 tokens = index.bm25.tokenize(q)
 raw = jieba_tokenize(q)
 stopwords = index.bm25.stopwords
-st.markdown(tr("jieba 分词结果：", "jieba tokens: ")
-            + " ".join(f"~~`{tok}`~~" if tok in stopwords else f"`{tok}`" for tok in raw))
+st.html(f"<div style='line-height:2'>{html.escape(tr('jieba 分词结果：', 'jieba tokens: '))}"
+        f"{tokens_html(raw, stopwords)}</div>")
 if stopwords:
-    dropped = [tok for tok in raw if tok in stopwords]
+    n_dropped = sum(tok in stopwords for tok in raw)
     st.caption(tr(
-        f"停用词已开启（{len(stopwords)} 个词）：划掉的 {len(dropped)} 个词 BM25 不计分；BM25 使用：",
-        f"Stop words are on ({len(stopwords)} words): BM25 ignores the {len(dropped)} struck-out tokens and "
-        "counts: ") + (" ".join(f"`{tok}`" for tok in tokens) or "—"))
+        f"停用词已开启（{len(stopwords)} 个词）：划掉的 {n_dropped} 个词 BM25 不计分，只数其余 {len(tokens)} 个。",
+        f"Stop words are on ({len(stopwords)} words): BM25 ignores the {n_dropped} struck-out tokens and counts "
+        f"the other {len(tokens)}."))
 else:
     st.caption(tr("停用词关闭：每个词都参与 BM25 计分（原始公式）。可在“上传与分块”页开启。",
                   "Stop words are off: every token counts in BM25 (the plain formula). Switch them on on the "

@@ -146,9 +146,10 @@ if trace.prompt is not None:
 
 # -------------------------------------------------------------------------------- backends, export
 st.subheader(tr("运行信息 What ran", "What ran"))
-st.dataframe(pd.DataFrame([{tr("阶段", "stage"): k, tr("后端", "backend"): v} for k, v in trace.backends.items()]),
-             hide_index=True, key="answer.backends")
-st.caption(" · ".join(f"{k} {v:.2f}s" for k, v in trace.timings.items()))
+# Wrapping HTML: a backend's label is long (a fallback says what it is and what it stands in for), read it all.
+st.html(html_table(pd.DataFrame([{tr("阶段", "stage"): k, tr("后端", "backend"): v}
+                                 for k, v in trace.backends.items()])))
+st.caption(" · ".join(f"{k} {v * 1000:.0f} ms" for k, v in trace.timings.items()))
 e1, e2 = st.columns(2)
 e1.download_button(tr("下载 trace（Markdown 讲义）", "Download the trace (Markdown handout)"), trace.to_markdown(),
                    file_name="rag-trace.md", mime="text/markdown", icon="📝", key="answer.export_md")

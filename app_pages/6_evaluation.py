@@ -13,7 +13,7 @@ from rag.evaluation import METRICS, load_queries
 from rag.strategies import STRATEGIES, compare
 from ui import charts, state
 from ui.i18n import t, tr
-from ui.render import attempt
+from ui.render import attempt, html_table
 
 ss = st.session_state
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden.jsonl"
@@ -96,12 +96,15 @@ extras = sorted({k for r in reports for k in r.extra})
 metrics = list(METRICS) + extras
 table = pd.DataFrame([
     {tr("策略", "strategy"): r.strategy, **{m: round(r.means.get(m, float("nan")), 3) for m in metrics},
-     tr("秒", "seconds"): round(r.seconds, 2), tr("实际运行", "what ran"): r.label}
+     tr("秒", "seconds"): round(r.seconds, 2)}
     for r in reports
 ])
 st.subheader(tr("策略对比 Strategies", "Strategies"))
 st.dataframe(table.style.highlight_max(subset=metrics, color="#dcfce7").format(precision=3), hide_index=True,
-             key="eval.table", column_config={tr("实际运行", "what ran"): st.column_config.TextColumn(width="large")})
+             key="eval.table")
+# What ran, in full and outside the grid (which would cut a long fallback label to one line).
+st.html(html_table(pd.DataFrame([{tr("策略", "strategy"): r.strategy, tr("实际运行", "what ran"): r.label}
+                                 for r in reports])))
 st.plotly_chart(charts.eval_bars(reports, metrics), key="eval.chart")
 
 st.subheader(tr("逐题查看 Per-query drill-down", "Per-query drill-down"))

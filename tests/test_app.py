@@ -10,6 +10,7 @@ the embedding cache lives under pytest's temp dir (the `cache_dir` fixture sets 
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 import os
 import re
@@ -96,6 +97,9 @@ def test_home_shows_pipeline_links_and_what_runs(app):
     assert "fallback" in gen_row.iloc[1] and "OPENAI" in gen_row.iloc[2]
     emb_row = table[table.iloc[:, 0].str.contains("multilingual-e5-small")].iloc[0]
     assert "real" in emb_row.iloc[1]
+    assert "off" in table.loc["BM25"].iloc[0]  # stop words are off by default: the plain BM25 formula
+    # a card's link label wraps instead of being cut to "5. 回答与引用审计 Answer & audi…"
+    assert "white-space: normal" in html_of(at) and "st-key-home-stages" in html_of(at)
     assert at.sidebar.text_area[0].value  # the shared question box is on every page
 
 
@@ -108,6 +112,28 @@ def test_upload_page_preview_histogram_and_index(app):
     assert "faq_001" in all_text(at) or "faq_001" in chunks["chunk_id"].tolist()
     assert any("50" in s.value for s in at.success)  # "Index ready: 50 chunks"
     assert [m.value for m in at.metric][0] == "50"
+    hist = json.loads(plotly_charts(at)[0].proto.spec)
+    assert hist["layout"]["yaxis"]["dtick"] == 1  # at most a handful of chunks per bin: whole-number ticks
+
+
+def test_length_histogram_counts_whole_chunks():
+    from ui.charts import length_histogram
+
+    few = length_histogram([350, 371, 372, 380, 399], target=400).to_dict()
+    assert few["layout"]["yaxis"]["dtick"] == 1  # 5 chunks: never 0.2, 0.4, ... on the count axis
+    many = length_histogram([100] * 40 + [200] * 3).to_dict()  # one bin of 40: let Plotly choose whole steps
+    assert many["layout"]["yaxis"].get("dtick") is None and many["layout"]["yaxis"]["tickformat"] == "d"
+
+
+def test_pca_labels_do_not_sit_on_each_other():
+    from ui.charts import LABEL_SPOTS, place_labels
+
+    # the query and the #3 ring 20 px apart (as in the knowledge-base picture): "query" goes right, and
+    # "#3" must not take "top center", where it would cover the query's marker
+    spots = place_labels([(300, 300, 8, "query"), (302, 280, 7.5, "#3")], first_choice=["middle right", "top center"])
+    assert spots[0] == "middle right" and spots[1] != "top center" and spots[1] in LABEL_SPOTS
+    # three markers on one spot: three different label spots
+    assert len(set(place_labels([(100, 100, 7.5, "#1"), (100, 100, 7.5, "#2"), (100, 100, 7.5, "#3")]))) == 3
 
 
 def test_upload_page_fixed_chunker_colours_overlaps(app):
@@ -149,6 +175,9 @@ def test_embeddings_page_pca_variance_and_distortion(app):
     fig = json.loads(plotly_charts(at)[0].proto.spec)
     names = [tr.get("name") for tr in fig["data"]]
     assert "query" in names and any("top-" in (n or "") for n in names)
+    query = next(tr for tr in fig["data"] if tr.get("name") == "query")
+    top = next(tr for tr in fig["data"] if "top-" in (tr.get("name") or ""))
+    assert query["textposition"] == "middle right" and len(top["textposition"]) == len(top["text"]) == 5
     metrics = {m.label: m.value for m in at.metric}
     assert "PC1" in metrics and metrics["PC1"].endswith("%")
     assert at.success or at.warning  # the distortion check always says something
@@ -164,14 +193,26 @@ def test_retrieval_page_side_by_side_with_rrf_arithmetic(app):
     at = go(app, "retrieval")
     table = frames(at)[0]
     arith = [c for c in table.columns if "Σ" in c][0]
-    assert table[arith].iloc[0].count("/(60+") >= 1
-    # the first fused row's arithmetic adds up to its RRF score
-    total = float(table[arith].iloc[0].rsplit("=", 1)[1])
-    assert total == pytest.approx(float(table["RRF"].iloc[0]), abs=1e-4)
+    first = table[arith].iloc[0]
+    assert first.count("/(60+") == 2 and "dense" not in first  # short: "1/(60+1) + 1/(60+1) = 0.03279"
+    assert max(len(a) for a in table[arith]) <= 34  # fits its column at 1400 px, "= total" included
+    # the first fused row's arithmetic adds up to its RRF score, term by term
+    terms, total = first.split(" = ")
+    by_terms = 0.0
+    for term in terms.split(" + "):  # "w/(k+rank)", or "0" for a list without the chunk
+        if term != "0":
+            w, denominator = term.split("/")
+            k, rank = denominator.strip("()").split("+")
+            by_terms += float(w) / (int(k) + int(rank))
+    assert float(total) == pytest.approx(float(table["RRF"].iloc[0]), abs=1e-5) == pytest.approx(by_terms, abs=1e-5)
+    # the chunk picked for the explanation gets the long form, list names included
+    cid = at.selectbox(key="retrieval.explain").value
+    assert any(m.value.startswith(f"**RRF({cid})** = dense ") for m in at.markdown)
+    assert any("Stop words are off" in c.value or "停用词关闭" in c.value for c in at.caption)
     # BM25 explain: per-term contributions sum to the chunk's BM25 score
     explain = next(f for f in frames(at) if "idf" in f.columns)
     assert len(explain) >= 1
-    assert "jieba" in all_text(at)
+    assert "jieba" in html_of(at)
     # changing RRF k re-fuses without re-embedding
     index_before = at.session_state["index.obj"]
     at.slider(key="retrieval.rrf_k").set_value(10).run()
@@ -179,6 +220,44 @@ def test_retrieval_page_side_by_side_with_rrf_arithmetic(app):
     table2 = frames(at)[0]
     assert "/(10+" in table2[arith].iloc[0]
     assert at.session_state["index.obj"] is index_before
+
+
+def test_bm25_stopwords_switch_rebuilds_bm25_without_reembedding(app):
+    import numpy as np
+
+    at = go(app, "upload")
+    assert at.checkbox(key="index.stopwords").value is False  # default off: the plain formula, as the CLI
+    index, key = at.session_state["index.obj"], at.session_state["index.key"]
+    assert not index.bm25.stopwords
+    go(at, "retrieval")
+    off_bm25 = frames(at)[0]["BM25"].tolist()
+    off_terms = next(f for f in frames(at) if "idf" in f.columns).iloc[:, 0].tolist()
+    assert "的" in off_terms  # the question "...里的 RRF 是怎么计算的？" has 的 twice; off, it scores
+    assert "<del" not in html_of(at)  # nothing struck out
+
+    go(at, "upload")
+    at.checkbox(key="index.stopwords").check().run()
+    assert not at.exception
+    new_index = at.session_state["index.obj"]
+    assert at.session_state["index.key"] != key and new_index is not index  # in the index key: rebuilt
+    assert new_index.bm25.stopwords and "的" in new_index.bm25.stopwords
+    info = at.session_state["index.info"]
+    assert info["cache_misses"] == 0 and info["cache_hits"] == len(index.chunks)  # nothing re-embedded
+    assert np.array_equal(new_index.vectors.vectors, index.vectors.vectors)
+    assert any("stop words on" in s.value or "停用词 开" in s.value for s in at.success)
+
+    go(at, "retrieval")
+    struck = re.findall(r"<del[^>]*>([^<]*)</del>", html_of(at))
+    assert "的" in struck and "？" in struck and "rrf" not in struck  # the dropped tokens, struck out
+    assert any("Stop words are on" in c.value or "停用词已开启" in c.value for c in at.caption)
+    on_terms = next(f for f in frames(at) if "idf" in f.columns).iloc[:, 0].tolist()
+    assert "的" not in on_terms and "？" not in on_terms and "rrf" in on_terms
+    assert frames(at)[0]["BM25"].tolist() != off_bm25  # BM25 scores without 的 and ？ differ
+
+    go(at, "upload")
+    at.checkbox(key="index.stopwords").uncheck().run()
+    assert at.session_state["index.key"] == key and at.session_state["index.info"]["cache_misses"] == 0
+    assert not at.session_state["index.obj"].bm25.stopwords
 
 
 def test_rerank_page_moves_bump_chart_and_labelled_fallback(app):
@@ -205,6 +284,14 @@ def test_answer_page_offline_answer_audit_prompt_and_export(app):
     assert any("valid" in lbl for lbl in labels) and any("hallucinated" in lbl for lbl in labels)
     assert len(at.get("download_button")) == 2
     assert trace.no_rag_answer is not None  # side-by-side comparison is on by default
+    # the notes under the answer: each said once (the page adds the fallback reasons, the backend no longer does)
+    notes = [line for c in at.caption for line in c.value.split("  \n") if line.startswith("ℹ️")]
+    assert notes and len(notes) == len(set(notes)) == len(trace.notes)
+    assert sum("generator" in n for n in notes) == 1 and sum("reranker" in n for n in notes) == 1
+    # every audited sentence is on the page in full (a wrapping table, not a grid cut to one line)
+    for sent in trace.audit.sentences:
+        assert html_lib.escape(sent.sentence) in html
+    assert html_lib.escape(trace.backends["reranker"]) in html  # "what ran": the fallback's whole label
     # switching pages and back reuses the trace instead of answering again
     go(at, "retrieval")
     assert "trace" in all_text(at)  # "(from the answer page's trace; nothing recomputed)"
@@ -252,6 +339,7 @@ def test_evaluation_page_runs_strategies_with_progress(app):
     assert {"Hit@1", "MRR@10", "nDCG@10"} <= set(table.columns)
     assert ((table["MRR@10"] >= 0) & (table["MRR@10"] <= 1)).all()
     assert len(plotly_charts(at)) == 1
+    assert "sentence-maxsim (offline fallback, not a cross-encoder)" in html_of(at)  # what ran, in full
     drill = frames(at)[1]
     assert len(drill) == 4 and "hybrid" in drill.columns
 

@@ -305,6 +305,10 @@ def test_home(session):
     assert "multilingual-e5-small" in table and "sentence-maxsim" in table
     assert "extractive" in table  # keyless: the labelled fallback generator
     assert page.locator(".st-key-question textarea").input_value().strip()  # the shared question
+    cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stPageLink-NavLink"] span')]
+        .filter(s => s.querySelector('[data-testid="stMarkdownContainer"]'))  // the label, not the icon
+        .filter(s => s.scrollWidth > s.clientWidth + 1).map(s => s.innerText)""")
+    assert cut == [], f"card link labels cut off: {cut}"  # e.g. "5. 回答与引用审计 Answer & audi…"
     shoot(page, "home")
 
 
@@ -340,6 +344,26 @@ def test_retrieval_page(session):
     text = main_text(page)
     assert "jieba" in text and "rrf(d) = Σ" in text
     shoot(page, "retrieval")
+
+
+def test_bm25_stopwords_switch(session):
+    """On the upload page the stop-word box rebuilds BM25 at once; the retrieval page strikes the dropped
+    tokens out. Switched off again at the end, so the later pages show the defaults."""
+    page = session
+    box = page.locator(".st-key-index-stopwords label")
+    open_page(page, "upload")
+    box.click()
+    settle(page, page.get_by_test_id("stAlertContentSuccess").filter(has_text="停用词 开"))
+    assert_clean(page, "upload (stop words on)")
+    open_page(page, "retrieval")
+    assert_clean(page, "retrieval (stop words on)")
+    struck = page.get_by_test_id("stMain").locator("del").all_inner_texts()
+    assert "的" in struck and "？" in struck and "rrf" not in struck  # dropped tokens, struck out
+    assert "停用词已开启" in main_text(page)
+    shoot(page, "retrieval_stopwords")
+    open_page(page, "upload")
+    box.click()
+    settle(page, page.get_by_test_id("stAlertContentSuccess").filter(has_text="停用词 关"))
 
 
 def test_rerank_page(session):

@@ -1,6 +1,8 @@
 """The Plotly figures: chunk-length histogram, PCA scatter (2-D/3-D), rank bump chart, evaluation bars.
 
-Each function takes what rag/ computed and only draws it.
+Each function takes what rag/ computed and only draws it. Drawing choices made here: the histogram's bins
+(whole characters, so its count axis can step by whole chunks) and where the PCA's text labels go
+(`place_labels`, a greedy pick among 8 spots around each marker so labels do not sit on each other).
 Not handled here: the numbers (rag/projection.py, rag/preview.py, rag/ranktable.py, rag/evaluation.py).
 """
 
@@ -10,6 +12,7 @@ import math
 from collections import Counter
 from typing import Mapping, Sequence
 
+import numpy as np
 import plotly.graph_objects as go
 
 from rag.evaluation import StrategyReport
@@ -38,7 +41,7 @@ def length_histogram(lengths: Sequence[int], target: int | None = None, max_bins
     # Plotly picks steps of 0.5 or 0.2 for a short axis; a count axis steps by whole chunks.
     fig.update_yaxes(tick0=0, dtick=1 if tallest <= 10 else None, tickformat="d")
     if target:
-        fig.add_vline(x=target, line_dash="dash", line_color="#dc2626",
+        fig.add_vline(x=target, line_dash="dash", line_color="#dc2626", annotation_position="top",
                       annotation_text=tr(f"目标 {target}", f"target {target}"))
     fig.update_layout(
         height=280, margin=dict(l=10, r=10, t=30, b=10), bargap=0.05,
@@ -46,6 +49,56 @@ def length_histogram(lengths: Sequence[int], target: int | None = None, max_bins
         yaxis_title=tr("块数 chunks", "chunks"),
     )
     return fig
+
+
+# Where a marker's text label may go, in order of preference, as the offset of the label's centre from
+# the marker in units of (marker radius + half the label's width, marker radius + half its height).
+LABEL_SPOTS = {
+    "top center": (0, 1), "middle right": (1, 0), "bottom center": (0, -1), "middle left": (-1, 0),
+    "top right": (0.8, 0.8), "top left": (-0.8, 0.8), "bottom right": (0.8, -0.8), "bottom left": (-0.8, -0.8),
+}
+PLOT_PX = (760, 540)  # roughly the 2-D plot area (width, height) in pixels, for judging overlaps
+
+
+def place_labels(points: Sequence[tuple[float, float, float, str]], dots: Sequence[tuple[float, float]] = (),
+                 first_choice: Sequence[str] = ()) -> list[str]:
+    """A Plotly textposition for each labelled marker so that labels miss each other and the markers.
+
+    `points` are (x, y, marker radius in px, label) in plot pixels, placed greedily in the order given;
+    `dots` are the unlabelled markers (a label over one costs a little). `first_choice[i]`, when given,
+    is tried first for point i. Cheap on purpose: 8 spots per label, no search beyond that.
+    """
+    def box(x, y, r, text, spot):
+        w, h = 7 * len(text) + 4, 14
+        dx, dy = LABEL_SPOTS[spot]
+        cx, cy = x + dx * (r + w / 2), y + dy * (r + h / 2)
+        return (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+
+    def hit(a, b) -> bool:
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    markers = [(x - r, y - r, x + r, y + r) for x, y, r, _ in points]
+    small = [(x - 4, y - 4, x + 4, y + 4) for x, y in dots]
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    for i, (x, y, r, text) in enumerate(points):
+        order = list(LABEL_SPOTS)
+        if i < len(first_choice) and first_choice[i] in LABEL_SPOTS:
+            order.remove(first_choice[i])
+            order.insert(0, first_choice[i])
+        best, best_cost = order[0], math.inf
+        for n, spot in enumerate(order):
+            b = box(x, y, r, text, spot)
+            cost = 0.1 * n
+            cost += 100 * sum(hit(b, p) for p in placed)
+            cost += 50 * sum(hit(b, m) for j, m in enumerate(markers) if j != i)
+            cost += sum(hit(b, d) for d in small)
+            cost += 20 * (b[0] < 0 or b[1] < 0 or b[2] > PLOT_PX[0] or b[3] > PLOT_PX[1])
+            if cost < best_cost:
+                best, best_cost = spot, cost
+        placed.append(box(x, y, r, text, best))
+        out.append(best)
+    return out
 
 
 def pca_figure(
@@ -81,21 +134,33 @@ def pca_figure(
             text=[f"<b>{chunk_ids[i]}</b><br>{_wrap(texts[i])}" for i in rows],
             hovertemplate="%{text}<extra></extra>",
         ))
+    rows = list(emap.top)
+    queries = list(emap.query_coords.items())
+    # Label spots: queries first (they matter most, "middle right" by default), then the top-k by rank.
+    spots = ["middle right"] * len(queries) + ["top center"] * len(rows)
+    if not three:
+        xy = np.vstack([coords[:, :2]] + [np.asarray(pt[:2])[None, :] for _, pt in queries])
+        span = np.ptp(xy, axis=0)
+        xy = (xy - xy.min(axis=0)) / np.where(span > 0, span, 1.0) * PLOT_PX  # data -> approximate pixels
+        q_xy = xy[len(coords):]
+        labelled = [(*q_xy[j], 8.0, label) for j, (label, _) in enumerate(queries)]
+        labelled += [(*xy[i], 7.5, f"#{rank[i]}") for i in rows]
+        spots = place_labels(labelled, [tuple(xy[i]) for i in range(len(coords)) if i not in top], spots)
+    query_spots, top_spots = spots[: len(queries)], spots[len(queries):]
     if top:
-        rows = list(emap.top)
         fig.add_trace(scatter(
             **axes(rows), mode="markers+text", name=tr(f"余弦 top-{len(rows)}", f"cosine top-{len(rows)}"),
             marker=dict(size=9 if three else 15, color="rgba(0,0,0,0)", line=dict(color="#dc2626", width=2.5)),
-            text=[f"#{rank[i]}" for i in rows], textposition="top center",
+            text=[f"#{rank[i]}" for i in rows], textposition=top_spots,
             customdata=[f"<b>#{rank[i]} {chunk_ids[i]}</b><br>{_wrap(texts[i])}" for i in rows],
             hovertemplate="%{customdata}<extra></extra>",
         ))
-    for n, (label, point) in enumerate(emap.query_coords.items()):
+    for n, (label, point) in enumerate(queries):
         pt = {"x": [point[0]], "y": [point[1]]}
         if three:
             pt["z"] = [point[2]]
         fig.add_trace(scatter(
-            **pt, mode="markers+text", name=label, text=[label], textposition="bottom center",
+            **pt, mode="markers+text", name=label, text=[label], textposition=query_spots[n],
             marker=dict(size=10 if three else 16, symbol=QUERY_SYMBOLS[n % len(QUERY_SYMBOLS)],
                         color=QUERY_COLOURS[n % len(QUERY_COLOURS)], line=dict(color="black", width=1)),
             customdata=[f"<b>{label}</b><br>{_wrap(query_texts.get(label, ''))}"],

@@ -91,7 +91,7 @@ def html_table(frame: pd.DataFrame, cell_style: Callable[[str, object], str] | N
     one line, and st.table would read the text as Markdown). `cell_style(column, value)` gives a cell's
     CSS. Every header and cell is escaped."""
     head = "".join(f"<th style='text-align:left;padding:6px 8px;border-bottom:1px solid #cbd5e1;"
-                   f"font-weight:500;color:#475569'>{html.escape(str(c))}</th>" for c in frame.columns)
+                   f"font-weight:500;color:#475569;white-space:nowrap'>{html.escape(str(c))}</th>" for c in frame.columns)
     body = []
     for _, row in frame.iterrows():
         cells = []
@@ -102,6 +102,20 @@ def html_table(frame: pd.DataFrame, cell_style: Callable[[str, object], str] | N
         body.append("<tr>" + "".join(cells) + "</tr>")
     return ("<table style='width:100%;border-collapse:collapse;font-size:0.9em;line-height:1.6'>"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
+def tokens_html(tokens: Sequence[str], dropped: set[str] | frozenset[str] = frozenset()) -> str:
+    """The query's tokens as chips: kept ones green, ones in `dropped` (stop words BM25 ignores) grey and
+    struck out (<del>)."""
+    chip = "padding:1px 6px;margin-right:4px;border-radius:4px;font-family:ui-monospace,monospace;font-size:0.9em"
+    out = []
+    for tok in tokens:
+        text = html.escape(tok)
+        if tok in dropped:
+            out.append(f"<del title='stop word' style='{chip};background:#f1f5f9;color:#94a3b8'>{text}</del>")
+        else:
+            out.append(f"<span style='{chip};background:#dcfce7;color:#166534'>{text}</span>")
+    return "".join(out)
 
 
 def chunk_colour(index: int) -> str:
