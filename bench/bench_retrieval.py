@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EVAL = Path("/work/shared/eval")
+EVAL = Path(os.environ.get("RAG_EVAL_DIR") or ROOT.parent / "shared" / "eval")  # ../shared/eval
 SENTENCE_ENDS = frozenset("。！？!?")
 
 
