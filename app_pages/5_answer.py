@@ -5,6 +5,7 @@ answer with and without RAG side by side, which generator ran, and the trace as 
 import pandas as pd
 import streamlit as st
 
+from rag.backends import fallback_notes
 from ui import state
 from ui.i18n import t, tr
 from ui.render import (PART_COLOURS, anchor, answer_html, attempt, html_table, legend_html, need_question,
@@ -50,10 +51,7 @@ if trace is None or regenerate:
     with answer_box.container():
         trace = attempt(ask_streaming, q, index, state.ask_settings(), gen.backend,
                         rr.backend if rr else None, chat)
-    if gen.is_fallback:
-        trace.notes.append(f"generator fallback: {gen.reason}")
-    if rr is not None and rr.reason:
-        trace.notes.append(f"reranker: {rr.reason}")
+    trace.notes += fallback_notes(gen, rr)
     state.remember("trace", key, trace)
 ss["answer.last_trace"] = trace  # the trace the export buttons and the evaluation drill-down read
 

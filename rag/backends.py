@@ -17,7 +17,7 @@ from .errors import ModelUnavailableError
 from .extractive import ExtractiveGenerator
 from .generation import Generator, LLMGenerator
 from .llm import ChatBackend, LLMConfig, OpenAIChat, llm_config_from_env
-from .rerank import RERANKERS, Reranker, load_reranker
+from .rerank import RERANKERS, load_reranker
 
 FALLBACK_RERANKER = "sentence-maxsim"
 
@@ -60,6 +60,14 @@ def choose_generator(
     gen = ExtractiveGenerator(embedder)
     reason = "offline mode requested" if offline else "no LLM configured (OPENAI_BASE_URL / OPENAI_API_KEY unset)"
     return Choice(gen, gen.label, True, reason), None
+
+
+def fallback_notes(generator: Choice, reranker: Choice | None = None) -> list[str]:
+    """The visible notes that say why a fallback ran (for `trace.notes`; labels alone say only *that*)."""
+    notes = [f"generator fallback: {generator.reason}"] if generator.is_fallback else []
+    if reranker is not None and reranker.reason:
+        notes.append(f"reranker: {reranker.reason}")
+    return notes
 
 
 def reranker_names() -> list[str]:

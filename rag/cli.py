@@ -14,10 +14,10 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
 from . import defaults
-from .backends import choose_generator, choose_reranker
+from .backends import choose_generator, choose_reranker, fallback_notes
 from .chunking import chunk_documents
 from .documents import Document, load_knowledge_base, load_path
 from .embedding import CachedEmbedder, default_embedder_name, load_embedder
@@ -39,8 +39,11 @@ def _load_corpus(path: str | None) -> list[Document]:
     return load_knowledge_base() if path is None else load_path(path)
 
 
-def _build(args: argparse.Namespace, chunker: str, params: dict[str, Any]) -> Index:
+def _build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> Index:
+    """Load, chunk (--chunker, else `default_chunker` with its default parameters) and index the corpus."""
     t0 = time.perf_counter()
+    chunker = args.chunker or default_chunker
+    params = defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER and not args.chunker else {}
     docs = _load_corpus(args.corpus)
     chunk_set = chunk_documents(docs, chunker, **params)
     embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
@@ -71,7 +74,7 @@ def _short(text: str, n: int = 60) -> str:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    index = _build(args, args.chunker or defaults.CHUNKER, {} if args.chunker else defaults.CHUNK_PARAMS)
+    index = _build(args)
     res = retrieve(index, args.query, args.mode, args.k, max(args.depth, args.k), args.rrf_k)
     hits = res.ranked()
     if args.json:
@@ -114,10 +117,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
         gen_choice, _ = choose_generator(embedder, offline=args.offline)
         trace = ask_no_rag(args.question, gen_choice.backend)
-        if gen_choice.is_fallback:
-            trace.notes.append(f"generator fallback: {gen_choice.reason}")
+        trace.notes += fallback_notes(gen_choice)
     else:
-        index = _build(args, args.chunker or defaults.CHUNKER, {} if args.chunker else defaults.CHUNK_PARAMS)
+        index = _build(args)
         gen_choice, chat = choose_generator(index.embedder, offline=args.offline)
         rr = choose_reranker(args.reranker, index.embedder) if not args.no_rerank else None
         settings = AskSettings(
@@ -138,10 +140,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             chat=chat,
             on_delta=(lambda d: print(d, end="", flush=True)) if streaming else None,
         )
-        if gen_choice.is_fallback:
-            trace.notes.append(f"generator fallback: {gen_choice.reason}")
-        if rr is not None and rr.reason:
-            trace.notes.append(f"reranker: {rr.reason}")
+        trace.notes += fallback_notes(gen_choice, rr)
         if streaming:
             print("\n")
     if args.json:
@@ -182,8 +181,7 @@ def _print_trace(trace, streamed: bool) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    chunker = args.chunker or (defaults.EVAL_CHUNKER if args.corpus else defaults.CHUNKER)
-    index = _build(args, chunker, {} if args.chunker or args.corpus else defaults.CHUNK_PARAMS)
+    index = _build(args, defaults.EVAL_CHUNKER if args.corpus else defaults.CHUNKER)
     queries = load_queries(args.queries)
     if args.limit:
         queries = queries[: args.limit]
