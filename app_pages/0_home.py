@@ -16,17 +16,17 @@ st.caption(tr(
 ))
 
 STAGES = [
-    ("app_pages/1_upload.py", "📄", "page.upload", "rag/documents.py · rag/chunking.py",
+    ("app_pages/1_upload.py", "📄", "page.upload", "rag/ingest/documents.py · rag/ingest/chunking.py",
      tr("上传文件、切块、看重叠与长度分布", "load files, cut chunks, see overlaps and lengths")),
-    ("app_pages/2_embeddings.py", "🧭", "page.embeddings", "rag/embedding.py · rag/projection.py",
+    ("app_pages/2_embeddings.py", "🧭", "page.embeddings", "rag/models/embedding.py · rag/index/projection.py",
      tr("向量空间的 PCA 投影和它的失真", "PCA of the vector space, and how it distorts")),
-    ("app_pages/3_retrieval.py", "🔍", "page.retrieval", "rag/retrieval.py · rag/bm25.py · rag/fusion.py",
+    ("app_pages/3_retrieval.py", "🔍", "page.retrieval", "rag/search/retrieval.py · rag/index/bm25.py · rag/search/fusion.py",
      tr("向量、BM25、RRF 三个排名并排对比", "dense, BM25 and RRF rankings side by side")),
-    ("app_pages/4_rerank.py", "🔀", "page.rerank", "rag/rerank.py",
+    ("app_pages/4_rerank.py", "🔀", "page.rerank", "rag/search/rerank.py",
      tr("重排前后谁上谁下", "who moved up or down after reranking")),
-    ("app_pages/5_answer.py", "💬", "page.answer", "rag/prompt.py · rag/generation.py · rag/citations.py",
+    ("app_pages/5_answer.py", "💬", "page.answer", "rag/answer/prompt.py · rag/answer/generation.py · rag/answer/citations.py",
      tr("流式回答、引用标记与审计、确切的提示词", "streamed answer, citations and their audit, the exact prompt")),
-    ("app_pages/6_evaluation.py", "📊", "page.evaluation", "rag/evaluation.py · rag/strategies.py",
+    ("app_pages/6_evaluation.py", "📊", "page.evaluation", "rag/evaluate/evaluation.py · rag/evaluate/strategies.py",
      tr("在黄金集上比较检索策略", "compare retrieval strategies on a golden set")),
 ]
 

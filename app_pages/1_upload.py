@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from rag.chunking import CHUNKERS, chunker_params
-from rag.embedding import EMBEDDERS
-from rag.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
-from rag.tokenize import load_stopwords
+from rag.ingest.chunking import CHUNKERS, chunker_params
+from rag.models.embedding import EMBEDDERS
+from rag.ingest.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
+from rag.index.tokenize import load_stopwords
 from ui import charts, state
 from ui.i18n import t, tr
 from ui.render import OVERLAP_COLOUR, attempt, chunk_colour, legend_html, segments_html

@@ -8,9 +8,9 @@ import html
 import pandas as pd
 import streamlit as st
 
-from rag.ranktable import fusion_arithmetic, side_by_side
-from rag.retrieval import MODES
-from rag.tokenize import jieba_tokenize
+from rag.search.ranktable import fusion_arithmetic, side_by_side
+from rag.search.retrieval import MODES
+from rag.index.tokenize import jieba_tokenize
 from ui import state
 from ui.i18n import t, tr
 from ui.render import attempt, need_question, plain_text, rrf_short, short, tokens_html

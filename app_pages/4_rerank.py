@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.backends import reranker_names
-from rag.ranktable import movers, rank_paths
+from rag.search.ranktable import movers, rank_paths
 from ui import charts, state
 from ui.i18n import t, tr
 from ui.render import attempt, need_question, short

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from rag.evaluation import METRICS, load_queries
-from rag.strategies import STRATEGIES, compare
+from rag.evaluate.evaluation import METRICS, load_queries
+from rag.evaluate.strategies import STRATEGIES, compare
 from ui import charts, state
 from ui.i18n import t, tr
 from ui.render import attempt, html_table

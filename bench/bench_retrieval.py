@@ -9,18 +9,18 @@ as a ratio next to the absolute times: absolute times on a shared machine say li
 Each timing is the best of --repeats runs, with the implementations interleaved so that background
 load hits them alike.
 
-BM25 (rag/bm25.py vs bm25s, method="lucene", k1=1.5, b=0.75, numpy backend, single thread):
+BM25 (rag/index/bm25.py vs bm25s, method="lucene", k1=1.5, b=0.75, numpy backend, single thread):
 - cmrc2018_dev: its 848 passages (title + "\\n" + text) and 300 queries, jieba-tokenised once with
-  rag.tokenize.jieba_tokenize; both implementations get the same token lists.
+  rag.index.tokenize.jieba_tokenize; both implementations get the same token lists.
 - synthetic: N passages assembled from cmrc2018_dev's sentences. Each passage's tokens are split into
   sentences after 。！？!?; then synthetic passage i takes as many sentences as a randomly picked real
   passage has, each drawn uniformly (with replacement) from the ~10k-sentence pool, using
   numpy.random.default_rng(seed). Same vocabulary and sentence statistics as the real corpus, 100x
   the size; the 300 cmrc2018 queries are run against it.
-Dense top-k (rag/vectorstore.py vs NumPy full argsort vs faiss.IndexFlatIP): N random unit vectors of
+Dense top-k (rag/index/vectorstore.py vs NumPy full argsort vs faiss.IndexFlatIP): N random unit vectors of
 dim 384 (float32); queries are noisy copies of stored vectors (so top-1 is clear and the rest is the
 usual close race), one query at a time and as one batch.
-Not measured here: retrieval quality (see rag/evaluation.py), tokenisation time, embedding time.
+Not measured here: retrieval quality (see rag/evaluate/evaluation.py), tokenisation time, embedding time.
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ import json  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from rag.bm25 import BM25  # noqa: E402
-from rag.tokenize import jieba_tokenize  # noqa: E402
+from rag.index.bm25 import BM25  # noqa: E402
+from rag.index.tokenize import jieba_tokenize  # noqa: E402
 
 
 def best_of(fn, repeats: int) -> float:
@@ -220,9 +220,9 @@ def bench_dense(n: int, n_queries: int, dim: int, k: int, repeats: int, seed: in
     flat = faiss.IndexFlatIP(dim)
     flat.add(vectors)
     try:
-        from rag.vectorstore import VectorStore
+        from rag.index.vectorstore import VectorStore
     except ImportError as exc:  # written in parallel: the bench still runs the references without it
-        print(f"(rag.vectorstore not importable: {exc}; VectorStore rows skipped)")
+        print(f"(rag.index.vectorstore not importable: {exc}; VectorStore rows skipped)")
         store = None
     else:
         store = VectorStore(dim)
@@ -261,7 +261,7 @@ def bench_dense(n: int, n_queries: int, dim: int, k: int, repeats: int, seed: in
 
 # ---- report -------------------------------------------------------------------------------------
 def print_bm25_table(rows: list[dict], k: int) -> None:
-    print(f"\n### BM25: ours (rag/bm25.py) vs bm25s (numpy backend), top-{k}\n")
+    print(f"\n### BM25: ours (rag/index/bm25.py) vs bm25s (numpy backend), top-{k}\n")
     print("| corpus | docs | tokens | queries | index ours (s) | index bm25s (s) | index time ours/bm25s "
           "| q/s ours | q/s bm25s | q/s ours/bm25s | top-k ids identical | top-k scores identical |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

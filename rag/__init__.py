@@ -1,7 +1,20 @@
 """An inspectable RAG pipeline: load -> chunk -> embed -> retrieve (dense, BM25, RRF) -> rerank ->
 generate with citations -> audit -> evaluate. Every stage returns typed, inspectable results.
 
-This package never imports streamlit; the app in `app.py` and `pages/` renders what it returns.
+One folder per stage, in pipeline order; a wing imports only the wings before it:
+
+- `models/`: embedders, the hub loader and the chat client, which every stage may use;
+- `ingest/`: loaders and chunkers;
+- `index/`: the vector store, BM25 and its tokens, the index build, the PCA projection;
+- `search/`: retrieval, fusion, reranking, query rewriting;
+- `answer/`: the prompt, generators and the citation audit;
+- `evaluate/`: metrics and the strategy comparison, which run the whole pipeline.
+
+At the top sit the files that join the stages: `pipeline.py` (`ask()`), `trace.py` (one question's
+journey), `backends.py` (which model runs, or which labelled fallback), `errors.py`, `defaults.py` and
+the command line (`cli.py`, `__main__.py`).
+
+This package never imports streamlit; the app in `app.py` and `app_pages/` renders what it returns.
 """
 
 import os as _os

@@ -12,12 +12,12 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .embedding import Embedder
-from .errors import ModelUnavailableError
-from .extractive import ExtractiveGenerator
-from .generation import Generator, LLMGenerator
-from .llm import ChatBackend, LLMConfig, OpenAIChat, llm_config_from_env
-from .rerank import RERANKERS, load_reranker
+from rag.models.embedding import Embedder
+from rag.errors import ModelUnavailableError
+from rag.answer.extractive import ExtractiveGenerator
+from rag.answer.generation import Generator, LLMGenerator
+from rag.models.llm import ChatBackend, LLMConfig, OpenAIChat, llm_config_from_env
+from rag.search.rerank import RERANKERS, load_reranker
 
 FALLBACK_RERANKER = "sentence-maxsim"
 

@@ -16,19 +16,20 @@ import sys
 import time
 from typing import Sequence
 
-from . import defaults
-from .backends import choose_generator, choose_reranker, fallback_notes
-from .chunking import chunk_documents
-from .documents import Document, load_knowledge_base, load_path
-from .embedding import CachedEmbedder, default_embedder_name, load_embedder
-from .errors import RagError
-from .evaluation import format_table, load_queries
-from .index import Index, build_index
-from .pipeline import ask, ask_no_rag
-from .retrieval import MODES, retrieve
-from .strategies import REWRITE_STRATEGIES, compare
-from .tokenize import load_stopwords
-from .trace import AskSettings
+from rag import defaults
+from rag.backends import choose_generator, choose_reranker, fallback_notes
+from rag.ingest.chunking import chunk_documents
+from rag.ingest.documents import Document, load_knowledge_base, load_path
+from rag.models.embedding import default_embedder_name, load_embedder
+from rag.models.embedding_cache import CachedEmbedder
+from rag.errors import RagError
+from rag.evaluate.evaluation import format_table, load_queries
+from rag.index.build import Index, build_index
+from rag.pipeline import ask, ask_no_rag
+from rag.search.retrieval import MODES, retrieve
+from rag.evaluate.strategies import REWRITE_STRATEGIES, compare
+from rag.index.tokenize import load_stopwords
+from rag.trace import AskSettings
 
 
 def _err(msg: str) -> None:

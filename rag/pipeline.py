@@ -7,7 +7,7 @@
 Stages that need a language model (rewrites) raise LLMUnavailableError when none is configured, so the
 caller can say why instead of silently skipping. Fallback backends say so in their labels, which land in
 `trace.backends`; the caller, which chose them (rag/backends.py), adds the reason to `trace.notes`.
-Not handled here: loading models or building the index (index.py, embedding.py), rendering (pages/).
+Not handled here: loading models or building the index (index/build.py, models/embedding.py), rendering (app_pages/).
 """
 
 from __future__ import annotations
@@ -18,17 +18,18 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .chunking import context_for
-from .citations import CitationStream, audit
-from .errors import ConfigError, LLMUnavailableError
-from .generation import Generator
-from .index import Index
-from .llm import ChatBackend
-from .prompt import build_no_rag_prompt, build_prompt, detect_lang
-from .rerank import Reranker, rerank
-from .retrieval import retrieve, retrieve_many
-from .rewrite import hyde, multi_query
-from .trace import AskSettings, Trace
+from rag.ingest.chunking import context_for
+from rag.answer.citations import CitationStream, audit
+from rag.errors import ConfigError, LLMUnavailableError
+from rag.answer.generation import Generator
+from rag.index.build import Index
+from rag.models.llm import ChatBackend
+from rag.answer.prompt import build_no_rag_prompt, build_prompt
+from rag.ingest.language import detect_lang
+from rag.search.rerank import Reranker, rerank
+from rag.search.retrieval import retrieve, retrieve_many
+from rag.search.rewrite import hyde, multi_query
+from rag.trace import AskSettings, Trace
 
 REWRITES = ("none", "hyde", "multi-query")
 

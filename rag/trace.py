@@ -4,7 +4,7 @@ A `Trace` holds the question, the settings, the rewrites, each retriever's ranke
 list, the reranked list with its moves, the contexts the generator was given, the exact prompt, the
 answer (and the no-RAG answer), the citation audit, per-stage timings and which backend served each
 stage (with fallbacks labelled as such). It serialises to JSON and to a Markdown handout.
-Not handled here: running the stages (pipeline.py) or rendering them (pages/).
+Not handled here: running the stages (pipeline.py) or rendering them (app_pages/).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .chunking import Chunk
-from .citations import CitationAudit, CitationEvent
-from .hits import Hit
-from .prompt import Prompt
-from .rerank import RerankResult
-from .retrieval import RetrievalResult
+from rag.ingest.chunking import Chunk
+from rag.answer.citations import CitationAudit, CitationEvent
+from rag.search.hits import Hit
+from rag.answer.prompt import Prompt
+from rag.search.rerank import RerankResult
+from rag.search.retrieval import RetrievalResult
 
 
 @dataclass(frozen=True)

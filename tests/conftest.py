@@ -23,7 +23,8 @@ def cache_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def embedder(cache_dir):
-    from rag.embedding import CachedEmbedder, default_embedder_name, load_embedder
+    from rag.models.embedding import default_embedder_name, load_embedder
+    from rag.models.embedding_cache import CachedEmbedder
 
     return CachedEmbedder(load_embedder(default_embedder_name()), cache_dir=cache_dir)
 
@@ -31,9 +32,9 @@ def embedder(cache_dir):
 @pytest.fixture(scope="session")
 def kb_index(embedder):
     from rag import defaults
-    from rag.chunking import chunk_documents
-    from rag.documents import load_knowledge_base
-    from rag.index import build_index
+    from rag.ingest.chunking import chunk_documents
+    from rag.ingest.documents import load_knowledge_base
+    from rag.index.build import build_index
 
     chunks = chunk_documents(load_knowledge_base(), defaults.CHUNKER, **defaults.CHUNK_PARAMS)
     return build_index(chunks, embedder)

@@ -118,7 +118,7 @@ class FakeOpenAI:
 
     def config(self, api_key: str = "sk-fake-test-key", **kw):
         """An LLMConfig for this server with test-sized timeouts and retry delays (override with kw)."""
-        from rag.llm import LLMConfig
+        from rag.models.llm import LLMConfig
 
         kw = {"timeout": 5.0, "max_retries": 2, "retry_base_delay": 0.01, "retry_max_delay": 0.05, **kw}
         return LLMConfig(base_url=self.url, api_key=api_key, model=kw.pop("model", self.model), **kw)

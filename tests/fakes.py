@@ -14,7 +14,7 @@ import numpy as np
 class BigramEmbedder:
     """Fake embedder: hashed character-bigram counts, L2-normalised, so texts that share bigrams are close.
 
-    Its name is in no calibration table (e.g. rag.extractive.MIN_SCORES), on purpose."""
+    Its name is in no calibration table (e.g. rag.answer.extractive.MIN_SCORES), on purpose."""
 
     name = "bigram"
     label = "hashed char bigrams (test fake)"

@@ -385,7 +385,7 @@ def test_upload_through_the_file_uploader_with_a_bad_file_and_session_isolation(
 
 
 def test_apply_upload_keeps_the_previous_corpus_when_every_file_fails():
-    from rag.documents import load_knowledge_base
+    from rag.ingest.documents import load_knowledge_base
     from ui import state
 
     ss: dict = {}

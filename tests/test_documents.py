@@ -7,8 +7,8 @@ import json
 import pytest
 
 from tests.fixtures_docs import make_pdf
-from rag import documents
-from rag.documents import (
+from rag.ingest import documents
+from rag.ingest.documents import (
     KNOWLEDGE_BASE_PATH,
     MAX_FILE_BYTES,
     Document,

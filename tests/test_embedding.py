@@ -20,17 +20,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag.embedding import (
+from rag.models.embedding import (
     BATCH_SIZE,
     EMBEDDERS,
     PREFIXES,
-    CachedEmbedder,
     Embedder,
     default_embedder_name,
-    hub_reachable,
     load_embedder,
     prefixes_for,
 )
+from rag.models.embedding_cache import CachedEmbedder
+from rag.models.hub import hub_reachable
 from rag.errors import ConfigError, ModelUnavailableError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -451,7 +451,7 @@ def test_cache_shared_by_two_processes(tmp_path):
         import sys
         sys.path.insert(0, {str(REPO)!r})
         from tests.test_embedding import HashEmbedder
-        from rag.embedding import CachedEmbedder
+        from rag.models.embedding_cache import CachedEmbedder
         part = int(sys.argv[1])
         texts = [f"t{{i}}" for i in range(part * 150, part * 150 + 300)]  # the two halves overlap
         for start in range(0, 300, 20):

@@ -5,8 +5,8 @@ import math
 import pytest
 
 from rag.errors import LoaderError
-from rag.evaluation import Query, doc_ranking, evaluate_strategy, hit_at, load_queries, mrr_at, ndcg_at, recall_at
-from rag.hits import Hit
+from rag.evaluate.evaluation import Query, doc_ranking, evaluate_strategy, hit_at, load_queries, mrr_at, ndcg_at, recall_at
+from rag.search.hits import Hit
 
 
 def test_metrics_on_a_hand_checked_ranking():

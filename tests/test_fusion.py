@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag.errors import ConfigError
-from rag.fusion import rrf, weighted_sum
-from rag.hits import Contribution, Hit
+from rag.search.fusion import rrf, weighted_sum
+from rag.search.hits import Contribution, Hit
 
 
 def ranked(retriever: str, ids: list[str], scores: list[float] | None = None) -> list[Hit]:

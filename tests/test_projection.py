@@ -1,10 +1,10 @@
-"""PCA projection and the neighbour-distortion check (rag/projection.py), against hand-checkable data."""
+"""PCA projection and the neighbour-distortion check (rag/index/projection.py), against hand-checkable data."""
 
 import numpy as np
 import pytest
 
 from rag.errors import ConfigError
-from rag.projection import embedding_map, neighbour_check, pca
+from rag.index.projection import embedding_map, neighbour_check, pca
 
 
 def _normalise(x):

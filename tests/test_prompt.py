@@ -1,4 +1,4 @@
-"""rag/prompt.py: numbered, ref-labelled context blocks, grounding rules in zh and en, the no-RAG control."""
+"""rag/answer/prompt.py: numbered, ref-labelled context blocks, grounding rules in zh and en, the no-RAG control."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import re
 
 import pytest
 
-from rag.chunking import Chunk
+from rag.ingest.chunking import Chunk
 from rag.errors import ConfigError
-from rag.prompt import NOT_ENOUGH, ContextBlock, Prompt, build_no_rag_prompt, build_prompt, detect_lang
+from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt, build_no_rag_prompt, build_prompt
+from rag.ingest.language import detect_lang
 
 
 def _chunk(ref, text, title="", doc_id=None):
@@ -110,8 +111,8 @@ def test_detect_lang(text, lang):
 
 
 def test_fake_server_canned_answer_cites_a_real_and_a_made_up_ref(fake_llm):
-    from rag.generation import LLMGenerator
-    from rag.llm import OpenAIChat
+    from rag.answer.generation import LLMGenerator
+    from rag.models.llm import OpenAIChat
 
     p = build_prompt("怎么重置密码？", CHUNKS)
     answer = "".join(LLMGenerator(OpenAIChat(fake_llm.config())).generate(p))

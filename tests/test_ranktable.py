@@ -1,10 +1,10 @@
-"""Side-by-side rows, RRF arithmetic and rank paths (rag/ranktable.py), on hand-made ranked lists."""
+"""Side-by-side rows, RRF arithmetic and rank paths (rag/search/ranktable.py), on hand-made ranked lists."""
 
 import pytest
 
-from rag.fusion import rrf
-from rag.hits import Hit
-from rag.ranktable import fusion_arithmetic, movers, rank_paths, side_by_side
+from rag.search.fusion import rrf
+from rag.search.hits import Hit
+from rag.search.ranktable import fusion_arithmetic, movers, rank_paths, side_by_side
 
 
 def hits(ids, retriever):

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from rag.errors import ConfigError, ModelUnavailableError
-from rag.hits import Hit
-from rag.rerank import (
+from rag.search.hits import Hit
+from rag.search.rerank import (
     FALLBACK,
     RERANKERS,
     CrossEncoderReranker,
@@ -19,7 +19,7 @@ from rag.rerank import (
     load_reranker,
     rerank,
 )
-from rag.sentences import split_sentences
+from rag.ingest.sentences import split_sentences
 from tests.fakes import BigramEmbedder
 
 WORDS = (

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag.chunking import chunk_documents
-from rag.documents import Document
+from rag.ingest.chunking import chunk_documents
+from rag.ingest.documents import Document
 from rag.errors import ConfigError
-from rag.index import build_index
-from rag.retrieval import retrieve, retrieve_many
+from rag.index.build import build_index
+from rag.search.retrieval import retrieve, retrieve_many
 
 
 class TableEmbedder:

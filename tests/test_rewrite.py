@@ -1,12 +1,12 @@
-"""rag/rewrite.py: the tolerant list parser, HyDE and multi-query against the fake OpenAI server."""
+"""rag/search/rewrite.py: the tolerant list parser, HyDE and multi-query against the fake OpenAI server."""
 
 from __future__ import annotations
 
 import pytest
 
 from rag.errors import ConfigError, LLMUnavailableError
-from rag.llm import OpenAIChat
-from rag.rewrite import HYDE_SYSTEM, MULTI_QUERY_SYSTEM, hyde, multi_query, parse_query_list
+from rag.models.llm import OpenAIChat
+from rag.search.rewrite import HYDE_SYSTEM, MULTI_QUERY_SYSTEM, hyde, multi_query, parse_query_list
 
 ABC = ["alpha query", "beta query", "gamma query"]
 

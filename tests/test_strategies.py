@@ -1,4 +1,4 @@
-"""The evaluation page's strategy comparison (rag/strategies.py) on the bundled knowledge base."""
+"""The evaluation page's strategy comparison (rag/evaluate/strategies.py) on the bundled knowledge base."""
 
 from pathlib import Path
 
@@ -6,10 +6,10 @@ import pytest
 
 from rag.backends import choose_reranker
 from rag.errors import ConfigError
-from rag.evaluation import METRICS, doc_ranking, load_queries
-from rag.extractive import ExtractiveGenerator
-from rag.retrieval import retrieve
-from rag.strategies import STRATEGIES, compare, strategy_search
+from rag.evaluate.evaluation import METRICS, doc_ranking, load_queries
+from rag.answer.extractive import ExtractiveGenerator
+from rag.search.retrieval import retrieve
+from rag.evaluate.strategies import STRATEGIES, compare, strategy_search
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden.jsonl"
 

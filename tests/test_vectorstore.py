@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rag.errors import ConfigError
-from rag.vectorstore import VectorStore
+from rag.index.vectorstore import VectorStore
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:

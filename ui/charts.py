@@ -3,7 +3,7 @@
 Each function takes what rag/ computed and only draws it. Drawing choices made here: the histogram's bins
 (whole characters, so its count axis can step by whole chunks) and where the PCA's text labels go
 (`place_labels`, a greedy pick among 8 spots around each marker so labels do not sit on each other).
-Not handled here: the numbers (rag/projection.py, rag/preview.py, rag/ranktable.py, rag/evaluation.py).
+Not handled here: the numbers (rag/index/projection.py, rag/ingest/preview.py, rag/search/ranktable.py, rag/evaluate/evaluation.py).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from rag.evaluation import StrategyReport
-from rag.projection import EmbeddingMap
+from rag.evaluate.evaluation import StrategyReport
+from rag.index.projection import EmbeddingMap
 
 from .i18n import tr
 

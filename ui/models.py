@@ -11,8 +11,9 @@ from __future__ import annotations
 import streamlit as st
 
 from rag.backends import Choice, choose_reranker
-from rag.documents import Document, load_knowledge_base
-from rag.embedding import CachedEmbedder, Embedder, load_embedder
+from rag.ingest.documents import Document, load_knowledge_base
+from rag.models.embedding import Embedder, load_embedder
+from rag.models.embedding_cache import CachedEmbedder
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

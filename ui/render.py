@@ -16,10 +16,10 @@ from typing import Callable, Sequence, TypeVar
 import pandas as pd
 import streamlit as st
 
-from rag.citations import CITATION_RE, parse_citations
+from rag.answer.citations import CITATION_RE, parse_citations
 from rag.errors import RagError
-from rag.hits import Hit
-from rag.preview import Segment
+from rag.search.hits import Hit
+from rag.ingest.preview import Segment
 
 from .i18n import t, tr
 
@@ -72,7 +72,7 @@ def hits_frame(hits: Sequence[Hit], text_of: Callable[[str], str], n: int | None
 def rrf_short(hit: Hit | None, rrf_k: int, lists: Sequence[str] = ("dense", "bm25")) -> str:
     """A fused hit's RRF sum in a short form for a table cell, one term per list in `lists` order:
     `1/(60+1) + 1/(60+3) = 0.03226`; a weight is written only when it is not 1 (`1.5/(60+1)`), and a
-    list that does not have the chunk adds `0`. rag.ranktable.fusion_arithmetic writes the long form."""
+    list that does not have the chunk adds `0`. rag.search.ranktable.fusion_arithmetic writes the long form."""
     if hit is None:
         return ""
     if not hit.contributions:

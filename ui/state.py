@@ -29,13 +29,13 @@ import streamlit as st
 
 from rag import defaults
 from rag.backends import FALLBACK_RERANKER, Choice, choose_generator
-from rag.chunking import CHUNKERS, ChunkSet, chunk_documents, chunker_params
-from rag.documents import Document, LoadReport, load_files
-from rag.embedding import default_embedder_name
-from rag.index import Index, build_index
-from rag.llm import LLMConfig, llm_config_from_env
-from rag.strategies import STRATEGIES
-from rag.tokenize import load_stopwords
+from rag.ingest.chunking import CHUNKERS, ChunkSet, chunk_documents, chunker_params
+from rag.ingest.documents import Document, LoadReport, load_files
+from rag.models.embedding import default_embedder_name
+from rag.index.build import Index, build_index
+from rag.models.llm import LLMConfig, llm_config_from_env
+from rag.evaluate.strategies import STRATEGIES
+from rag.index.tokenize import load_stopwords
 from rag.trace import AskSettings, Trace
 
 from . import models
@@ -371,7 +371,7 @@ def current_trace(gen: Choice, rr: Choice | None) -> Trace | None:
 def retrieval_result(index: Index, q: str, trace: Trace | None = None):
     """The retrieval lists for this question and settings: the trace's if the answer page made one,
     else computed (memoised; the query vector comes from the embedder's query cache)."""
-    from rag.retrieval import retrieve
+    from rag.search.retrieval import retrieve
 
     if trace is not None and trace.retrieval is not None:
         return trace.retrieval
@@ -383,7 +383,7 @@ def retrieval_result(index: Index, q: str, trace: Trace | None = None):
 
 def rerank_result(index: Index, q: str, rr: Choice, trace: Trace | None = None):
     """The rerank of this question's candidates (the trace's if there is one, else computed, memoised)."""
-    from rag.rerank import rerank
+    from rag.search.rerank import rerank
 
     if trace is not None and trace.rerank is not None:
         return trace.rerank

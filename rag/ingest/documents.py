@@ -19,10 +19,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Iterable
 
-from .errors import LoaderError
+from rag.errors import LoaderError
 
 MAX_FILE_BYTES = 20 * 1024 * 1024  # one file; a bigger one is almost always the wrong file
-KNOWLEDGE_BASE_PATH = Path(__file__).resolve().parent.parent / "data" / "faq.jsonl"
+KNOWLEDGE_BASE_PATH = Path(__file__).resolve().parents[2] / "data" / "faq.jsonl"
 
 # Field names a record may use; the first one present wins.
 ID_KEYS = ("id", "doc_id")

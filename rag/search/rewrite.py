@@ -9,7 +9,7 @@ with RRF. `multi_query` returns only the variants; the caller adds the original 
 `parse_query_list` turns whatever the model wrote (JSON, fenced JSON, numbered or bulleted lists,
 plain lines) into a clean list, because models do not follow format instructions reliably.
 
-Not handled here: embedding the HyDE passage and fusing the lists (rag/pipeline.py, rag/fusion.py).
+Not handled here: embedding the HyDE passage and fusing the lists (rag/pipeline.py, rag/search/fusion.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import json
 import re
 from collections.abc import Iterable
 
-from .errors import ConfigError, LLMUnavailableError
-from .llm import ChatBackend
-from .prompt import detect_lang
+from rag.errors import ConfigError, LLMUnavailableError
+from rag.models.llm import ChatBackend
+from rag.ingest.language import detect_lang
 
 HYDE_SYSTEM = {
     "zh": "你是一个知识库的撰稿人。请写一段简短的资料（3 到 5 句），内容要能直接回答用户的问题，"

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .errors import ConfigError
-from .hits import Contribution, Hit
+from rag.errors import ConfigError
+from rag.search.hits import Contribution, Hit
 
 _TIE_DIGITS = 12  # fused scores equal to 12 decimals are ties: float sums in another order differ by ~1e-17
 

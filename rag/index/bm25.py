@@ -42,8 +42,8 @@ from itertools import chain
 import numpy as np
 from scipy import sparse
 
-from .errors import ConfigError
-from .tokenize import jieba_tokenize
+from rag.errors import ConfigError
+from rag.index.tokenize import jieba_tokenize
 
 
 @dataclass(frozen=True)

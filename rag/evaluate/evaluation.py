@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from .errors import ConfigError, LoaderError
-from .hits import Hit
+from rag.errors import ConfigError, LoaderError
+from rag.search.hits import Hit
 
 
 @dataclass(frozen=True)

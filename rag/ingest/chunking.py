@@ -8,7 +8,7 @@ Methods (CHUNKERS):
   a whitespace stretch of at least `chunk_size` characters would make a window of nothing but
   whitespace, so such a window is not emitted and the grid restarts at the next non-whitespace
   character: neighbours either share exactly `overlap` characters or are separated by pure whitespace.
-- "sentence": whole sentences (rag/sentences.py: after 。！？；!?;… , after a "." followed by
+- "sentence": whole sentences (rag/ingest/sentences.py: after 。！？；!?;… , after a "." followed by
   whitespace, and at line breaks) packed greedily up to `target_size`; a sentence longer than that is
   hard-split; a final chunk shorter than `min_tail` is merged into the previous one (so that chunk may
   exceed the target).
@@ -32,9 +32,9 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from .documents import Document
-from .errors import ConfigError
-from .sentences import sentence_spans
+from rag.ingest.documents import Document
+from rag.errors import ConfigError
+from rag.ingest.sentences import sentence_spans
 
 Span = tuple[int, int]  # [start, end) character offsets into Document.text
 
@@ -76,7 +76,7 @@ def _stripped(text: str, a: int, b: int) -> Span | None:
 
 
 def _sentences_in(text: str, a: int, b: int) -> list[Span]:
-    """Sentence spans inside text[a:b] (what a sentence is: see rag/sentences.py)."""
+    """Sentence spans inside text[a:b] (what a sentence is: see rag/ingest/sentences.py)."""
     return [(a + s, a + e) for s, e in sentence_spans(text[a:b])]
 
 

@@ -16,10 +16,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .errors import ConfigError
-from .fusion import rrf
-from .hits import Hit
-from .index import Index
+from rag.errors import ConfigError
+from rag.search.fusion import rrf
+from rag.search.hits import Hit
+from rag.index.build import Index
 
 MODES = ("dense", "bm25", "hybrid")
 

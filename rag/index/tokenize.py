@@ -15,9 +15,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from .errors import ConfigError
+from rag.errors import ConfigError
 
-DEFAULT_STOPWORDS = Path(__file__).parent.parent / "data" / "stopwords_zh.txt"
+DEFAULT_STOPWORDS = Path(__file__).resolve().parents[2] / "data" / "stopwords_zh.txt"
 
 _jieba = None  # the jieba module, imported and initialised on first use
 

@@ -9,7 +9,7 @@ A strategy turns a query into document ids, best first:
 With a language model (`chat`), two rewrite strategies (REWRITE_STRATEGIES) join them:
 - hyde           hybrid retrieval whose dense side searches with question + hypothetical answer;
 - multi-query    hybrid retrieval for the question and its LLM variants, fused with RRF.
-Retrieval metrics come from rag/evaluation.py (Hit@k, Recall@k, MRR@k, nDCG@k). With a generator, each
+Retrieval metrics come from rag/evaluate/evaluation.py (Hit@k, Recall@k, MRR@k, nDCG@k). With a generator, each
 strategy also answers every query through the full pipeline (rag/pipeline.py) and records answer-level
 figures: citation validity (valid refs / cited refs) and the unsupported-sentence rate on answerable
 queries, and the abstention rate (answered "not enough information") on unanswerable ones.
@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from .errors import ConfigError
-from .evaluation import Query, StrategyReport, doc_ranking, evaluate_strategy
-from .index import Index
-from .rerank import rerank
-from .retrieval import retrieve
+from rag.errors import ConfigError
+from rag.evaluate.evaluation import Query, StrategyReport, doc_ranking, evaluate_strategy
+from rag.index.build import Index
+from rag.search.rerank import rerank
+from rag.search.retrieval import retrieve
 
 STRATEGIES = ("dense", "bm25", "hybrid", "hybrid+rerank")
 REWRITE_STRATEGIES = ("hyde", "multi-query")  # need a language model
@@ -56,10 +56,10 @@ def strategy_search(
 
 
 def _rewrite_search(index: Index, strategy: str, chat, depth: int, rrf_k: int, doc_of) -> Search:
-    from .errors import LLMUnavailableError
-    from .pipeline import hyde_vector
-    from .retrieval import retrieve_many
-    from .rewrite import hyde, multi_query
+    from rag.errors import LLMUnavailableError
+    from rag.pipeline import hyde_vector
+    from rag.search.retrieval import retrieve_many
+    from rag.search.rewrite import hyde, multi_query
 
     if chat is None:
         raise LLMUnavailableError(
@@ -91,9 +91,9 @@ def answer_figures(
     recall_n: int = 20, top_k: int = 5, progress: Callable[[int, int], None] | None = None, chat=None,
 ) -> dict[str, float]:
     """Answer every query with this strategy's retrieval and audit the citations (see module docstring)."""
-    from .citations import is_not_enough
-    from .pipeline import ask
-    from .trace import AskSettings
+    from rag.answer.citations import is_not_enough
+    from rag.pipeline import ask
+    from rag.trace import AskSettings
 
     settings = AskSettings(
         mode="bm25" if strategy == "bm25" else "dense" if strategy == "dense" else "hybrid",

@@ -13,11 +13,11 @@ from typing import Callable
 
 import numpy as np
 
-from .bm25 import BM25
-from .chunking import Chunk, ChunkSet
-from .embedding import Embedder
-from .tokenize import jieba_tokenize
-from .vectorstore import VectorStore
+from rag.index.bm25 import BM25
+from rag.ingest.chunking import Chunk, ChunkSet
+from rag.models.embedding import Embedder
+from rag.index.tokenize import jieba_tokenize
+from rag.index.vectorstore import VectorStore
 
 
 @dataclass

@@ -1,9 +1,9 @@
 """Generation: a `Prompt` in, the answer out as a stream of text deltas.
 
 `Generator` is the Protocol every answer writer follows; `LLMGenerator` streams from a language model
-through a `ChatBackend` (rag/llm.py). A backend that cannot stream yields its whole answer once.
-Not handled here: the offline extractive stand-in (rag/extractive.py), checking citations
-(rag/citations.py), retries and error mapping (rag/llm.py).
+through a `ChatBackend` (rag/models/llm.py). A backend that cannot stream yields its whole answer once.
+Not handled here: the offline extractive stand-in (rag/answer/extractive.py), checking citations
+(rag/answer/citations.py), retries and error mapping (rag/models/llm.py).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
-from .llm import ChatBackend
-from .prompt import NOT_ENOUGH, Prompt
+from rag.models.llm import ChatBackend
+from rag.answer.prompt import NOT_ENOUGH, Prompt
 
 __all__ = ["Generator", "LLMGenerator", "NOT_ENOUGH"]
 

@@ -11,7 +11,7 @@ citation markers written after the full stop ("七天内可退货。[faq_003]", 
 answer sentence keeps the ids that cite it.
 
 Used by the extractive generator (candidate sentences), the citation audit (one verdict per answer
-sentence) and the sentence-maxsim reranker. Not handled here: chunking (rag/chunking.py has its own
+sentence) and the sentence-maxsim reranker. Not handled here: chunking (rag/ingest/chunking.py has its own
 size-aware splitting), quotations spanning several sentences, and the long tail of English
 abbreviations (a missed one only splits a sentence in two, which every user of this module tolerates).
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .hits import Hit
+from rag.search.hits import Hit
 
 
 def fusion_arithmetic(hit: Hit, rrf_k: int) -> str:

@@ -15,7 +15,7 @@ Audit. `audit(answer, contexts)` reports, over unique refs in order of first app
 cited, valid (present in `contexts`), hallucinated (not present), unused (context refs never cited),
 and `validity_rate = len(valid) / len(cited)`, which is None when the answer cites nothing (a rate
 of nothing is undefined; 1.0 would flatter an answer without citations, 0.0 would punish 资料不足).
-Then one `SentenceSupport` per answer sentence (rag/sentences.py, not split at semicolons):
+Then one `SentenceSupport` per answer sentence (rag/ingest/sentences.py, not split at semicolons):
 - overlap: share of the sentence's distinct content tokens (jieba tokens minus stopwords and
   punctuation) that occur in the cited chunks' text;
 - cosine (only when an embedder is given): max over cited chunks of max(cos(sentence, whole chunk),
@@ -49,9 +49,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .prompt import NOT_ENOUGH
-from .sentences import split_sentences
-from .tokenize import jieba_tokenize, load_stopwords
+from rag.answer.prompt import NOT_ENOUGH
+from rag.ingest.sentences import split_sentences
+from rag.index.tokenize import jieba_tokenize, load_stopwords
 
 _ID = r"\w[\w.\-#:]*"
 _SEP = r"\s*[,，、;；]\s*"
@@ -150,7 +150,7 @@ def audit(
 ) -> CitationAudit:
     """Check an answer's citations against `contexts` (ref -> chunk text, in prompt order).
 
-    `embedder` (rag.embedding.Embedder) adds the cosine column; `numbers` maps bare [n] to refs.
+    `embedder` (rag.models.embedding.Embedder) adds the cosine column; `numbers` maps bare [n] to refs.
     """
     contexts = dict(contexts)
     sentences = split_sentences(answer or "", semicolons=False)  # "A；B[ref]。" is one cited claim

@@ -24,8 +24,8 @@ The weight was chosen on the FAQ rows; xquad_zh was only measured afterwards, as
 
 `rerank()` records a `RerankMove` for every candidate (rank before, rank after or None when it fell
 below top_k, score), so a page can draw the before/after arrows.
-Not handled here: retrieval (rag/retrieval.py), loading a model without hanging when there is no
-network (rag/hub.py), batching across queries, GPU placement (cpu only).
+Not handled here: retrieval (rag/search/retrieval.py), loading a model without hanging when there is no
+network (rag/models/hub.py), batching across queries, GPU placement (cpu only).
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ from typing import Protocol
 
 import numpy as np
 
-from .errors import ConfigError, ModelUnavailableError
-from .hits import Hit
-from .hub import load_model, use_short_timeouts
-from .sentences import split_sentences
+from rag.errors import ConfigError, ModelUnavailableError
+from rag.search.hits import Hit
+from rag.models.hub import load_model, use_short_timeouts
+from rag.ingest.sentences import split_sentences
 
 FALLBACK = "sentence-maxsim"
 

@@ -17,10 +17,10 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from .errors import ConfigError
+from rag.errors import ConfigError
 
 
-class Span(Protocol):  # rag.chunking.Chunk satisfies this
+class Span(Protocol):  # rag.ingest.chunking.Chunk satisfies this
     chunk_id: str
     start: int
     end: int

@@ -1,0 +1,6 @@
+"""Evaluate: a queries file with gold ids in, figures per strategy out. It runs the stages below it.
+
+- `evaluation.py`: Hit@k, Recall@k, MRR@k, nDCG@k over documents, and the per-strategy report.
+- `strategies.py`: the strategies compared (dense, BM25, hybrid, rerank, HyDE, multi-query) and the
+  loop that runs them, with answer-level figures when a generator is given.
+"""

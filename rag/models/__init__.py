@@ -1,0 +1,9 @@
+"""Models: the learned components that any stage may call. Nothing here knows about chunks or rankings.
+
+- `embedding.py`: the `Embedder` protocol (text -> L2-normalised vectors) and its bundled and
+  sentence-transformers backends, chosen by name.
+- `embedding_cache.py`: `CachedEmbedder`, a disk cache of document vectors around any embedder.
+- `hub.py`: loading a Hugging Face model by name that fails in seconds, with the fix, when the hub is
+  out of reach.
+- `llm.py`: the `ChatBackend` protocol and the OpenAI-compatible chat client (streaming, retries).
+"""

@@ -1,0 +1,9 @@
+"""Search: a question in, ranked chunks out. Retrieve, fuse, rerank, and rewrite the query first if asked.
+
+- `retrieval.py`: dense, BM25 and hybrid retrieval over one `Index`, side by side; multi-query fusion.
+- `fusion.py`: weighted Reciprocal Rank Fusion that keeps every term of its sum.
+- `hits.py`: `Hit` and `Contribution`, the ranked results that flow between the steps above.
+- `ranktable.py`: where each chunk sits in each list, and the RRF arithmetic written out.
+- `rerank.py`: cross-encoder reranking, or the labelled sentence-maxsim fallback; what moved.
+- `rewrite.py`: HyDE and multi-query, the query rewrites a language model writes.
+"""
