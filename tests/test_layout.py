@@ -1,0 +1,86 @@
+"""The folder tree is the RAG diagram: each wing imports only the wings before it, and the README's file
+map lists exactly the files that exist, under the wing they are in."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RAG = ROOT / "rag"
+# Pipeline order. A wing may import itself, the wings before it, and the shared leaves at the top.
+ORDER = ["models", "ingest", "index", "search", "answer", "evaluate"]
+LEAVES = {"errors", "defaults"}  # imported from anywhere; they import nothing of ours
+JOINERS = {"pipeline", "trace", "backends", "cli", "__main__"}  # join the stages; only evaluate sits above them
+
+
+def _wing_files() -> dict[str, list[Path]]:
+    return {w: sorted(p for p in (RAG / w).glob("*.py") if p.name != "__init__.py") for w in ORDER}
+
+
+def _rag_imports(path: Path) -> set[str]:
+    """Dotted rag modules a file imports, e.g. {"rag.models.embedding", "rag.errors"}."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "rag":
+                out |= {f"rag.{a.name}" for a in node.names}
+            elif node.module.startswith("rag."):
+                out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("rag.")}
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            out.add("relative")
+    return out
+
+
+def test_every_wing_has_a_docstring_init_and_no_reexports():
+    for wing in ORDER:
+        init = RAG / wing / "__init__.py"
+        tree = ast.parse(init.read_text("utf-8"))
+        assert ast.get_docstring(tree), f"{init} needs a docstring that maps its files"
+        assert all(isinstance(n, ast.Expr) for n in tree.body), f"{init} should be a docstring only"
+        for f in _wing_files()[wing]:
+            assert f.name in ast.get_docstring(tree), f"{init}'s docstring does not mention {f.name}"
+
+
+def test_top_of_rag_keeps_only_what_joins_the_stages():
+    top = {p.stem for p in RAG.glob("*.py")} - {"__init__"}
+    assert top <= LEAVES | JOINERS, f"move {sorted(top - LEAVES - JOINERS)} into a wing"
+
+
+@pytest.mark.parametrize("wing", ORDER)
+def test_wings_import_only_earlier_wings(wing):
+    allowed = set(ORDER[: ORDER.index(wing) + 1])
+    for f in _wing_files()[wing] + [RAG / wing / "__init__.py"]:
+        for mod in _rag_imports(f):
+            assert mod != "relative", f"{f.relative_to(ROOT)}: use absolute rag.* imports"
+            parts = mod.split(".")
+            if parts[1] in LEAVES:
+                continue
+            if wing == "evaluate" and parts[1] in {"pipeline", "trace"}:
+                continue  # evaluation runs the whole pipeline
+            assert parts[1] in allowed, f"{f.relative_to(ROOT)} imports {mod}: a later stage"
+
+
+def test_readme_file_map_matches_the_tree():
+    readme = (ROOT / "README.md").read_text("utf-8")
+    section = readme[readme.index("## File map") : readme.index("Interfaces between modules")]
+    listed: dict[str, set[str]] = {}
+    wing = None
+    for line in section.splitlines():
+        if not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = re.search(r"`rag/(\w+)/`", cells[0])
+        if m:
+            wing = m.group(1)
+        elif cells[0]:
+            wing = None
+        if wing in ORDER:
+            listed.setdefault(wing, set()).update(re.findall(r"`(\w+\.py)`", cells[1]))
+    for w, files in _wing_files().items():
+        assert listed.get(w, set()) == {f.name for f in files}, f"README file map for rag/{w}/ is out of date"
