@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.backends import fallback_notes
+from rag.trace import grounding_text, support_text
 from ui import state
 from ui.i18n import t, tr
 from ui.render import (PART_COLOURS, anchor, answer_html, attempt, html_table, legend_html, need_question,
@@ -21,11 +22,13 @@ need_question(q)
 gen, chat = attempt(state.generator_choice, index.embedder)
 rr = attempt(state.reranker_choice) if ss["rerank.enabled"] else None
 if gen.is_fallback:
-    st.warning(f"⚠️ {t('generator')}: **{gen.label}** · {t('fallback')}. {tr('原因', 'Why')}: {gen.reason}. "
-               + tr("在左侧“大模型设置”中填写接口即可使用真正的语言模型。",
-                    "Fill in the sidebar's LLM settings to use a real language model."))
+    st.warning(f"{t('generator')}: {gen.label} · {t('fallback')}. {tr('原因', 'Why')}: {gen.reason}. "
+               + tr("安装随附的本地模型，或在左侧“大模型设置”中填写接口，即可使用真正的语言模型。",
+                    "Install the bundled local model, or fill in the sidebar's LLM settings, to use a real "
+                    "language model."), icon=":material/warning:")
 else:
-    st.success(f"✅ {t('generator')}: **{gen.label}**")
+    st.success(f"{t('generator')}: {gen.label}" + (f" · {gen.reason}" if gen.reason else ""),
+               icon=":material/check_circle:")
 
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns(4)
@@ -34,6 +37,11 @@ with st.container(border=True):
     if ss["answer.rewrite"] == "multi-query":
         c1.slider(tr("改写数", "variants"), 1, 5, key="answer.n_queries")
     c2.radio(tr("回答语言", "Answer language"), ["auto", "zh", "en"], key="answer.lang", horizontal=True)
+    c2.radio(tr("引用方式 Citations", "Citations"), ["free", "constrained"], key="answer.cite", horizontal=True,
+             format_func=lambda m: {"free": tr("自由", "free"), "constrained": tr("约束", "constrained")}[m],
+             help=tr("约束：用语法限制本地模型，方括号里只能写资料中真实存在的 ref，幻觉引用从构造上就不可能。",
+                     "constrained: a grammar lets the local model write only refs that are in the context inside "
+                     "brackets, so a hallucinated ref cannot be produced."))
     c3.toggle(tr("同时回答“无 RAG”版本", "Also answer without RAG"), key="answer.compare")
     regenerate = c4.button(tr("重新生成", "Regenerate"), icon="🔄", key="answer.regenerate")
     c4.caption(tr(f"检索：{ss['retrieval.mode']} · recall_n {ss['retrieval.recall_n']} · top_k {ss['rerank.top_k']}"
@@ -77,9 +85,17 @@ if right is not None:
     with right:
         st.subheader(tr("无 RAG：模型自己的回答", "Without RAG: the model on its own"))
         if trace.no_rag_answer is not None:
-            st.markdown(trace.no_rag_answer or "—")
+            plain_text(trace.no_rag_answer or "—")
         st.caption(tr("同一个问题、同一个生成器，但不给任何资料。比较它和左边：哪些内容有出处？",
                       "Same question, same generator, no context. Compare with the left: which claims have a source?"))
+        if trace.no_rag_grounding:
+            st.markdown(tr("**知识库里能找到支撑吗？** 每句话都拿去检索整个知识库，看最像的块是否支撑它：",
+                           "**Does anything in the knowledge base support it?** Each sentence is searched for in the "
+                           "whole knowledge base and judged against the best chunk:"))
+            st.html(html_table(pd.DataFrame([
+                {tr("句子", "sentence"): g.sentence, tr("知识库中的支撑", "support in the corpus"): grounding_text(g)}
+                for g in trace.no_rag_grounding if g.label is not None
+            ])))
 
 if trace.notes:
     st.caption("  \n".join("ℹ️ " + note for note in dict.fromkeys(trace.notes)))
@@ -105,22 +121,23 @@ if audit is not None:
     sentences = pd.DataFrame([
         {tr("句子", "sentence"): s.sentence, "refs": ", ".join(s.refs) or "—",
          "cosine": "—" if s.cosine is None else f"{s.cosine:.3f}", tr("词重合", "overlap"): f"{s.overlap:.2f}",
-         tr("判定", "label"): s.label}
+         tr("判定", "label"): support_text(s)}
         for s in audit.sentences
     ])
     if len(sentences):
         # Wrapping HTML, not a data grid: a grid cuts each cell to one line, and the whole sentence is the point.
         def cell_style(col: str, value) -> str:
             if col == tr("判定", "label"):
-                return f"background:{LABEL_COLOURS.get(value, '')}"
+                return f"background:{LABEL_COLOURS.get(value.split(',')[0], '')}"
             return "min-width:20em" if col == tr("句子", "sentence") else "white-space:nowrap"
 
         with a2:
             st.html(html_table(sentences, cell_style))
     st.caption(tr(
-        "有效 = 引用的 ref 在提供的资料里；幻觉 = 资料里没有这个 ref；未用 = 提供了但没被引用。每句的支撑度看该句与所引资料的词重合率（和余弦相似度）。",
+        "有效 = 引用的 ref 在提供的资料里；幻觉 = 资料里没有这个 ref；未用 = 提供了但没被引用。每句的支撑度看该句与所引资料的词重合率（和余弦相似度）；没有引用的句子会标出最能支撑它的资料（如果有）。",
         "valid = the cited ref was in the context; hallucinated = no such ref in the context; unused = given but "
-        "never cited. A sentence's support is its term overlap (and cosine) with the chunks it cites.",
+        "never cited. A sentence's support is its term overlap (and cosine) with the chunks it cites; a sentence "
+        "without a citation names the context that supports it best, if any.",
     ))
 
 # ------------------------------------------------------------------------------------- contexts
@@ -148,6 +165,13 @@ st.subheader(tr("运行信息 What ran", "What ran"))
 st.html(html_table(pd.DataFrame([{tr("阶段", "stage"): k, tr("后端", "backend"): v}
                                  for k, v in trace.backends.items()])))
 st.caption(" · ".join(f"{k} {v * 1000:.0f} ms" for k, v in trace.timings.items()))
+if trace.generation:
+    g = trace.generation
+    st.caption(tr("本地模型：", "local model: ") + " · ".join(filter(None, [
+        f"{tr('提示', 'prompt')} {g['prompt_tokens']:.0f} tokens" if "prompt_tokens" in g else "",
+        f"{tr('首个 token', 'first token')} {g['first_token_s']:.2f} s" if "first_token_s" in g else "",
+        f"{tr('生成', 'decode')} {g['decode_tok_per_s']:.1f} tok/s" if "decode_tok_per_s" in g else "",
+    ])))
 e1, e2 = st.columns(2)
 e1.download_button(tr("下载 trace（Markdown 讲义）", "Download the trace (Markdown handout)"), trace.to_markdown(),
                    file_name="rag-trace.md", mime="text/markdown", icon="📝", key="answer.export_md")

@@ -1,8 +1,8 @@
 """Choosing the backend for each stage, with honest fallbacks.
 
-The rule everywhere: use the real thing when it is available (a configured OpenAI-compatible LLM, a
-cross-encoder that loads), otherwise the labelled offline stand-in, and always say which one ran and
-why in a `Choice` the trace, CLI and pages show.
+The rule everywhere: use the real thing when it is available (a configured OpenAI-compatible LLM, the
+bundled local model, a cross-encoder that loads), otherwise the labelled offline stand-in, and always
+say which one ran and why in a `Choice` the trace, CLI and pages show.
 Not handled here: the backends themselves (embedding.py, rerank.py, llm.py, extractive.py).
 """
 
@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from rag.models.embedding import Embedder
-from rag.errors import ModelUnavailableError
+from rag.errors import ConfigError, ModelUnavailableError
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.generation import Generator, LLMGenerator
 from rag.models.llm import ChatBackend, LLMConfig, OpenAIChat, llm_config_from_env
+from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
+from rag.models.local_llm import LocalChat, local_available
 from rag.search.rerank import RERANKERS, load_reranker
 
 FALLBACK_RERANKER = "sentence-maxsim"
@@ -43,23 +45,58 @@ def choose_reranker(name: str | None, embedder: Embedder) -> Choice:
         return Choice(rr, rr.label, True, f"{name} could not be loaded ({exc}); using the offline fallback")
 
 
+GENERATORS = ("auto", "endpoint", "local", "extractive")  # what --generator and the sidebar offer
+
+
 def choose_generator(
     embedder: Embedder,
     config: LLMConfig | None = None,
     environ: Mapping[str, str] | None = None,
     secrets: Mapping[str, Any] | None = None,
     offline: bool = False,
+    generator: str = "auto",
+    local_model: str = DEFAULT_LOCAL_MODEL,
+    local_chat: Callable[[str], ChatBackend] | None = None,
 ) -> tuple[Choice, ChatBackend | None]:
-    """A configured LLM if there is one (env vars / secrets / explicit config), else extractive."""
-    if config is None and not offline:
-        config = llm_config_from_env(os.environ if environ is None else environ, secrets)
-    if config is not None and not offline:
-        chat = OpenAIChat(config)
-        gen: Generator = LLMGenerator(chat)
-        return Choice(gen, gen.label, False), chat
+    """(the generator that will answer, the chat backend rewrites use, or None).
+
+    "auto": a configured endpoint (unless `offline`), else the bundled local model, else extractive.
+    "endpoint" / "local": that one, or extractive with the reason when it cannot run. "extractive": the
+    stand-in by name. `local_chat(model)` builds the local backend (the app passes its shared cached one).
+    """
+    if generator not in GENERATORS:
+        raise ConfigError(f"unknown generator {generator!r}; choose one of {', '.join(GENERATORS)}")
+    if generator == "extractive":
+        return _extractive(embedder, "extractive chosen by name"), None
+    reasons = []
+    if generator in ("auto", "endpoint"):
+        if config is None and not offline:
+            config = llm_config_from_env(os.environ if environ is None else environ, secrets)
+        if config is not None and not offline:
+            chat = OpenAIChat(config)
+            gen = LLMGenerator(chat)
+            return Choice(gen, gen.label, False), chat
+        reasons.append("offline mode requested" if offline else
+                       "no LLM endpoint configured (OPENAI_BASE_URL / OPENAI_API_KEY unset)")
+        if generator == "endpoint":
+            return _extractive(embedder, reasons[0]), None
+    ok, why = local_available(local_model)
+    if ok:
+        try:
+            chat = (local_chat or LocalChat)(local_model)
+        except ModelUnavailableError as exc:
+            ok, why = False, str(exc)
+        else:
+            gen = LLMGenerator(chat)
+            note = "" if generator == "local" else f"{reasons[0]}; the bundled local model answers"
+            return Choice(gen, gen.label, False, note), chat
+    reasons.append(f"the bundled local model cannot run: {why}")
+    return _extractive(embedder, "; ".join(reasons)), None
+
+
+def _extractive(embedder: Embedder, reason: str) -> Choice:
     gen = ExtractiveGenerator(embedder)
-    reason = "offline mode requested" if offline else "no LLM configured (OPENAI_BASE_URL / OPENAI_API_KEY unset)"
-    return Choice(gen, gen.label, True, reason), None
+    return Choice(gen, gen.label, True, reason)
 
 
 def fallback_notes(generator: Choice, reranker: Choice | None = None) -> list[str]:

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Sequence
 
 from rag import defaults
-from rag.backends import choose_generator, choose_reranker, fallback_notes
+from rag.answer.citation_grammar import CITE_MODES
+from rag.backends import GENERATORS, choose_generator, choose_reranker, fallback_notes
+from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
+from rag.models.local_llm import local_model_names
 from rag.ingest.chunking import chunk_documents
 from rag.ingest.documents import Document, load_knowledge_base, load_path
 from rag.models.embedding import default_embedder_name, load_embedder
@@ -29,7 +33,7 @@ from rag.pipeline import ask, ask_no_rag
 from rag.search.retrieval import MODES, retrieve
 from rag.evaluate.strategies import REWRITE_STRATEGIES, compare
 from rag.index.tokenize import load_stopwords
-from rag.trace import AskSettings
+from rag.trace import AskSettings, grounding_text, support_text
 
 
 def _err(msg: str) -> None:
@@ -112,24 +116,34 @@ def cmd_search(args: argparse.Namespace) -> int:
 # --- ask ----------------------------------------------------------------------------------------
 
 
+def _generator(args: argparse.Namespace, embedder):
+    choice, chat = choose_generator(embedder, offline=args.offline, generator=args.generator,
+                                    local_model=args.local_model)
+    _err(f"generator: {choice.label}" + (f" ({choice.reason})" if choice.reason else ""))
+    return choice, chat
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     embedder = None
     if args.no_rag:
         embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
-        gen_choice, _ = choose_generator(embedder, offline=args.offline)
+        gen_choice, _ = _generator(args, embedder)
         trace = ask_no_rag(args.question, gen_choice.backend)
         trace.notes += fallback_notes(gen_choice)
     else:
         index = _build(args)
-        gen_choice, chat = choose_generator(index.embedder, offline=args.offline)
+        gen_choice, chat = _generator(args, index.embedder)
         rr = choose_reranker(args.reranker, index.embedder) if not args.no_rerank else None
         settings = AskSettings(
             mode=args.mode,
             recall_n=args.recall_n,
             top_k=args.top_k,
+            depth=max(args.depth, args.recall_n),
+            rrf_k=args.rrf_k,
             rerank=rr is not None,
             rewrite=args.rewrite,
             compare_no_rag=args.compare,
+            cite=args.cite,
         )
         streaming = not args.json and sys.stdout.isatty()
         trace = ask(
@@ -173,9 +187,11 @@ def _print_trace(trace, streamed: bool) -> None:
         print(f"  unused: {', '.join(a.unused) or '-'}")
         for s in a.sentences:
             cos = f"{s.cosine:.2f}" if s.cosine is not None else "-"
-            print(f"  - {s.label:<11} cos={cos} overlap={s.overlap:.2f} {_short(s.sentence, 50)}")
+            print(f"  - {support_text(s):<11} cos={cos} overlap={s.overlap:.2f} {_short(s.sentence, 50)}")
     if trace.no_rag_answer is not None and trace.answer != trace.no_rag_answer:
         print(f"\nwithout RAG: {trace.no_rag_answer}")
+        for g in trace.no_rag_grounding:
+            print(f"  - {grounding_text(g)}: {_short(g.sentence, 50)}")
 
 
 # --- eval ---------------------------------------------------------------------------------------
@@ -187,14 +203,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.limit:
         queries = queries[: args.limit]
     names = ["dense", "bm25", "hybrid"] + (["hybrid+rerank"] if args.rerank else [])
-    rr = choose_reranker(args.reranker, index.embedder) if args.rerank else None
-    gen_choice, chat = choose_generator(index.embedder, offline=args.offline)
+    if args.strategies:
+        names = [n.strip() for n in args.strategies.split(",") if n.strip()]
+    rr = choose_reranker(args.reranker, index.embedder) if args.rerank or "hybrid+rerank" in names else None
+    gen_choice, chat = _generator(args, index.embedder)
     generator = gen_choice.backend if args.answers else None
     if args.answers:
-        _err(f"answer-level figures with {gen_choice.label}")
-    if chat is not None and not args.no_rewrites:
+        _err(f"answer-level figures with {gen_choice.label}, citations {args.cite}")
+    if chat is not None and not args.no_rewrites and not args.strategies:
         names += list(REWRITE_STRATEGIES)
-        _err(f"language model configured ({chat.label}): adding {', '.join(REWRITE_STRATEGIES)}")
+        _err(f"language model available ({chat.label}): adding {', '.join(REWRITE_STRATEGIES)}")
     last = [""]
 
     def progress(done: int, total: int, strategy: str) -> None:
@@ -204,7 +222,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     reports = compare(
         index, queries, names, rr.backend if rr else None, max(args.depth, args.k), args.rrf_k,
-        args.recall_n, generator, progress, chat,
+        args.recall_n, generator, progress, chat, cite=args.cite,
     )
     if args.json:
         out = {
@@ -243,6 +261,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="drop data/stopwords_zh.txt words from BM25 (off: the plain formula, as the references use)")
     common.add_argument("--rrf-k", type=int, default=defaults.RRF_K)
     common.add_argument("--depth", type=int, default=defaults.DEPTH, help="candidates per list before fusion")
+    gen = argparse.ArgumentParser(add_help=False)
+    gen.add_argument("--generator", choices=GENERATORS, default=os.environ.get("RAG_GENERATOR") or "auto",
+                     help="auto: a configured endpoint, else the bundled local model, else extractive "
+                          "(default: $RAG_GENERATOR or auto)")
+    gen.add_argument("--local-model", choices=local_model_names(), default=DEFAULT_LOCAL_MODEL,
+                     help=f"which bundled GGUF the local generator runs (default {DEFAULT_LOCAL_MODEL})")
+    gen.add_argument("--cite", choices=CITE_MODES, default="free",
+                     help="constrained: a grammar lets the local model write only context refs in brackets")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("search", parents=[common], help="ranked hits with provenance")
@@ -251,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--k", type=int, default=10)
     s.set_defaults(func=cmd_search)
 
-    a = sub.add_parser("ask", parents=[common], help="answer with citations and an audit")
+    a = sub.add_parser("ask", parents=[common, gen], help="answer with citations and an audit")
     a.add_argument("question")
     a.add_argument("--no-rag", action="store_true", help="answer without retrieval")
     a.add_argument("--compare", action="store_true", help="also answer without RAG, for comparison")
@@ -261,10 +287,12 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--reranker", help="cross-encoder name/path, or sentence-maxsim (default, offline fallback)")
     a.add_argument("--no-rerank", action="store_true")
     a.add_argument("--rewrite", choices=("none", "hyde", "multi-query"), default="none")
-    a.add_argument("--offline", action="store_true", help="ignore any configured LLM; use the extractive generator")
+    a.add_argument("--offline", action="store_true",
+                   help="ignore any configured LLM endpoint (the bundled local model still runs; "
+                        "--generator extractive for the stand-in)")
     a.set_defaults(func=cmd_ask)
 
-    e = sub.add_parser("eval", parents=[common], help="Hit@k, MRR, nDCG for each strategy")
+    e = sub.add_parser("eval", parents=[common, gen], help="Hit@k, MRR, nDCG for each strategy")
     e.add_argument("--queries", required=True, help="JSONL with id, query, gold_ids")
     e.add_argument("--k", type=int, default=10)
     e.add_argument("--limit", type=int, default=0, help="only the first N queries")
@@ -274,7 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--answers", action="store_true",
                    help="also answer every query and report citation validity / unsupported-sentence rate")
     e.add_argument("--offline", action="store_true",
-                   help="ignore any configured LLM (extractive answers, no rewrite strategies)")
+                   help="ignore any configured LLM endpoint (the bundled local model still runs)")
+    e.add_argument("--strategies", help="comma-separated subset, e.g. hybrid+rerank (default: all that can run)")
     e.add_argument("--no-rewrites", action="store_true",
                    help="skip the HyDE / multi-query strategies even when an LLM is configured")
     e.set_defaults(func=cmd_eval)

@@ -44,3 +44,7 @@ class LLMConnectionError(LLMError):
 
 class LLMUnavailableError(LLMError):
     """No language model is configured, so a stage that needs one cannot run."""
+
+
+class GenerationCancelled(LLMError):
+    """The caller stopped a generation (Stop, a rerun, leaving the page); the model is free again."""

@@ -23,8 +23,10 @@ from rag.answer.citations import CitationStream, audit
 from rag.errors import ConfigError, LLMUnavailableError
 from rag.answer.generation import Generator
 from rag.index.build import Index
-from rag.models.llm import ChatBackend
-from rag.answer.prompt import build_no_rag_prompt, build_prompt
+from rag.models.llm import ChatBackend, RunControl
+from rag.answer.citation_grammar import CITE_MODES, citation_grammar
+from rag.answer.grounding import ground_in_corpus
+from rag.answer.prompt import build_no_rag_prompt, build_prompt, fit_prompt
 from rag.ingest.language import detect_lang
 from rag.search.rerank import Reranker, rerank
 from rag.search.retrieval import retrieve, retrieve_many
@@ -65,29 +67,55 @@ def ask(
     reranker: Reranker | None = None,
     chat: ChatBackend | None = None,
     on_delta: Callable[[str], None] | None = None,
+    control: RunControl | None = None,
 ) -> Trace:
-    """Answer `question` from `index`; every intermediate result lands in the returned Trace."""
+    """Answer `question` from `index`; every intermediate result lands in the returned Trace.
+
+    `control` lets another thread stop the generation (GenerationCancelled is raised, the model is
+    freed, and the no-RAG answer is not started) and hear that the model is queued."""
     question = question.strip()
     if not question:
         raise ConfigError("the question is empty; type a question first")
     if settings.rewrite not in REWRITES:
         raise ConfigError(f"unknown rewrite {settings.rewrite!r}; choose one of {', '.join(REWRITES)}")
+    if settings.cite not in CITE_MODES:
+        raise ConfigError(f"unknown cite mode {settings.cite!r}; choose one of {', '.join(CITE_MODES)}")
     if settings.top_k > settings.recall_n:
         raise ConfigError(f"top_k={settings.top_k} must be <= recall_n={settings.recall_n}")
     if settings.rewrite != "none" and chat is None:
         raise LLMUnavailableError(
-            f"{settings.rewrite} needs a language model to write the rewrites; set OPENAI_BASE_URL "
-            "(and OPENAI_API_KEY / OPENAI_MODEL) or choose rewrite 'none'"
+            f"{settings.rewrite} needs a language model to write the rewrites; install the bundled local "
+            "model, set OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL), or choose rewrite 'none'"
         )
+    control = control if control is not None else RunControl()
     lang = detect_lang(question) if settings.lang == "auto" else settings.lang
     trace = Trace(question=question, settings=settings)
     trace.backends["embedder"] = index.embedder.label
     trace.backends["generator"] = generator.label
-    depth = max(settings.depth, settings.recall_n)
-    weights = dict(settings.weights)
 
+    _retrieve(trace, index, chat)
+    _rerank(trace, index, reranker)
+    _contexts(trace, index)
+    _prompt(trace, generator, lang)
+    _generate(trace, generator, control, on_delta)
+    with _timed(trace, "audit"):
+        trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder)
+    if settings.compare_no_rag and not control.stopped:
+        control.status("no-rag")
+        with _timed(trace, "generate_no_rag"):
+            trace.no_rag_prompt = build_no_rag_prompt(question, lang)
+            trace.no_rag_answer = "".join(generator.generate(trace.no_rag_prompt, control=control))
+        with _timed(trace, "ground_no_rag"):
+            trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index)
+    return trace
+
+
+def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None) -> None:
+    """HyDE / multi-query rewrites (if asked) and retrieval -> trace.retrieval, per_query, candidates."""
+    s, question = trace.settings, trace.question
+    depth = max(s.depth, s.recall_n)
     query_vector = None
-    if settings.rewrite == "hyde":
+    if s.rewrite == "hyde":
         with _timed(trace, "rewrite"):
             hypothesis = hyde(question, chat)
             trace.rewrites["hyde"] = hypothesis
@@ -95,62 +123,85 @@ def ask(
             if not hypothesis.strip():
                 trace.notes.append("HyDE returned nothing usable; searched with the question alone")
             query_vector = hyde_vector(index, question, hypothesis)
-
     with _timed(trace, "retrieve"):
-        trace.retrieval = retrieve(
-            index, question, settings.mode, settings.recall_n, depth, settings.rrf_k, weights, query_vector
-        )
+        trace.retrieval = retrieve(index, question, s.mode, s.recall_n, depth, s.rrf_k, dict(s.weights), query_vector)
         candidates = trace.retrieval.ranked()
-    if settings.rewrite == "multi-query":
+    if s.rewrite == "multi-query":
         with _timed(trace, "rewrite"):
-            variants = multi_query(question, chat, settings.n_queries)
+            variants = multi_query(question, chat, s.n_queries)
             trace.rewrites["queries"] = [question, *variants]
             trace.backends["rewrite"] = f"multi-query via {chat.label}"
             if not variants:
                 trace.notes.append("multi-query produced no usable variants; used the original question only")
         with _timed(trace, "retrieve"):
-            trace.per_query, fused = retrieve_many(
-                index, trace.rewrites["queries"], settings.recall_n, depth, settings.rrf_k
-            )
-            candidates = fused[: settings.recall_n]
+            trace.per_query, fused = retrieve_many(index, trace.rewrites["queries"], s.recall_n, depth, s.rrf_k)
+            candidates = fused[: s.recall_n]
     trace.candidates = list(candidates)
 
-    if settings.rerank and reranker is not None and candidates:
+
+def _rerank(trace: Trace, index: Index, reranker: Reranker | None) -> None:
+    s, candidates = trace.settings, trace.candidates
+    if s.rerank and reranker is not None and candidates:
         with _timed(trace, "rerank"):
             texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in candidates}
-            trace.rerank = rerank(question, candidates, texts, reranker, settings.top_k)
+            trace.rerank = rerank(trace.question, candidates, texts, reranker, s.top_k)
             trace.final = trace.rerank.hits
         trace.backends["reranker"] = reranker.label
     else:
-        trace.final = list(candidates[: settings.top_k])
+        trace.final = list(candidates[: s.top_k])
         trace.backends["reranker"] = "none (retrieval order kept)"
 
+
+def _contexts(trace: Trace, index: Index) -> None:
+    """The chunks the generator will see: each final hit, or its parent for parent-child chunks, once."""
     seen: dict[str, None] = {}
     for h in trace.final:
         ctx = context_for(index.chunk_set, index.chunk(h.chunk_id))
         if ctx.chunk_id not in seen:
             seen[ctx.chunk_id] = None
             trace.contexts.append(ctx)
-    trace.prompt = build_prompt(question, trace.contexts, lang)
 
+
+def _prompt(trace: Trace, generator: Generator, lang: str) -> None:
+    """The grounded prompt, cut at whole context blocks when the generator's window is too small."""
+    budget = getattr(generator, "prompt_budget", None)
+    counter = getattr(generator, "count_tokens", None)
+    if budget is None or counter is None:
+        trace.prompt = build_prompt(trace.question, trace.contexts, lang)
+        return
+    trace.prompt, dropped = fit_prompt(trace.question, trace.contexts, lang, counter, budget)
+    if dropped:
+        trace.dropped_contexts = dropped
+        trace.contexts = trace.contexts[: len(trace.contexts) - len(dropped)]
+        trace.notes.append(f"the model's context window ({budget} prompt tokens) could not hold every context: "
+                           f"left out {', '.join(dropped)} (whole blocks, the lowest-ranked first)")
+
+
+def _generate(trace: Trace, generator: Generator, control: RunControl,
+              on_delta: Callable[[str], None] | None) -> None:
+    grammar = None
+    if trace.settings.cite == "constrained":
+        if getattr(generator, "supports_grammar", False) and trace.contexts:
+            grammar = citation_grammar([c.ref for c in trace.contexts], trace.prompt.lang)
+            trace.backends["citations"] = "constrained: a grammar allows only the context refs inside brackets"
+        elif generator.is_fallback:
+            trace.notes.append("constrained citations: the extractive stand-in only quotes, its refs are valid by construction")
+        else:
+            trace.notes.append(f"constrained citations need the bundled local model (a llama.cpp grammar); "
+                               f"{generator.label} wrote freely")
     stream = CitationStream([c.ref for c in trace.contexts])
     parts: list[str] = []
     with _timed(trace, "generate"):
-        for delta in generator.generate(trace.prompt):
+        for delta in generator.generate(trace.prompt, control=control, grammar=grammar):
             parts.append(delta)
             trace.citation_events.extend(stream.feed(delta))
             if on_delta:
                 on_delta(delta)
     trace.answer = "".join(parts)
-
-    with _timed(trace, "audit"):
-        trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder)
-
-    if settings.compare_no_rag:
-        with _timed(trace, "generate_no_rag"):
-            trace.no_rag_prompt = build_no_rag_prompt(question, lang)
-            trace.no_rag_answer = "".join(generator.generate(trace.no_rag_prompt))
-    return trace
+    trace.generation = dict(control.stats)
+    if trace.generation.get("decode_s") and trace.generation.get("tokens", 0) > 1:
+        trace.generation["decode_tok_per_s"] = (trace.generation["tokens"] - 1) / trace.generation["decode_s"]
+    control.stats.clear()  # the no-RAG answer reports its own figures
 
 
 def ask_no_rag(question: str, generator: Generator, lang: str = "auto") -> Trace:

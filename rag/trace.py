@@ -16,6 +16,7 @@ from typing import Any
 
 from rag.ingest.chunking import Chunk
 from rag.answer.citations import CitationAudit, CitationEvent
+from rag.answer.grounding import Grounding
 from rag.search.hits import Hit
 from rag.answer.prompt import Prompt
 from rag.search.rerank import RerankResult
@@ -35,6 +36,7 @@ class AskSettings:
     n_queries: int = 3  # multi-query variants (the original is added)
     compare_no_rag: bool = False
     lang: str = "auto"  # auto | zh | en
+    cite: str = "free"  # free | constrained (a grammar allows only the context refs in brackets)
 
 
 @dataclass
@@ -56,6 +58,9 @@ class Trace:
     audit: CitationAudit | None = None
     no_rag_prompt: Prompt | None = None
     no_rag_answer: str | None = None
+    no_rag_grounding: list[Grounding] = field(default_factory=list)  # each no-RAG sentence's best support in the corpus
+    dropped_contexts: list[str] = field(default_factory=list)  # refs left out to fit the model's context window
+    generation: dict[str, float] = field(default_factory=dict)  # first_token_s, tokens, decode_s, decode_tok_per_s
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,6 +100,23 @@ def _hit_table(hits: list[Hit], trace: Trace, limit: int = 10) -> list[str]:
         text = text.replace("\n", " ").replace("|", "\\|")[:60]
         rows.append(f"| {h.rank} | `{h.chunk_id}` | {h.score:.4f} | {text} |")
     return rows
+
+
+def support_text(s) -> str:
+    """A sentence's audit label in words; an uncited sentence names the context that supports it."""
+    if s.label != "no-citation":
+        return s.label
+    if s.best_ref and s.best_label in ("supported", "weak"):
+        return f"no-citation, but {s.best_label} by {s.best_ref}"
+    return "no-citation, and no context supports it" if s.best_label else "no-citation"
+
+
+def grounding_text(g: Grounding) -> str:
+    if g.label is None:
+        return "-"
+    if g.best_ref and g.label in ("supported", "weak"):
+        return f"{g.label} by {g.best_ref}"
+    return "nothing in the corpus supports it"
 
 
 def render_markdown(trace: Trace) -> str:
@@ -146,8 +168,13 @@ def render_markdown(trace: Trace) -> str:
         for ss in a.sentences:
             cos = f"{ss.cosine:.3f}" if ss.cosine is not None else "-"
             sent = ss.sentence.replace("|", "\\|").replace("\n", " ")
-            out.append(f"| {sent} | {', '.join(ss.refs) or '-'} | {cos} | {ss.overlap:.2f} | {ss.label} |")
+            out.append(f"| {sent} | {', '.join(ss.refs) or '-'} | {cos} | {ss.overlap:.2f} | {support_text(ss)} |")
     if trace.no_rag_answer is not None:
         out += ["", "## Without RAG (same question, no context)", "", trace.no_rag_answer]
+        if trace.no_rag_grounding:
+            out += ["", "| sentence | support found in the corpus |", "|---|---|"]
+            for g in trace.no_rag_grounding:
+                sent = g.sentence.replace("|", "\\|").replace("\n", " ")
+                out.append(f"| {sent} | {grounding_text(g)} |")
     out += ["", "## Timings (s)", ""] + [f"- {k}: {v:.3f}" for k, v in trace.timings.items()]
     return "\n".join(out) + "\n"

@@ -10,6 +10,10 @@ import pytest
 # Tests never touch the model hub, whatever the machine can reach.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# The app and CLI read their default generator from RAG_GENERATOR. Most tests are about retrieval, the
+# audit and the pages, and use the extractive stand-in so they answer in milliseconds; the tests of the
+# bundled local model (test_local_llm.py) and of "auto" choose their generator explicitly.
+os.environ.setdefault("RAG_GENERATOR", "extractive")
 
 pytest_plugins = ["tests.fake_openai"]
 

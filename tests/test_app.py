@@ -94,7 +94,7 @@ def test_home_shows_pipeline_links_and_what_runs(app):
         assert needle in text, needle
     # keyless: the generator row is the labelled fallback, with the reason
     gen_row = table[table.iloc[:, 0].str.contains("extractive")].iloc[0]
-    assert "fallback" in gen_row.iloc[1] and "OPENAI" in gen_row.iloc[2]
+    assert "fallback" in gen_row.iloc[1] and "chosen by name" in gen_row.iloc[2]  # RAG_GENERATOR=extractive (conftest)
     emb_row = table[table.iloc[:, 0].str.contains("multilingual-e5-small")].iloc[0]
     assert "real" in emb_row.iloc[1]
     assert "off" in table.loc["BM25"].iloc[0]  # stop words are off by default: the plain BM25 formula
@@ -405,6 +405,7 @@ def test_apply_upload_keeps_the_previous_corpus_when_every_file_fails():
 def test_answer_page_against_the_fake_openai_server(fake_llm):
     key = "sk-test-SECRET-4242"
     at = new_app()
+    at.sidebar.radio(key="llm.generator").set_value("endpoint")
     at.sidebar.text_input(key="llm.base_url").set_value(fake_llm.url)
     at.sidebar.text_input(key="llm.model").set_value(fake_llm.model)
     at.sidebar.text_input(key="llm.api_key").set_value(key)
@@ -457,11 +458,12 @@ def test_llm_configured_in_secrets_is_used_and_the_sidebar_overrides_it(fake_llm
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.secrets["llm"] = {"base_url": fake_llm.url, "model": "fake-model", "api_key": "sk-from-secrets"}
     at.run()
+    at.sidebar.radio(key="llm.generator").set_value("auto").run()  # auto: a configured endpoint comes first
     assert not at.exception
     table = at.table[0].value
     gen = table[table.iloc[:, 0].str.contains("OpenAI-compatible")]
     assert len(gen) == 1 and "fake-model" in gen.iloc[0, 0] and "real" in gen.iloc[0, 1]
     at.sidebar.text_input(key="llm.model").set_value("other-model").run()
     assert "other-model" in at.table[0].value.to_string()
-    at.sidebar.toggle(key="llm.offline").set_value(True).run()
+    at.sidebar.radio(key="llm.generator").set_value("extractive").run()
     assert "extractive" in at.table[0].value.to_string()

@@ -41,7 +41,7 @@ def test_ask_uses_the_configured_llm_and_audits_its_real_citations(capsys, monke
     monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-secret")
     monkeypatch.setenv("OPENAI_MODEL", fake_llm.model)
-    assert main(["ask", "什么是过拟合？怎么缓解？", "--json"]) == 0
+    assert main(["ask", "什么是过拟合？怎么缓解？", "--json", "--generator", "auto"]) == 0
     raw = capsys.readouterr().out
     trace = json.loads(raw)
     assert "sk-cli-secret" not in raw
@@ -86,7 +86,8 @@ def test_eval_adds_rewrite_strategies_when_an_llm_is_configured(tmp_path, capsys
     corpus.write_text("\n".join(json.dumps({"id": i, "title": "", "text": t}, ensure_ascii=False)
                                 for i, t in [("p1", "猫喜欢晒太阳。"), ("p2", "狗喜欢散步。")]))
     queries.write_text(json.dumps({"id": "q", "query": "谁喜欢散步", "gold_ids": ["p2"]}, ensure_ascii=False))
-    out = _json_out(capsys, ["eval", "--corpus", str(corpus), "--queries", str(queries), "--json", "--no-cache"])
+    out = _json_out(capsys, ["eval", "--corpus", str(corpus), "--queries", str(queries), "--json", "--no-cache",
+                             "--generator", "endpoint"])
     assert [s["strategy"] for s in out["strategies"]] == ["dense", "bm25", "hybrid", "hyde", "multi-query"]
     # HyDE asked for one hypothetical passage, multi-query for variants: both prompts reached the server
     assert len(fake_llm.chat_requests) == 2

@@ -28,7 +28,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "llm.base_url": ("接口地址 Base URL", "Base URL"),
     "llm.model": ("模型 Model", "Model"),
     "llm.api_key": ("API 密钥 API key", "API key"),
-    "llm.offline": ("离线：不用大模型 Offline (extractive)", "Offline: no LLM (extractive)"),
+    "llm.offline": ("离线：不用网络接口 Offline: no endpoint", "Offline: ignore any endpoint"),
     "corpus": ("语料 Corpus", "Corpus"),
     "chunker": ("分块器 Chunker", "Chunker"),
     "embedder": ("向量模型 Embedder", "Embedder"),

@@ -14,6 +14,7 @@ from rag.backends import Choice, choose_reranker
 from rag.ingest.documents import Document, load_knowledge_base
 from rag.models.embedding import Embedder, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
+from rag.models.local_llm import LocalChat
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -26,6 +27,14 @@ def embedder(name: str) -> Embedder:
 def reranker(name: str, embedder_name: str) -> Choice:
     """The reranker `name` (or the labelled offline fallback, with the reason) for an embedder."""
     return choose_reranker(name, embedder(embedder_name))
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def local_chat(model: str) -> LocalChat:
+    """The bundled local LLM, one per model for the whole server: it serialises generations itself
+    (a lock; a waiting session hears "queued"). Only a successful load is cached: an exception is not,
+    so a later session tries again."""
+    return LocalChat(model)
 
 
 @st.cache_resource(show_spinner=False)

@@ -11,9 +11,15 @@ from __future__ import annotations
 import streamlit as st
 
 from rag.errors import RagError
+from rag.models.gguf_parts import GGUF_MODELS
+from rag.models.local_llm import local_model_names
 
 from . import state
 from .i18n import LANGS, t, tr
+
+
+# One label in both UI languages: a radio whose option labels change with the language loses its value.
+GENERATOR_LABELS = {"auto": "自动 auto", "local": "本地 local", "endpoint": "接口 endpoint", "extractive": "抽取式 extractive"}
 
 
 def render() -> None:
@@ -21,23 +27,29 @@ def render() -> None:
         st.text_area(t("question"), key="question", height=90, help=t("question.help"))
         st.radio(t("lang"), list(LANGS), format_func=LANGS.get, key="ui.lang", horizontal=True)
         with st.expander(t("llm.settings"), expanded=False):
+            st.radio(t("generator"), list(GENERATOR_LABELS), key="llm.generator", horizontal=True,
+                     format_func=GENERATOR_LABELS.get,
+                     help=tr("自动：配置了接口就用接口，否则用随附的本地模型，都没有时用抽取式替身。",
+                             "auto: a configured endpoint, else the bundled local model, else the extractive stand-in."))
+            if st.session_state["llm.generator"] in ("auto", "local"):
+                st.radio(tr("本地模型 Local model", "Local model"), local_model_names(), key="llm.local_model",
+                         horizontal=True, format_func=lambda k: GGUF_MODELS[k].title,
+                         help=tr("随附的 Qwen2.5 GGUF，由 llama.cpp 在本机运行；1.5B 更强但更慢。",
+                                 "The bundled Qwen2.5 GGUF, run here by llama.cpp; 1.5B is stronger but slower."))
             st.caption(tr(
                 "任何 OpenAI 兼容接口（OpenAI、DeepSeek、通义千问、Ollama…）。留空则读取环境变量 "
-                "OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL 或 .streamlit/secrets.toml；都没有时用离线的抽取式生成器。",
+                "OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL 或 .streamlit/secrets.toml。",
                 "Any OpenAI-compatible endpoint (OpenAI, DeepSeek, Qwen, Ollama, ...). Empty fields fall back to "
-                "OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL or .streamlit/secrets.toml; with none of them the "
-                "offline extractive generator answers.",
+                "OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL or .streamlit/secrets.toml.",
             ))
             st.text_input(t("llm.base_url"), key="llm.base_url", placeholder="https://api.deepseek.com/v1")
             st.text_input(t("llm.model"), key="llm.model", placeholder="deepseek-chat")
             st.text_input(t("llm.api_key"), key="llm.api_key", type="password", placeholder="sk-...")
             st.toggle(t("llm.offline"), key="llm.offline")
             try:
-                config = None if st.session_state["llm.offline"] else state.llm_config(secrets=state.read_secrets())
+                choice = state.sidebar_generator()
             except RagError as exc:
                 st.error(str(exc))
             else:
-                if config is None:
-                    st.caption("🔌 " + tr("离线：抽取式生成器（不是语言模型）", "offline: extractive generator (no LLM)"))
-                else:
-                    st.caption("🤖 " + config.describe())
+                icon = "🔌 " if choice.is_fallback else "🤖 "
+                st.caption(icon + choice.label + (f" · {choice.reason}" if choice.reason else ""))

@@ -34,6 +34,7 @@ from rag.ingest.documents import Document, LoadReport, load_files
 from rag.models.embedding import default_embedder_name
 from rag.index.build import Index, build_index
 from rag.models.llm import LLMConfig, llm_config_from_env
+from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.evaluate.strategies import STRATEGIES
 from rag.index.tokenize import load_stopwords
 from rag.trace import AskSettings, Trace
@@ -62,6 +63,8 @@ DEFAULTS: dict[str, Any] = {
     "llm.model": "",
     "llm.api_key": "",  # this session only: never written to a trace, a log or a cache
     "llm.offline": False,
+    "llm.generator": os.environ.get("RAG_GENERATOR") or "auto",  # auto | endpoint | local | extractive
+    "llm.local_model": os.environ.get("RAG_LOCAL_MODEL") or DEFAULT_LOCAL_MODEL,
     "chunk.method": defaults.CHUNKER,  # the widget; "applied.chunk" is what the index was built with
     **_chunk_param_defaults(),
     "embed.name": None,  # filled in init(): the default embedder
@@ -85,6 +88,7 @@ DEFAULTS: dict[str, Any] = {
     "answer.n_queries": 3,
     "answer.compare": True,
     "answer.lang": "auto",
+    "answer.cite": "free",
     "eval.source": "golden",
     "eval.strategies": list(STRATEGIES),
     "eval.answers": False,
@@ -299,6 +303,7 @@ def ask_settings(ss: MutableMapping | None = None) -> AskSettings:
         n_queries=int(ss["answer.n_queries"]),
         compare_no_rag=bool(ss["answer.compare"]),
         lang=ss["answer.lang"],
+        cite=ss["answer.cite"],
     )
 
 
@@ -347,7 +352,14 @@ def generator_choice(embedder, ss: MutableMapping | None = None) -> tuple[Choice
     ss = st.session_state if ss is None else ss
     offline = bool(ss.get("llm.offline"))
     config = None if offline else llm_config(ss, secrets=read_secrets())
-    return choose_generator(embedder, config=config, environ={}, offline=offline)
+    return choose_generator(embedder, config=config, environ={}, offline=offline, generator=ss["llm.generator"],
+                            local_model=ss["llm.local_model"], local_chat=models.local_chat)
+
+
+def sidebar_generator(ss: MutableMapping | None = None) -> Choice:
+    """The generator the sidebar settings lead to, for its caption (the embedder loads from its cache)."""
+    ss = st.session_state if ss is None else ss
+    return generator_choice(models.embedder(ss["applied.embedder"]), ss)[0]
 
 
 def generator_key(ss: MutableMapping, choice: Choice) -> tuple:

@@ -24,6 +24,9 @@ Then one `SentenceSupport` per answer sentence (rag/ingest/sentences.py, not spl
   diluted.
 - label: "supported", "weak" or "unsupported" for sentences with refs (all refs hallucinated ->
   "unsupported"), "no-citation" for sentences without refs, "not-enough" for the 资料不足 reply.
+- best_ref / best_label, for a sentence without refs: the context chunk that supports it best, judged
+  the same way as if the sentence had cited it, so an answer that copies a chunk without citing it
+  reads "uncited, but supported by faq_030" and a made-up one "uncited, and nothing given supports it".
 `unsupported_rate = unsupported / sentences with refs` (None when no sentence has refs).
 
 Thresholds (`SUPPORTED_OVERLAP`, `COSINE_THRESHOLDS` below) were calibrated on the bundled FAQ, on
@@ -84,6 +87,8 @@ class SentenceSupport:
     cosine: float | None  # None without an embedder or without a valid cited chunk
     overlap: float  # share of the sentence's content tokens found in the cited chunks, 0..1
     label: str  # supported | weak | unsupported | no-citation | not-enough
+    best_ref: str | None = None  # no-citation only: the context that supports the sentence best
+    best_label: str | None = None  # how well best_ref supports it: supported | weak | unsupported
 
 
 @dataclass(frozen=True)
@@ -162,6 +167,10 @@ def audit(
 
     cosines = _cosines(sentences, per_sentence, contexts, embedder) if embedder is not None else {}
     thresholds = COSINE_THRESHOLDS.get(getattr(embedder, "name", None)) if embedder is not None else None
+    uncited = [i for i, (s, refs) in enumerate(zip(sentences, per_sentence))
+               if not refs and strip_citations(s) and not is_not_enough(strip_citations(s))]
+    best = best_support([strip_citations(sentences[i]) for i in uncited], contexts, embedder) if contexts else []
+    best_of = dict(zip(uncited, best))
     supports = []
     for i, (sentence, refs) in enumerate(zip(sentences, per_sentence)):
         claim = strip_citations(sentence)
@@ -172,11 +181,10 @@ def audit(
         overlap = term_overlap(content_tokens(claim), cited_text) if cited_text else 0.0
         cosine = cosines.get(i)
         if not refs:
-            label = "no-citation"
-        elif not cited_text:
-            label = "unsupported"
-        else:
-            label = support_label(overlap, cosine, thresholds)
+            ref, best_label = best_of.get(i, (None, None))
+            supports.append(SentenceSupport(sentence, refs, cosine, overlap, "no-citation", ref, best_label))
+            continue
+        label = support_label(overlap, cosine, thresholds) if cited_text else "unsupported"
         supports.append(SentenceSupport(sentence, refs, cosine, overlap, label))
 
     with_refs = [s for s in supports if s.refs]
@@ -189,6 +197,37 @@ def audit(
         validity_rate=len(valid) / len(cited) if cited else None,
         unsupported_rate=(sum(s.label == "unsupported" for s in with_refs) / len(with_refs)) if with_refs else None,
     )
+
+
+_RANK = {"supported": 2, "weak": 1, "unsupported": 0}
+
+
+def best_support(claims: Sequence[str], contexts: Mapping[str, str], embedder=None
+                 ) -> list[tuple[str | None, str | None]]:
+    """For each claim, (the ref in `contexts` that supports it best, its label), judged as if cited.
+
+    Best = highest label, then highest overlap. (None, None) for an empty claim or no contexts."""
+    contexts = dict(contexts)
+    if not claims or not contexts:
+        return [(None, None) for _ in claims]
+    refs = list(contexts)
+    thresholds = COSINE_THRESHOLDS.get(getattr(embedder, "name", None)) if embedder is not None else None
+    cos = _cosine_matrix(claims, refs, contexts, embedder) if embedder is not None else None
+    out = []
+    for row, claim in enumerate(claims):
+        tokens = content_tokens(claim)
+        if not tokens:
+            out.append((None, None))
+            continue
+        scored = []
+        for col, ref in enumerate(refs):
+            overlap = term_overlap(tokens, contexts[ref])
+            cosine = None if cos is None else float(cos[row, col])
+            label = support_label(overlap, cosine, thresholds)
+            scored.append((_RANK[label], overlap, cosine or 0.0, ref, label))
+        _, _, _, ref, label = max(scored)
+        out.append((ref, label))
+    return out
 
 
 def support_label(overlap: float, cosine: float | None, thresholds: tuple[float, float] | None = None) -> str:
@@ -262,6 +301,20 @@ def _map_numbers(refs: list[str], numbers: Mapping[int, str] | None) -> list[str
     if not numbers:
         return refs
     return [numbers.get(int(r), r) if r.isdigit() else r for r in refs]
+
+
+def _cosine_matrix(claims: Sequence[str], refs: Sequence[str], contexts: Mapping[str, str], embedder) -> np.ndarray:
+    """(claims, refs): max(whole-chunk cos, best chunk-sentence cos) of each claim with each ref's chunk."""
+    pieces: list[str] = []
+    owner: list[int] = []
+    for col, ref in enumerate(refs):
+        for piece in [contexts[ref], *split_sentences(contexts[ref])]:
+            pieces.append(piece)
+            owner.append(col)
+    vecs = np.asarray(embedder.embed_documents(list(claims) + pieces), dtype=np.float32)
+    sims = vecs[: len(claims)] @ vecs[len(claims) :].T
+    owner_arr = np.array(owner)
+    return np.stack([sims[:, owner_arr == col].max(axis=1) for col in range(len(refs))], axis=1)
 
 
 def _cosines(sentences, per_sentence, contexts, embedder) -> dict[int, float]:

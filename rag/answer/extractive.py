@@ -155,8 +155,10 @@ class ExtractiveGenerator:
             for i, (b, s, e, t, c, cc, o, sc) in enumerate(rows)
         ]
 
-    def generate(self, prompt: Prompt) -> Iterator[str]:
-        """Yield the answer sentence by sentence (so a page can stream it)."""
+    def generate(self, prompt: Prompt, control=None, grammar: str | None = None) -> Iterator[str]:
+        """Yield the answer sentence by sentence (so a page can stream it). It only ever cites the refs
+        it quotes, so a citation grammar has nothing to add and is ignored; `control` is not needed
+        either: quoting takes milliseconds."""
         lang = prompt.lang if prompt.lang in NOT_ENOUGH else "zh"
         if not prompt.rag:
             yield NO_RAG_MESSAGE[lang]

@@ -140,6 +140,19 @@ def build_prompt(question: str, contexts: Sequence[Chunk], lang: str = "zh") -> 
     return Prompt(question, blocks, system, user, messages, lang, rag=True)
 
 
+def fit_prompt(question: str, contexts: Sequence[Chunk], lang: str, count_tokens, budget: int
+               ) -> tuple[Prompt, list[str]]:
+    """The grounded prompt with as many whole context blocks as fit in `budget` tokens (counted by
+    `count_tokens(messages)`), best first, and the refs left out. A chunk is never cut in the middle:
+    half a chunk can read as a claim it does not make."""
+    kept = list(contexts)
+    while True:
+        prompt = build_prompt(question, kept, lang)
+        if not kept or count_tokens(prompt.messages) <= budget:
+            return prompt, [c.ref for c in contexts[len(kept):]]
+        kept.pop()
+
+
 def build_no_rag_prompt(question: str, lang: str = "zh") -> Prompt:
     """The control prompt: the model's own knowledge, no context, no citations."""
     question, lang = _check(question, lang)

@@ -11,8 +11,9 @@ With a language model (`chat`), two rewrite strategies (REWRITE_STRATEGIES) join
 - multi-query    hybrid retrieval for the question and its LLM variants, fused with RRF.
 Retrieval metrics come from rag/evaluate/evaluation.py (Hit@k, Recall@k, MRR@k, nDCG@k). With a generator, each
 strategy also answers every query through the full pipeline (rag/pipeline.py) and records answer-level
-figures: citation validity (valid refs / cited refs) and the unsupported-sentence rate on answerable
-queries, and the abstention rate (answered "not enough information") on unanswerable ones.
+figures (see `answer_figures`): the share of sentences that cite, citation validity, hallucinated refs
+and the unsupported-sentence rate on answerable queries, false refusals on answerable ones, and the
+abstention rate (answered "not enough information") on unanswerable ones.
 Not handled here: the metrics themselves (evaluation.py), rendering (the evaluation page).
 """
 
@@ -63,8 +64,8 @@ def _rewrite_search(index: Index, strategy: str, chat, depth: int, rrf_k: int, d
 
     if chat is None:
         raise LLMUnavailableError(
-            f"the {strategy} strategy needs a language model to write rewrites; set OPENAI_BASE_URL "
-            "(and OPENAI_API_KEY / OPENAI_MODEL)"
+            f"the {strategy} strategy needs a language model to write rewrites; install the bundled local "
+            "model or set OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL)"
         )
     if strategy == "hyde":
         return lambda q: doc_ranking(
@@ -89,36 +90,67 @@ def strategy_label(index: Index, strategy: str, reranker=None, rrf_k: int = 60, 
 def answer_figures(
     index: Index, queries: Sequence[Query], strategy: str, generator, reranker=None, rrf_k: int = 60,
     recall_n: int = 20, top_k: int = 5, progress: Callable[[int, int], None] | None = None, chat=None,
+    cite: str = "free", depth: int = 50,
 ) -> dict[str, float]:
-    """Answer every query with this strategy's retrieval and audit the citations (see module docstring)."""
+    """Answer every query with this strategy's retrieval and audit the citations.
+
+    On answerable queries (those with gold ids), over the answers that are not a refusal:
+    - "cited sentences": share of answer sentences that carry at least one citation;
+    - "citation validity": mean of valid refs / cited refs (answers that cite something);
+    - "hallucinated refs": refs cited that were not in the context, per answer;
+    - "unsupported rate": mean share of cited sentences the cited chunk does not support;
+    and "false refusal@answerable", the share of answerable queries answered 资料不足.
+    On unanswerable ones: "abstain@unanswerable". With a model that reports them (the local one):
+    "first token s" and "decode tok/s", medians over every answer.
+    """
+    from statistics import median
+
     from rag.answer.citations import is_not_enough
     from rag.pipeline import ask
     from rag.trace import AskSettings
 
     settings = AskSettings(
         mode="bm25" if strategy == "bm25" else "dense" if strategy == "dense" else "hybrid",
-        recall_n=max(recall_n, top_k), top_k=top_k, rrf_k=rrf_k, rerank=strategy == "hybrid+rerank",
-        rewrite=strategy if strategy in REWRITE_STRATEGIES else "none",
+        recall_n=max(recall_n, top_k), top_k=top_k, depth=max(depth, recall_n), rrf_k=rrf_k,
+        rerank=strategy == "hybrid+rerank", rewrite=strategy if strategy in REWRITE_STRATEGIES else "none",
+        cite=cite,
     )
-    validity, unsupported, abstained = [], [], []
+    validity, unsupported, abstained, refused, cited_share, hallucinated = [], [], [], [], [], []
+    first_token, tok_s = [], []
     for i, q in enumerate(queries, 1):
         trace = ask(q.query, index, settings, generator, reranker=reranker, chat=chat)
+        refusal = is_not_enough(trace.answer)
+        a = trace.audit
         if q.gold_ids:
-            if trace.audit is not None and trace.audit.validity_rate is not None:
-                validity.append(trace.audit.validity_rate)
-            if trace.audit is not None and trace.audit.unsupported_rate is not None:
-                unsupported.append(trace.audit.unsupported_rate)
+            refused.append(float(refusal))
+            if a is not None and not refusal:
+                claims = [s for s in a.sentences if s.label != "not-enough"]
+                if claims:
+                    cited_share.append(sum(bool(s.refs) for s in claims) / len(claims))
+                hallucinated.append(float(len(a.hallucinated)))
+                if a.validity_rate is not None:
+                    validity.append(a.validity_rate)
+                if a.unsupported_rate is not None:
+                    unsupported.append(a.unsupported_rate)
         else:
-            abstained.append(float(is_not_enough(trace.answer)))
+            abstained.append(float(refusal))
+        if "first_token_s" in trace.generation:
+            first_token.append(trace.generation["first_token_s"])
+        if "decode_tok_per_s" in trace.generation:
+            tok_s.append(trace.generation["decode_tok_per_s"])
         if progress:
             progress(i, len(queries))
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     out = {}
-    if validity:
-        out["citation validity"] = sum(validity) / len(validity)
-    if unsupported:
-        out["unsupported rate"] = sum(unsupported) / len(unsupported)
-    if abstained:
-        out["abstain@unanswerable"] = sum(abstained) / len(abstained)
+    for name, xs in (("cited sentences", cited_share), ("citation validity", validity),
+                     ("hallucinated refs", hallucinated), ("unsupported rate", unsupported),
+                     ("false refusal@answerable", refused), ("abstain@unanswerable", abstained)):
+        if xs:
+            out[name] = mean(xs)
+    if first_token:
+        out["first token s"] = median(first_token)
+    if tok_s:
+        out["decode tok/s"] = median(tok_s)
     return out
 
 
@@ -133,6 +165,7 @@ def compare(
     generator=None,
     progress: Callable[[int, int, str], None] | None = None,
     chat=None,
+    cite: str = "free",
 ) -> list[StrategyReport]:
     """Run each strategy on `queries`; progress(done, total, strategy) counts (strategy, query) steps."""
     if not strategies:
@@ -151,7 +184,8 @@ def compare(
             answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
             report.extra.update(
                 answer_figures(
-                    index, queries, name, generator, reranker, rrf_k, recall_n, progress=answer_step, chat=chat
+                    index, queries, name, generator, reranker, rrf_k, recall_n, progress=answer_step, chat=chat,
+                    cite=cite, depth=depth,
                 )
             )
         reports.append(report)

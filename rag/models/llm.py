@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import email.utils
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 from urllib.parse import urlparse
 
-from rag.errors import ConfigError, LLMAuthError, LLMConnectionError, LLMError, LLMNotFoundError
+from rag.errors import (ConfigError, GenerationCancelled, LLMAuthError, LLMConnectionError, LLMError,
+                        LLMNotFoundError)
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
@@ -158,6 +160,32 @@ class ChatBackend(Protocol):
     def complete(self, messages: list[dict], stream: bool = False) -> str | Iterator[str]: ...
 
 
+class RunControl:
+    """One call's handle, held by the caller while a backend works in another thread.
+
+    `stop()` asks the backend to end the call at its next token (it then raises GenerationCancelled and
+    frees the model); `status(msg)` is how a backend says it is waiting ("queued" behind another session);
+    `stats` is where a backend reports this call's figures (first-token latency, tokens, decode time), so
+    a backend shared by every session keeps no per-call state of its own.
+    """
+
+    def __init__(self, on_status: Callable[[str], None] | None = None):
+        self._stop = threading.Event()
+        self.on_status = on_status
+        self.stats: dict[str, float] = {}
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def status(self, message: str) -> None:
+        if self.on_status is not None:
+            self.on_status(message)
+
+
 @dataclass(frozen=True)
 class RetryEvent:
     """One retried attempt, kept so the trace can show why an answer was slow."""
@@ -224,8 +252,8 @@ class OpenAIChat:
             )
         return self._client
 
-    def complete(self, messages: list[dict], stream: bool = False, temperature: float | None = None
-                 ) -> str | Iterator[str]:
+    def complete(self, messages: list[dict], stream: bool = False, temperature: float | None = None,
+                 *, control: RunControl | None = None) -> str | Iterator[str]:
         """The answer text, or (stream=True) an iterator of text deltas.
 
         The request (with retries) is made before this returns, so auth/404/connection errors raise here,
@@ -234,7 +262,7 @@ class OpenAIChat:
         _check_messages(messages)
         response = self._create(messages, stream, self.temperature if temperature is None else temperature)
         if stream:
-            return self._deltas(response)
+            return self._deltas(response, control)
         if not response.choices:
             raise LLMError(f"{self.label} returned no choices: the server's response is not OpenAI-compatible")
         return response.choices[0].message.content or ""
@@ -269,11 +297,13 @@ class OpenAIChat:
             return min(server, cap), True
         return min(self.config.retry_base_delay * 2 ** (attempt - 1), cap), False
 
-    def _deltas(self, response) -> Iterator[str]:
+    def _deltas(self, response, control: RunControl | None = None) -> Iterator[str]:
         import openai
 
         try:
             for chunk in response:
+                if control is not None and control.stopped:
+                    raise GenerationCancelled(f"{self.label}: generation stopped")
                 if not chunk.choices:  # e.g. a final usage-only chunk
                     continue
                 delta = chunk.choices[0].delta.content

@@ -1,0 +1,56 @@
+"""Constrained citations: a grammar under which every sentence ends with a citation of a real ref.
+
+A small model asked to cite often cites nothing, invents refs, or copies the block numbers ([1], [2]).
+Under this grammar (llama.cpp's GBNF) the sampler may only write what the rules below allow, so:
+
+- a bracket can only hold a whole ref that is in the prompt: a hallucinated ref cannot be produced;
+- a sentence cannot end (。！？；, or . ! ? followed by a space, or a line break) before it has cited at
+  least one of them, so an answer cannot leave a claim uncited;
+- the fixed cannot-answer reply 资料不足 (or "not enough information") may stand alone, uncited.
+
+    root     ::= refusal | sentence+
+    refusal  ::= "资料不足" [。.]?
+    sentence ::= body cite+ end
+    body     ::= (char | dot)+            char: anything but a bracket, a terminator or a line break
+    dot      ::= [.!?] [^ \n...]          a . ! ? inside a word or number (0.5, e.g) is not an end
+    cite     ::= "[" ref "]"
+    ref      ::= "faq_003" | "faq_017" | ...    exactly the refs in the prompt
+    end      ::= [。！？；.!?] [ \n]* | [\n]+
+
+What it cannot do: make the cited chunk support its sentence (the model picks the ref it finds most
+likely, which may be the wrong one). The audit (rag/answer/citations.py) still checks every sentence.
+The price is style: a list item or a heading is a sentence too, so it gets a citation of its own.
+Not handled here: running the grammar (rag/models/local_llm.py passes it to llama.cpp).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rag.answer.prompt import NOT_ENOUGH
+from rag.errors import ConfigError
+
+CITE_MODES = ("free", "constrained")
+
+
+def _literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def citation_grammar(refs: Sequence[str], lang: str = "zh") -> str:
+    """GBNF text for an answer whose every sentence cites one of `refs` (or the bare cannot-answer reply)."""
+    refs = list(dict.fromkeys(r for r in refs if r))
+    if not refs:
+        raise ConfigError("constrained citations need at least one context ref; retrieve something first")
+    refusal = NOT_ENOUGH.get(lang, NOT_ENOUGH["zh"])
+    return "\n".join([
+        "root ::= refusal | sentence+",
+        f"refusal ::= {_literal(refusal)} [。.]?",
+        "sentence ::= body cite+ end",
+        "body ::= (char | dot)+",
+        "char ::= [^\\[\\]【】。！？；.!?\\n]",
+        "dot ::= [.!?] [^ \\n\\[\\]【】。！？；.!?]",
+        'cite ::= "[" ref "]"',
+        "ref ::= " + " | ".join(_literal(r) for r in refs),
+        "end ::= [。！？；.!?] [ \\n]* | [\\n]+",
+    ]) + "\n"

@@ -1,0 +1,253 @@
+"""The bundled local language model: a Qwen2.5 GGUF run in process by llama.cpp (llama-cpp-python).
+
+`LocalChat` implements `ChatBackend` like the OpenAI client does, so every stage that needs a model
+(answers, the no-RAG control, HyDE, multi-query) runs offline on a real one:
+
+- the chat template is the GGUF's own (llama-cpp-python reads `tokenizer.chat_template`);
+- temperature 0 (greedy) and a fixed seed by default, so a classroom demo repeats word for word;
+- `max_tokens` is cut to what the context window leaves after the prompt; `prompt_budget` tells the
+  caller how many prompt tokens fit, so it can drop whole context blocks instead (rag/answer/prompt.py);
+- `grammar` (GBNF text) constrains what may be written, e.g. only real refs inside brackets;
+- one llama.cpp context is not thread-safe, and one object serves every browser session, so calls are
+  serialised by a lock: a caller that has to wait hears "queued" through its `RunControl`, can stop
+  while it waits, and a stopped generation releases the model at its next token.
+
+Threads: `RAG_LLM_THREADS` (else `RAG_THREADS`, else 1). On two contended cores, two llama.cpp threads ran
+8-10x slower than one; bench/bench_local_llm.py measures 1 vs 2 on the machine at hand.
+Not handled here: finding and assembling the weights (rag/models/gguf_parts.py), prompts, citations.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+
+from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
+from rag.models.gguf_parts import GGUF_MODELS, assemble, is_installed, spec_for
+from rag.models.llm import RunControl, _check_messages
+
+DEFAULT_MODEL = "0.5b"  # chosen from the measured figures in the README ("The bundled local LLM")
+N_CTX = 4096  # tokens: five FAQ chunks plus rules and question take ~1,200; uploads' chunks are longer
+MAX_TOKENS = 384  # answer tokens at most; a short teaching answer is 50-200
+_MESSAGE_OVERHEAD = 6  # template tokens per message (<|im_start|>role\n ... <|im_end|>\n), rounded up
+_SAFETY = 16  # tokens kept free so an approximate count never overflows the window
+
+
+def engine_available() -> tuple[bool, str]:
+    """(True, "") when llama-cpp-python imports, else (False, what to install)."""
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return False, ("llama-cpp-python is not installed: pip install llama-cpp-python==0.3.36 "
+                       "(it compiles llama.cpp, about 5-10 minutes, and needs a C/C++ compiler)")
+    return True, ""
+
+
+def local_available(key: str = DEFAULT_MODEL) -> tuple[bool, str]:
+    """(True, "") when the engine and model `key` are installed, else (False, the reason with the fix)."""
+    ok, why = engine_available()
+    if not ok:
+        return False, why
+    spec = spec_for(key)
+    if not is_installed(spec):
+        return False, f"the bundled model {spec.title} is not installed: {spec.pip_line()}"
+    return True, ""
+
+
+_SELFTEST = """
+import sys
+from llama_cpp import Llama
+llm = Llama(model_path=sys.argv[1], n_ctx=256, n_threads=1, verbose=False)
+out = llm("The capital of France is", max_tokens=2, temperature=0)
+print("ok" if out["choices"] else "empty")
+"""
+_engine_checked: dict[str, str] = {}  # model path -> "" (works) or why not, once per process
+
+
+def engine_selftest(model_path: Path) -> str:
+    """"" when llama.cpp reads a short prompt with this model in a child process, else why not.
+
+    A build of llama.cpp for the wrong CPU features does not raise, it kills the process (e.g. AMX
+    tiles on a VM that does not grant them: SIGSEGV on the first batched prompt). The app must not die
+    with it, so the first load tries in a child process; the verdict is kept beside the model file,
+    keyed by the engine's own file, so an upgrade or rebuild is tried again.
+    """
+    import llama_cpp
+
+    key = str(model_path)
+    if key in _engine_checked:
+        return _engine_checked[key]
+    lib = Path(llama_cpp.__file__).parent
+    libs = sorted(lib.glob("lib/*.so")) or sorted(lib.glob("**/*.so"))
+    fingerprint = ";".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in libs)
+    stamp = model_path.with_name(model_path.name + ".engine-ok")
+    try:
+        if stamp.read_text("utf-8") == fingerprint:
+            _engine_checked[key] = ""
+            return ""
+    except OSError:
+        pass
+    try:
+        run = subprocess.run([sys.executable, "-c", _SELFTEST, str(model_path)], capture_output=True,
+                             text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        why = "llama.cpp did not answer a two-token test within 120 s"
+    else:
+        if run.returncode == 0 and run.stdout.strip().endswith("ok"):
+            why = ""
+            try:
+                stamp.write_text(fingerprint, "utf-8")
+            except OSError:
+                pass
+        else:
+            sig = f"signal {-run.returncode}" if run.returncode < 0 else f"exit {run.returncode}"
+            why = (f"llama.cpp crashed reading a test prompt ({sig}): this build does not suit the CPU. Rebuild it "
+                   "with scripts/install.sh (it turns off AMX, which many VMs do not grant): "
+                   ".venv/bin/pip cache remove llama_cpp_python && bash scripts/install.sh --force-reinstall")
+    _engine_checked[key] = why
+    return why
+
+
+def default_threads() -> int:
+    raw = os.environ.get("RAG_LLM_THREADS") or os.environ.get("RAG_THREADS") or "1"
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        return 1
+
+
+class LocalChat:
+    """`ChatBackend` on a bundled GGUF through llama.cpp, shared read-only by every session."""
+
+    name = "local"
+    supports_grammar = True
+
+    def __init__(self, model: str = DEFAULT_MODEL, n_ctx: int = N_CTX, threads: int | None = None,
+                 seed: int = 0, temperature: float = 0.0, max_tokens: int = MAX_TOKENS,
+                 model_path: str | os.PathLike | None = None):
+        ok, why = engine_available()
+        if not ok:
+            raise ModelUnavailableError(why)
+        from llama_cpp import Llama
+
+        self.spec = spec_for(model)
+        self.path = Path(model_path) if model_path is not None else assemble(self.spec)
+        broken = engine_selftest(self.path)
+        if broken:
+            raise ModelUnavailableError(broken)
+        self.n_ctx = int(n_ctx)
+        self.threads = default_threads() if threads is None else max(1, int(threads))
+        self.seed = seed
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.label = f"{self.spec.title} {self.spec.quant} · bundled · llama.cpp, local"
+        self._lock = threading.Lock()  # one generation at a time: llama.cpp contexts are not thread-safe
+        self._grammars: OrderedDict[str, object] = OrderedDict()  # GBNF text -> compiled grammar (under _lock)
+        try:
+            self._llm = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.threads,
+                              n_threads_batch=self.threads, seed=seed, verbose=False)
+        except (ValueError, RuntimeError) as exc:
+            raise ModelUnavailableError(f"llama.cpp could not load {self.path} ({exc}); delete the file so it is "
+                                        "assembled again from the installed parts") from exc
+
+    def __repr__(self) -> str:
+        return f"LocalChat({self.label!r}, n_ctx={self.n_ctx}, threads={self.threads})"
+
+    # ---------------------------------------------------------------------------------- sizing
+
+    def count_tokens(self, messages: list[dict]) -> int:
+        """Prompt tokens of `messages` as the chat template will lay them out (a close upper estimate)."""
+        total = 3  # the assistant turn's opening
+        for m in messages:
+            total += _MESSAGE_OVERHEAD + len(self._llm.tokenize(str(m["content"]).encode("utf-8"),
+                                                                add_bos=False, special=False))
+        return total
+
+    @property
+    def prompt_budget(self) -> int:
+        """Prompt tokens that still leave room for a full answer of `max_tokens`."""
+        return self.n_ctx - self.max_tokens - _SAFETY
+
+    @property
+    def busy(self) -> bool:
+        return self._lock.locked()
+
+    # ------------------------------------------------------------------------------ generation
+
+    def complete(self, messages: list[dict], stream: bool = False, temperature: float | None = None, *,
+                 grammar: str | None = None, max_tokens: int | None = None,
+                 control: RunControl | None = None) -> str | Iterator[str]:
+        """The answer text, or (stream=True) an iterator of text deltas that holds the model while it runs."""
+        _check_messages(messages)
+        prompt_tokens = self.count_tokens(messages)
+        room = self.n_ctx - prompt_tokens - _SAFETY
+        if room < 8:
+            raise LLMError(f"{self.label}: the prompt is {prompt_tokens} tokens and the context window is "
+                           f"{self.n_ctx}: use fewer or shorter chunks (lower top_k or the chunk size)")
+        limit = min(max_tokens or self.max_tokens, room)
+        temp = self.temperature if temperature is None else temperature
+        deltas = self._stream(messages, temp, grammar, limit, control, prompt_tokens)
+        return deltas if stream else "".join(deltas)
+
+    def _acquire(self, control: RunControl | None) -> None:
+        if self._lock.acquire(blocking=False):
+            return
+        if control is not None:
+            control.status("queued")
+        while not self._lock.acquire(timeout=0.1):
+            if control is not None and control.stopped:
+                raise GenerationCancelled(f"{self.label}: stopped while queued for the model")
+
+    def _grammar(self, text: str):
+        from llama_cpp import LlamaGrammar
+
+        if text not in self._grammars:
+            try:
+                self._grammars[text] = LlamaGrammar.from_string(text, verbose=False)
+            except (ValueError, RuntimeError) as exc:
+                raise LLMError(f"the output grammar does not parse ({exc})") from exc
+            while len(self._grammars) > 16:
+                self._grammars.popitem(last=False)
+        return self._grammars[text]
+
+    def _stream(self, messages, temperature, grammar, max_tokens, control, prompt_tokens) -> Iterator[str]:
+        self._acquire(control)
+        try:
+            if control is not None:
+                control.status("running")
+                control.stats.update(prompt_tokens=prompt_tokens, tokens=0)
+            t0 = time.perf_counter()
+            first = None
+            chunks = self._llm.create_chat_completion(
+                messages=messages, stream=True, temperature=temperature, seed=self.seed,
+                max_tokens=max_tokens, grammar=self._grammar(grammar) if grammar else None)
+            try:
+                for chunk in chunks:
+                    if control is not None and control.stopped:
+                        raise GenerationCancelled(f"{self.label}: generation stopped")
+                    choice = chunk["choices"][0]
+                    delta = choice.get("delta", {}).get("content")
+                    if not delta:
+                        continue
+                    now = time.perf_counter()
+                    if first is None:
+                        first = now
+                    if control is not None:
+                        control.stats["tokens"] += 1
+                        control.stats["first_token_s"] = first - t0
+                        control.stats["decode_s"] = now - first
+                    yield delta
+            finally:
+                chunks.close()
+        finally:
+            self._lock.release()
+
+
+def local_model_names() -> list[str]:
+    return list(GGUF_MODELS)
