@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Install everything the tests need into ./.venv (and the system Chromium for the real-browser test),
-# then run the whole suite. Works on a fresh machine; re-running only installs what is missing.
+# Install everything the tests need into ./.venv (the app and its bundled models through
+# scripts/install.sh, the dev requirements, and the system Chromium for the real-browser test), then run
+# the whole suite. Works on a fresh machine; re-running only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -r requirements-dev.txt
+bash scripts/install.sh -r requirements-dev.txt
 # CJK fonts: without them Chinese renders as empty boxes in the browser screenshots.
 if ! dpkg -s chromium fonts-noto-cjk >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -1,25 +1,28 @@
-"""Constrained citations: a grammar under which every sentence ends with a citation of a real ref.
+"""Constrained citations: a grammar under which every sentence is followed by a citation of a real ref.
 
 A small model asked to cite often cites nothing, invents refs, or copies the block numbers ([1], [2]).
 Under this grammar (llama.cpp's GBNF) the sampler may only write what the rules below allow, so:
 
 - a bracket can only hold a whole ref that is in the prompt: a hallucinated ref cannot be produced;
-- a sentence cannot end (。！？；, or . ! ? followed by a space, or a line break) before it has cited at
-  least one of them, so an answer cannot leave a claim uncited;
+- after a sentence's terminator (。！？； or . ! ?) the next thing written must be a citation
+  ("七天内可退货。[faq_003]", the form the extractive stand-in writes and the sentence splitter keeps
+  with its sentence), so no sentence the model finishes goes uncited;
 - the fixed cannot-answer reply 资料不足 (or "not enough information") may stand alone, uncited.
 
     root     ::= refusal | sentence+
     refusal  ::= "资料不足" [。.]?
-    sentence ::= body cite+ end
-    body     ::= (char | dot)+            char: anything but a bracket, a terminator or a line break
-    dot      ::= [.!?] [^ \n...]          a . ! ? inside a word or number (0.5, e.g) is not an end
+    sentence ::= body end cite+ space
+    body     ::= (char | dot)+        char: anything but a bracket, a terminator or a line break
+    dot      ::= [.!?] [^ \n...]      . ! ? inside a number or word (0.5, v1.2) does not end a sentence
+    end      ::= [。！？；.!?]
     cite     ::= "[" ref "]"
     ref      ::= "faq_003" | "faq_017" | ...    exactly the refs in the prompt
-    end      ::= [。！？；.!?] [ \n]* | [\n]+
+    space    ::= [ \n]*
 
 What it cannot do: make the cited chunk support its sentence (the model picks the ref it finds most
-likely, which may be the wrong one). The audit (rag/answer/citations.py) still checks every sentence.
-The price is style: a list item or a heading is a sentence too, so it gets a citation of its own.
+likely, which may be the wrong one), or make a model end a run-on sentence cut off by max_tokens. The
+audit (rag/answer/citations.py) still checks every sentence. The price is style: a list item needs a
+terminator and a citation of its own.
 Not handled here: running the grammar (rag/models/local_llm.py passes it to llama.cpp).
 """
 
@@ -46,11 +49,12 @@ def citation_grammar(refs: Sequence[str], lang: str = "zh") -> str:
     return "\n".join([
         "root ::= refusal | sentence+",
         f"refusal ::= {_literal(refusal)} [。.]?",
-        "sentence ::= body cite+ end",
+        "sentence ::= body end cite+ space",
         "body ::= (char | dot)+",
         "char ::= [^\\[\\]【】。！？；.!?\\n]",
         "dot ::= [.!?] [^ \\n\\[\\]【】。！？；.!?]",
+        "end ::= [。！？；.!?]",
         'cite ::= "[" ref "]"',
         "ref ::= " + " | ".join(_literal(r) for r in refs),
-        "end ::= [。！？；.!?] [ \\n]* | [\\n]+",
+        "space ::= [ \\n]*",
     ]) + "\n"
