@@ -10,7 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from rag.evaluate.evaluation import METRICS, load_queries
-from rag.evaluate.strategies import STRATEGIES, compare
+from rag.answer.citation_grammar import CITE_MODES
+from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, compare
 from ui import charts, state
 from ui.i18n import t, tr
 from ui.render import attempt, html_table
@@ -46,13 +47,22 @@ with c1:
     else:
         queries = attempt(load_queries, GOLDEN)
         queries_sig = "golden"
+gen, chat = attempt(state.generator_choice, index.embedder)
 with c2:
-    strategies = st.multiselect(tr("策略", "Strategies"), list(STRATEGIES), key="eval.strategies")
+    offered = list(STRATEGIES) + (list(REWRITE_STRATEGIES) if chat is not None else [])
+    ss["eval.strategies"] = [s for s in ss["eval.strategies"] if s in offered]
+    strategies = st.multiselect(tr("策略", "Strategies"), offered, key="eval.strategies",
+                                help=tr("HyDE 和多查询由语言模型改写问题：", "HyDE and multi-query rewrite the question with ")
+                                + (chat.label if chat is not None else tr("没有可用的语言模型", "no language model available")))
     state.clamp("eval.limit", 0, len(queries))
     st.number_input(tr("只用前 N 个问题（0 = 全部）", "Only the first N queries (0 = all)"), 0, len(queries),
                     key="eval.limit")
     st.toggle(tr("同时生成回答并审计引用（慢）", "Also answer and audit citations (slow)"), key="eval.answers",
               help=tr("每个策略对每个问题生成一次回答", "generates one answer per query per strategy"))
+    if ss["eval.answers"]:
+        st.multiselect(tr("引用方式（并排比较）", "Citation modes (side by side)"), list(CITE_MODES), key="eval.cites",
+                       help=tr("约束：语法只允许资料里的 ref；只对本地模型生效。",
+                               "constrained: a grammar allows only context refs; applies to the local model."))
 
 limit = int(ss["eval.limit"] or 0)
 queries = queries[:limit] if limit else queries
@@ -69,9 +79,10 @@ st.caption(tr(f"{len(queries)} 个问题，其中 {len(answerable)} 个有 gold_
 
 s = state.ask_settings()
 rr = attempt(state.reranker_choice) if "hybrid+rerank" in strategies else None
-gen = attempt(state.generator_choice, index.embedder)[0] if ss["eval.answers"] else None
+gen = gen if ss["eval.answers"] else None
+cites = tuple(ss["eval.cites"]) or ("free",)
 run_key = (ss["index.key"], queries_sig, limit, tuple(strategies), s.rrf_k, s.recall_n, s.depth,
-           rr.label if rr else None, gen.label if gen else None)
+           rr.label if rr else None, gen.label if gen else None, cites if gen else None)
 if st.button(tr("运行评估", "Run the evaluation"), type="primary", icon="▶️", key="eval.run", disabled=not strategies):
     bar = st.progress(0.0, text=tr("评估中…", "Evaluating…"))
 
@@ -79,7 +90,7 @@ if st.button(tr("运行评估", "Run the evaluation"), type="primary", icon="▶
         bar.progress(min(1.0, done / total) if total else 1.0, text=f"{name}: {done}/{total}")
 
     reports = attempt(compare, index, queries, strategies, rr.backend if rr else None, s.depth, s.rrf_k,
-                      s.recall_n, gen.backend if gen else None, progress)
+                      s.recall_n, gen.backend if gen else None, progress, chat, cite=cites)
     bar.empty()
     ss["eval.result"] = (run_key, reports)
 

@@ -27,7 +27,7 @@ from rag.ingest.documents import Document, load_knowledge_base, load_path
 from rag.models.embedding import default_embedder_name, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
 from rag.errors import RagError
-from rag.evaluate.evaluation import format_table, load_queries
+from rag.evaluate.evaluation import fixed_sample, format_table, load_queries
 from rag.index.build import Index, build_index
 from rag.pipeline import ask, ask_no_rag
 from rag.search.retrieval import MODES, retrieve
@@ -202,6 +202,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     queries = load_queries(args.queries)
     if args.limit:
         queries = queries[: args.limit]
+    if args.sample:
+        queries = fixed_sample(queries, args.sample)
     names = ["dense", "bm25", "hybrid"] + (["hybrid+rerank"] if args.rerank else [])
     if args.strategies:
         names = [n.strip() for n in args.strategies.split(",") if n.strip()]
@@ -296,6 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--queries", required=True, help="JSONL with id, query, gold_ids")
     e.add_argument("--k", type=int, default=10)
     e.add_argument("--limit", type=int, default=0, help="only the first N queries")
+    e.add_argument("--sample", type=int, default=0,
+                   help="N queries evenly spaced through the file (a fixed sample, the same every run)")
     e.add_argument("--rerank", action="store_true", help="add hybrid + rerank")
     e.add_argument("--reranker", help="cross-encoder name/path (default: the offline fallback)")
     e.add_argument("--recall-n", type=int, default=defaults.RECALL_N)

@@ -36,7 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-REF_IN_PROMPT = re.compile(r"\(ref: ([^)\s]+)\)")
+REF_IN_PROMPT = re.compile(r"^\[([^\]\s]+)\]", re.MULTILINE)  # a context block opens with "[ref] title"
 HALLUCINATED_REF = "faq_999"
 
 

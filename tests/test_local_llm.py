@@ -242,3 +242,23 @@ def test_count_tokens_is_an_upper_estimate_of_what_llama_cpp_reads(chat):
     templated = chat._llm.create_chat_completion(messages=messages, max_tokens=1)["usage"]["prompt_tokens"]
     assert templated <= chat.count_tokens(messages) <= templated + 16
 
+
+
+def test_cli_ask_compare_offline_names_the_local_model_and_cites_only_valid_refs(capsys, monkeypatch, kb_index):
+    """The issue's done-when command: no LLM variables set, the bundled model answers with and without RAG."""
+    import json
+
+    from rag.cli import main
+
+    _need_local()
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "RAG_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "48")  # a few tokens: the test is about the wiring
+    assert main(["ask", "什么是过拟合？怎么缓解？", "--compare", "--json", "--generator", "auto",
+                 "--top-k", "2", "--cite", "constrained"]) == 0
+    trace = json.loads(capsys.readouterr().out)
+    assert "bundled · llama.cpp, local" in trace["backends"]["generator"]
+    assert trace["answer"] and not trace["audit"]["hallucinated"]
+    assert set(trace["audit"]["cited"]) <= {c["ref"] for c in trace["contexts"]}
+    assert trace["no_rag_answer"] and trace["no_rag_grounding"]
+    assert trace["generation"]["tokens"] <= 48

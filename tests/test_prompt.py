@@ -29,8 +29,8 @@ def test_blocks_numbered_with_refs_in_order():
     assert isinstance(p, Prompt) and p.rag and p.lang == "zh"
     assert [(b.n, b.ref, b.chunk_id) for b in p.contexts] == [(1, "faq_003", "faq_003"), (2, "manual#2", "manual#2")]
     assert all(isinstance(b, ContextBlock) for b in p.contexts)
-    first = p.user.index("[1] (ref: faq_003)")
-    second = p.user.index("[2] (ref: manual#2) 账号安全\n密码至少 8 位")
+    first = p.user.index("[faq_003]\n如何重置密码？")
+    second = p.user.index("[manual#2] 账号安全\n密码至少 8 位")
     assert first < second < p.user.index("问题：怎么重置密码？")
     assert p.user.rstrip().endswith("怎么重置密码？")
 
@@ -38,13 +38,13 @@ def test_blocks_numbered_with_refs_in_order():
 def test_title_not_repeated_when_text_starts_with_it():
     block = build_prompt("q?", CHUNKS, lang="zh").contexts[0]
     assert block.title == "如何重置密码？"
-    assert block.render() == "[1] (ref: faq_003)\n如何重置密码？\n在登录页点击“忘记密码”，按邮件提示操作。"
+    assert block.render() == "[faq_003]\n如何重置密码？\n在登录页点击“忘记密码”，按邮件提示操作。"
 
 
 def test_messages_are_the_openai_wire_format():
     p = build_prompt("怎么重置密码？", CHUNKS)
     assert p.messages == [{"role": "system", "content": p.system}, {"role": "user", "content": p.user}]
-    assert "(ref:" not in p.system and "怎么重置密码" not in p.system  # parts stay separate
+    assert "manual#2" not in p.system and "怎么重置密码" not in p.system  # parts stay separate
 
 
 @pytest.mark.parametrize("lang, phrases", [
@@ -86,7 +86,7 @@ def test_no_rag_prompt_has_no_context_and_no_citation_rules():
         assert p.rag is False and p.contexts == [] and p.lang == lang
         assert p.user == "怎么重置密码？"
         text = "\n".join(m["content"] for m in p.messages)
-        assert "(ref:" not in text and NOT_ENOUGH[lang] not in text and "faq_" not in text
+        assert "[" not in text and NOT_ENOUGH[lang] not in text and "faq_" not in text
 
 
 def test_bad_input():

@@ -92,6 +92,7 @@ DEFAULTS: dict[str, Any] = {
     "eval.source": "golden",
     "eval.strategies": list(STRATEGIES),
     "eval.answers": False,
+    "eval.cites": ["free"],
     "eval.limit": 0,
 }
 

@@ -30,9 +30,9 @@ SYSTEM_RAG = {
         "你是一个严谨的知识库问答助手。请只根据用户消息中给出的“资料”回答问题。\n"
         "规则：\n"
         "1. 只使用资料中的信息，不要使用你自己的知识，也不要猜测。\n"
-        "2. 每一句陈述之后紧跟它所依据资料的 ref，写在方括号里，例如 [{example}]；"
-        "依据多条资料时连写，例如 [{example}][另一个ref]。\n"
-        "3. 只能引用资料里出现的 ref（“ref:” 后面的字符串），不要编造 ref，也不要引用资料的序号 [1]、[2]。\n"
+        "2. 每条资料开头方括号里的是它的 ref。每一句话的句号后面紧跟它所依据资料的 ref，"
+        "例如：签收后七天内可以退货。[{example}]；依据多条资料时连写，例如 [{example}][另一个ref]。\n"
+        "3. 只能引用资料里出现的 ref，不要编造 ref。\n"
         "4. 如果资料不能回答这个问题，只回复“{not_enough}”四个字，不要添加任何其他内容。\n"
         "5. 用中文回答，简洁明了。"
     ),
@@ -41,10 +41,10 @@ SYSTEM_RAG = {
         "context given in the user message.\n"
         "Rules:\n"
         "1. Use only information in the context. Do not use your own knowledge and do not guess.\n"
-        "2. Cite every claim: right after each sentence, put the ref of the context it comes from in square "
-        "brackets, e.g. [{example}]; for several sources write them together, e.g. [{example}][another_ref].\n"
-        "3. Cite only refs that appear in the context (the string after \"ref:\"). Never invent a ref and never "
-        "cite the block numbers [1], [2].\n"
+        "2. Each context starts with its ref in square brackets. Cite every claim: right after each sentence, "
+        "put the ref of the context it comes from, e.g.: Returns are accepted within seven days. [{example}]; for "
+        "several sources write them together, e.g. [{example}][another_ref].\n"
+        "3. Cite only refs that appear in the context. Never invent a ref.\n"
         "4. If the context does not answer the question, reply exactly \"{not_enough}\" and nothing else.\n"
         "5. Answer in English, briefly."
     ),
@@ -75,8 +75,10 @@ class ContextBlock:
     title: str
 
     def render(self) -> str:
-        """`[1] (ref: faq_003) title\\ntext`; the title is left out when the text already starts with it."""
-        head = f"[{self.n}] (ref: {self.ref})"
+        """`[faq_003] title\\ntext`: the block opens with exactly what a citation of it looks like, so a small
+        model copies a real ref (with "[1] (ref: faq_003)" Qwen2.5-1.5B wrote "[ref: faq_002]").
+        The title is left out when the text already starts with it."""
+        head = f"[{self.ref}]"
         if self.title and not self.text.lstrip().startswith(self.title):
             head += f" {self.title}"
         return f"{head}\n{self.text}"

@@ -150,6 +150,16 @@ def evaluate_strategy(
     return report
 
 
+def fixed_sample(queries: Sequence[Query], n: int) -> list[Query]:
+    """`n` queries evenly spaced through `queries` (positions round(i * len / n)): the same sample every
+    run, spread over the whole file, so a set whose unanswerable questions come last keeps some."""
+    if n <= 0:
+        raise ConfigError(f"sample size {n} must be > 0")
+    if n >= len(queries):
+        return list(queries)
+    return [queries[round(i * len(queries) / n)] for i in range(n)]
+
+
 def format_table(reports: Sequence[StrategyReport], digits: int = 3) -> str:
     """A Markdown table: one row per strategy, one column per metric (+ answer-level extras)."""
     extras = sorted({k for r in reports for k in r.extra})

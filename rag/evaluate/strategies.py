@@ -165,13 +165,17 @@ def compare(
     generator=None,
     progress: Callable[[int, int, str], None] | None = None,
     chat=None,
-    cite: str = "free",
+    cite: str | Sequence[str] = "free",
 ) -> list[StrategyReport]:
-    """Run each strategy on `queries`; progress(done, total, strategy) counts (strategy, query) steps."""
+    """Run each strategy on `queries`; progress(done, total, strategy) counts (strategy, query) steps.
+
+    `cite` may name several modes ("free", "constrained"): each strategy's answers are then made once
+    per mode, and the answer-level figures are keyed "<figure> · <mode>", side by side in one report."""
+    cites = (cite,) if isinstance(cite, str) else tuple(cite) or ("free",)
     if not strategies:
         raise ConfigError("choose at least one strategy to evaluate")
     answerable = [q for q in queries if q.gold_ids]
-    per = len(answerable) + (len(queries) if generator is not None else 0)
+    per = len(answerable) + (len(queries) * len(cites) if generator is not None else 0)
     total, reports = per * len(strategies), []
     for s_i, name in enumerate(strategies):
         search = strategy_search(index, name, reranker, depth, rrf_k, recall_n, chat)
@@ -179,14 +183,12 @@ def compare(
         step = (lambda d, _t, b=base, n=name: progress(b + d, total, n)) if progress else None
         label = strategy_label(index, name, reranker, rrf_k, recall_n, chat)
         report = evaluate_strategy(name, label, queries, search, step)
-        if generator is not None:
-            after = base + len(answerable)
+        for c_i, mode in enumerate(cites if generator is not None else ()):
+            after = base + len(answerable) + c_i * len(queries)
             answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
-            report.extra.update(
-                answer_figures(
-                    index, queries, name, generator, reranker, rrf_k, recall_n, progress=answer_step, chat=chat,
-                    cite=cite, depth=depth,
-                )
-            )
+            figures = answer_figures(index, queries, name, generator, reranker, rrf_k, recall_n,
+                                     progress=answer_step, chat=chat, cite=mode, depth=depth)
+            suffix = f" · {mode}" if len(cites) > 1 else ""
+            report.extra.update({f"{k}{suffix}": v for k, v in figures.items()})
         reports.append(report)
     return reports

@@ -12,7 +12,7 @@
   serialised by a lock: a caller that has to wait hears "queued" through its `RunControl`, can stop
   while it waits, and a stopped generation releases the model at its next token.
 
-Threads: `RAG_LLM_THREADS` (else `RAG_THREADS`, else 1). On two contended cores, two llama.cpp threads ran
+Threads: `RAG_LLM_THREADS` (else `RAG_THREADS`, else 1); answer length: `RAG_LLM_MAX_TOKENS` (else 384). On two contended cores, two llama.cpp threads ran
 8-10x slower than one; bench/bench_local_llm.py measures 1 vs 2 on the machine at hand.
 Not handled here: finding and assembling the weights (rag/models/gguf_parts.py), prompts, citations.
 """
@@ -114,12 +114,15 @@ def engine_selftest(model_path: Path) -> str:
     return why
 
 
-def default_threads() -> int:
-    raw = os.environ.get("RAG_LLM_THREADS") or os.environ.get("RAG_THREADS") or "1"
+def _env_int(name: str, default: int) -> int:
     try:
-        return max(1, int(raw))
+        return max(1, int(os.environ.get(name) or default))
     except ValueError:
-        return 1
+        return default
+
+
+def default_threads() -> int:
+    return _env_int("RAG_LLM_THREADS", _env_int("RAG_THREADS", 1))
 
 
 class LocalChat:
@@ -129,7 +132,7 @@ class LocalChat:
     supports_grammar = True
 
     def __init__(self, model: str = DEFAULT_MODEL, n_ctx: int = N_CTX, threads: int | None = None,
-                 seed: int = 0, temperature: float = 0.0, max_tokens: int = MAX_TOKENS,
+                 seed: int = 0, temperature: float = 0.0, max_tokens: int | None = None,
                  model_path: str | os.PathLike | None = None):
         ok, why = engine_available()
         if not ok:
@@ -145,7 +148,7 @@ class LocalChat:
         self.threads = default_threads() if threads is None else max(1, int(threads))
         self.seed = seed
         self.temperature = temperature
-        self.max_tokens = max_tokens
+        self.max_tokens = max_tokens or _env_int("RAG_LLM_MAX_TOKENS", MAX_TOKENS)
         self.label = f"{self.spec.title} {self.spec.quant} · bundled · llama.cpp, local"
         self._lock = threading.Lock()  # one generation at a time: llama.cpp contexts are not thread-safe
         self._grammars: OrderedDict[str, object] = OrderedDict()  # GBNF text -> compiled grammar (under _lock)
