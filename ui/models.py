@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag.backends import Choice, choose_reranker
+from rag.search.rerank import load_reranker
 from rag.ingest.documents import Document, load_knowledge_base
 from rag.models.embedding import Embedder, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
@@ -23,10 +24,17 @@ def embedder(name: str) -> Embedder:
     return CachedEmbedder(load_embedder(name))
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=4)
+def cross_encoder(name: str):
+    """A cross-encoder by name or path. Raises ModelUnavailableError, which st.cache_resource does not
+    cache: a transient hub failure is tried again by the next session instead of pinning the fallback."""
+    return load_reranker(name)
+
+
 def reranker(name: str, embedder_name: str) -> Choice:
-    """The reranker `name` (or the labelled offline fallback, with the reason) for an embedder."""
-    return choose_reranker(name, embedder(embedder_name))
+    """The reranker `name` (or the labelled offline fallback, with the reason) for an embedder. Not cached
+    itself: the choice is cheap, and a cached Choice would cache a fallback made after a failure."""
+    return choose_reranker(name, embedder(embedder_name), loader=cross_encoder)
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)

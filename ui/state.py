@@ -260,8 +260,8 @@ def get_index() -> Index:
     ss["index.obj"], ss["index.key"] = index, key
     ss["index.info"] = {
         "seconds": time.perf_counter() - t0,
-        "cache_hits": getattr(embedder, "hits", None),
-        "cache_misses": getattr(embedder, "misses", None),
+        "cache_hits": index.cache_hits,
+        "cache_misses": index.cache_misses,
     }
     for kind in ("retrieval", "rerank", "pca"):  # results of the old index are stale
         ss.pop(f"memo.{kind}", None)

@@ -27,6 +27,8 @@ class Index:
     vectors: VectorStore  # row i <-> chunk_set.chunks[i]
     bm25: BM25  # doc i <-> chunk_set.chunks[i]
     by_id: dict[str, Chunk] = field(default_factory=dict)  # chunk_id -> chunk (parents included)
+    cache_hits: int | None = None  # vectors the build found in the embedder's disk cache (None: no cache)
+    cache_misses: int | None = None  # ... and had to compute
 
     @property
     def chunks(self) -> list[Chunk]:
@@ -54,8 +56,14 @@ def build_index(
 ) -> Index:
     """Embed every indexed chunk and build BM25 over the same chunks, in the same order."""
     texts = [c.text for c in chunk_set.chunks]
-    vecs = embedder.embed_documents(texts, progress=progress)
+    with_stats = getattr(embedder, "embed_documents_with_stats", None)
+    if with_stats is not None:  # a cached embedder says what this build found, without shared counters
+        vecs, stats = with_stats(texts, progress=progress)
+        hits, misses = stats.hits, stats.misses
+    else:
+        vecs, hits, misses = embedder.embed_documents(texts, progress=progress), None, None
     store = VectorStore(vecs.shape[1] if vecs.ndim == 2 and vecs.shape[0] else embedder.dim)
     store.add(np.asarray(vecs, dtype=np.float32), [c.chunk_id for c in chunk_set.chunks])
     bm25 = BM25(tokenizer=tokenizer, stopwords=stopwords).index(texts)
-    return Index(chunk_set=chunk_set, embedder=embedder, vectors=store, bm25=bm25)
+    return Index(chunk_set=chunk_set, embedder=embedder, vectors=store, bm25=bm25, cache_hits=hits,
+                 cache_misses=misses)

@@ -14,6 +14,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -27,13 +28,25 @@ def _default_cache_dir() -> Path:
     return Path(os.environ.get("RAG_CACHE_DIR") or Path.home() / ".cache" / "rag-teach" / "embeddings")
 
 
+@dataclass(frozen=True)
+class CacheStats:
+    """What one `embed_documents` call found: returned by the call, never stored on the shared object."""
+
+    hits: int  # texts found in the cache
+    misses: int  # texts sent to the model
+
+
 class CachedEmbedder(Embedder):
     """Wraps an Embedder; document vectors persist in `cache_path` (sqlite), keyed by sha1(text).
 
     One database file per model (the name is part of the file name, and checked inside), so vectors of
-    different models never mix. Only texts missing from the cache reach the inner embedder; after each
-    `embed_documents` call, `hits` and `misses` count that call's texts. sqlite's locking makes a cache
-    shared by two processes safe. Query vectors are kept in a small in-memory LRU only.
+    different models never mix. Only texts missing from the cache reach the inner embedder;
+    `embed_documents_with_stats` returns that call's hits and misses with the vectors.
+
+    One object serves every browser session (st.cache_resource), so it keeps no per-call state, and the
+    inner model, whose thread-safety its engine does not promise, is called under a lock. sqlite
+    connections are opened per call (they must not cross threads); sqlite's locking makes a cache shared
+    by two processes safe. Query vectors are kept in a small in-memory LRU only.
     """
 
     QUERY_CACHE_SIZE = 256
@@ -45,14 +58,13 @@ class CachedEmbedder(Embedder):
         self.dim: int = inner.dim
         self.query_prefix = getattr(inner, "query_prefix", "")
         self.document_prefix = getattr(inner, "document_prefix", "")
-        self.hits = 0  # texts of the last embed_documents call found in the cache
-        self.misses = 0  # ... and sent to the inner embedder
         directory = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", inner.name).strip("-.")[-60:] or "model"
         digest = hashlib.sha1(inner.name.encode("utf-8")).hexdigest()[:10]
         self.cache_path = directory.expanduser() / f"{slug}-{digest}.sqlite"
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()  # query text -> vector (LRU)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _queries
+        self._model_lock = threading.Lock()  # one inner model call at a time
         meta = {"model": inner.name, "dim": str(inner.dim), "document_prefix": self.document_prefix}
         try:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +95,10 @@ class CachedEmbedder(Embedder):
             db.close()
 
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        return self.embed_documents_with_stats(texts, progress)[0]
+
+    def embed_documents_with_stats(self, texts: Sequence[str], progress: Progress | None = None
+                                   ) -> tuple[np.ndarray, CacheStats]:
         texts = _check_texts(texts)
         n = len(texts)
         keys = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
@@ -91,8 +107,8 @@ class CachedEmbedder(Embedder):
         for key, text in zip(keys, texts):
             if key not in found:
                 todo.setdefault(key, text)
-        self.misses = sum(key not in found for key in keys)
-        self.hits = n - self.misses
+        misses = sum(key not in found for key in keys)
+        hits = n - misses
         reported = [-1]  # last `done` passed to progress
 
         def report(done: int) -> None:
@@ -101,15 +117,16 @@ class CachedEmbedder(Embedder):
                 progress(done, n)
 
         if todo:
-            if self.hits:
-                report(self.hits)
+            if hits:
+                report(hits)
 
             def inner_progress(done: int, total: int) -> None:  # inner counts unique missing texts
                 if total:
-                    report(self.hits + round(done * self.misses / total))
+                    report(hits + round(done * misses / total))
 
-            fresh = np.asarray(self.inner.embed_documents(list(todo.values()), inner_progress),
-                               dtype=np.float32)
+            with self._model_lock:
+                fresh = np.asarray(self.inner.embed_documents(list(todo.values()), inner_progress),
+                                   dtype=np.float32)
             with self._connect() as db:
                 db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
                                [(key, vec.tobytes()) for key, vec in zip(todo, fresh)])
@@ -119,7 +136,7 @@ class CachedEmbedder(Embedder):
         out = np.zeros((n, self.dim), dtype=np.float32)
         for i, key in enumerate(keys):
             out[i] = found[key]
-        return out
+        return out, CacheStats(hits, misses)
 
     def _read(self, keys: list[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
@@ -138,7 +155,9 @@ class CachedEmbedder(Embedder):
             vectors = {t: self._queries[t] for t in texts if t in self._queries}  # query text -> vector
         missing = [t for t in dict.fromkeys(texts) if t not in vectors]
         if missing:
-            vectors.update(zip(missing, np.asarray(self.inner.embed_queries(missing), dtype=np.float32)))
+            with self._model_lock:
+                fresh = np.asarray(self.inner.embed_queries(missing), dtype=np.float32)
+            vectors.update(zip(missing, fresh))
         with self._lock:
             for text in dict.fromkeys(texts):
                 self._queries[text] = vectors[text]
