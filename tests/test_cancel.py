@@ -1,0 +1,64 @@
+"""Stopping an answer: when the page's run ends mid-answer (Stop, a rerun, leaving the page), the
+generation ends at its next delta, the stream to the model is closed, and the no-RAG answer is never
+requested. Against the fake OpenAI server with a slow trickle, through the real `openai` client."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from rag.answer.generation import LLMGenerator
+from rag.errors import GenerationCancelled
+from rag.models.llm import OpenAIChat, RunControl
+from rag.pipeline import ask
+from rag.trace import AskSettings
+
+SLOW = {"content": "第一句很长很长很长。" * 20, "chunk_size": 2, "chunk_delay": 0.05}
+
+
+def test_stopping_mid_answer_ends_the_stream_and_skips_the_no_rag_call(fake_llm, kb_index):
+    fake_llm.queue(SLOW, SLOW)
+    gen = LLMGenerator(OpenAIChat(fake_llm.config()))
+    control = RunControl()
+    seen: list[str] = []
+
+    def on_delta(d: str) -> None:
+        seen.append(d)
+        if len(seen) == 3:
+            control.stop()  # what ui/streaming does when the page's run is interrupted
+
+    with pytest.raises(GenerationCancelled):
+        ask("什么是过拟合？", kb_index, AskSettings(compare_no_rag=True), gen, on_delta=on_delta, control=control)
+    assert len(seen) == 3  # not one delta more
+    assert len(fake_llm.chat_requests) == 1  # the no-RAG answer was never asked for
+
+
+def test_the_page_going_away_stops_the_worker(fake_llm, kb_index, monkeypatch):
+    """ui/streaming.ask_streaming: Streamlit raises in the page's thread; the worker must stop too."""
+    from ui import streaming
+
+    fake_llm.queue(SLOW, SLOW)
+    gen = LLMGenerator(OpenAIChat(fake_llm.config()))
+
+    class PageGone(Exception):
+        """Stands in for Streamlit's StopException / RerunException raised into the script thread."""
+
+    def write_stream(it):
+        next(iter(it))
+        raise PageGone
+
+    monkeypatch.setattr(streaming.st, "write_stream", write_stream)
+    monkeypatch.setattr(streaming.st, "empty", lambda: type("E", (), {"empty": lambda s: None,
+                                                                      "info": lambda s, *a, **k: None,
+                                                                      "caption": lambda s, *a, **k: None})())
+    before = {t.ident for t in threading.enumerate()}
+    with pytest.raises(PageGone):
+        streaming.ask_streaming("什么是过拟合？", kb_index, AskSettings(compare_no_rag=True), gen)
+    workers = [t for t in threading.enumerate() if t.name == "rag-ask" and t.ident not in before]
+    for t in workers:
+        t.join(timeout=5)
+    assert not any(t.is_alive() for t in workers)  # it stopped at its next delta, not after 200 chars
+    time.sleep(0.2)
+    assert len(fake_llm.chat_requests) == 1  # and never started the no-RAG answer
