@@ -47,8 +47,15 @@ if not ss["rerank.enabled"]:
                "Reranking is off: the answer uses the retrieval list's top_k as is. Below is what the reranker "
                "would do, for comparison."))
 result = attempt(state.rerank_result, index, q, rr, trace if ss["rerank.enabled"] else None)
-st.caption(tr(f"输入：{s.mode} 列表的前 {len(result.moves)} 个候选 → 输出 top {s.top_k}",
-              f"Input: the top {len(result.moves)} candidates of the {s.mode} list → output: top {s.top_k}"))
+# What the reranker really got: the mode's list, or, with multi-query, the fused list of every variant.
+multi = trace is not None and bool(trace.per_query) and ss["rerank.enabled"]
+rerank_input = trace.candidates if multi else res.ranked()[: s.recall_n]
+input_name = tr("多查询 RRF", "multi-query RRF") if multi else {"dense": t("dense"), "bm25": t("bm25"),
+                                                               "hybrid": t("hybrid")}[s.mode]
+st.caption(tr(f"输入：{input_name} 列表的前 {len(result.moves)} 个候选 → 输出 top {s.top_k}",
+              f"Input: the top {len(result.moves)} candidates of the {input_name} list → output: top {s.top_k}")
+           + (tr(f"（{len(trace.per_query)} 个查询的混合检索列表再做一次 RRF）",
+                 f" ({len(trace.per_query)} queries' hybrid lists fused again with RRF)") if multi else ""))
 
 
 def arrow(before: int, after: int | None) -> str:
@@ -87,14 +94,15 @@ st.dataframe(
 )
 
 st.subheader(tr("名次变化 Bump chart", "Bump chart"))
-stages = {"dense": res.dense, "bm25": res.bm25, "hybrid": res.hybrid, "rerank": result.hits}
-follow = movers({"hybrid": res.hybrid, "rerank": result.hits}, s.top_k)
+stages = {"dense": res.dense, "bm25": res.bm25, "input": rerank_input, "rerank": result.hits}
+follow = movers({"input": rerank_input, "rerank": result.hits}, s.top_k)
 paths = rank_paths(stages, follow)
-labels = [t("dense"), t("bm25"), t("hybrid"), t("rerank")]
+labels = [t("dense"), t("bm25"), input_name, t("rerank")]
 st.plotly_chart(charts.bump_chart(paths, list(stages), labels, highlight=[h.chunk_id for h in result.hits]),
                 key="rerank.bump")
 st.caption(tr(
-    f"跟踪 RRF 和重排各自前 {s.top_k} 名的块；断开的线表示该块不在那个列表的前 {res.depth} 名里。粗线是最终交给大模型的块。",
-    f"Following the chunks in the top {s.top_k} of RRF or of the rerank; a broken line means the chunk is not in "
+    f"跟踪重排输入（{input_name}）和重排各自前 {s.top_k} 名的块；断开的线表示该块不在那个列表的前 {res.depth} 名里。粗线是最终交给大模型的块。",
+    f"Following the chunks in the top {s.top_k} of the rerank input ({input_name}) or of the rerank; a broken line "
+    f"means the chunk is not in "
     f"that list's top {res.depth}. Thick lines are the chunks that go to the generator.",
 ))

@@ -305,3 +305,25 @@ def test_missing_secrets_file_is_treated_as_no_secrets():
 
     cfg = llm_config_from_env({"OPENAI_API_KEY": SECRET}, NoSecretsFile())
     assert cfg.model == "gpt-4o-mini"
+
+
+def test_a_key_inside_the_base_url_never_reaches_a_label_or_message(fake_llm):
+    from rag.models.llm import public_url
+
+    host = fake_llm.url.split("//", 1)[1]
+    config = llm_config_from_env({"OPENAI_BASE_URL": f"http://user:sk-IN-URL-777@{host}", "OPENAI_MODEL": "m"})
+    chat = OpenAIChat(config)
+    assert "sk-IN-URL-777" not in chat.label and "sk-IN-URL-777" not in str(config.redacted())
+    assert "sk-IN-URL-777" not in repr(chat) and "user" not in config.host
+    assert public_url("https://a:b@example.com:8443/v1") == "https://example.com:8443/v1"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dead = OpenAIChat(llm_config_from_env({"OPENAI_BASE_URL": f"http://u:sk-IN-URL-777@127.0.0.1:{port}/v1",
+                                           "OPENAI_MODEL": "m", "RAG_LLM_MAX_RETRIES": "0"}))
+    with pytest.raises(LLMConnectionError) as info:
+        dead.complete(MESSAGES)
+    assert "sk-IN-URL-777" not in str(info.value) and f"127.0.0.1:{port}" in str(info.value)
+    with pytest.raises(ConfigError) as bad:
+        llm_config_from_env({"OPENAI_BASE_URL": "u:sk-IN-URL-777@host/v1"})
+    assert "sk-IN-URL-777" not in str(bad.value)

@@ -257,3 +257,29 @@ def test_cli_ask_compare_offline_names_the_local_model_and_cites_only_valid_refs
     assert set(trace["audit"]["cited"]) <= {c["ref"] for c in trace["contexts"]}
     assert trace["no_rag_answer"] and trace["no_rag_grounding"]
     assert trace["generation"]["tokens"] <= 48
+
+
+def test_answer_page_streams_the_local_model_with_and_without_rag(monkeypatch, kb_index):
+    """The page a class sees with no key: the bundled model answers, the audit runs, the no-RAG column
+    is the same model's answer, checked against the knowledge base."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.test_app import APP, PAGES
+
+    _need_local()
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "RAG_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "32")
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.run()
+    at.sidebar.radio(key="llm.generator").set_value("local").run()
+    at.switch_page(PAGES["answer"]).run()
+    at.radio(key="answer.cite").set_value("constrained").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    trace = at.session_state["answer.last_trace"]
+    assert "bundled · llama.cpp, local" in trace.backends["generator"]
+    assert any("llama.cpp" in s.value for s in at.success)  # the page says which real model answered
+    assert trace.answer and trace.audit is not None and not trace.audit.hallucinated
+    assert trace.no_rag_answer and trace.no_rag_grounding
+    assert trace.generation["tokens"] <= 32

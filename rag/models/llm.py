@@ -60,13 +60,21 @@ class LLMConfig:
 
     @property
     def host(self) -> str:
+        """host[:port] without any user:password@ part (a key is sometimes put there)."""
         parsed = urlparse(self.endpoint)
-        return parsed.netloc or self.endpoint
+        if not parsed.hostname:
+            return public_url(self.endpoint)
+        return parsed.hostname + (f":{parsed.port}" if parsed.port else "")
+
+    @property
+    def public_endpoint(self) -> str:
+        """The endpoint as it may be shown or logged: userinfo removed."""
+        return public_url(self.endpoint)
 
     def redacted(self) -> dict:
         """A dict safe to show or log: everything but the key (which is only said to be set or not)."""
         return {
-            "base_url": self.endpoint,
+            "base_url": self.public_endpoint,
             "model": self.model,
             "timeout": self.timeout,
             "max_retries": self.max_retries,
@@ -75,6 +83,16 @@ class LLMConfig:
 
     def describe(self) -> str:
         return f"OpenAI-compatible: {self.model} @ {self.host}"
+
+
+def public_url(url: str) -> str:
+    """`url` without a user:password@ part, for labels, logs, traces and error messages."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:  # no scheme: the whole string is host[/path], possibly with user:key@ in front
+        scheme, rest = "", url
+    authority, slash, path = rest.partition("/")
+    authority = authority.rsplit("@", 1)[-1]
+    return (f"{scheme}://" if sep else "") + authority + slash + path
 
 
 def _clean(value) -> str | None:
@@ -135,13 +153,13 @@ def llm_config_from_env(environ: Mapping[str, str] = os.environ, secrets: Mappin
     if base_url is not None:
         base_url = base_url.rstrip("/")
         if not base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"OPENAI_BASE_URL={base_url!r} must start with http:// or https:// "
+            raise ConfigError(f"OPENAI_BASE_URL={public_url(base_url)!r} must start with http:// or https:// "
                               "(e.g. http://localhost:11434/v1 for Ollama)")
     if model is None:
         if base_url is None or urlparse(base_url).netloc == urlparse(OPENAI_DEFAULT_BASE_URL).netloc:
             model = OPENAI_DEFAULT_MODEL
         else:
-            raise ConfigError(f"OPENAI_BASE_URL is {base_url} but no model is set: set OPENAI_MODEL "
+            raise ConfigError(f"OPENAI_BASE_URL is {public_url(base_url)} but no model is set: set OPENAI_MODEL "
                               "(e.g. deepseek-chat, qwen-plus, qwen2.5:7b)")
     return LLMConfig(
         base_url=base_url,
@@ -315,7 +333,7 @@ class OpenAIChat:
             raise LLMError(f"{self.label}: the stream broke off: {self._scrub(str(exc))}") from None
         except Exception as exc:  # httpx read errors mid-stream are not always wrapped by openai
             if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore"):
-                raise LLMConnectionError(f"{self.label}: the connection to {self.config.endpoint} broke off "
+                raise LLMConnectionError(f"{self.label}: the connection to {self.config.public_endpoint} broke off "
                                          f"mid-answer ({type(exc).__name__}); try again") from None
             raise
         finally:
@@ -328,7 +346,10 @@ class OpenAIChat:
         key = self.config.api_key
         if key and key != NO_KEY:
             text = text.replace(key, "***")
-        return text[:500]
+        secret = urlparse(self.config.endpoint).password  # a key put in the URL (http://user:KEY@host)
+        if secret:
+            text = text.replace(secret, "***")
+        return text.replace(self.config.endpoint, self.config.public_endpoint)[:500]
 
     def _server_message(self, exc) -> str:
         body = getattr(exc, "body", None)
@@ -347,7 +368,7 @@ class OpenAIChat:
                 f"(or api_key in .streamlit/secrets.toml) is a valid key for {cfg.host}. Server said: {detail}")
         if status == 404:
             return LLMNotFoundError(
-                f"{self.label}: HTTP 404 for model {cfg.model!r} at {cfg.endpoint}: check OPENAI_MODEL is a "
+                f"{self.label}: HTTP 404 for model {cfg.model!r} at {cfg.public_endpoint}: check OPENAI_MODEL is a "
                 f"model this server serves (Ollama: `ollama pull {cfg.model}`) and OPENAI_BASE_URL ends in /v1. "
                 f"Server said: {detail}")
         if status == 429 or status >= 500:
@@ -362,10 +383,10 @@ class OpenAIChat:
         cfg = self.config
         if isinstance(exc, openai.APITimeoutError):
             return LLMConnectionError(
-                f"{self.label}: no answer from {cfg.endpoint} within {cfg.timeout:g}s: is the server running "
+                f"{self.label}: no answer from {cfg.public_endpoint} within {cfg.timeout:g}s: is the server running "
                 f"and the model loaded? Raise RAG_LLM_TIMEOUT for slow local models.")
         return LLMConnectionError(
-            f"{self.label}: cannot connect to {cfg.endpoint}: is the server running? Check OPENAI_BASE_URL "
+            f"{self.label}: cannot connect to {cfg.public_endpoint}: is the server running? Check OPENAI_BASE_URL "
             f"(Ollama: `ollama serve`, then http://localhost:11434/v1).")
 
 
