@@ -6,9 +6,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from rag.pipeline import hyde_vector
 from rag.index.projection import embedding_map
-from rag.search.rewrite import hyde, multi_query
+from rag.search.rewrite import hyde, hyde_vector, multi_query
 from ui import charts, state
 from ui.i18n import t, tr
 from ui.render import attempt, need_question, short

@@ -16,8 +16,6 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-import numpy as np
-
 from rag.ingest.chunking import context_for
 from rag.answer.citations import CitationStream, audit
 from rag.errors import ConfigError, LLMUnavailableError
@@ -30,7 +28,7 @@ from rag.answer.prompt import build_no_rag_prompt, build_prompt, fit_prompt
 from rag.ingest.language import detect_lang
 from rag.search.rerank import Reranker, rerank
 from rag.search.retrieval import retrieve, retrieve_many
-from rag.search.rewrite import hyde, multi_query
+from rag.search.rewrite import hyde, hyde_vector, multi_query
 from rag.trace import AskSettings, Trace
 
 REWRITES = ("none", "hyde", "multi-query")
@@ -43,20 +41,6 @@ def _timed(trace: Trace, stage: str) -> Iterator[None]:
         yield
     finally:
         trace.timings[stage] = trace.timings.get(stage, 0.0) + time.perf_counter() - t0
-
-
-def hyde_vector(index: Index, question: str, hypothesis: str) -> np.ndarray:
-    """HyDE (Gao et al., 2022): embed the question together with a hypothetical answer.
-
-    The query vector is the normalised mean of the question (query side) and the hypothetical
-    passage (document side), so the search looks for documents that resemble an answer.
-    """
-    q = index.embedder.embed_queries([question])[0]
-    if not hypothesis.strip():
-        return q
-    h = index.embedder.embed_documents([hypothesis])[0]
-    v = q + h
-    return (v / (np.linalg.norm(v) or 1.0)).astype(np.float32)
 
 
 def ask(

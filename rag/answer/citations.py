@@ -55,6 +55,7 @@ import numpy as np
 from rag.answer.prompt import NOT_ENOUGH
 from rag.ingest.sentences import split_sentences
 from rag.index.tokenize import jieba_tokenize, load_stopwords
+from rag.models.embedding_cache import embed_transient
 
 _ID = r"\w[\w.\-#:]*"
 _SEP = r"\s*[,，、;；]\s*"
@@ -311,8 +312,8 @@ def _cosine_matrix(claims: Sequence[str], refs: Sequence[str], contexts: Mapping
         for piece in [contexts[ref], *split_sentences(contexts[ref])]:
             pieces.append(piece)
             owner.append(col)
-    vecs = np.asarray(embedder.embed_documents(list(claims) + pieces), dtype=np.float32)
-    sims = vecs[: len(claims)] @ vecs[len(claims) :].T
+    claim_vecs = np.asarray(embed_transient(embedder, list(claims)), dtype=np.float32)  # not stored
+    sims = claim_vecs @ np.asarray(embedder.embed_documents(pieces), dtype=np.float32).T
     owner_arr = np.array(owner)
     return np.stack([sims[:, owner_arr == col].max(axis=1) for col in range(len(refs))], axis=1)
 
@@ -331,8 +332,8 @@ def _cosines(sentences, per_sentence, contexts, embedder) -> dict[int, float]:
             pieces.append(piece)
             owner.append(ref)
     claims = [claim for _, claim, _ in jobs]
-    vecs = np.asarray(embedder.embed_documents(claims + pieces), dtype=np.float32)
-    sims = vecs[: len(claims)] @ vecs[len(claims) :].T  # (claims, pieces); vectors are L2-normalised
+    claim_vecs = np.asarray(embed_transient(embedder, claims), dtype=np.float32)  # answer text: not stored
+    sims = claim_vecs @ np.asarray(embedder.embed_documents(pieces), dtype=np.float32).T  # (claims, pieces); vectors are L2-normalised
     owner_arr = np.array(owner)
     out = {}
     for row, (i, _, refs) in enumerate(jobs):

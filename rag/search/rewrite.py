@@ -9,7 +9,9 @@ with RRF. `multi_query` returns only the variants; the caller adds the original 
 `parse_query_list` turns whatever the model wrote (JSON, fenced JSON, numbered or bulleted lists,
 plain lines) into a clean list, because models do not follow format instructions reliably.
 
-Not handled here: embedding the HyDE passage and fusing the lists (rag/pipeline.py, rag/search/fusion.py).
+`hyde_vector` turns the question and its passage into the query vector the dense search uses.
+
+Not handled here: fusing the lists (rag/search/retrieval.py, rag/search/fusion.py).
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ import json
 import re
 from collections.abc import Iterable
 
+import numpy as np
+
+from rag.index.build import Index
 from rag.errors import ConfigError, LLMUnavailableError
+from rag.models.embedding_cache import embed_transient
 from rag.models.llm import ChatBackend
 from rag.ingest.language import detect_lang
 
@@ -206,3 +212,17 @@ def parse_query_list(text: str | None, n: int) -> list[str]:
     if items is None:
         items = _from_lines(body)
     return _dedupe(items, n)
+
+
+def hyde_vector(index: Index, question: str, hypothesis: str) -> np.ndarray:
+    """HyDE (Gao et al., 2022): embed the question together with a hypothetical answer.
+
+    The query vector is the normalised mean of the question (query side) and the hypothetical
+    passage (document side), so the search looks for documents that resemble an answer.
+    """
+    q = index.embedder.embed_queries([question])[0]
+    if not hypothesis.strip():
+        return q
+    h = embed_transient(index.embedder, [hypothesis])[0]  # the model's text: never stored on disk
+    v = q + h
+    return (v / (np.linalg.norm(v) or 1.0)).astype(np.float32)
