@@ -154,3 +154,13 @@ def test_short_timeouts_do_not_override_the_user(monkeypatch):
     hub.use_short_timeouts()
     assert os.environ["HF_HUB_ETAG_TIMEOUT"] == "3"
     assert os.environ["HF_HUB_DOWNLOAD_TIMEOUT"] == "60"
+
+
+def test_an_unexpected_error_in_the_cache_lookup_is_not_swallowed(probe):
+    """Only "not in the cache" (OSError / ValueError) moves on to the download; a bug surfaces as itself."""
+    def broken(name_or_path, **kw):
+        raise TypeError("a bug in the model class")
+
+    with pytest.raises(TypeError, match="a bug"):
+        hub.load_model(broken, "org/model", "test model", ALTERNATIVES)
+    assert probe.calls == 0  # it did not go on to probe the hub as if the model were merely missing

@@ -98,8 +98,8 @@ def load_model(build: Callable[..., T], name: str, what: str, alternatives: str)
         )
     try:
         return build(name, local_files_only=True), "local HF cache"
-    except Exception as e:
-        cache_error = e
+    except (OSError, ValueError) as e:  # what transformers / huggingface_hub raise for "not in the cache"
+        cache_error = e  # kept as the cause of whatever is raised next; any other error is a bug: it propagates
     if offline_requested():
         raise ModelUnavailableError(
             f"{what} {name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE (or "
