@@ -200,9 +200,10 @@ def llm_app(chromium, cache_dir, fake_llm_server, tmp_path_factory, request):
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def session(chromium, offline_app):
-    """One browser tab kept across the page tests, as a user clicking through the sidebar would."""
+    """A new browser session (its own context, so its own Streamlit session) for each test: no test
+    depends on where an earlier one left the tab."""
     context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
     page = context.new_page()
     page.goto(offline_app.url + "/")

@@ -51,8 +51,11 @@ def test_ask_uses_the_configured_llm_and_audits_its_real_citations(capsys, monke
 
 
 def test_ask_no_rag_offline_says_it_has_no_knowledge(capsys):
-    trace = _json_out(capsys, ["ask", "什么是过拟合？", "--no-rag", "--json"])
-    assert trace["no_rag_answer"] and trace["contexts"] == []
+    from rag.answer.extractive import NO_RAG_MESSAGE
+
+    trace = _json_out(capsys, ["ask", "什么是过拟合？", "--no-rag", "--json", "--generator", "extractive"])
+    assert trace["no_rag_answer"] == NO_RAG_MESSAGE["zh"] and trace["contexts"] == []  # says so, invents nothing
+    assert "extractive" in trace["backends"]["generator"]
 
 
 def test_eval_prints_all_strategies(tmp_path, capsys):
