@@ -26,7 +26,7 @@ from rag.answer.citation_grammar import CITE_MODES, citation_grammar
 from rag.answer.grounding import ground_in_corpus
 from rag.answer.prompt import build_no_rag_prompt, build_prompt, fit_prompt
 from rag.ingest.language import detect_lang
-from rag.search.rerank import Reranker, rerank
+from rag.search.rerank import Reranker, rerank_candidates
 from rag.search.retrieval import retrieve, retrieve_many
 from rag.search.rewrite import hyde, hyde_vector, multi_query
 from rag.trace import AskSettings, Trace
@@ -127,8 +127,7 @@ def _rerank(trace: Trace, index: Index, reranker: Reranker | None) -> None:
     s, candidates = trace.settings, trace.candidates
     if s.rerank and reranker is not None and candidates:
         with _timed(trace, "rerank"):
-            texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in candidates}
-            trace.rerank = rerank(trace.question, candidates, texts, reranker, s.top_k)
+            trace.rerank = rerank_candidates(trace.question, candidates, index, reranker, s.top_k)
             trace.final = trace.rerank.hits
         trace.backends["reranker"] = reranker.label
     else:

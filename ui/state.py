@@ -383,27 +383,25 @@ def current_trace(gen: Choice, rr: Choice | None) -> Trace | None:
 
 def retrieval_result(index: Index, q: str, trace: Trace | None = None):
     """The retrieval lists for this question and settings: the trace's if the answer page made one,
-    else computed (memoised; the query vector comes from the embedder's query cache)."""
+    else computed (memoised by the frozen settings; the query vector comes from the query cache)."""
     from rag.search.retrieval import retrieve
 
     if trace is not None and trace.retrieval is not None:
         return trace.retrieval
     ss = st.session_state
     s = ask_settings(ss)
-    key = (ss["index.key"], q, s.mode, s.recall_n, s.depth, s.rrf_k, s.weights)
-    return memo("retrieval", key, lambda: retrieve(index, q, s.mode, s.recall_n, s.depth, s.rrf_k, dict(s.weights)))
+    return memo("retrieval", (ss["index.key"], q, s),
+                lambda: retrieve(index, q, s.mode, s.recall_n, s.depth, s.rrf_k, dict(s.weights)))
 
 
 def rerank_result(index: Index, q: str, rr: Choice, trace: Trace | None = None):
     """The rerank of this question's candidates (the trace's if there is one, else computed, memoised)."""
-    from rag.search.rerank import rerank
+    from rag.search.rerank import rerank_candidates
 
     if trace is not None and trace.rerank is not None:
         return trace.rerank
     ss = st.session_state
     s = ask_settings(ss)
-    res = retrieval_result(index, q, trace)
-    candidates = res.ranked()[: s.recall_n]
-    key = (ss["index.key"], q, s.mode, s.recall_n, s.depth, s.rrf_k, s.weights, rr.label, s.top_k)
-    texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in candidates}
-    return memo("rerank", key, lambda: rerank(q, candidates, texts, rr.backend, s.top_k))
+    candidates = retrieval_result(index, q, trace).ranked()[: s.recall_n]
+    return memo("rerank", (ss["index.key"], q, s, rr.label),
+                lambda: rerank_candidates(q, candidates, index, rr.backend, s.top_k))

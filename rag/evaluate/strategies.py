@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 from rag.errors import ConfigError
 from rag.evaluate.evaluation import Query, StrategyReport, doc_ranking, evaluate_strategy
 from rag.index.build import Index
-from rag.search.rerank import rerank
+from rag.search.rerank import rerank_candidates
 from rag.search.retrieval import retrieve
 
 STRATEGIES = ("dense", "bm25", "hybrid", "hybrid+rerank")
@@ -50,8 +50,7 @@ def strategy_search(
 
     def reranked(q: str) -> list[str]:
         cands = retrieve(index, q, "hybrid", recall_n, depth, rrf_k).ranked()
-        texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in cands}
-        return doc_ranking(rerank(q, cands, texts, reranker, top_k=len(cands)).hits, doc_of)
+        return doc_ranking(rerank_candidates(q, cands, index, reranker, top_k=len(cands)).hits, doc_of)
 
     return reranked
 

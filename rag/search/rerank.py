@@ -200,3 +200,11 @@ def rerank(
     hits = [Hit(ordered[i].chunk_id, float(scores[i]), r, "rerank") for r, i in enumerate(order[:top_k], 1)]
     moves = [RerankMove(h.chunk_id, h.rank, after.get(h.chunk_id), float(scores[i])) for i, h in enumerate(ordered)]
     return RerankResult(hits, moves, reranker.label, bool(reranker.is_fallback))
+
+
+def rerank_candidates(query: str, candidates: Sequence[Hit], index, reranker: Reranker, top_k: int = 5
+                      ) -> RerankResult:
+    """The one "retrieved candidates -> reranked top_k" step every caller uses (the pipeline, the rerank
+    page, the evaluation), so they cannot disagree: the texts come from `index` (an Index)."""
+    texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in candidates}
+    return rerank(query, candidates, texts, reranker, top_k)
