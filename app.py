@@ -1,6 +1,6 @@
 """The Streamlit entrypoint: `streamlit run app.py`.
 
-Sets up the page, this session's state (ui/state.py) and the sidebar shared by every page, then hands
+Sets up the page, this session's settings and corpus (ui/settings.py) and the sidebar shared by every page, then hands
 over to the page the user picked. The pages are registered here with st.navigation, so their titles follow
 the UI language. They live in app_pages/, not pages/: a folder named pages/ next to this file switches
 Streamlit into its older folder-based multipage mode, in which some reruns skip this entrypoint (and with
@@ -10,11 +10,11 @@ Not handled here: any page's content (app_pages/*.py) or computation (rag/).
 
 import streamlit as st
 
-from ui import sidebar, state
+from ui import settings, sidebar
 from ui.i18n import t
 
 st.set_page_config(page_title="RAG 透视 Inspectable RAG", page_icon="🔎", layout="wide")
-state.init()
+settings.init()
 
 PAGES = {
     "home": st.Page("app_pages/0_home.py", title=t("page.home"), icon="🏠", default=True),

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from ui import models, state
+from ui import choices, indexing, models, settings
 from ui.i18n import t, tr
 from ui.render import attempt, choice_line
 
@@ -51,10 +51,10 @@ for row_start in range(0, len(STAGES), PER_ROW):
                                      unsafe_allow_html=True)
 
 st.subheader(tr("当前设置 Current settings", "Current settings"))
-q = state.question()
+q = settings.question()
 st.markdown(f"**{t('question')}:** {q or '—'}")
 method, params = ss["applied.chunk"]
-chunks = attempt(state.chunk_set, ss, method, params)
+chunks = attempt(indexing.chunk_set, ss, method, params)
 embedder = attempt(models.embedder, ss["applied.embedder"])
 rows = [
     choice_line(t("corpus"), f"{ss['corpus.name']}: {len(ss['corpus.docs'])} "
@@ -65,18 +65,18 @@ rows = [
                 + (tr("开 on", "on") if ss["index.stopwords"] else tr("关 off（原始公式）", "off (the plain formula)")),
                 None),
 ]
-rr = attempt(state.reranker_choice, stop=False)
+rr = attempt(choices.reranker_choice, stop=False)
 if rr is not None:
     enabled = ss["rerank.enabled"]
     rows.append(choice_line(t("reranker"), rr.label if enabled else tr("关闭 off", "off"),
                             rr.is_fallback and enabled, rr.reason if enabled else ""))
-gen = attempt(state.generator_choice, embedder, stop=False)
+gen = attempt(choices.generator_choice, embedder, stop=False)
 if gen is not None:
     choice = gen[0]
     rows.append(choice_line(t("generator"), choice.label, choice.is_fallback, choice.reason))
 st.table(pd.DataFrame(rows).set_index(tr("阶段 Stage", "Stage")))
 
-index = state.current_index()
+index = indexing.current_index()
 if index is None:
     st.info(tr("索引还没有按当前设置建立；打开任何需要它的页面时会自动建立（显示进度）。",
                "The index for these settings is not built yet; any page that needs it builds it (with a progress bar)."))

@@ -11,7 +11,7 @@ from rag.ingest.chunking import CHUNKERS, chunker_params
 from rag.models.embedding import EMBEDDERS
 from rag.ingest.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
 from rag.index.tokenize import load_stopwords
-from ui import charts, state
+from ui import charts, corpus, indexing, settings
 from ui.i18n import t, tr
 from ui.render import OVERLAP_COLOUR, attempt, chunk_colour, legend_html, segments_html
 
@@ -47,7 +47,7 @@ with left:
     signature = tuple((f.name, f.size, f.file_id) for f in files or [])
     if files and signature != ss.get("upload.sig"):
         ss["upload.sig"] = signature
-        report = state.apply_upload(ss, [(f.name, f.getvalue()) for f in files], ss["upload.mode"])
+        report = corpus.apply_upload(ss, [(f.name, f.getvalue()) for f in files], ss["upload.mode"])
         if report.documents:
             st.success(tr(f"已载入 {len(report.documents)} 篇文档。", f"Loaded {len(report.documents)} documents."))
         else:
@@ -55,10 +55,10 @@ with left:
 with right:
     b1, b2 = st.columns(2)
     if b1.button(tr("使用内置知识库", "Use the bundled knowledge base"), icon="📚", width="stretch"):
-        state.use_knowledge_base(ss)
+        corpus.use_knowledge_base(ss)
     if b2.button(tr("载入示例文档", "Load the sample documents"), icon="🗂️", width="stretch"):
         samples = sorted(p for p in SAMPLE_DIR.iterdir() if p.is_file()) if SAMPLE_DIR.is_dir() else []
-        state.apply_upload(ss, [(p.name, p.read_bytes()) for p in samples], "replace")
+        corpus.apply_upload(ss, [(p.name, p.read_bytes()) for p in samples], "replace")
 
 for err in ss.get("corpus.errors", []):
     st.error(err)
@@ -88,12 +88,12 @@ with c1:
         st.text_input(tr("模型名或本地目录", "model name or local directory"), key="embed.custom",
                       placeholder="BAAI/bge-small-zh-v1.5 or /path/to/model")
     embedder_name = (ss["embed.custom"].strip() if chosen == CUSTOM else chosen) or None
-    pending = (method, state.pending_params(ss, method))
+    pending = (method, settings.pending_params(ss, method))
     applied = ss["applied.chunk"]
     dirty = pending != (applied[0], applied[1]) or (embedder_name or "") != ss["applied.embedder"]
     if st.button(tr("应用并重建索引", "Apply and rebuild the index"), type="primary", disabled=not dirty,
                  icon="⚙️", key="chunk.apply"):
-        attempt(state.apply_chunking, ss, method, pending[1], embedder_name or "", stop=False)
+        attempt(indexing.apply_chunking, ss, method, pending[1], embedder_name or "", stop=False)
     if dirty:
         st.caption("⚠️ " + tr("右侧预览用的是新设置；点“应用”后才会重新计算向量。",
                              "The preview shows the new settings; vectors are recomputed only after Apply."))
@@ -107,7 +107,7 @@ with c1:
     )
 
 with c2:
-    chunks = attempt(state.chunk_set, ss, method, pending[1])
+    chunks = attempt(indexing.chunk_set, ss, method, pending[1])
     stats = length_stats([c.text for c in chunks.chunks])
     m = st.columns(5)
     m[0].metric(tr("块数 chunks", "chunks"), stats.count)
@@ -161,7 +161,7 @@ if chunks.parents:
 
 # ---------------------------------------------------------------------------------------- index
 st.subheader(tr("索引 Index", "Index"))
-index = attempt(state.get_index)
+index = attempt(indexing.get_index)
 info = ss.get("index.info", {})
 method_applied, params_applied = ss["applied.chunk"]
 st.success(tr(

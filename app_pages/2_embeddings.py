@@ -2,13 +2,12 @@
 points, the true top-k ringed, the explained variance, and a flag when the picture's nearest neighbours
 disagree with the true cosine top-k."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from rag.index.projection import embedding_map
-from rag.search.rewrite import hyde, hyde_vector, multi_query
-from ui import charts, state
+from rag.search.rewrite import make_rewrites, query_points
+from ui import charts, choices, indexing, memo, results, settings
 from ui.i18n import t, tr
 from ui.render import attempt, need_question, short
 
@@ -19,8 +18,8 @@ st.caption(tr(
     "Each point is one chunk's vector, squeezed from hundreds of dimensions to 2 or 3 by PCA. The query lands in "
     "the same picture. Beware: squeezing loses information, so points that look close may not be close.",
 ))
-index = attempt(state.get_index)
-q = state.question()
+index = attempt(indexing.get_index)
+q = settings.question()
 need_question(q)
 
 if len(index.chunks) < 4:
@@ -30,16 +29,16 @@ if len(index.chunks) < 4:
 c1, c2, c3 = st.columns([1, 1, 2])
 dims = c1.radio(tr("维度", "Dimensions"), ["2D", "3D"], key="embeddings.dims", horizontal=True)
 max_k = min(20, len(index.chunks) - 1)
-state.clamp("embeddings.k", 1, max_k)
+settings.clamp("embeddings.k", 1, max_k)
 k = c2.slider("top-k", 1, max_k, key="embeddings.k")
 group_by = c3.radio(tr("颜色 Colour by", "Colour by"), ["section", "document"], horizontal=True, key="embeddings.group",
                     format_func=lambda g: {"section": tr("分区 section", "section"),
                                            "document": tr("文档 document", "document")}[g])
 
 # Rewrites: from the answer page's trace for this question, or generated here on request.
-rr = state.reranker_choice() if ss["rerank.enabled"] else None
-gen, chat = attempt(state.generator_choice, index.embedder)
-trace = state.current_trace(gen, rr)
+rr = choices.reranker_choice() if ss["rerank.enabled"] else None
+gen, chat = attempt(choices.generator_choice, index.embedder)
+trace = results.current_trace(gen, rr)
 rewrites = dict(trace.rewrites) if trace is not None else {}
 with st.expander(tr("查询改写 Query rewrites (HyDE / multi-query)", "Query rewrites (HyDE / multi-query)"),
                  expanded=bool(rewrites)):
@@ -51,13 +50,11 @@ with st.expander(tr("查询改写 Query rewrites (HyDE / multi-query)", "Query r
     for col, kind in ((b1, "hyde"), (b2, "multi-query")):
         if col.button(f"{tr('生成', 'Generate')} {kind}", key=f"embeddings.make_{kind}", disabled=chat is None,
                       help=None if chat else tr("没有可用的语言模型", "no language model available")):
-            fn = (lambda: {"hyde": hyde(q, chat)}) if kind == "hyde" else (
-                lambda: {"queries": [q, *multi_query(q, chat, int(ss["answer.n_queries"]))]})
-            made = attempt(fn, stop=False)
+            made = attempt(make_rewrites, kind, q, chat, int(ss["answer.n_queries"]), stop=False)
             if made is not None:
-                state.remember("rewrites", (q, kind, state.generator_key(ss, gen)), made)
+                memo.remember("rewrites", (q, kind, choices.generator_key(ss, gen)), made)
     for kind in ("hyde", "multi-query"):
-        made = state.peek("rewrites", (q, kind, state.generator_key(ss, gen)))
+        made = memo.peek("rewrites", (q, kind, choices.generator_key(ss, gen)))
         if made:
             rewrites.update(made)
     if rewrites.get("hyde"):
@@ -65,19 +62,11 @@ with st.expander(tr("查询改写 Query rewrites (HyDE / multi-query)", "Query r
     for i, variant in enumerate(rewrites.get("queries", [])[1:], 2):
         st.markdown(f"**q{i}:** {variant}")
 
-queries = {"query": index.embedder.embed_queries([q])[0]}
-texts = {"query": q}
-if rewrites.get("hyde"):
-    queries["HyDE"] = hyde_vector(index, q, rewrites["hyde"])
-    texts["HyDE"] = rewrites["hyde"]
-variants = rewrites.get("queries", [])[1:]
-if variants:
-    for i, (v, vec) in enumerate(zip(variants, index.embedder.embed_queries(variants)), 2):
-        queries[f"q{i}"], texts[f"q{i}"] = vec, v
+queries, texts = query_points(index, q, rewrites)
 
 n = 3 if dims == "3D" else 2
 key = (ss["index.key"], n, k, tuple(texts.items()))
-emap = attempt(state.memo, "pca", key, lambda: embedding_map(index.vectors.vectors, queries, k, n))
+emap = attempt(memo.memo, "pca", key, lambda: embedding_map(index.vectors.vectors, queries, k, n))
 chunks = index.chunks
 groups = [
     (c.metadata.get("section") or c.doc_id) if group_by == "section" else c.doc_id for c in chunks
@@ -111,16 +100,11 @@ if chk.distorted:
 else:
     st.success(tr(f"图上最近的 {chk.k} 个点与真实余弦 top-{chk.k} 一致。",
                   f"The picture's {chk.k} nearest points match the true cosine top-{chk.k}."))
-qv = queries["query"]
-cos = index.vectors.vectors @ (qv / (np.linalg.norm(qv) or 1.0))
-rows = []
-for r in range(chk.k):
-    ti, pi = chk.true_top[r], chk.projected_top[r]
-    rows.append({
-        t("rank"): r + 1,
-        tr("真实余弦 top-k", "true cosine top-k"): ids[ti],
-        "cosine": round(float(cos[ti]), 4),
-        tr("图上最近", "nearest in the picture"): ids[pi] + ("" if pi in chk.true_top else " ✗"),
-        tr("它的余弦", "its cosine"): round(float(cos[pi]), 4),
-    })
+rows = [{
+    t("rank"): r + 1,
+    tr("真实余弦 top-k", "true cosine top-k"): ids[ti],
+    "cosine": round(tc, 4),
+    tr("图上最近", "nearest in the picture"): ids[pi] + ("" if pi in chk.true_top else " ✗"),
+    tr("它的余弦", "its cosine"): round(pc, 4),
+} for r, (ti, tc, pi, pc) in enumerate(zip(chk.true_top, chk.true_cos, chk.projected_top, chk.projected_cos))]
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="embeddings.table")

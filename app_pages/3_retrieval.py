@@ -11,14 +11,14 @@ import streamlit as st
 from rag.search.ranktable import fusion_arithmetic, side_by_side
 from rag.search.retrieval import MODES
 from rag.index.tokenize import jieba_tokenize
-from ui import state
+from ui import choices, indexing, results, settings
 from ui.i18n import t, tr
 from ui.render import attempt, need_question, plain_text, rrf_short, short, tokens_html
 
 ss = st.session_state
 st.header("🔍 " + t("page.retrieval"))
-index = attempt(state.get_index)
-q = state.question()
+index = attempt(indexing.get_index)
+q = settings.question()
 need_question(q)
 n_chunks = len(index.chunks)
 
@@ -33,11 +33,11 @@ with st.container(border=True):
     c4.slider(tr("召回数 recall_n（交给重排）", "recall_n (to the reranker)"), 1, 100, key="retrieval.recall_n")
     c4.slider(tr("显示行数", "rows shown"), 3, 50, key="retrieval.show_n")
 
-settings = state.ask_settings()
-rr = attempt(state.reranker_choice, stop=False) if ss["rerank.enabled"] else None
-gen, _ = attempt(state.generator_choice, index.embedder)
-trace = state.current_trace(gen, rr)
-res = attempt(state.retrieval_result, index, q, trace)
+settings = settings.ask_settings()
+rr = attempt(choices.reranker_choice, stop=False) if ss["rerank.enabled"] else None
+gen, _ = attempt(choices.generator_choice, index.embedder)
+trace = results.current_trace(gen, rr)
+res = attempt(results.retrieval_result, index, q, trace)
 if trace is not None and trace.retrieval is not None:
     st.caption(tr("（来自回答页已有的 trace，未重新计算）", "(from the answer page's trace; nothing recomputed)"))
 

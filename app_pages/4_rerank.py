@@ -7,7 +7,7 @@ import streamlit as st
 
 from rag.backends import reranker_names
 from rag.search.ranktable import movers, rank_paths
-from ui import charts, state
+from ui import charts, choices, indexing, results, settings
 from ui.i18n import t, tr
 from ui.render import attempt, need_question, short
 
@@ -20,33 +20,33 @@ st.caption(tr(
     "(cross-encoder) scores the question together with each candidate: slow but sharper, so it only sees the "
     "top recall_n candidates.",
 ))
-index = attempt(state.get_index)
-q = state.question()
+index = attempt(indexing.get_index)
+q = settings.question()
 need_question(q)
 
 c1, c2, c3 = st.columns([1, 2, 1])
 c1.toggle(tr("启用重排", "Rerank"), key="rerank.enabled")
 c2.selectbox(t("reranker"), reranker_names(), key="rerank.name")
 max_k = max(2, min(50, len(index.chunks)))
-state.clamp("rerank.top_k", 1, max_k)
+settings.clamp("rerank.top_k", 1, max_k)
 c3.slider("top_k", 1, max_k, key="rerank.top_k", help=tr("交给大模型的上下文数", "contexts given to the generator"))
 
 with st.spinner(tr("加载重排模型…", "Loading the reranker…")):
-    rr = attempt(state.reranker_choice)
+    rr = attempt(choices.reranker_choice)
 if rr.is_fallback:
     st.warning(f"⚠️ {t('fallback')}: **{rr.label}**" + (f"\n\n{tr('原因', 'Why')}: {rr.reason}" if rr.reason else ""))
 else:
     st.success(f"✅ {t('real')}: **{rr.label}**")
 
-gen, _ = attempt(state.generator_choice, index.embedder)
-trace = state.current_trace(gen, rr if ss["rerank.enabled"] else None)
-res = attempt(state.retrieval_result, index, q, trace)
-s = state.ask_settings()
+gen, _ = attempt(choices.generator_choice, index.embedder)
+trace = results.current_trace(gen, rr if ss["rerank.enabled"] else None)
+res = attempt(results.retrieval_result, index, q, trace)
+s = settings.ask_settings()
 if not ss["rerank.enabled"]:
     st.info(tr("重排已关闭：回答直接使用检索列表的前 top_k 个。下面仍然显示重排“会”怎样排序，供对比。",
                "Reranking is off: the answer uses the retrieval list's top_k as is. Below is what the reranker "
                "would do, for comparison."))
-result = attempt(state.rerank_result, index, q, rr, trace if ss["rerank.enabled"] else None)
+result = attempt(results.rerank_result, index, q, rr, trace if ss["rerank.enabled"] else None)
 # What the reranker really got: the mode's list, or, with multi-query, the fused list of every variant.
 multi = trace is not None and bool(trace.per_query) and ss["rerank.enabled"]
 rerank_input = trace.candidates if multi else res.ranked()[: s.recall_n]

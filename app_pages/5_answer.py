@@ -7,7 +7,7 @@ import streamlit as st
 
 from rag.backends import fallback_notes
 from rag.trace import grounding_text, support_text
-from ui import state
+from ui import choices, indexing, memo, results, settings
 from ui.i18n import t, tr
 from ui.render import (PART_COLOURS, anchor, answer_html, attempt, html_table, legend_html, need_question,
                        plain_text, prompt_html, short)
@@ -15,12 +15,12 @@ from ui.streaming import ask_streaming
 
 ss = st.session_state
 st.header("💬 " + t("page.answer"))
-index = attempt(state.get_index)
-q = state.question()
+index = attempt(indexing.get_index)
+q = settings.question()
 need_question(q)
 
-gen, chat = attempt(state.generator_choice, index.embedder)
-rr = attempt(state.reranker_choice) if ss["rerank.enabled"] else None
+gen, chat = attempt(choices.generator_choice, index.embedder)
+rr = attempt(choices.reranker_choice) if ss["rerank.enabled"] else None
 if gen.is_fallback:
     st.warning(f"{t('generator')}: {gen.label} · {t('fallback')}. {tr('原因', 'Why')}: {gen.reason}. "
                + tr("安装随附的本地模型，或在左侧“大模型设置”中填写接口，即可使用真正的语言模型。",
@@ -50,18 +50,18 @@ with st.container(border=True):
                   f"retrieval: {ss['retrieval.mode']} · recall_n {ss['retrieval.recall_n']} · top_k "
                   f"{ss['rerank.top_k']} · rerank {'on' if ss['rerank.enabled'] else 'off'}"))
 
-key = state.trace_key(ss, gen, rr)
-trace = state.peek("trace", key)
+key = results.trace_key(ss, gen, rr)
+trace = memo.peek("trace", key)
 left, right = st.columns(2) if ss["answer.compare"] else (st.container(), None)
 with left:
     st.subheader(tr("有 RAG：基于资料的回答", "With RAG: grounded answer"))
     answer_box = st.empty()
 if trace is None or regenerate:
     with answer_box.container():
-        trace = attempt(ask_streaming, q, index, state.ask_settings(), gen.backend,
+        trace = attempt(ask_streaming, q, index, settings.ask_settings(), gen.backend,
                         rr.backend if rr else None, chat)
     trace.notes += fallback_notes(gen, rr)
-    state.remember("trace", key, trace)
+    memo.remember("trace", key, trace)
 ss["answer.last_trace"] = trace  # the trace the export buttons and the evaluation drill-down read
 
 audit = trace.audit

@@ -12,7 +12,7 @@ import streamlit as st
 from rag.evaluate.evaluation import METRICS, load_queries
 from rag.answer.citation_grammar import CITE_MODES
 from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, compare
-from ui import charts, state
+from ui import charts, choices, indexing, settings
 from ui.i18n import t, tr
 from ui.render import attempt, html_table
 
@@ -26,7 +26,7 @@ st.caption(tr(
     "gold document in the top k; MRR — 1 / rank of the first gold document; nDCG — hits discounted by rank; "
     "Recall@k — the share of gold documents found.",
 ))
-index = attempt(state.get_index)
+index = attempt(indexing.get_index)
 
 c1, c2 = st.columns([1, 2])
 with c1:
@@ -47,14 +47,14 @@ with c1:
     else:
         queries = attempt(load_queries, GOLDEN)
         queries_sig = "golden"
-gen, chat = attempt(state.generator_choice, index.embedder)
+gen, chat = attempt(choices.generator_choice, index.embedder)
 with c2:
     offered = list(STRATEGIES) + (list(REWRITE_STRATEGIES) if chat is not None else [])
     ss["eval.strategies"] = [s for s in ss["eval.strategies"] if s in offered]
     strategies = st.multiselect(tr("策略", "Strategies"), offered, key="eval.strategies",
                                 help=tr("HyDE 和多查询由语言模型改写问题：", "HyDE and multi-query rewrite the question with ")
                                 + (chat.label if chat is not None else tr("没有可用的语言模型", "no language model available")))
-    state.clamp("eval.limit", 0, len(queries))
+    settings.clamp("eval.limit", 0, len(queries))
     st.number_input(tr("只用前 N 个问题（0 = 全部）", "Only the first N queries (0 = all)"), 0, len(queries),
                     key="eval.limit")
     st.toggle(tr("同时生成回答并审计引用（慢）", "Also answer and audit citations (slow)"), key="eval.answers",
@@ -77,8 +77,8 @@ st.caption(tr(f"{len(queries)} 个问题，其中 {len(answerable)} 个有 gold_
               f"{len(queries)} queries, {len(answerable)} with gold_ids (unanswerable ones only count for the "
               "answer-level abstention rate)."))
 
-s = state.ask_settings()
-rr = attempt(state.reranker_choice) if "hybrid+rerank" in strategies else None
+s = settings.ask_settings()
+rr = attempt(choices.reranker_choice) if "hybrid+rerank" in strategies else None
 gen = gen if ss["eval.answers"] else None
 cites = tuple(ss["eval.cites"]) or ("free",)
 run_key = (ss["index.key"], queries_sig, limit, tuple(strategies), s.rrf_k, s.recall_n, s.depth,

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 from rag.models.embedding import Embedder
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.answer.extractive import ExtractiveGenerator
-from rag.answer.generation import Generator, LLMGenerator
+from rag.answer.generation import LLMGenerator
 from rag.models.llm import ChatBackend, LLMConfig, OpenAIChat, llm_config_from_env
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import LocalChat, local_available

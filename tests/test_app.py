@@ -394,15 +394,15 @@ def test_upload_through_the_file_uploader_with_a_bad_file_and_session_isolation(
 
 def test_apply_upload_keeps_the_previous_corpus_when_every_file_fails():
     from rag.ingest.documents import load_knowledge_base
-    from ui import state
+    from ui import corpus
 
     ss: dict = {}
-    state.set_corpus(ss, load_knowledge_base(), "kb", [])
+    corpus.set_corpus(ss, load_knowledge_base(), "kb", [])
     before = ss["corpus.hash"]
-    report = state.apply_upload(ss, [("x.pdf", b"not a pdf"), ("y.bin", b"\x00\x01")])
+    report = corpus.apply_upload(ss, [("x.pdf", b"not a pdf"), ("y.bin", b"\x00\x01")])
     assert not report.documents and len(ss["corpus.errors"]) == 2
     assert ss["corpus.hash"] == before and ss["corpus.name"] == "kb"
-    report = state.apply_upload(ss, [("a.txt", "第一句。第二句。".encode()), ("z.pdf", b"junk")], mode="append")
+    report = corpus.apply_upload(ss, [("a.txt", "第一句。第二句。".encode()), ("z.pdf", b"junk")], mode="append")
     assert len(report.documents) == 1 and len(ss["corpus.errors"]) == 1
     assert len(ss["corpus.docs"]) == 51 and ss["corpus.docs"][-1].doc_id == "a"
 

@@ -9,7 +9,6 @@ import pytest
 from tests.fixtures_docs import make_pdf
 from rag.ingest import documents
 from rag.ingest.documents import (
-    KNOWLEDGE_BASE_PATH,
     MAX_FILE_BYTES,
     Document,
     decode_bytes,

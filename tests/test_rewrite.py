@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rag.errors import ConfigError, LLMUnavailableError
@@ -115,3 +116,22 @@ def test_bad_arguments(fake_llm):
     with pytest.raises(ConfigError):
         hyde("  ", chat)
     assert fake_llm.requests == []
+
+
+def test_query_points_and_make_rewrites_give_the_trace_shape(kb_index):
+    from rag.search.rewrite import make_rewrites, query_points
+
+    class Chat:
+        name, label = "fake", "fake chat"
+
+        def complete(self, messages, stream=False):
+            return "1. 变体一\n2. 变体二" if "JSON" in messages[0]["content"] or "查询" in messages[0]["content"] \
+                else "过拟合是模型记住了噪声。"
+
+    vectors, texts = query_points(kb_index, "什么是过拟合？", {"hyde": "过拟合是模型记住了噪声。",
+                                                             "queries": ["什么是过拟合？", "变体一", "变体二"]})
+    assert list(vectors) == ["query", "HyDE", "q2", "q3"] and texts["q3"] == "变体二"
+    assert all(abs(float(np.linalg.norm(v)) - 1.0) < 1e-4 for v in vectors.values())
+    assert make_rewrites("hyde", "什么是过拟合？", Chat())["hyde"]
+    with pytest.raises(ConfigError):
+        make_rewrites("nope", "q", Chat())

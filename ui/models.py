@@ -1,9 +1,9 @@
 """Models shared by every browser session, loaded once through `st.cache_resource`.
 
 Everything returned here is treated as read-only: a user's corpus, index and traces never go in here
-(they live in st.session_state, see state.py). The document-vector disk cache inside CachedEmbedder is
+(they live in st.session_state, see corpus.py and indexing.py). The document-vector disk cache inside CachedEmbedder is
 keyed by sha1(text), so sharing it cannot mix one user's results into another's.
-Not handled here: which model a session uses (state.py reads the session's settings).
+Not handled here: which model a session uses (ui/choices.py reads the session's settings).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The API key field is a password field: the value stays in this browser session's state, is never
 echoed back, and never reaches a trace, an export or a log (traces record the generator's label,
 which names the model and host only).
-Not handled here: building the generator (state.generator_choice does, from these fields).
+Not handled here: building the generator (choices.generator_choice does, from these fields).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from rag.errors import RagError
 from rag.models.gguf_parts import GGUF_MODELS
 from rag.models.local_llm import local_model_names
 
-from . import state
+from . import choices
 from .i18n import LANGS, t, tr
 
 
@@ -47,7 +47,7 @@ def render() -> None:
             st.text_input(t("llm.api_key"), key="llm.api_key", type="password", placeholder="sk-...")
             st.toggle(t("llm.offline"), key="llm.offline")
             try:
-                choice = state.sidebar_generator()
+                choice = choices.sidebar_generator()
             except RagError as exc:
                 st.error(str(exc))
             else:

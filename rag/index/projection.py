@@ -14,7 +14,7 @@ Not handled here: non-linear maps (t-SNE, UMAP), plotting (the page draws what t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
@@ -82,6 +82,8 @@ class NeighbourCheck:
     projected_top: list[int]  # Euclidean k nearest in the projected space, nearest first
     missing: list[int]  # truly near, but not near in the picture
     spurious: list[int]  # near in the picture, but not in the true top-k
+    true_cos: list[float] = field(default_factory=list)  # cosine of each true_top row with the query
+    projected_cos: list[float] = field(default_factory=list)  # ... and of each projected_top row
 
     @property
     def agreement(self) -> float:
@@ -120,6 +122,8 @@ def neighbour_check(
         projected_top=p,
         missing=[i for i in t if i not in set(p)],
         spurious=[i for i in p if i not in set(t)],
+        true_cos=[float(cos[i]) for i in t],
+        projected_cos=[float(cos[i]) for i in p],
     )
 
 

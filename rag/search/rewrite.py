@@ -226,3 +226,29 @@ def hyde_vector(index: Index, question: str, hypothesis: str) -> np.ndarray:
     h = embed_transient(index.embedder, [hypothesis])[0]  # the model's text: never stored on disk
     v = q + h
     return (v / (np.linalg.norm(v) or 1.0)).astype(np.float32)
+
+
+def query_points(index: Index, question: str, rewrites: dict) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The points the embedding map draws for a question: the question itself ("query"), the HyDE vector
+    ("HyDE") and each multi-query variant ("q2", "q3", ...), with the text each stands for.
+
+    `rewrites` is a trace's {"hyde": passage} and/or {"queries": [question, *variants]}."""
+    vectors = {"query": index.embedder.embed_queries([question])[0]}
+    texts = {"query": question}
+    if rewrites.get("hyde"):
+        vectors["HyDE"] = hyde_vector(index, question, rewrites["hyde"])
+        texts["HyDE"] = rewrites["hyde"]
+    variants = list(rewrites.get("queries", []))[1:]
+    if variants:
+        for i, (v, vec) in enumerate(zip(variants, index.embedder.embed_queries(variants)), 2):
+            vectors[f"q{i}"], texts[f"q{i}"] = vec, v
+    return vectors, texts
+
+
+def make_rewrites(kind: str, question: str, chat: ChatBackend, n_queries: int = 3) -> dict:
+    """One rewrite on request, in the trace's shape: {"hyde": passage} or {"queries": [question, *variants]}."""
+    if kind == "hyde":
+        return {"hyde": hyde(question, chat)}
+    if kind == "multi-query":
+        return {"queries": [question, *multi_query(question, chat, n_queries)]}
+    raise ConfigError(f"unknown rewrite {kind!r}; choose hyde or multi-query")

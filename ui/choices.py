@@ -1,0 +1,76 @@
+"""Which backends this session runs: the reranker and the generator its settings lead to, and the LLM
+endpoint from the sidebar, secrets.toml or the environment (sidebar first). The API key stays in this
+session's state; memo keys carry only a digest of it.
+Not handled here: choosing with fallbacks (rag/backends.py), loading shared models (models.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any, Mapping, MutableMapping
+
+import streamlit as st
+
+from rag.backends import Choice, choose_generator
+from rag.models.llm import LLMConfig, llm_config_from_env
+
+from . import models
+
+
+def reranker_choice(ss: MutableMapping | None = None) -> Choice:
+    ss = st.session_state if ss is None else ss
+    return models.reranker(ss["rerank.name"], ss["applied.embedder"])
+
+
+def read_secrets() -> Mapping | None:
+    """st.secrets as a dict, or None when there is no secrets.toml (which must not crash the app)."""
+    try:
+        return st.secrets.to_dict()
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # a malformed secrets.toml: say so, run without it
+        if type(exc).__name__ == "StreamlitSecretNotFoundError":
+            return None
+        st.warning(f".streamlit/secrets.toml could not be read ({type(exc).__name__}); ignoring it")
+        return None
+
+
+def llm_config(ss: MutableMapping | None = None, environ: Mapping[str, str] | None = None,
+               secrets: Mapping | None = None) -> LLMConfig | None:
+    """Sidebar fields > secrets.toml > environment; None when nothing is configured or offline is on.
+
+    Raises ConfigError for an unusable combination (e.g. a base URL without a model)."""
+    ss = st.session_state if ss is None else ss
+    if ss.get("llm.offline"):
+        return None
+    typed = {
+        field: str(ss.get(f"llm.{field}") or "").strip() for field in ("base_url", "model", "api_key")
+    }
+    typed = {k: v for k, v in typed.items() if v}
+    merged = dict(secrets or {})
+    if typed:  # the sidebar wins: pass it as the highest-priority source, the [llm] secrets table
+        table = merged.get("llm") if isinstance(merged.get("llm"), Mapping) else {}
+        merged["llm"] = {**table, **typed}
+    return llm_config_from_env(os.environ if environ is None else environ, merged or None)
+
+
+def generator_choice(embedder, ss: MutableMapping | None = None) -> tuple[Choice, Any]:
+    """(Choice of generator, chat backend or None). Raises ConfigError for a bad LLM configuration."""
+    ss = st.session_state if ss is None else ss
+    offline = bool(ss.get("llm.offline"))
+    config = None if offline else llm_config(ss, secrets=read_secrets())
+    return choose_generator(embedder, config=config, environ={}, offline=offline, generator=ss["llm.generator"],
+                            local_model=ss["llm.local_model"], local_chat=models.local_chat)
+
+
+def sidebar_generator(ss: MutableMapping | None = None) -> Choice:
+    """The generator the sidebar settings lead to, for its caption (the embedder loads from its cache)."""
+    ss = st.session_state if ss is None else ss
+    return generator_choice(models.embedder(ss["applied.embedder"]), ss)[0]
+
+
+def generator_key(ss: MutableMapping, choice: Choice) -> tuple:
+    """What identifies the generator for memoising: its label and a digest of the key (never the key)."""
+    key = str(ss.get("llm.api_key") or "")
+    return (choice.label, hashlib.sha256(key.encode()).hexdigest()[:12] if key else "")

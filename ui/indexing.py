@@ -1,0 +1,80 @@
+"""One session's chunks and index, rebuilt only when what they depend on changes.
+
+The index key hashes (corpus content, chunker, chunker parameters, embedder, BM25 stopwords on/off):
+changing the question or a slider never re-embeds the corpus; toggling the stopwords rebuilds BM25 and
+reads every vector back from the embedding cache. Building shows a progress bar.
+Not handled here: chunking and indexing themselves (rag/ingest/chunking.py, rag/index/build.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any, Mapping, MutableMapping
+
+import streamlit as st
+
+from rag.index.build import Index, build_index
+from rag.index.tokenize import load_stopwords
+from rag.ingest.chunking import ChunkSet, chunk_documents
+
+from . import models
+from .i18n import t
+from .memo import memo
+
+
+def chunk_set(ss: MutableMapping, method: str, params: Mapping[str, Any]) -> ChunkSet:
+    """Chunks of this session's corpus (memoised; chunking is cheap but the preview asks often)."""
+    key = (ss["corpus.hash"], method, json.dumps(dict(params), sort_keys=True))
+    return memo("chunks", key, lambda: chunk_documents(ss["corpus.docs"], method, **params), keep=4, ss=ss)
+
+
+def index_key(ss: MutableMapping) -> str:
+    method, params = ss["applied.chunk"]
+    raw = json.dumps([ss["corpus.hash"], method, params, ss["applied.embedder"], bool(ss.get("index.stopwords"))],
+                     sort_keys=True)
+    return hashlib.sha1(raw.encode()).hexdigest()[:16]
+
+
+def apply_chunking(ss: MutableMapping, method: str, params: Mapping[str, Any], embedder_name: str) -> None:
+    """Make these the settings the index is built with; raises (and changes nothing) when invalid."""
+    chunk_set(ss, method, params)  # ConfigError for bad parameters
+    models.embedder(embedder_name)  # ModelUnavailableError before we switch
+    ss["applied.chunk"] = (method, dict(params))
+    ss["applied.embedder"] = embedder_name
+
+
+def current_index() -> Index | None:
+    """The session's index if it is up to date, else None (never builds)."""
+    ss = st.session_state
+    return ss.get("index.obj") if ss.get("index.key") == index_key(ss) else None
+
+
+def get_index() -> Index:
+    """The session's index, (re)built with a progress bar only when its key changed."""
+    ss = st.session_state
+    key = index_key(ss)
+    if ss.get("index.key") == key and ss.get("index.obj") is not None:
+        return ss["index.obj"]
+    method, params = ss["applied.chunk"]
+    chunks = chunk_set(ss, method, params)
+    embedder = models.embedder(ss["applied.embedder"])
+    bar = st.progress(0.0, text=f"{t('embedding_progress')} 0/{len(chunks.chunks)}")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{t('embedding_progress')} {done}/{total}")
+
+    t0 = time.perf_counter()
+    stopwords = load_stopwords() if ss.get("index.stopwords") else frozenset()
+    index = build_index(chunks, embedder, progress=progress, stopwords=stopwords)
+    bar.empty()
+    ss["index.obj"], ss["index.key"] = index, key
+    ss["index.info"] = {
+        "seconds": time.perf_counter() - t0,
+        "cache_hits": index.cache_hits,
+        "cache_misses": index.cache_misses,
+    }
+    for kind in ("retrieval", "rerank", "pca"):  # results of the old index are stale
+        ss.pop(f"memo.{kind}", None)
+    return index

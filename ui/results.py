@@ -1,0 +1,54 @@
+"""One session's results for the current question: the answer page's trace, and the retrieval and
+rerank lists the other pages show, taken from that trace when it exists so every page agrees.
+Not handled here: computing them (rag/pipeline.py, rag/search/).
+"""
+
+from __future__ import annotations
+
+from typing import MutableMapping
+
+import streamlit as st
+
+from rag.backends import Choice
+from rag.index.build import Index
+from rag.trace import Trace
+
+from .choices import generator_key
+from .indexing import index_key
+from .memo import memo, peek
+from .settings import ask_settings, question
+
+
+def trace_key(ss: MutableMapping, gen: Choice, rr: Choice | None) -> tuple:
+    return (index_key(ss), question(ss), ask_settings(ss), generator_key(ss, gen), rr.label if rr else None)
+
+
+def current_trace(gen: Choice, rr: Choice | None) -> Trace | None:
+    """The trace the answer page made for exactly this question and these settings, if any."""
+    return peek("trace", trace_key(st.session_state, gen, rr))
+
+
+def retrieval_result(index: Index, q: str, trace: Trace | None = None):
+    """The retrieval lists for this question and settings: the trace's if the answer page made one,
+    else computed (memoised by the frozen settings; the query vector comes from the query cache)."""
+    from rag.search.retrieval import retrieve
+
+    if trace is not None and trace.retrieval is not None:
+        return trace.retrieval
+    ss = st.session_state
+    s = ask_settings(ss)
+    return memo("retrieval", (ss["index.key"], q, s),
+                lambda: retrieve(index, q, s.mode, s.recall_n, s.depth, s.rrf_k, dict(s.weights)))
+
+
+def rerank_result(index: Index, q: str, rr: Choice, trace: Trace | None = None):
+    """The rerank of this question's candidates (the trace's if there is one, else computed, memoised)."""
+    from rag.search.rerank import rerank_candidates
+
+    if trace is not None and trace.rerank is not None:
+        return trace.rerank
+    ss = st.session_state
+    s = ask_settings(ss)
+    candidates = retrieval_result(index, q, trace).ranked()[: s.recall_n]
+    return memo("rerank", (ss["index.key"], q, s, rr.label),
+                lambda: rerank_candidates(q, candidates, index, rr.backend, s.top_k))

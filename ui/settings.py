@@ -1,0 +1,148 @@
+"""One session's settings: every widget key with its default, set once per session, and the frozen
+`AskSettings` the pipeline reads from them.
+
+- Every setting has a page-prefixed key ("rerank.top_k") and a default in DEFAULTS, set once per
+  session by `init()`. `init()` also re-assigns each setting to itself on every run, because Streamlit
+  otherwise forgets a widget's value when the user is on a page that does not show that widget.
+- RAG_GENERATOR and RAG_LOCAL_MODEL set the generator defaults.
+Functions that take `ss` work on any MutableMapping, so tests can call them without a running app.
+Not handled here: the corpus (corpus.py), the index (indexing.py), which backends run (choices.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any, MutableMapping
+
+import streamlit as st
+
+from rag import defaults
+from rag.backends import FALLBACK_RERANKER
+from rag.evaluate.strategies import STRATEGIES
+from rag.ingest.chunking import CHUNKERS, chunker_params
+from rag.models.embedding import default_embedder_name
+from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
+from rag.trace import AskSettings
+
+from .corpus import use_knowledge_base
+
+
+DEFAULT_QUESTION = "混合检索里的 RRF 是怎么计算的？"
+
+
+def _chunk_param_defaults() -> dict[str, Any]:
+    out = {}
+    for method in CHUNKERS:
+        params = chunker_params(method)
+        if method == defaults.CHUNKER:
+            params.update(defaults.CHUNK_PARAMS)
+        for name, value in params.items():
+            out[f"chunk.{method}.{name}"] = value
+    return out
+
+
+DEFAULTS: dict[str, Any] = {
+    "question": DEFAULT_QUESTION,
+    "ui.lang": "zh",
+    "llm.base_url": "",
+    "llm.model": "",
+    "llm.api_key": "",  # this session only: never written to a trace, a log or a cache
+    "llm.offline": False,
+    "llm.generator": os.environ.get("RAG_GENERATOR") or "auto",  # auto | endpoint | local | extractive
+    "llm.local_model": os.environ.get("RAG_LOCAL_MODEL") or DEFAULT_LOCAL_MODEL,
+    "chunk.method": defaults.CHUNKER,  # the widget; "applied.chunk" is what the index was built with
+    **_chunk_param_defaults(),
+    "embed.name": None,  # filled in init(): the default embedder
+    "embed.custom": "",
+    "index.stopwords": False,  # off: BM25 is the plain formula, as in the CLI (without --stopwords) and bm25s
+    "upload.mode": "replace",
+    "embeddings.dims": "2D",
+    "embeddings.k": defaults.TOP_K,
+    "embeddings.group": "section",
+    "retrieval.mode": defaults.RETRIEVAL_MODE,
+    "retrieval.recall_n": defaults.RECALL_N,
+    "retrieval.depth": defaults.DEPTH,
+    "retrieval.rrf_k": defaults.RRF_K,
+    "retrieval.w_dense": 1.0,
+    "retrieval.w_bm25": 1.0,
+    "retrieval.show_n": 10,
+    "rerank.enabled": True,
+    "rerank.name": FALLBACK_RERANKER,
+    "rerank.top_k": defaults.TOP_K,
+    "answer.rewrite": "none",
+    "answer.n_queries": 3,
+    "answer.compare": True,
+    "answer.lang": "auto",
+    "answer.cite": "free",
+    "eval.source": "golden",
+    "eval.strategies": list(STRATEGIES),
+    "eval.answers": False,
+    "eval.cites": ["free"],
+    "eval.limit": 0,
+}
+
+
+def init(ss: MutableMapping | None = None) -> None:
+    """Set every default once; keep widget values alive across pages (see module docstring)."""
+    ss = st.session_state if ss is None else ss
+    for key, value in DEFAULTS.items():
+        if key not in ss:
+            ss[key] = copy.deepcopy(value)
+        else:
+            ss[key] = ss[key]  # stops Streamlit from dropping the value of a widget not on this page
+    if ss["embed.name"] is None:
+        ss["embed.name"] = default_embedder_name()
+    if "applied.chunk" not in ss:
+        method = defaults.CHUNKER
+        ss["applied.chunk"] = (method, pending_params(ss, method))
+        ss["applied.embedder"] = ss["embed.name"]
+    if "corpus.docs" not in ss:
+        use_knowledge_base(ss)
+
+
+def clamp(key: str, lo, hi, ss: MutableMapping | None = None) -> None:
+    """Keep a stored widget value inside [lo, hi] before the widget is drawn (a smaller corpus or
+    queries file can shrink a slider's range below the value chosen earlier)."""
+    ss = st.session_state if ss is None else ss
+    if ss.get(key) is not None:
+        ss[key] = min(max(ss[key], lo), hi)
+
+
+def question(ss: MutableMapping | None = None) -> str:
+    ss = st.session_state if ss is None else ss
+    return (ss.get("question") or "").strip()
+
+
+def weights(ss: MutableMapping) -> tuple[tuple[str, float], ...]:
+    return (("dense", float(ss["retrieval.w_dense"])), ("bm25", float(ss["retrieval.w_bm25"])))
+
+
+def ask_settings(ss: MutableMapping | None = None) -> AskSettings:
+    ss = st.session_state if ss is None else ss
+    top_k = int(ss["rerank.top_k"])
+    recall_n = max(int(ss["retrieval.recall_n"]), top_k)
+    return AskSettings(
+        mode=ss["retrieval.mode"],
+        recall_n=recall_n,
+        top_k=top_k,
+        depth=max(int(ss["retrieval.depth"]), recall_n),
+        rrf_k=int(ss["retrieval.rrf_k"]),
+        weights=weights(ss),
+        rerank=bool(ss["rerank.enabled"]),
+        rewrite=ss["answer.rewrite"],
+        n_queries=int(ss["answer.n_queries"]),
+        compare_no_rag=bool(ss["answer.compare"]),
+        lang=ss["answer.lang"],
+        cite=ss["answer.cite"],
+    )
+
+
+def pending_params(ss: MutableMapping, method: str) -> dict[str, Any]:
+    """The chunker parameters currently in the widgets (None = the chunker's own default)."""
+    out = {}
+    for name in chunker_params(method):
+        value = ss.get(f"chunk.{method}.{name}")
+        if value is not None:
+            out[name] = int(value) if isinstance(value, float) and value.is_integer() else value
+    return out
