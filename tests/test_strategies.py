@@ -57,3 +57,20 @@ def test_compare_with_a_generator_adds_answer_level_figures(kb_index, queries):
     assert 0.0 <= extra["abstain@unanswerable"] <= 1.0
     with pytest.raises(ConfigError, match="at least one strategy"):
         compare(kb_index, queries, [])
+
+
+def test_answer_figures_count_citing_sentences_refusals_and_side_by_side_cite_modes(kb_index, queries):
+    from rag.answer.citations import is_not_enough
+    from rag.pipeline import ask
+    from rag.trace import AskSettings
+
+    gen = ExtractiveGenerator(kb_index.embedder)
+    reports = compare(kb_index, queries, ["hybrid"], generator=gen, cite=("free", "constrained"))
+    extra = reports[0].extra
+    for mode in ("free", "constrained"):
+        assert extra[f"cited sentences · {mode}"] == 1.0  # every quoted sentence carries its ref
+        assert extra[f"hallucinated refs · {mode}"] == 0.0
+    answerable = [q for q in queries if q.gold_ids]
+    refusals = [is_not_enough(ask(q.query, kb_index, AskSettings(rerank=False), gen).answer) for q in answerable]
+    assert extra["false refusal@answerable · free"] == pytest.approx(sum(refusals) / len(refusals))
+    assert "citation validity" not in extra  # with two modes every figure names its mode
