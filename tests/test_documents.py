@@ -254,3 +254,28 @@ def test_knowledge_base_loads():
     assert len(docs) >= 5
     assert len({d.doc_id for d in docs}) == len(docs)
     assert all(d.text.strip() for d in docs)
+
+
+def _encrypted(data: bytes, user: str, owner: str) -> bytes:
+    import io
+
+    import pypdf
+
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(data)))
+    writer.encrypt(user_password=user, owner_password=owner, algorithm="AES-256")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_aes_pdf_with_only_an_owner_password_opens_like_in_any_reader():
+    data = _encrypted(make_pdf(["Hello AES"]), user="", owner="owner-secret")
+    [doc] = load_bytes("locked.pdf", data)
+    assert "Hello AES" in doc.text
+
+
+def test_aes_pdf_with_a_user_password_asks_for_an_unprotected_copy():
+    data = _encrypted(make_pdf(["Hello AES"]), user="user-secret", owner="owner-secret")
+    with pytest.raises(LoaderError, match="password-protected") as err:
+        load_bytes("locked.pdf", data)
+    assert "damaged" not in str(err.value)

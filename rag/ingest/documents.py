@@ -219,11 +219,14 @@ def _load_pdf(name: str, data: bytes) -> list[Document]:
         raise LoaderError(name, "is not a PDF (no %PDF- header); re-export it as PDF or upload it as .txt")
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
+        if reader.is_encrypted and not reader.decrypt(""):  # "" opens a PDF with only an owner password
             raise LoaderError(name, "is password-protected; save an unprotected copy and upload that")
         pages = list(reader.pages)
     except LoaderError:
         raise
+    except pypdf.errors.DependencyError as e:  # AES without `cryptography`: not a damaged file
+        raise LoaderError(name, f"is AES-encrypted and opening it needs the cryptography package: "
+                                f"pip install 'cryptography>=42' ({e})") from e
     except Exception as e:  # pypdf raises many types for damaged files
         raise LoaderError(
             name,
