@@ -320,8 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: $RAG_GENERATOR or auto)")
     gen.add_argument("--local-model", choices=local_model_names(), default=DEFAULT_LOCAL_MODEL,
                      help=f"which bundled GGUF the local generator runs (default {DEFAULT_LOCAL_MODEL})")
-    gen.add_argument("--cite", choices=CITE_MODES, default="free",
-                     help="constrained: a grammar lets the local model write only context refs in brackets")
+    gen.add_argument("--cite", choices=CITE_MODES, default=defaults.CITE,
+                     help="constrained (default): a grammar makes the local model cite a context ref after every "
+                          "sentence and no other; free: the model writes what it likes")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("search", parents=[common], help="ranked hits with provenance")

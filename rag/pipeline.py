@@ -168,7 +168,7 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
             grammar = citation_grammar([c.ref for c in trace.contexts], trace.prompt.lang)
             trace.backends["citations"] = "constrained: a grammar allows only the context refs inside brackets"
         elif generator.is_fallback:
-            trace.notes.append("constrained citations: the extractive stand-in only quotes, its refs are valid by construction")
+            pass  # the extractive stand-in only quotes what it cites: constrained by construction
         else:
             trace.notes.append(f"constrained citations need the bundled local model (a llama.cpp grammar); "
                                f"{generator.label} wrote freely")

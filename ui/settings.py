@@ -74,7 +74,7 @@ DEFAULTS: dict[str, Any] = {
     "answer.n_queries": 3,
     "answer.compare": True,
     "answer.lang": "auto",
-    "answer.cite": "free",
+    "answer.cite": defaults.CITE,
     "eval.source": "golden",
     "eval.strategies": list(STRATEGIES),
     "eval.answers": False,
