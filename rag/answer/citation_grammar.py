@@ -4,7 +4,7 @@ A small model asked to cite often cites nothing, invents refs, or copies the blo
 Under this grammar (llama.cpp's GBNF) the sampler may only write what the rules below allow, so:
 
 - a bracket can only hold a whole ref that is in the prompt: a hallucinated ref cannot be produced;
-- after a sentence's terminator (。！？； or . ! ?) the next thing written must be a citation
+- after a sentence's terminator (。！？ or . ! ?) the next thing written must be a citation
   ("七天内可退货。[faq_003]", the form the extractive stand-in writes and the sentence splitter keeps
   with its sentence), so no sentence the model finishes goes uncited;
 - the fixed cannot-answer reply 资料不足 (or "not enough information") may stand alone, uncited.
@@ -13,8 +13,9 @@ Under this grammar (llama.cpp's GBNF) the sampler may only write what the rules 
     refusal  ::= "资料不足" [。.]?
     sentence ::= body end cite+ space
     body     ::= (char | dot)+        char: anything but a bracket, a terminator or a line break
+                                      (； is not a terminator: the audit keeps "A；B。" as one claim)
     dot      ::= [.!?] [^ \n...]      . ! ? inside a number or word (0.5, v1.2) does not end a sentence
-    end      ::= [。！？；.!?]
+    end      ::= [。！？.!?]
     cite     ::= "[" ref "]"
     ref      ::= "faq_003" | "faq_017" | ...    exactly the refs in the prompt
     space    ::= [ \n]*
@@ -51,9 +52,9 @@ def citation_grammar(refs: Sequence[str], lang: str = "zh") -> str:
         f"refusal ::= {_literal(refusal)} [。.]?",
         "sentence ::= body end cite+ space",
         "body ::= (char | dot)+",
-        "char ::= [^\\[\\]【】。！？；.!?\\n]",
-        "dot ::= [.!?] [^ \\n\\[\\]【】。！？；.!?]",
-        "end ::= [。！？；.!?]",
+        "char ::= [^\\[\\]【】。！？.!?\\n]",
+        "dot ::= [.!?] [^ \\n\\[\\]【】。！？.!?]",
+        "end ::= [。！？.!?]",
         'cite ::= "[" ref "]"',
         "ref ::= " + " | ".join(_literal(r) for r in refs),
         "space ::= [ \\n]*",

@@ -31,9 +31,9 @@ SYSTEM_RAG = {
         "规则：\n"
         "1. 只使用资料中的信息，不要使用你自己的知识，也不要猜测。\n"
         "2. 每条资料开头方括号里的是它的 ref。每一句话的句号后面紧跟它所依据资料的 ref，"
-        "例如：签收后七天内可以退货。[{example}]；依据多条资料时连写，例如 [{example}][另一个ref]。\n"
+        "例如：签收后七天内可以退货。[{example}]\n"
         "3. 只能引用资料里出现的 ref，不要编造 ref。\n"
-        "4. 如果资料不能回答这个问题，只回复“{not_enough}”四个字，不要添加任何其他内容。\n"
+        "4. 只有当资料里完全没有相关内容时，才只回复“{not_enough}”。\n"
         "5. 用中文回答，简洁明了。"
     ),
     "en": (
@@ -42,10 +42,9 @@ SYSTEM_RAG = {
         "Rules:\n"
         "1. Use only information in the context. Do not use your own knowledge and do not guess.\n"
         "2. Each context starts with its ref in square brackets. Cite every claim: right after each sentence, "
-        "put the ref of the context it comes from, e.g.: Returns are accepted within seven days. [{example}]; for "
-        "several sources write them together, e.g. [{example}][another_ref].\n"
+        "put the ref of the context it comes from, e.g.: Returns are accepted within seven days. [{example}]\n"
         "3. Cite only refs that appear in the context. Never invent a ref.\n"
-        "4. If the context does not answer the question, reply exactly \"{not_enough}\" and nothing else.\n"
+        "4. Only if the context has nothing relevant, reply exactly \"{not_enough}\" and nothing else.\n"
         "5. Answer in English, briefly."
     ),
 }
