@@ -13,17 +13,17 @@ import streamlit as st
 from ui import settings, sidebar
 from ui.i18n import t
 
-st.set_page_config(page_title="RAG 透视 Inspectable RAG", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="RAG 透视 Inspectable RAG", page_icon=":material/search:", layout="wide")
 settings.init()
 
 PAGES = {
-    "home": st.Page("app_pages/0_home.py", title=t("page.home"), icon="🏠", default=True),
-    "upload": st.Page("app_pages/1_upload.py", title=t("page.upload"), icon="📄", url_path="upload"),
-    "embeddings": st.Page("app_pages/2_embeddings.py", title=t("page.embeddings"), icon="🧭", url_path="embeddings"),
-    "retrieval": st.Page("app_pages/3_retrieval.py", title=t("page.retrieval"), icon="🔍", url_path="retrieval"),
-    "rerank": st.Page("app_pages/4_rerank.py", title=t("page.rerank"), icon="🔀", url_path="rerank"),
-    "answer": st.Page("app_pages/5_answer.py", title=t("page.answer"), icon="💬", url_path="answer"),
-    "evaluation": st.Page("app_pages/6_evaluation.py", title=t("page.evaluation"), icon="📊", url_path="evaluation"),
+    "home": st.Page("app_pages/0_home.py", title=t("page.home"), icon=":material/home:", default=True),
+    "upload": st.Page("app_pages/1_upload.py", title=t("page.upload"), icon=":material/description:", url_path="upload"),
+    "embeddings": st.Page("app_pages/2_embeddings.py", title=t("page.embeddings"), icon=":material/scatter_plot:", url_path="embeddings"),
+    "retrieval": st.Page("app_pages/3_retrieval.py", title=t("page.retrieval"), icon=":material/manage_search:", url_path="retrieval"),
+    "rerank": st.Page("app_pages/4_rerank.py", title=t("page.rerank"), icon=":material/swap_vert:", url_path="rerank"),
+    "answer": st.Page("app_pages/5_answer.py", title=t("page.answer"), icon=":material/forum:", url_path="answer"),
+    "evaluation": st.Page("app_pages/6_evaluation.py", title=t("page.evaluation"), icon=":material/leaderboard:", url_path="evaluation"),
 }
 
 page = st.navigation(list(PAGES.values()))

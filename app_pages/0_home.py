@@ -8,7 +8,7 @@ from ui.i18n import t, tr
 from ui.render import attempt, choice_line
 
 ss = st.session_state
-st.title("🔎 " + t("app.title"))
+st.title(":material/search: " + t("app.title"))
 st.caption(tr(
     "每一页只讲一个阶段：同一个问题从上传、分块、向量、检索、重排一路走到回答和引用审计。左侧的问题在所有页面共用。",
     "Each page shows one stage: the same question travels from upload and chunking through embeddings, retrieval "
@@ -16,17 +16,17 @@ st.caption(tr(
 ))
 
 STAGES = [
-    ("app_pages/1_upload.py", "📄", "page.upload", "rag/ingest/documents.py · rag/ingest/chunking.py",
+    ("app_pages/1_upload.py", ":material/description:", "page.upload", "rag/ingest/documents.py · rag/ingest/chunking.py",
      tr("上传文件、切块、看重叠与长度分布", "load files, cut chunks, see overlaps and lengths")),
-    ("app_pages/2_embeddings.py", "🧭", "page.embeddings", "rag/models/embedding.py · rag/index/projection.py",
+    ("app_pages/2_embeddings.py", ":material/scatter_plot:", "page.embeddings", "rag/models/embedding.py · rag/index/projection.py",
      tr("向量空间的 PCA 投影和它的失真", "PCA of the vector space, and how it distorts")),
-    ("app_pages/3_retrieval.py", "🔍", "page.retrieval", "rag/search/retrieval.py · rag/index/bm25.py · rag/search/fusion.py",
+    ("app_pages/3_retrieval.py", ":material/manage_search:", "page.retrieval", "rag/search/retrieval.py · rag/index/bm25.py · rag/search/fusion.py",
      tr("向量、BM25、RRF 三个排名并排对比", "dense, BM25 and RRF rankings side by side")),
-    ("app_pages/4_rerank.py", "🔀", "page.rerank", "rag/search/rerank.py",
+    ("app_pages/4_rerank.py", ":material/swap_vert:", "page.rerank", "rag/search/rerank.py",
      tr("重排前后谁上谁下", "who moved up or down after reranking")),
-    ("app_pages/5_answer.py", "💬", "page.answer", "rag/answer/prompt.py · rag/answer/generation.py · rag/answer/citations.py",
+    ("app_pages/5_answer.py", ":material/forum:", "page.answer", "rag/answer/prompt.py · rag/answer/generation.py · rag/answer/citations.py",
      tr("流式回答、引用标记与审计、确切的提示词", "streamed answer, citations and their audit, the exact prompt")),
-    ("app_pages/6_evaluation.py", "📊", "page.evaluation", "rag/evaluate/evaluation.py · rag/evaluate/strategies.py",
+    ("app_pages/6_evaluation.py", ":material/leaderboard:", "page.evaluation", "rag/evaluate/evaluation.py · rag/evaluate/strategies.py",
      tr("在黄金集上比较检索策略", "compare retrieval strategies on a golden set")),
 ]
 

@@ -29,7 +29,7 @@ METHOD_HELP = {
     "document": tr("整篇文档一块（FAQ 条目）", "the whole document as one chunk (FAQ entries)"),
 }
 
-st.header("📄 " + t("page.upload"))
+st.header(":material/description: " + t("page.upload"))
 
 # ---------------------------------------------------------------------------------------- corpus
 st.subheader(t("corpus"))
@@ -54,9 +54,9 @@ with left:
             st.warning(tr("没有文件能读取，保留了之前的语料。", "No file could be read; the previous corpus is kept."))
 with right:
     b1, b2 = st.columns(2)
-    if b1.button(tr("使用内置知识库", "Use the bundled knowledge base"), icon="📚", width="stretch"):
+    if b1.button(tr("使用内置知识库", "Use the bundled knowledge base"), icon=":material/menu_book:", width="stretch"):
         corpus.use_knowledge_base(ss)
-    if b2.button(tr("载入示例文档", "Load the sample documents"), icon="🗂️", width="stretch"):
+    if b2.button(tr("载入示例文档", "Load the sample documents"), icon=":material/folder_open:", width="stretch"):
         samples = sorted(p for p in SAMPLE_DIR.iterdir() if p.is_file()) if SAMPLE_DIR.is_dir() else []
         corpus.apply_upload(ss, [(p.name, p.read_bytes()) for p in samples], "replace")
 
@@ -92,10 +92,10 @@ with c1:
     applied = ss["applied.chunk"]
     dirty = pending != (applied[0], applied[1]) or (embedder_name or "") != ss["applied.embedder"]
     if st.button(tr("应用并重建索引", "Apply and rebuild the index"), type="primary", disabled=not dirty,
-                 icon="⚙️", key="chunk.apply"):
+                 icon=":material/settings:", key="chunk.apply"):
         attempt(indexing.apply_chunking, ss, method, pending[1], embedder_name or "", stop=False)
     if dirty:
-        st.caption("⚠️ " + tr("右侧预览用的是新设置；点“应用”后才会重新计算向量。",
+        st.caption(":material/warning: " + tr("右侧预览用的是新设置；点“应用”后才会重新计算向量。",
                              "The preview shows the new settings; vectors are recomputed only after Apply."))
     st.checkbox(
         tr("BM25 停用词 stop words", "BM25 stop words"), key="index.stopwords",

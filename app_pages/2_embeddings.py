@@ -12,7 +12,7 @@ from ui.i18n import t, tr
 from ui.render import attempt, need_question, short
 
 ss = st.session_state
-st.header("🧭 " + t("page.embeddings"))
+st.header(":material/scatter_plot: " + t("page.embeddings"))
 st.caption(tr(
     "每个点是一个块的向量，用 PCA 从几百维压到 2 维或 3 维。查询也被放进同一张图。注意：压缩会丢信息，图上看起来近的点不一定真的近。",
     "Each point is one chunk's vector, squeezed from hundreds of dimensions to 2 or 3 by PCA. The query lands in "
@@ -91,9 +91,9 @@ chk = emap.check
 ids = [c.chunk_id for c in chunks]
 if chk.distorted:
     st.warning(tr(
-        f"⚠️ 投影失真：图上离查询最近的 {chk.k} 个点里只有 {chk.k - len(chk.missing)} 个属于真正的余弦 top-{chk.k}。"
+        f"投影失真：图上离查询最近的 {chk.k} 个点里只有 {chk.k - len(chk.missing)} 个属于真正的余弦 top-{chk.k}。"
         f"真正近但图上不近：{', '.join(ids[i] for i in chk.missing)}；图上近但其实不在 top-k：{', '.join(ids[i] for i in chk.spurious)}。",
-        f"⚠️ Projection distortion: of the {chk.k} points nearest the query in the picture, only "
+        f"Projection distortion: of the {chk.k} points nearest the query in the picture, only "
         f"{chk.k - len(chk.missing)} are in the true cosine top-{chk.k}. Truly near but not in the picture: "
         f"{', '.join(ids[i] for i in chk.missing)}; near in the picture only: {', '.join(ids[i] for i in chk.spurious)}.",
     ))

@@ -16,7 +16,7 @@ from ui.i18n import t, tr
 from ui.render import attempt, need_question, plain_text, rrf_short, short, tokens_html
 
 ss = st.session_state
-st.header("🔍 " + t("page.retrieval"))
+st.header(":material/manage_search: " + t("page.retrieval"))
 index = attempt(indexing.get_index)
 q = settings.question()
 need_question(q)

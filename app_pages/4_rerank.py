@@ -12,7 +12,7 @@ from ui.i18n import t, tr
 from ui.render import attempt, need_question, short
 
 ss = st.session_state
-st.header("🔀 " + t("page.rerank"))
+st.header(":material/swap_vert: " + t("page.rerank"))
 st.caption(tr(
     "检索（双塔 bi-encoder）分别编码问题和文档，快但粗；重排（交叉编码器 cross-encoder）把问题和每个候选放在一起打分，"
     "慢但准，所以只对前 recall_n 个候选做。",
@@ -34,9 +34,10 @@ c3.slider("top_k", 1, max_k, key="rerank.top_k", help=tr("交给大模型的上�
 with st.spinner(tr("加载重排模型…", "Loading the reranker…")):
     rr = attempt(choices.reranker_choice)
 if rr.is_fallback:
-    st.warning(f"⚠️ {t('fallback')}: **{rr.label}**" + (f"\n\n{tr('原因', 'Why')}: {rr.reason}" if rr.reason else ""))
+    st.warning(f"{t('fallback')}: **{rr.label}**" + (f"\n\n{tr('原因', 'Why')}: {rr.reason}" if rr.reason else ""),
+               icon=":material/warning:")
 else:
-    st.success(f"✅ {t('real')}: **{rr.label}**")
+    st.success(f"{t('real')}: **{rr.label}**", icon=":material/check_circle:")
 
 gen, _ = attempt(choices.generator_choice, index.embedder)
 trace = results.current_trace(gen, rr if ss["rerank.enabled"] else None)

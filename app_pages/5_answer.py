@@ -14,7 +14,7 @@ from ui.render import (PART_COLOURS, anchor, answer_html, attempt, html_table, l
 from ui.streaming import ask_streaming
 
 ss = st.session_state
-st.header("💬 " + t("page.answer"))
+st.header(":material/forum: " + t("page.answer"))
 index = attempt(indexing.get_index)
 q = settings.question()
 need_question(q)
@@ -44,7 +44,7 @@ with st.container(border=True):
                      "constrained: a grammar lets the local model write only refs that are in the context inside "
                      "brackets, so a hallucinated ref cannot be produced."))
     c3.toggle(tr("同时回答“无 RAG”版本", "Also answer without RAG"), key="answer.compare")
-    regenerate = c4.button(tr("重新生成", "Regenerate"), icon="🔄", key="answer.regenerate")
+    regenerate = c4.button(tr("重新生成", "Regenerate"), icon=":material/refresh:", key="answer.regenerate")
     c4.caption(tr(f"检索：{ss['retrieval.mode']} · recall_n {ss['retrieval.recall_n']} · top_k {ss['rerank.top_k']}"
                   f" · {t('rerank')} {'✓' if ss['rerank.enabled'] else '✗'}",
                   f"retrieval: {ss['retrieval.mode']} · recall_n {ss['retrieval.recall_n']} · top_k "
@@ -75,7 +75,7 @@ with left:
         pcols = st.columns(min(len(cited), 6))
         by_ref = {c.ref: c for c in trace.contexts}
         for i, ref in enumerate(cited):
-            with pcols[i % len(pcols)].popover(f"[{ref}]", icon="✅" if ref in valid else "❌"):
+            with pcols[i % len(pcols)].popover(f"[{ref}]", icon=":material/check_circle:" if ref in valid else ":material/cancel:"):
                 if ref in by_ref:
                     st.markdown(f"**[{numbers[ref]}] {ref}** · {by_ref[ref].metadata.get('title', '')}")
                     plain_text(by_ref[ref].text)
@@ -99,7 +99,7 @@ if right is not None:
             ])))
 
 if trace.notes:
-    st.caption("  \n".join("ℹ️ " + note for note in dict.fromkeys(trace.notes)))
+    st.caption("  \n".join(":material/info: " + note for note in dict.fromkeys(trace.notes)))
 
 # ---------------------------------------------------------------------------------------- audit
 st.subheader(tr("引用审计 Citation audit", "Citation audit"))
@@ -112,9 +112,9 @@ if audit is not None:
     m[4].metric(tr("有效率 validity", "validity"), "—" if audit.validity_rate is None else f"{audit.validity_rate:.0%}")
     m[5].metric(tr("无支撑率 unsupported", "unsupported"),
                 "—" if audit.unsupported_rate is None else f"{audit.unsupported_rate:.0%}")
-    refs = [{"ref": r, tr("状态", "status"): "✅ valid"} for r in audit.valid]
-    refs += [{"ref": r, tr("状态", "status"): "❌ hallucinated"} for r in audit.hallucinated]
-    refs += [{"ref": r, tr("状态", "status"): "➖ unused"} for r in audit.unused]
+    refs = [{"ref": r, tr("状态", "status"): "✓ valid"} for r in audit.valid]
+    refs += [{"ref": r, tr("状态", "status"): "✗ hallucinated"} for r in audit.hallucinated]
+    refs += [{"ref": r, tr("状态", "status"): "– unused"} for r in audit.unused]
     a1, a2 = st.columns([1, 3])
     a1.dataframe(pd.DataFrame(refs, columns=["ref", tr("状态", "status")]), hide_index=True, key="answer.refs")
     LABEL_COLOURS = {"supported": "#dcfce7", "weak": "#fef9c3", "unsupported": "#fee2e2", "no-citation": "#f1f5f9",
@@ -145,7 +145,7 @@ if audit is not None:
 st.subheader(tr("提供给模型的资料 Contexts", "Contexts given to the model"))
 for i, c in enumerate(trace.contexts, 1):
     anchor(c.ref)
-    mark = "✅" if c.ref in valid else "➖"
+    mark = ":material/check_circle:" if c.ref in valid else ":material/remove:"
     with st.expander(f"{mark} [{i}] {c.ref} · {short(c.metadata.get('title', '') or c.text, 50)}",
                      expanded=c.ref in valid):
         plain_text(c.text)
@@ -175,6 +175,6 @@ if trace.generation:
     ])))
 e1, e2 = st.columns(2)
 e1.download_button(tr("下载 trace（Markdown 讲义）", "Download the trace (Markdown handout)"), trace.to_markdown(),
-                   file_name="rag-trace.md", mime="text/markdown", icon="📝", key="answer.export_md")
+                   file_name="rag-trace.md", mime="text/markdown", icon=":material/article:", key="answer.export_md")
 e2.download_button(tr("下载 trace（JSON）", "Download the trace (JSON)"), trace.to_json(),
-                   file_name="rag-trace.json", mime="application/json", icon="🧾", key="answer.export_json")
+                   file_name="rag-trace.json", mime="application/json", icon=":material/data_object:", key="answer.export_json")

@@ -18,7 +18,7 @@ from ui.render import attempt, html_table
 
 ss = st.session_state
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden.jsonl"
-st.header("📊 " + t("page.evaluation"))
+st.header(":material/leaderboard: " + t("page.evaluation"))
 st.caption(tr(
     "黄金集：每个问题标注了能回答它的文档（gold_ids）。指标只看检索：Hit@k 前 k 个里有没有正确文档；MRR 第一个正确文档名次的倒数；"
     "nDCG 按名次打折的命中；Recall@k 找回了多少正确文档。",
@@ -83,7 +83,7 @@ gen = gen if ss["eval.answers"] else None
 cites = tuple(ss["eval.cites"]) or ("free",)
 run_key = (ss["index.key"], queries_sig, limit, tuple(strategies), s.rrf_k, s.recall_n, s.depth,
            rr.label if rr else None, gen.label if gen else None, cites if gen else None)
-if st.button(tr("运行评估", "Run the evaluation"), type="primary", icon="▶️", key="eval.run", disabled=not strategies):
+if st.button(tr("运行评估", "Run the evaluation"), type="primary", icon=":material/play_arrow:", key="eval.run", disabled=not strategies):
     bar = st.progress(0.0, text=tr("评估中…", "Evaluating…"))
 
     def progress(done: int, total: int, name: str) -> None:
@@ -100,7 +100,7 @@ if not stored:
     st.stop()
 key, reports = stored
 if key != run_key:
-    st.caption("⚠️ " + tr("下面是上一次运行的结果；设置已改变，重新运行以更新。",
+    st.caption(":material/warning: " + tr("下面是上一次运行的结果；设置已改变，重新运行以更新。",
                          "These are the last run's results; the settings changed since, run again to update."))
 
 extras = sorted({k for r in reports for k in r.extra})
@@ -138,6 +138,6 @@ if by_query:
         with col:
             st.markdown(f"**{r.strategy}**")
             st.dataframe(pd.DataFrame([
-                {t("rank"): i, "doc": d, "gold": "✅" if d in qr.query.gold_ids else ""}
+                {t("rank"): i, "doc": d, "gold": "✓" if d in qr.query.gold_ids else ""}
                 for i, d in enumerate(qr.ranked_docs, 1)
             ]), hide_index=True, key=f"eval.drill.{r.strategy}")

@@ -293,7 +293,7 @@ def test_answer_page_offline_answer_audit_prompt_and_export(app):
     assert len(at.get("download_button")) == 2
     assert trace.no_rag_answer is not None  # side-by-side comparison is on by default
     # the notes under the answer: each said once (the page adds the fallback reasons, the backend no longer does)
-    notes = [line for c in at.caption for line in c.value.split("  \n") if line.startswith("ℹ️")]
+    notes = [line for c in at.caption for line in c.value.split("  \n") if line.startswith(":material/info:")]
     assert notes and len(notes) == len(set(notes)) == len(trace.notes)
     assert sum("generator" in n for n in notes) == 1 and sum("reranker" in n for n in notes) == 1
     # every audited sentence is on the page in full (a wrapping table, not a grid cut to one line)

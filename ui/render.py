@@ -225,7 +225,7 @@ def anchor(ref: str) -> None:
 
 def choice_line(stage: str, label: str, is_fallback: bool | None, reason: str = "") -> dict:
     """One row of a "what ran" table (is_fallback None: not a model, e.g. the corpus)."""
-    kind = "—" if is_fallback is None else ("⚠️ " + t("fallback")) if is_fallback else ("✅ " + t("real"))
+    kind = "—" if is_fallback is None else t("fallback") if is_fallback else t("real")
     return {
         tr("阶段 Stage", "Stage"): stage,
         tr("实际运行 What ran", "What ran"): label,

@@ -51,5 +51,5 @@ def render() -> None:
             except RagError as exc:
                 st.error(str(exc))
             else:
-                icon = "🔌 " if choice.is_fallback else "🤖 "
+                icon = ":material/power_off: " if choice.is_fallback else ":material/smart_toy: "
                 st.caption(icon + choice.label + (f" · {choice.reason}" if choice.reason else ""))
