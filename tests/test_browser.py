@@ -194,7 +194,7 @@ def fake_llm_server():
 @pytest.fixture(scope="module")
 def llm_app(chromium, cache_dir, fake_llm_server, tmp_path_factory, request):
     """The app with OPENAI_* pointing at the fake OpenAI-compatible server."""
-    env = app_env(cache_dir, fake_llm_server.env())
+    env = app_env(cache_dir, {**fake_llm_server.env(), "RAG_GENERATOR": "auto"})  # auto: the endpoint answers
     server = StreamlitServer("llm", tmp_path_factory.mktemp("st-llm"), env)
     with running(server, request):
         yield server
