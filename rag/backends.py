@@ -71,7 +71,7 @@ def choose_generator(
     if generator not in GENERATORS:
         raise ConfigError(f"unknown generator {generator!r}; choose one of {', '.join(GENERATORS)}")
     if generator == "extractive":
-        return _extractive(embedder, "extractive chosen by name"), None
+        return _extractive(embedder, "extractive chosen by name (RAG_GENERATOR, --generator or the sidebar)"), None
     reasons = []
     if generator in ("auto", "endpoint"):
         if config is None and not offline:
