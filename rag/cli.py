@@ -40,25 +40,23 @@ def _err(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
-def _positive(text: str) -> int:
-    """argparse type: a whole number >= 1, so a bad --k fails before any work starts."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
-    return value
+def _at_least(lo: int, meaning: str):
+    """argparse type: a whole number >= lo, so a bad --k or --limit fails before any work starts."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"{value} must be {meaning}")
+        return value
+
+    return parse
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be 0 (all) or more")
-    return value
+_positive = _at_least(1, "1 or more")
+_non_negative = _at_least(0, "0 (all) or more")
 
 
 def _text(text: str) -> str:
