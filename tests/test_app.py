@@ -475,3 +475,21 @@ def test_llm_configured_in_secrets_is_used_and_the_sidebar_overrides_it(fake_llm
     assert "other-model" in at.table[0].value.to_string()
     at.sidebar.radio(key="llm.generator").set_value("extractive").run()
     assert "extractive" in at.table[0].value.to_string()
+
+
+def test_rerank_page_shows_the_multi_query_list_as_the_rerank_input(fake_llm):
+    at = new_app()
+    at.sidebar.radio(key="llm.generator").set_value("endpoint")
+    at.sidebar.text_input(key="llm.base_url").set_value(fake_llm.url)
+    at.sidebar.text_input(key="llm.model").set_value(fake_llm.model)
+    at.run()
+    go(at, "answer")
+    at.radio(key="answer.rewrite").set_value("multi-query").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    trace = at.session_state["answer.last_trace"]
+    assert trace.per_query  # multi-query ran
+    go(at, "rerank")
+    caption = " ".join(c.value for c in at.caption)
+    assert "多查询 RRF" in caption and f"{len(trace.per_query)} 个查询" in caption
+    fig = json.loads(plotly_charts(at)[0].proto.spec)
+    assert "多查询 RRF" in json.dumps(fig, ensure_ascii=False)  # the bump chart names the real input

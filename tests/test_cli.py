@@ -139,3 +139,10 @@ def test_a_named_reranker_that_does_not_load_is_reported(tmp_path, capsys, kb_in
                  "--generator", "extractive"]) == 0
     err = capsys.readouterr().err
     assert "reranker:" in err and "no-such-model" in err and "fallback" in err
+
+
+def test_ask_records_the_rrf_k_and_depth_it_was_given(capsys, kb_index):
+    trace = _json_out(capsys, ["ask", "什么是 RRF？", "--rrf-k", "5", "--depth", "30", "--json",
+                               "--generator", "extractive"])
+    assert trace["settings"]["rrf_k"] == 5 and trace["settings"]["depth"] == 30
+    assert trace["retrieval"]["rrf_k"] == 5 and trace["retrieval"]["depth"] == 30  # and retrieval used them
