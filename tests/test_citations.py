@@ -227,3 +227,16 @@ def test_rates_are_none_not_nan():
     result = audit("没有任何引用的一句话。", CONTEXTS)
     assert result.validity_rate is None and result.unsupported_rate is None
     assert not any(isinstance(v, float) and math.isnan(v) for v in (result.validity_rate, result.unsupported_rate))
+
+
+def test_an_uncited_copy_names_its_source_and_list_markers_are_not_claims():
+    from rag.answer.citations import audit, best_support
+
+    contexts = {"faq_030": "RRF 融合时每个文档的分数是各路名次的倒数之和，k 通常取 60。",
+                "faq_001": "过拟合指模型在训练集上表现很好，但在测试集上明显变差。"}
+    a = audit("RRF 融合时每个文档的分数是各路名次的倒数之和。", contexts)
+    (s,) = a.sentences
+    assert s.label == "no-citation" and s.best_ref == "faq_030" and s.best_label == "supported"
+    made_up = audit("独角兽披萨用彩虹面粉烤制。", contexts).sentences[0]
+    assert made_up.label == "no-citation" and made_up.best_label == "unsupported"
+    assert best_support(["1.", "**方法**："], contexts) == [(None, None), (None, None)]

@@ -207,7 +207,8 @@ def best_support(claims: Sequence[str], contexts: Mapping[str, str], embedder=No
                  ) -> list[tuple[str | None, str | None]]:
     """For each claim, (the ref in `contexts` that supports it best, its label), judged as if cited.
 
-    Best = highest label, then highest overlap. (None, None) for an empty claim or no contexts."""
+    Best = highest label, then highest overlap. (None, None) for no contexts, or a claim with fewer than two
+    content words (a list number or a bare heading is not a claim)."""
     contexts = dict(contexts)
     if not claims or not contexts:
         return [(None, None) for _ in claims]
@@ -216,8 +217,8 @@ def best_support(claims: Sequence[str], contexts: Mapping[str, str], embedder=No
     cos = _cosine_matrix(claims, refs, contexts, embedder) if embedder is not None else None
     out = []
     for row, claim in enumerate(claims):
-        tokens = content_tokens(claim)
-        if not tokens:
+        tokens = [tok for tok in content_tokens(claim) if not tok.isdigit()]
+        if len(tokens) < 2:  # "1." or "**方法**：" is a list marker or a heading, not a claim to support
             out.append((None, None))
             continue
         scored = []

@@ -39,5 +39,5 @@ def ground_in_corpus(answer: str, index: Index, k: int = 3) -> list[Grounding]:
         hits = retrieve(index, claim, "hybrid", k, max(k, 20)).ranked()
         contexts = {index.chunk(h.chunk_id).ref: index.chunk(h.chunk_id).text for h in hits}
         (ref, label), = best_support([claim], contexts, index.embedder)
-        out.append(Grounding(sentence, ref, label))
+        out.append(Grounding(sentence, ref, label))  # label None: a list marker or heading, not a claim
     return out
