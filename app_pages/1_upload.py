@@ -44,21 +44,23 @@ with left:
     st.radio(tr("上传后 After upload", "After upload"), ["replace", "append"], key="upload.mode", horizontal=True,
              format_func=lambda m: {"replace": tr("替换当前语料 replace", "replace the corpus"),
                                     "append": tr("追加到当前语料 append", "append to the corpus")}[m])
-    signature = tuple((f.name, f.size, f.file_id) for f in files or [])
-    if files and signature != ss.get("upload.sig"):
-        ss["upload.sig"] = signature
-        report = corpus.apply_upload(ss, [(f.name, f.getvalue()) for f in files], ss["upload.mode"])
-        if report.documents:
-            st.success(tr(f"已载入 {len(report.documents)} 篇文档。", f"Loaded {len(report.documents)} documents."))
-        else:
-            st.warning(tr("没有文件能读取，保留了之前的语料。", "No file could be read; the previous corpus is kept."))
+    report = corpus.sync_uploads(ss, [(f.name, f.getvalue()) for f in files or []], ss["upload.mode"])
+    if report is not None and report.documents:
+        st.success(tr(f"已载入 {len(report.documents)} 篇文档。", f"Loaded {len(report.documents)} documents."))
+    elif report is not None:
+        st.warning(tr("没有文件能读取，保留了之前的语料。", "No file could be read; the previous corpus is kept."))
+    st.caption(tr("上传的语料只存在于这个浏览器会话里：别的会话看不到，刷新页面后需要重新上传。",
+                  "An uploaded corpus lives only in this browser session: no other session sees it, and a "
+                  "reload needs the files again."))
 with right:
     b1, b2 = st.columns(2)
     if b1.button(tr("使用内置知识库", "Use the bundled knowledge base"), icon=":material/menu_book:", width="stretch"):
         corpus.use_knowledge_base(ss)
+        ss.pop("upload.base", None)  # the uploads no longer build on anything: the next change starts afresh
     if b2.button(tr("载入示例文档", "Load the sample documents"), icon=":material/folder_open:", width="stretch"):
         samples = sorted(p for p in SAMPLE_DIR.iterdir() if p.is_file()) if SAMPLE_DIR.is_dir() else []
         corpus.apply_upload(ss, [(p.name, p.read_bytes()) for p in samples], "replace")
+        ss.pop("upload.base", None)
 
 for err in ss.get("corpus.errors", []):
     st.error(err)

@@ -493,3 +493,49 @@ def test_rerank_page_shows_the_multi_query_list_as_the_rerank_input(fake_llm):
     assert "多查询 RRF" in caption and f"{len(trace.per_query)} 个查询" in caption
     fig = json.loads(plotly_charts(at)[0].proto.spec)
     assert "多查询 RRF" in json.dumps(fig, ensure_ascii=False)  # the bump chart names the real input
+
+
+def test_uploader_list_and_corpus_agree_after_random_adds_and_removes():
+    """ui.corpus.sync_uploads, which the upload page calls on every run with the uploader's files."""
+    import random
+
+    from ui import corpus
+
+    pool = {f"f{i}.txt": f"第{i}个文件的内容。它只讲第{i}件事。".encode() for i in range(6)}
+    for mode in ("replace", "append"):
+        rng = random.Random(7 if mode == "replace" else 11)
+        ss: dict = {}
+        corpus.use_knowledge_base(ss)
+        kb = [d.doc_id for d in ss["corpus.docs"]]
+        current: list[str] = []
+        for _ in range(60):
+            if current and rng.random() < 0.45:
+                current.remove(rng.choice(current))
+            else:
+                current.append(rng.choice([n for n in pool if n not in current] or list(pool)[:1]))
+                current = list(dict.fromkeys(current))
+            corpus.sync_uploads(ss, [(n, pool[n]) for n in current], mode)
+            ids = [d.doc_id for d in ss["corpus.docs"]]
+            uploaded = [n.removesuffix(".txt") for n in current]
+            expected = kb if not current else uploaded if mode == "replace" else kb + uploaded
+            assert ids == expected, (mode, current)
+            assert not ss["corpus.errors"], ss["corpus.errors"]  # no false "already in the corpus"
+            files = [f["file"] for f in ss["corpus.files"]]
+            assert files == (["faq.jsonl"] if not current else current if mode == "replace"
+                             else ["faq.jsonl", *current])
+
+
+def test_append_then_remove_through_the_real_uploader():
+    at = new_app()
+    go(at, "upload")
+    kb = len(at.session_state["corpus.docs"])
+    at.radio(key="upload.mode").set_value("append").run()
+    a, b = ("a.txt", "甲文件。只有一句。".encode(), "text/plain"), ("b.txt", "乙文件。也只有一句。".encode(), "text/plain")
+    at.file_uploader(key="upload.files").set_value([a]).run()
+    at.file_uploader(key="upload.files").set_value([a, b]).run()
+    assert not at.error, [e.value for e in at.error]
+    assert len(at.session_state["corpus.docs"]) == kb + 2
+    at.file_uploader(key="upload.files").set_value([b]).run()
+    assert [d.doc_id for d in at.session_state["corpus.docs"]][kb:] == ["b"]
+    at.file_uploader(key="upload.files").set_value([]).run()
+    assert len(at.session_state["corpus.docs"]) == kb and not at.error

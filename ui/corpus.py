@@ -1,8 +1,11 @@
 """One session's corpus: the bundled knowledge base or the user's uploads, in st.session_state only,
 so no other browser session ever sees them.
 
-`apply_upload` loads files in replace or append mode; per-file errors are kept, and when nothing loads
-the previous corpus stays. Not handled here: loading and decoding files (rag/ingest/documents.py).
+`sync_uploads` makes the corpus follow the uploader's list: what the uploads build on (the corpus before
+the first file, kept as the "base") plus, in append mode, or instead of it, in replace mode, the
+documents of exactly the files now in the list. Removing a file removes its documents; removing the
+last one brings the base back. Per-file errors are kept; when no file in the list loads, the corpus
+stays as it was and the page says so. `apply_upload` loads a fixed set of files once (the samples). Not handled here: loading and decoding files (rag/ingest/documents.py).
 """
 
 from __future__ import annotations
@@ -36,6 +39,46 @@ def use_knowledge_base(ss: MutableMapping) -> None:
     ss["corpus.errors"] = []
 
 
+def sync_uploads(ss: MutableMapping, files: Sequence[tuple[str, bytes]], mode: str) -> LoadReport | None:
+    """Make the corpus agree with the uploader's current `files` (name, bytes) in `mode`; None when
+    nothing changed since the last call (same files, same mode)."""
+    signature = (mode, tuple((name, hashlib.sha1(data).hexdigest()) for name, data in files))
+    if signature == ss.get("upload.sig"):
+        return None
+    ss["upload.sig"] = signature
+    if not files:
+        base = ss.pop("upload.base", None)
+        if base is not None:  # the last file left the uploader: back to what the uploads built on
+            set_corpus(ss, *base)
+        ss["corpus.errors"] = []
+        return None
+    if "upload.base" not in ss:
+        ss["upload.base"] = (list(ss["corpus.docs"]), ss["corpus.name"], list(ss["corpus.files"]))
+    base_docs, base_name, base_files = ss["upload.base"]
+    report = load_files(files)
+    ss["corpus.errors"] = [str(e) for e in report.errors]
+    if not report.documents:
+        return report
+    info = _file_info(files, report)
+    docs, name = list(report.documents), " + ".join(i["file"] for i in info)
+    if mode == "append":
+        taken = {d.doc_id for d in base_docs}
+        clash = [d.doc_id for d in docs if d.doc_id in taken]
+        if clash:
+            ss["corpus.errors"].append(
+                f"{', '.join(clash[:5])}: already in the corpus; these documents were not added (rename the file or "
+                "use 'replace')")
+        docs = base_docs + [d for d in docs if d.doc_id not in taken]
+        info, name = base_files + info, f"{base_name} + {name}"
+    set_corpus(ss, docs, name, info)
+    return report
+
+
+def _file_info(files: Sequence[tuple[str, bytes]], report: LoadReport) -> list[dict]:
+    return [{"file": name, "documents": report.counts.get(name, 0), "sha1": hashlib.sha1(data).hexdigest()[:10],
+             "bytes": len(data)} for name, data in files if name in report.counts]
+
+
 def apply_upload(ss: MutableMapping, files: Sequence[tuple[str, bytes]], mode: str = "replace") -> LoadReport:
     """Load uploaded files into this session's corpus; per-file errors are kept in "corpus.errors".
 
@@ -46,12 +89,7 @@ def apply_upload(ss: MutableMapping, files: Sequence[tuple[str, bytes]], mode: s
     ss["corpus.errors"] = [str(e) for e in report.errors]
     if not report.documents:
         return report
-    info = [
-        {"file": name, "documents": report.counts.get(name, 0),
-         "sha1": hashlib.sha1(data).hexdigest()[:10], "bytes": len(data)}
-        for name, data in files
-        if name in report.counts
-    ]
+    info = _file_info(files, report)
     docs, names = list(report.documents), [i["file"] for i in info]
     if mode == "append":
         taken = {d.doc_id for d in ss["corpus.docs"]}
