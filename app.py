@@ -10,11 +10,12 @@ Not handled here: any page's content (app_pages/*.py) or computation (rag/).
 
 import streamlit as st
 
-from ui import settings, sidebar
+from ui import links, settings, sidebar
 from ui.i18n import t
 
 st.set_page_config(page_title="RAG 透视 Inspectable RAG", page_icon=":material/search:", layout="wide")
 settings.init()
+links.restore(st.session_state, st.query_params)  # a link or a reload brings its question and settings
 
 PAGES = {
     "home": st.Page("app_pages/0_home.py", title=t("page.home"), icon=":material/home:", default=True),
@@ -28,4 +29,7 @@ PAGES = {
 
 page = st.navigation(list(PAGES.values()))
 sidebar.render()
-page.run()
+try:
+    page.run()
+finally:  # also when a page stops early (st.stop): the URL always says what this run used
+    st.query_params.from_dict(links.publish(st.session_state))

@@ -52,7 +52,8 @@ for row_start in range(0, len(STAGES), PER_ROW):
 
 st.subheader(tr("当前设置 Current settings", "Current settings"))
 q = settings.question()
-st.markdown(f"**{t('question')}:** {q or '—'}")
+st.markdown(f"**{t('question')}:**")
+st.text(q or "—")  # the user's own words (and a link's), never rendered as Markdown
 method, params = ss["applied.chunk"]
 chunks = attempt(indexing.chunk_set, ss, method, params)
 embedder = attempt(models.embedder, ss["applied.embedder"])

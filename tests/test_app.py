@@ -539,3 +539,20 @@ def test_append_then_remove_through_the_real_uploader():
     assert [d.doc_id for d in at.session_state["corpus.docs"]][kb:] == ["b"]
     at.file_uploader(key="upload.files").set_value([]).run()
     assert len(at.session_state["corpus.docs"]) == kb and not at.error
+
+
+def test_a_link_carries_the_question_and_settings_and_bad_values_are_ignored():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["question"] = "什么是 BM25？**粗体** [链接](http://x)"
+    at.query_params["retrieval.mode"] = "bm25"
+    at.query_params["rerank.top_k"] = "999"  # out of range: ignored
+    at.query_params["answer.cite"] = "whatever"  # not an option: ignored
+    at.run()
+    assert not at.exception
+    ss = at.session_state
+    assert ss["question"].startswith("什么是 BM25？") and ss["retrieval.mode"] == "bm25"
+    assert ss["rerank.top_k"] == 5 and ss["answer.cite"] == "constrained"  # the defaults stand
+    assert any("**粗体**" in tx.value for tx in at.text)  # the question is shown as text, not Markdown
+    at.sidebar.radio(key="ui.lang").set_value("en").run()
+    params = dict(at.query_params)
+    assert params.get("ui.lang") in ("en", ["en"]) and "retrieval.mode" in params and "rerank.top_k" not in params

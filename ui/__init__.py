@@ -5,6 +5,7 @@ This package imports streamlit; `rag/` never does. Modules:
 - models.py     models shared by every session through st.cache_resource (read-only or locked)
 - settings.py   every setting's key and default, and the AskSettings the pipeline reads
 - memo.py       per-session memoisation of results
+- links.py      the question and main settings in the URL, so a reload or a shared link keeps them
 - corpus.py     this session's corpus: the knowledge base or its uploads
 - indexing.py   this session's chunks and index, rebuilt only when their key changes
 - choices.py    which reranker and generator this session runs; the LLM endpoint fields
