@@ -80,8 +80,22 @@ def test_office_file_named_txt():
 
 
 def test_undecodable_says_save_as_utf8():
-    with pytest.raises(LoaderError, match="UTF-8"):
-        load_bytes("latin.txt", "Grüße, ÿ".encode("latin-1") + b"\xff\xff")
+    with pytest.raises(LoaderError, match="save it as UTF-8"):
+        load_bytes("noise.txt", bytes(range(128, 256)) * 3)  # no encoding reads this as sense
+
+
+ZH = "退货政策：商品签收后七天内可以无理由退货，运费由买家承担。客服热线的工作时间为每天早上九点到晚上六点。"
+TW = "退貨政策：商品簽收後七天內可以無理由退貨，運費由買家承擔。客服熱線的工作時間為每天早上九點到晚上六點。"
+JA = "返品ポリシー：商品到着後七日以内であれば理由を問わず返品できます。送料はお客様のご負担となります。"
+
+
+@pytest.mark.parametrize("text, encoding", [
+    (ZH, "gbk"), (ZH, "gb18030"), (TW, "big5"), (JA, "shift_jis"), (ZH, "utf-16-le"), (JA, "utf-16-be"),
+    ("Hello, this is plain English text in UTF-16.", "utf-16-le"),
+])
+def test_each_encoding_comes_out_as_itself_not_mojibake(text, encoding):
+    [doc] = load_bytes("doc.txt", text.encode(encoding))
+    assert doc.text == text, (encoding, doc.metadata["encoding"])
 
 
 def test_unknown_extension_lists_supported():

@@ -3,8 +3,8 @@
 Formats: .txt .md .markdown (one document per file), .pdf (pypdf text layer, pages joined with a
 blank line), .json .jsonl .csv (one document per record: `id`, `title`, `text`, optional metadata;
 `question`/`answer` are accepted for title/text). Text is decoded as UTF-8 (with or without BOM),
-UTF-16 with a BOM, or GB18030 (a superset of GBK/GB2312, what Chinese Windows tools save), and line
-endings become "\\n". A bad file raises `LoaderError` whose message says how to fix it; `load_files`
+UTF-16 with a BOM, or whatever encoding charset-normalizer finds plausible (GBK/GB18030, Big5,
+Shift-JIS, UTF-16 without a BOM, ...), and line endings become "\\n". A bad file raises `LoaderError` whose message says how to fix it; `load_files`
 collects those errors and keeps loading the other files.
 Not handled here: OCR of scanned PDFs, Word/Excel files, HTML cleanup, cutting text (chunking.py).
 """
@@ -54,44 +54,82 @@ _ACCEPTED = ".txt, .md, .markdown, .pdf, .json, .jsonl, .csv"
 
 
 def decode_bytes(data: bytes, source: str) -> tuple[str, str]:
-    """Bytes -> (text, encoding). Tries UTF-8-BOM, UTF-16-BOM, UTF-8, GB18030, in that order.
+    """Bytes -> (text, encoding).
 
-    UTF-8 goes before GB18030 because random GB18030 bytes are almost never valid UTF-8, while many
-    UTF-8 byte sequences happen to be valid GB18030 (and would decode to mojibake).
+    A BOM decides (UTF-8, UTF-16). Otherwise strict UTF-8 first: random bytes of other encodings are
+    almost never valid UTF-8, while much UTF-8 is valid GB18030 (and would decode to mojibake). Anything
+    else goes to charset-normalizer, which weighs every candidate encoding by how much sense the decoded
+    text makes, so GBK/GB18030, Big5 (Traditional Chinese), Shift-JIS and UTF-16 without a BOM each come out
+    as themselves. When no decoding is plausible the file is refused; mojibake is never loaded as success.
     """
     if not data.strip():
         raise LoaderError(source, "the file is empty; add some text or remove it from the upload")
     if data.startswith(b"\xef\xbb\xbf"):
-        candidates = ["utf-8-sig"]
+        text, encoding = data.decode("utf-8-sig", errors="strict"), "utf-8-sig"
     elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        candidates = ["utf-16"]  # Windows Notepad's "Unicode"; NUL bytes are expected here
+        text, encoding = data.decode("utf-16"), "utf-16"  # Windows Notepad's "Unicode"
     else:
-        _reject_binary(data, source)
-        candidates = ["utf-8", "gb18030"]
-    for encoding in candidates:
+        _reject_containers(data, source)
+        text, encoding = _detect(data, source)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise LoaderError(source, "the file is empty (only whitespace); add some text or remove it")
+    return text, encoding
+
+
+_UNDECODABLE = ("could not be decoded as text in any encoding that makes sense (tried UTF-8, GB18030/GBK, Big5, "
+                "Shift-JIS, UTF-16 and others); save it as UTF-8 (e.g. VS Code: 'Save with Encoding' -> UTF-8; "
+                "Notepad: Save as -> Encoding UTF-8)")
+
+
+def _detect(data: bytes, source: str) -> tuple[str, str]:
+    if b"\x00" not in data:
         try:
-            text = data.decode(encoding)
+            return data.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
-            continue
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if not text.strip():
-            raise LoaderError(source, "the file is empty (only whitespace); add some text or remove it")
-        return text, encoding
-    raise LoaderError(
-        source,
-        "could not be decoded as UTF-8 or GB18030/GBK; save it as UTF-8 "
-        "(e.g. VS Code: 'Save with Encoding' -> UTF-8; Notepad: Save as -> Encoding UTF-8)",
-    )
+            pass
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:  # pragma: no cover - a dependency of requests, always there in practice
+        from_bytes = None
+    best = _prefer(list(from_bytes(data))) if from_bytes is not None else None
+    if best is None or best.chaos > 0.2:  # chaos: share of the decoded text that looks like noise
+        _reject_binary(data, source)
+        raise LoaderError(source, _UNDECODABLE)
+    text = str(best)
+    controls = sum(1 for ch in text[:4096] if ord(ch) < 32 and ch not in "\t\n\r\f")
+    if controls > 0.02 * min(len(text), 4096):
+        raise LoaderError(source, f"looks binary, not text; accepted formats are {_ACCEPTED}")
+    return text, best.encoding
 
 
-def _reject_binary(data: bytes, source: str) -> None:
-    head = data[:8192]
+# When several encodings read a file equally well (short or mostly-ASCII text: GBK and Korean CP949 can
+# both decode a line of Chinese), a Chinese-first app takes them in this order.
+_PREFERRED = ("gb18030", "big5", "cp932", "shift_jis", "euc_jp", "utf_16_le", "utf_16_be", "cp949", "euc_kr")
+
+
+def _prefer(matches: list):
+    """The best charset-normalizer match, ties (within 0.01 chaos and coherence) broken by _PREFERRED."""
+    if not matches:
+        return None
+    top = matches[0]
+    tied = [m for m in matches if m.chaos <= top.chaos + 0.01 and m.coherence >= top.coherence - 0.01]
+    rank = {name: i for i, name in enumerate(_PREFERRED)}
+    return min(tied, key=lambda m: (rank.get(m.encoding, len(rank)), matches.index(m)))
+
+
+def _reject_containers(data: bytes, source: str) -> None:
+    head = data[:8]
     if head.startswith(b"PK\x03\x04"):
         raise LoaderError(
             source, f"looks like a ZIP/Office file (.docx/.xlsx?); export it as PDF or text ({_ACCEPTED})"
         )
     if head.startswith(b"%PDF-"):
         raise LoaderError(source, "is a PDF with the wrong extension; rename it to .pdf")
+
+
+def _reject_binary(data: bytes, source: str) -> None:
+    head = data[:8192]
     controls = sum(1 for b in head if (b < 32 and b not in _TEXT_CONTROL) or b == 127)
     if b"\x00" in head or controls > 0.1 * len(head):
         raise LoaderError(source, f"looks binary, not text; accepted formats are {_ACCEPTED}")
