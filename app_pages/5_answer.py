@@ -21,14 +21,8 @@ need_question(q)
 
 gen, chat = attempt(choices.generator_choice, index.embedder)
 rr = attempt(choices.reranker_choice) if ss["rerank.enabled"] else None
-if gen.is_fallback:
-    st.warning(f"{t('generator')}: {gen.label} · {t('fallback')}. {tr('原因', 'Why')}: {gen.reason}. "
-               + tr("安装随附的本地模型，或在左侧“大模型设置”中填写接口，即可使用真正的语言模型。",
-                    "Install the bundled local model, or fill in the sidebar's LLM settings, to use a real "
-                    "language model."), icon=":material/warning:")
-else:
-    st.success(f"{t('generator')}: {gen.label}" + (f" · {gen.reason}" if gen.reason else ""),
-               icon=":material/check_circle:")
+gen_box = st.empty()  # which generator answered; filled once the answer is in, so a failure never shows success
+gen_box.caption(f"{t('generator')}: {gen.label}")
 
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns(4)
@@ -63,6 +57,18 @@ if trace is None or regenerate:
     trace.notes += fallback_notes(gen, rr)
     memo.remember("trace", key, trace)
 ss["answer.last_trace"] = trace  # the trace the export buttons and the evaluation drill-down read
+if gen.is_fallback:
+    gen_box.warning(f"{t('generator')}: {gen.label} · {t('fallback')}. {tr('原因', 'Why')}: {gen.reason}. "
+                    + tr("安装随附的本地模型，或在左侧“大模型设置”中填写接口，即可使用真正的语言模型。",
+                         "Install the bundled local model, or fill in the sidebar's LLM settings, to use a real "
+                         "language model."), icon=":material/warning:")
+elif trace.error:
+    gen_box.error(f"{t('generator')}: {gen.label} · " + tr("回答中途中断，下面保留了已收到的部分：",
+                                                          "the answer broke off; what arrived is kept below: ")
+                  + trace.error, icon=":material/error:")
+else:
+    gen_box.success(f"{t('generator')}: {gen.label}" + (f" · {gen.reason}" if gen.reason else ""),
+                    icon=":material/check_circle:")
 
 audit = trace.audit
 valid = set(audit.valid) if audit else set()

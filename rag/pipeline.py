@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from rag.ingest.chunking import context_for
 from rag.answer.citations import CitationStream, audit
-from rag.errors import ConfigError, LLMUnavailableError
+from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError
 from rag.answer.generation import Generator
 from rag.index.build import Index
 from rag.models.llm import ChatBackend, RunControl
@@ -84,7 +84,7 @@ def ask(
     _generate(trace, generator, control, on_delta)
     with _timed(trace, "audit"):
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder)
-    if settings.compare_no_rag and not control.stopped:
+    if settings.compare_no_rag and not control.stopped and trace.error is None:  # a failing endpoint: one wait
         control.status("no-rag")
         with _timed(trace, "generate_no_rag"):
             trace.no_rag_prompt = build_no_rag_prompt(question, lang)
@@ -175,11 +175,19 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
     stream = CitationStream([c.ref for c in trace.contexts])
     parts: list[str] = []
     with _timed(trace, "generate"):
-        for delta in generator.generate(trace.prompt, control=control, grammar=grammar):
-            parts.append(delta)
-            trace.citation_events.extend(stream.feed(delta))
-            if on_delta:
-                on_delta(delta)
+        try:
+            for delta in generator.generate(trace.prompt, control=control, grammar=grammar):
+                parts.append(delta)
+                trace.citation_events.extend(stream.feed(delta))
+                if on_delta:
+                    on_delta(delta)
+        except GenerationCancelled:
+            raise
+        except LLMError as exc:
+            if not parts:  # nothing arrived: there is nothing to keep, say why
+                raise
+            trace.error = str(exc)  # it broke mid-answer: keep what arrived, audit it, say it broke
+            trace.notes.append(f"the answer is incomplete: {exc}")
     trace.answer = "".join(parts)
     trace.generation = dict(control.stats)
     if trace.generation.get("decode_s") and trace.generation.get("tokens", 0) > 1:

@@ -61,6 +61,7 @@ class Trace:
     no_rag_grounding: list[Grounding] = field(default_factory=list)  # each no-RAG sentence's best support in the corpus
     dropped_contexts: list[str] = field(default_factory=list)  # refs left out to fit the model's context window
     generation: dict[str, float] = field(default_factory=dict)  # first_token_s, tokens, decode_s, decode_tok_per_s
+    error: str | None = None  # the generation broke off mid-answer: `answer` is what arrived
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
 
     def to_dict(self) -> dict[str, Any]:

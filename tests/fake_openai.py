@@ -15,6 +15,8 @@ A scripted response is a dict, all keys optional:
     chunk_size / chunk_delay   streaming: characters per delta (default 5) and seconds between deltas
     drop     True: close the connection without answering
     body     raw JSON body to send instead of the generated one
+    raw      raw bytes/str to send with status 200 instead of JSON (with `content_type`, default text/html)
+    cut_after  streaming: close the connection after this many deltas, without finish or [DONE]
 
 Use: the `fake_llm` pytest fixture (a started server, stopped afterwards), or standalone for the browser
 test: `python -m tests.fake_openai --port 8765 [--script responses.json]`. When standalone, a test in
@@ -235,6 +237,14 @@ def _handler_for(fake: FakeOpenAI):
                 return self._error(404, f"model '{model}' not found, try pulling it first")
             if "body" in spec:
                 return self._send_json(200, spec["body"], headers)
+            if "raw" in spec:
+                raw = spec["raw"].encode("utf-8") if isinstance(spec["raw"], str) else spec["raw"]
+                self.send_response(200)
+                self.send_header("Content-Type", spec.get("content_type", "text/html; charset=utf-8"))
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+                return
             content = spec.get("content", fake.default_content)
             if content is None:
                 content = canned_answer(body)
@@ -242,7 +252,7 @@ def _handler_for(fake: FakeOpenAI):
                 content = content(body)
             if body.get("stream"):
                 return self._stream(model, str(content), int(spec.get("chunk_size", 5)),
-                                    float(spec.get("chunk_delay", 0.0)), headers)
+                                    float(spec.get("chunk_delay", 0.0)), headers, spec.get("cut_after"))
             self._send_json(200, {
                 "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
@@ -250,7 +260,7 @@ def _handler_for(fake: FakeOpenAI):
                 "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
             }, headers)
 
-        def _stream(self, model: str, content: str, size: int, pause: float, headers: dict):
+        def _stream(self, model: str, content: str, size: int, pause: float, headers: dict, cut_after=None):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
@@ -266,7 +276,9 @@ def _handler_for(fake: FakeOpenAI):
                 self.wfile.flush()
 
             event({"role": "assistant", "content": ""})
-            for i in range(0, len(content), max(1, size)):
+            for n, i in enumerate(range(0, len(content), max(1, size))):
+                if cut_after is not None and n >= int(cut_after):
+                    return  # the connection closes mid-answer: no finish_reason, no [DONE]
                 if pause:
                     fake._stopping.wait(pause)
                 event({"content": content[i:i + size]})

@@ -327,3 +327,55 @@ def test_a_key_inside_the_base_url_never_reaches_a_label_or_message(fake_llm):
     with pytest.raises(ConfigError) as bad:
         llm_config_from_env({"OPENAI_BASE_URL": "u:sk-IN-URL-777@host/v1"})
     assert "sk-IN-URL-777" not in str(bad.value)
+
+
+# ------------------------------------------------------------------ replies that are not OpenAI-shaped
+
+
+HTML = "<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("spec, says", [
+    ({"raw": HTML}, "text/html"),
+    ({"raw": "{not json", "content_type": "application/json"}, "not an OpenAI chat completion"),
+    ({"body": {}}, "not an OpenAI chat completion"),
+    ({"delay": 0.2, "body": {}}, "not an OpenAI chat completion"),
+])
+def test_a_reply_that_is_not_a_chat_completion_is_a_typed_error_saying_what_came_back(fake_llm, spec, says, stream):
+    fake_llm.queue(spec)
+    chat = OpenAIChat(fake_llm.config(max_retries=0))
+    with pytest.raises(LLMError) as info:
+        out = chat.complete(MESSAGES, stream=stream)
+        if stream:
+            "".join(out)
+    message = str(info.value)
+    assert says in message and "HTTP 200" in message and "OPENAI_BASE_URL" in message
+    if "raw" in spec:
+        assert spec["raw"][:20] in message  # the first bytes of what came back
+
+
+def test_an_empty_stream_is_an_error_not_an_empty_answer(fake_llm):
+    fake_llm.queue({"content": ""})
+    with pytest.raises(LLMError, match="ended without any text"):
+        "".join(OpenAIChat(fake_llm.config()).complete(MESSAGES, stream=True))
+
+
+def test_a_stream_cut_mid_answer_says_it_broke(fake_llm):
+    fake_llm.queue({"content": "第一句话。第二句话。第三句话。", "chunk_size": 2, "cut_after": 3})
+    got = []
+    with pytest.raises(LLMConnectionError, match="broke off mid-answer after 6 characters"):
+        for d in OpenAIChat(fake_llm.config()).complete(MESSAGES, stream=True):
+            got.append(d)
+    assert "".join(got) == "第一句话。第"
+
+
+def test_a_slow_trickle_still_arrives_whole(fake_llm):
+    fake_llm.queue({"content": "慢慢地说完这句话。", "chunk_size": 1, "chunk_delay": 0.02})
+    assert "".join(OpenAIChat(fake_llm.config()).complete(MESSAGES, stream=True)) == "慢慢地说完这句话。"
+
+
+def test_a_connection_reset_is_a_connection_error(fake_llm):
+    fake_llm.queue({"drop": True})
+    with pytest.raises(LLMConnectionError):
+        OpenAIChat(fake_llm.config(max_retries=0)).complete(MESSAGES, stream=True)

@@ -106,3 +106,16 @@ def test_with_an_llm_the_audit_reports_its_real_citations(kb_index, fake_llm, of
     assert len(trace.rewrites["queries"]) >= 2
     sent = fake_llm.chat_requests[-1]
     assert sent.body["stream"] is True
+
+
+def test_an_answer_cut_mid_stream_is_kept_audited_and_costs_one_wait(fake_llm, kb_index):
+    from rag.answer.generation import LLMGenerator
+    from rag.models.llm import OpenAIChat
+    from rag.trace import AskSettings
+
+    fake_llm.queue({"content": "RRF 只看名次。[faq_030] 后面还有很多", "chunk_size": 4, "cut_after": 4})
+    gen = LLMGenerator(OpenAIChat(fake_llm.config()))
+    trace = ask("什么是 RRF？", kb_index, AskSettings(compare_no_rag=True), gen)
+    assert trace.answer == "RRF 只看名次。[faq_030] 后"[:16] and trace.error and "broke off" in trace.error
+    assert trace.audit is not None and any("incomplete" in n for n in trace.notes)
+    assert trace.no_rag_answer is None and len(fake_llm.chat_requests) == 1  # no second wait on a bad endpoint

@@ -278,12 +278,38 @@ class OpenAIChat:
         not on the first `next()`; an error in the middle of a stream raises LLMConnectionError from the iterator.
         """
         _check_messages(messages)
-        response = self._create(messages, stream, self.temperature if temperature is None else temperature)
+        raw = self._create(messages, stream, self.temperature if temperature is None else temperature)
         if stream:
-            return self._deltas(response, control)
-        if not response.choices:
-            raise LLMError(f"{self.label} returned no choices: the server's response is not OpenAI-compatible")
-        return response.choices[0].message.content or ""
+            return self._deltas(self._parsed(raw, stream=True), control)
+        response = self._parsed(raw, stream=False)
+        choices = getattr(response, "choices", None)
+        message = getattr(choices[0], "message", None) if choices else None
+        if message is None or not isinstance(getattr(message, "content", None), str):
+            raise self._malformed(raw, "it has no choices[0].message.content")
+        return message.content
+
+    def _parsed(self, raw, stream: bool):
+        """The openai object from a raw HTTP response, or LLMError saying what came back instead."""
+        content_type = raw.http_response.headers.get("content-type", "")
+        wanted = "text/event-stream" if stream else "json"
+        if wanted not in content_type:
+            raise self._malformed(raw, f"its content type is {content_type or 'missing'!r}, not {wanted}")
+        try:
+            return raw.parse()
+        except ValueError as exc:  # invalid JSON (json.JSONDecodeError is a ValueError)
+            raise self._malformed(raw, f"it is not valid JSON ({exc})") from None
+
+    def _malformed(self, raw, why: str) -> LLMError:
+        response = raw.http_response
+        try:
+            head = response.read()[:120]
+        except Exception:  # noqa: BLE001 - a stream already consumed or closed: say what we know
+            head = b""
+        shown = head.decode("utf-8", "replace").replace("\n", " ")
+        return LLMError(
+            f"{self.label}: HTTP {response.status_code} from {self.config.public_endpoint}, but the reply is not an "
+            f"OpenAI chat completion: {why}; it starts with {self._scrub(shown)!r}. Check that OPENAI_BASE_URL "
+            "points at the API (it usually ends in /v1), not at a web page or a proxy's error page.")
 
     def _create(self, messages: list[dict], stream: bool, temperature: float | None):
         import openai
@@ -295,7 +321,7 @@ class OpenAIChat:
             attempt += 1
             extra = {} if temperature is None else {"temperature": temperature}  # None: the server's default
             try:
-                return client.chat.completions.create(
+                return client.chat.completions.with_raw_response.create(
                     model=self.config.model, messages=messages, stream=stream, **extra)
             except openai.APIStatusError as exc:
                 status = exc.status_code
@@ -318,15 +344,25 @@ class OpenAIChat:
     def _deltas(self, response, control: RunControl | None = None) -> Iterator[str]:
         import openai
 
+        written, finished = 0, False
         try:
             for chunk in response:
                 if control is not None and control.stopped:
                     raise GenerationCancelled(f"{self.label}: generation stopped")
-                if not chunk.choices:  # e.g. a final usage-only chunk
+                choices = getattr(chunk, "choices", None)
+                if not choices:  # e.g. a final usage-only chunk
                     continue
-                delta = chunk.choices[0].delta.content
+                finished = finished or bool(getattr(choices[0], "finish_reason", None))
+                delta = getattr(getattr(choices[0], "delta", None), "content", None)
                 if delta:
+                    written += len(delta)
                     yield delta
+            if not written:
+                raise LLMError(f"{self.label}: the stream from {self.config.public_endpoint} ended without any "
+                               "text: check the model name and that the server streams OpenAI chat chunks")
+            if not finished:  # the connection closed before the server said it was done
+                raise LLMConnectionError(f"{self.label}: the stream broke off mid-answer after {written} "
+                                         "characters (no finish from the server); what arrived is kept")
         except openai.APIConnectionError as exc:
             raise self._connection_error(exc) from None
         except openai.APIError as exc:
