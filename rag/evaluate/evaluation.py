@@ -123,7 +123,7 @@ class StrategyReport:
     @property
     def means(self) -> dict[str, float]:
         rows = [r.metrics for r in self.per_query]
-        out = {m: (sum(r[m] for r in rows) / len(rows) if rows else 0.0) for m in METRICS}
+        out = {m: sum(r[m] for r in rows) / len(rows) for m in METRICS} if rows else {}  # no answerable: none
         out.update(self.extra)
         return out
 

@@ -180,7 +180,9 @@ def compare(
         base = s_i * per
         step = (lambda d, _t, b=base, n=name: progress(b + d, total, n)) if progress else None
         label = strategy_label(index, name, reranker, rrf_k, recall_n, chat)
-        report = evaluate_strategy(name, label, queries, search, step)
+        # A set of only unanswerable questions (data/out_of_scope.jsonl) has answer figures but no ranking to score.
+        report = evaluate_strategy(name, label, queries, search, step) if answerable or generator is None \
+            else StrategyReport(name, label)
         for c_i, mode in enumerate(cites if generator is not None else ()):
             after = base + len(answerable) + c_i * len(queries)
             answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
