@@ -74,3 +74,13 @@ def test_answer_figures_count_citing_sentences_refusals_and_side_by_side_cite_mo
     refusals = [is_not_enough(ask(q.query, kb_index, AskSettings(rerank=False), gen).answer) for q in answerable]
     assert extra["false refusal@answerable · free"] == pytest.approx(sum(refusals) / len(refusals))
     assert "citation validity" not in extra  # with two modes every figure names its mode
+
+
+def test_a_set_of_only_unanswerable_questions_reports_abstention_and_no_ranking(kb_index):
+    from rag.evaluate.evaluation import Query
+
+    oos = [Query("o1", "红烧肉怎么做才好吃？", (), False), Query("o2", "GAN 的判别器怎么训练？", (), False)]
+    (report,) = compare(kb_index, oos, ["hybrid"], generator=ExtractiveGenerator(kb_index.embedder))
+    assert set(report.means) == {"abstain@unanswerable"} and report.per_query == []  # no made-up zeros
+    with pytest.raises(ConfigError, match="no query has gold_ids"):
+        compare(kb_index, oos, ["hybrid"])  # without answers there is nothing to measure
