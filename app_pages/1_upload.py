@@ -13,7 +13,7 @@ from rag.ingest.preview import chunks_of, coverage_segments, coverage_summary, l
 from rag.index.tokenize import load_stopwords
 from ui import charts, corpus, indexing, settings
 from ui.i18n import t, tr
-from ui.render import OVERLAP_COLOUR, attempt, chunk_colour, legend_html, segments_html
+from ui.render import OVERLAP_COLOUR, attempt, chunk_colour, legend_html, md_escape, segments_html
 
 ss = st.session_state
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample_docs"
@@ -63,9 +63,9 @@ with right:
         ss.pop("upload.base", None)
 
 for err in ss.get("corpus.errors", []):
-    st.error(err)
+    st.error(md_escape(err))
 docs = ss["corpus.docs"]
-st.markdown(f"**{ss['corpus.name']}** · {len(docs)} {tr('篇文档', 'documents')} · "
+st.markdown(f"**{md_escape(ss['corpus.name'])}** · {len(docs)} {tr('篇文档', 'documents')} · "
             f"{sum(len(d.text) for d in docs):,} {tr('字符', 'characters')}")
 with st.expander(tr("文件 Files", "Files"), expanded=False):
     st.dataframe(pd.DataFrame(ss["corpus.files"]), hide_index=True)

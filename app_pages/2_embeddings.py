@@ -9,7 +9,7 @@ from rag.index.projection import embedding_map
 from rag.search.rewrite import make_rewrites, query_points
 from ui import charts, choices, indexing, memo, results, settings
 from ui.i18n import t, tr
-from ui.render import attempt, need_question, short
+from ui.render import attempt, md_escape, need_question, short
 
 ss = st.session_state
 st.header(":material/scatter_plot: " + t("page.embeddings"))
@@ -60,7 +60,7 @@ with st.expander(tr("查询改写 Query rewrites (HyDE / multi-query)", "Query r
     if rewrites.get("hyde"):
         st.markdown("**HyDE:** " + short(rewrites["hyde"], 300))
     for i, variant in enumerate(rewrites.get("queries", [])[1:], 2):
-        st.markdown(f"**q{i}:** {variant}")
+        st.markdown(f"**q{i}:** {md_escape(variant)}")
 
 queries, texts = query_points(index, q, rewrites)
 

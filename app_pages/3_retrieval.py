@@ -13,7 +13,7 @@ from rag.search.retrieval import MODES
 from rag.index.tokenize import jieba_tokenize
 from ui import choices, indexing, results, settings
 from ui.i18n import t, tr
-from ui.render import attempt, need_question, plain_text, rrf_short, short, tokens_html
+from ui.render import attempt, md_escape, need_question, plain_text, rrf_short, short, tokens_html
 
 ss = st.session_state
 st.header(":material/manage_search: " + t("page.retrieval"))
@@ -87,7 +87,7 @@ st.info(tr(
 if trace is not None and trace.per_query:
     with st.expander(tr("多查询：每个查询的融合列表", "Multi-query: each query's fused list")):
         for i, r in enumerate(trace.per_query, 1):
-            st.markdown(f"**q{i}:** {r.query}")
+            st.markdown(f"**q{i}:** {md_escape(r.query)}")
             st.dataframe(pd.DataFrame([{t("rank"): h.rank, t("chunk"): h.chunk_id, "RRF": round(h.score, 5)}
                                        for h in r.hybrid[:5]]), hide_index=True, key=f"retrieval.mq{i}")
 
@@ -111,7 +111,7 @@ hybrid_of = {h.chunk_id: h for h in res.hybrid}
 options = list(dict.fromkeys(h.chunk_id for h in res.hybrid[: int(ss["retrieval.show_n"])]))
 if options:
     cid = st.selectbox(tr("选择一个块", "Pick a chunk"), options, key="retrieval.explain")
-    st.markdown(f"**RRF({cid})** = {fusion_arithmetic(hybrid_of[cid], res.rrf_k)}")
+    st.markdown(f"**RRF({md_escape(cid)})** = {fusion_arithmetic(hybrid_of[cid], res.rrf_k)}")
     pos = index.position(cid)
     terms = index.bm25.explain(q, pos)
     total = sum(ts.contribution for ts in terms)

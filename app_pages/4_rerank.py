@@ -9,7 +9,7 @@ from rag.backends import reranker_names
 from rag.search.ranktable import movers, rank_paths
 from ui import charts, choices, indexing, results, settings
 from ui.i18n import t, tr
-from ui.render import attempt, need_question, short
+from ui.render import attempt, md_escape, need_question, short
 
 ss = st.session_state
 st.header(":material/swap_vert: " + t("page.rerank"))
@@ -34,10 +34,10 @@ c3.slider("top_k", 1, max_k, key="rerank.top_k", help=tr("交给大模型的上�
 with st.spinner(tr("加载重排模型…", "Loading the reranker…")):
     rr = attempt(choices.reranker_choice)
 if rr.is_fallback:
-    st.warning(f"{t('fallback')}: **{rr.label}**" + (f"\n\n{tr('原因', 'Why')}: {rr.reason}" if rr.reason else ""),
+    st.warning(f"{t('fallback')}: **{md_escape(rr.label)}**" + (f"\n\n{tr('原因', 'Why')}: {md_escape(rr.reason)}" if rr.reason else ""),
                icon=":material/warning:")
 else:
-    st.success(f"{t('real')}: **{rr.label}**", icon=":material/check_circle:")
+    st.success(f"{t('real')}: **{md_escape(rr.label)}**", icon=":material/check_circle:")
 
 gen, _ = attempt(choices.generator_choice, index.embedder)
 trace = results.current_trace(gen, rr if ss["rerank.enabled"] else None)

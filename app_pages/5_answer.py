@@ -9,7 +9,7 @@ from rag.backends import fallback_notes
 from rag.trace import grounding_text, support_text
 from ui import choices, indexing, memo, results, settings
 from ui.i18n import t, tr
-from ui.render import (PART_COLOURS, anchor, answer_html, attempt, html_table, legend_html, need_question,
+from ui.render import (PART_COLOURS, anchor, answer_html, attempt, html_table, legend_html, md_escape, need_question,
                        plain_text, prompt_html, short)
 from ui.streaming import ask_streaming
 
@@ -81,9 +81,9 @@ with left:
         pcols = st.columns(min(len(cited), 6))
         by_ref = {c.ref: c for c in trace.contexts}
         for i, ref in enumerate(cited):
-            with pcols[i % len(pcols)].popover(f"[{ref}]", icon=":material/check_circle:" if ref in valid else ":material/cancel:"):
+            with pcols[i % len(pcols)].popover(md_escape(f"[{ref}]"), icon=":material/check_circle:" if ref in valid else ":material/cancel:"):
                 if ref in by_ref:
-                    st.markdown(f"**[{numbers[ref]}] {ref}** · {by_ref[ref].metadata.get('title', '')}")
+                    st.markdown(f"**[{numbers[ref]}] {md_escape(ref)}** · {md_escape(by_ref[ref].metadata.get('title', ''))}")
                     plain_text(by_ref[ref].text)
                 else:
                     st.warning(tr("这个引用不在提供给模型的资料里：是模型编出来的（幻觉）。",
@@ -152,7 +152,7 @@ st.subheader(tr("提供给模型的资料 Contexts", "Contexts given to the mode
 for i, c in enumerate(trace.contexts, 1):
     anchor(c.ref)
     mark = ":material/check_circle:" if c.ref in valid else ":material/remove:"
-    with st.expander(f"{mark} [{i}] {c.ref} · {short(c.metadata.get('title', '') or c.text, 50)}",
+    with st.expander(f"{mark} [{i}] {md_escape(c.ref)} · {md_escape(short(c.metadata.get('title', '') or c.text, 50))}",
                      expanded=c.ref in valid):
         plain_text(c.text)
 

@@ -215,7 +215,9 @@ def test_retrieval_page_side_by_side_with_rrf_arithmetic(app):
     assert float(total) == pytest.approx(float(table["RRF"].iloc[0]), abs=1e-5) == pytest.approx(by_terms, abs=1e-5)
     # the chunk picked for the explanation gets the long form, list names included
     cid = at.selectbox(key="retrieval.explain").value
-    assert any(m.value.startswith(f"**RRF({cid})** = dense ") for m in at.markdown)
+    from ui.render import md_escape
+
+    assert any(m.value.startswith(f"**RRF({md_escape(cid)})** = dense ") for m in at.markdown)  # the id, escaped
     assert any("Stop words are off" in c.value or "停用词关闭" in c.value for c in at.caption)
     # BM25 explain: per-term contributions sum to the chunk's BM25 score
     explain = next(f for f in frames(at) if "idf" in f.columns)
@@ -311,7 +313,7 @@ def test_answer_page_rewrite_without_an_llm_says_how_to_fix_it(app):
     at = go(app, "answer")
     at.radio(key="answer.rewrite").set_value("hyde").run()
     assert not at.exception
-    assert any("OPENAI_BASE_URL" in e.value for e in at.error)
+    assert any(r"OPENAI\_BASE\_URL" in e.value for e in at.error)  # messages are escaped Markdown
     at.radio(key="answer.rewrite").set_value("none").run()
     assert not at.error
 
@@ -556,3 +558,13 @@ def test_a_link_carries_the_question_and_settings_and_bad_values_are_ignored():
     at.sidebar.radio(key="ui.lang").set_value("en").run()
     params = dict(at.query_params)
     assert params.get("ui.lang") in ("en", ["en"]) and "retrieval.mode" in params and "rerank.top_k" not in params
+
+
+def test_a_hostile_file_name_is_shown_as_text_not_markdown():
+    at = new_app()
+    go(at, "upload")
+    name = "**粗体**[点我](evil.example) $x^2$ :smile:.txt"  # no "/": a path part would be cut off
+    at.file_uploader(key="upload.files").set_value([(name, b"", "text/plain")]).run()
+    assert not at.exception
+    (err,) = [e.value for e in at.error]
+    assert r"\*\*粗体\*\*\[点我\](evil.example)" in err and r"\$x^2\$" in err and r"\:smile\:" in err

@@ -36,6 +36,17 @@ PART_COLOURS = {  # prompt parts
 }
 
 
+
+# What Markdown, maths and icon shortcodes act on: emphasis, links and images (need "["), code, HTML,
+# tables, headings, $maths$, ~strike~ and :icon: codes. Plain "-", "." and "()" stay readable.
+_MARKDOWN = re.compile(r"([\\`*_\[\]#|<>$~:])")
+
+
+def md_escape(text) -> str:
+    """`text` (a file name, a chunk id or title, a model's output, an error quoting them) safe to put in a
+    Markdown string: every character Markdown, maths or icon shortcodes would act on is backslash-escaped."""
+    return _MARKDOWN.sub(r"\\\1", str(text))
+
 def attempt(fn: Callable[..., T], *args, stop: bool = True, **kwargs) -> T | None:
     """Run a backend call; a RagError becomes st.error(message) (its message says the fix).
 
@@ -44,7 +55,7 @@ def attempt(fn: Callable[..., T], *args, stop: bool = True, **kwargs) -> T | Non
     try:
         return fn(*args, **kwargs)
     except RagError as exc:
-        st.error(str(exc))
+        st.error(md_escape(exc))
         if stop:
             st.stop()
         return None

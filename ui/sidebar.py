@@ -16,6 +16,7 @@ from rag.models.local_llm import local_model_names
 
 from . import choices
 from .i18n import LANGS, t, tr
+from .render import md_escape
 
 
 # One label in both UI languages: a radio whose option labels change with the language loses its value.
@@ -49,7 +50,7 @@ def render() -> None:
             try:
                 choice = choices.sidebar_generator()
             except RagError as exc:
-                st.error(str(exc))
+                st.error(md_escape(exc))
             else:
                 icon = ":material/power_off: " if choice.is_fallback else ":material/smart_toy: "
                 st.caption(icon + choice.label + (f" · {choice.reason}" if choice.reason else ""))
