@@ -238,12 +238,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if bad or (args.strategies is not None and not wanted):
         _err(f"error: --strategies {args.strategies!r}: choose from {', '.join(STRATEGIES + REWRITE_STRATEGIES)}")
         return 2
-    load_queries(args.queries)  # a bad queries file fails before the corpus is embedded
+    queries = load_queries(args.queries)  # a bad queries file fails before the corpus is embedded
     index = _build(args, defaults.EVAL_CHUNKER if args.corpus else defaults.CHUNKER)
-    queries = load_queries(args.queries)
     known = {c.doc_id for c in index.chunks}
-    unknown = sorted({g for q in queries for g in q.gold_ids} - known)
-    if unknown and not {g for q in queries for g in q.gold_ids} & known:
+    gold = {g for q in queries for g in q.gold_ids}
+    unknown = sorted(gold - known)
+    if unknown and not gold & known:
         _err(f"error: none of the queries' gold_ids is in the corpus (e.g. {unknown[0]!r}): every metric would be "
              "0. Check --corpus / --queries belong together (data/golden.jsonl goes with the bundled knowledge base)")
         return 2

@@ -326,18 +326,6 @@ def _cosines(sentences, per_sentence, contexts, embedder) -> dict[int, float]:
     if not jobs:
         return {}
     refs_needed = _unique(r for _, _, refs in jobs for r in refs)
-    pieces: list[str] = []  # texts to embed, in one batch
-    owner: list[str] = []  # ref each chunk piece belongs to
-    for ref in refs_needed:
-        for piece in [contexts[ref], *split_sentences(contexts[ref])]:
-            pieces.append(piece)
-            owner.append(ref)
-    claims = [claim for _, claim, _ in jobs]
-    claim_vecs = np.asarray(embed_transient(embedder, claims), dtype=np.float32)  # answer text: not stored
-    sims = claim_vecs @ np.asarray(embedder.embed_documents(pieces), dtype=np.float32).T  # (claims, pieces); vectors are L2-normalised
-    owner_arr = np.array(owner)
-    out = {}
-    for row, (i, _, refs) in enumerate(jobs):
-        mask = np.isin(owner_arr, refs)
-        out[i] = float(sims[row, mask].max())
-    return out
+    sims = _cosine_matrix([claim for _, claim, _ in jobs], refs_needed, contexts, embedder)  # (claims, refs)
+    column = {ref: j for j, ref in enumerate(refs_needed)}
+    return {i: float(max(sims[row, column[r]] for r in refs)) for row, (i, _, refs) in enumerate(jobs)}
