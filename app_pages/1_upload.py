@@ -44,7 +44,8 @@ with left:
     st.radio(tr("上传后 After upload", "After upload"), ["replace", "append"], key="upload.mode", horizontal=True,
              format_func=lambda m: {"replace": tr("替换当前语料 replace", "replace the corpus"),
                                     "append": tr("追加到当前语料 append", "append to the corpus")}[m])
-    report = corpus.sync_uploads(ss, [(f.name, f.getvalue()) for f in files or []], ss["upload.mode"])
+    report = corpus.sync_uploads(ss, lambda: [(f.name, f.getvalue()) for f in files or []], ss["upload.mode"],
+                                 key=tuple((f.name, f.size, f.file_id) for f in files or []))
     if report is not None and report.documents:
         st.success(tr(f"已载入 {len(report.documents)} 篇文档。", f"Loaded {len(report.documents)} documents."))
     elif report is not None:

@@ -11,7 +11,7 @@ stays as it was and the page says so. `apply_upload` loads a fixed set of files 
 from __future__ import annotations
 
 import hashlib
-from typing import MutableMapping, Sequence
+from typing import Callable, Hashable, MutableMapping, Sequence
 
 from rag.ingest.documents import Document, LoadReport, load_files
 
@@ -39,13 +39,19 @@ def use_knowledge_base(ss: MutableMapping) -> None:
     ss["corpus.errors"] = []
 
 
-def sync_uploads(ss: MutableMapping, files: Sequence[tuple[str, bytes]], mode: str) -> LoadReport | None:
-    """Make the corpus agree with the uploader's current `files` (name, bytes) in `mode`; None when
-    nothing changed since the last call (same files, same mode)."""
-    signature = (mode, tuple((name, hashlib.sha1(data).hexdigest()) for name, data in files))
+def sync_uploads(ss: MutableMapping, files: Sequence[tuple[str, bytes]] | Callable[[], Sequence[tuple[str, bytes]]],
+                 mode: str, key: Hashable | None = None) -> LoadReport | None:
+    """Make the corpus agree with the uploader's current files (name, bytes) in `mode`; None when nothing
+    changed since the last call. The page passes the uploader's own identity of its list as `key` and
+    `files` as a callable, so an unchanged list is neither read nor hashed on a rerun."""
+    if key is None:
+        files = files() if callable(files) else files
+        key = tuple((name, hashlib.sha1(data).hexdigest()) for name, data in files)
+    signature = (mode, key)
     if signature == ss.get("upload.sig"):
         return None
     ss["upload.sig"] = signature
+    files = files() if callable(files) else files
     if not files:
         base = ss.pop("upload.base", None)
         if base is not None:  # the last file left the uploader: back to what the uploads built on
