@@ -13,7 +13,8 @@ from rag.ingest.preview import chunks_of, coverage_segments, coverage_summary, l
 from rag.index.tokenize import load_stopwords
 from ui import charts, corpus, indexing, settings
 from ui.i18n import t, tr
-from ui.render import OVERLAP_COLOUR, attempt, chunk_colour, legend_html, md_escape, segments_html
+from ui.render import (OVERLAP_COLOUR, attempt, chunk_colour, error_text, legend_html, md_escape, segments_html,
+                       upload_limit_note)
 
 ss = st.session_state
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample_docs"
@@ -35,15 +36,17 @@ st.header(":material/description: " + t("page.upload"))
 st.subheader(t("corpus"))
 left, right = st.columns([3, 2])
 with left:
+    # No type filter and a transfer cap above the loader's limit: a wrong or too-big file reaches the
+    # loader, whose message says what it reads and how much, in the UI's language (not a red chip).
     files = st.file_uploader(
-        tr("上传文件（可多选）Upload files", "Upload files (several at once)"), type=ACCEPTED,
-        accept_multiple_files=True, key="upload.files",
-        help=tr("支持 .txt .md .pdf .json .jsonl .csv；中文 GBK 文件也能读。",
-                "Accepts .txt .md .pdf .json .jsonl .csv; GBK-encoded Chinese files work too."),
+        tr("上传文件（可多选）Upload files", "Upload files (several at once)"),
+        accept_multiple_files=True, key="upload.files", max_upload_size=corpus.TRANSFER_MB,
+        help=tr("中文 GBK、Big5 文件也能读。", "GBK- and Big5-encoded Chinese files work too."),
     )
+    upload_limit_note("upload.files", " ".join("." + a for a in ACCEPTED))
     st.radio(tr("上传后 After upload", "After upload"), ["replace", "append"], key="upload.mode", horizontal=True,
-             format_func=lambda m: {"replace": tr("替换当前语料 replace", "replace the corpus"),
-                                    "append": tr("追加到当前语料 append", "append to the corpus")}[m])
+             format_func={"replace": tr("替换当前语料 replace", "replace the corpus"),
+                          "append": tr("追加到当前语料 append", "append to the corpus")}.__getitem__)
     report = corpus.sync_uploads(ss, lambda: [(f.name, f.getvalue()) for f in files or []], ss["upload.mode"],
                                  key=tuple((f.name, f.size, f.file_id) for f in files or []))
     if report is not None and report.documents:
@@ -64,7 +67,7 @@ with right:
         ss.pop("upload.base", None)
 
 for err in ss.get("corpus.errors", []):
-    st.error(md_escape(err))
+    st.error(md_escape(error_text(err)))
 docs = ss["corpus.docs"]
 st.markdown(f"**{md_escape(ss['corpus.name'])}** · {len(docs)} {tr('篇文档', 'documents')} · "
             f"{sum(len(d.text) for d in docs):,} {tr('字符', 'characters')}")
@@ -84,9 +87,9 @@ with c1:
     names = list(EMBEDDERS) + [CUSTOM]
     if ss["embed.name"] not in names:
         ss["embed.custom"], ss["embed.name"] = ss["embed.name"], CUSTOM
-    chosen = st.selectbox(t("embedder"), names, key="embed.name",
-                          format_func=lambda n: tr("自定义 sentence-transformers…", "custom sentence-transformers…")
-                          if n == CUSTOM else n)
+    custom_label = tr("自定义 sentence-transformers…", "custom sentence-transformers…")  # labels are computed
+    chosen = st.selectbox(t("embedder"), names, key="embed.name",  # in the run, not when AppTest formats them
+                          format_func=lambda n: custom_label if n == CUSTOM else n)
     if chosen == CUSTOM:
         st.text_input(tr("模型名或本地目录", "model name or local directory"), key="embed.custom",
                       placeholder="BAAI/bge-small-zh-v1.5 or /path/to/model")

@@ -32,8 +32,8 @@ max_k = min(20, len(index.chunks) - 1)
 settings.clamp("embeddings.k", 1, max_k)
 k = c2.slider("top-k", 1, max_k, key="embeddings.k")
 group_by = c3.radio(tr("颜色 Colour by", "Colour by"), ["section", "document"], horizontal=True, key="embeddings.group",
-                    format_func=lambda g: {"section": tr("分区 section", "section"),
-                                           "document": tr("文档 document", "document")}[g])
+                    format_func={"section": tr("分区 section", "section"),
+                                 "document": tr("文档 document", "document")}.__getitem__)
 
 # Rewrites: from the answer page's trace for this question, or generated here on request.
 rr = choices.reranker_choice() if ss["rerank.enabled"] else None

@@ -25,7 +25,7 @@ n_chunks = len(index.chunks)
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns(4)
     c1.radio(tr("送往下一阶段的列表", "List passed on"), list(MODES), key="retrieval.mode",
-             format_func=lambda m: t(m), help=tr("重排和回答用这个列表", "rerank and answer use this list"))
+             format_func={m: t(m) for m in MODES}.__getitem__, help=tr("重排和回答用这个列表", "rerank and answer use this list"))
     c2.slider(tr("RRF 常数 k", "RRF constant k"), 1, 200, key="retrieval.rrf_k",
               help=tr("k 越大，名次差距的影响越小", "a larger k flattens the difference between ranks"))
     c3.slider(tr("向量权重 w_dense", "dense weight w_dense"), 0.0, 3.0, step=0.1, key="retrieval.w_dense")

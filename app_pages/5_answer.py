@@ -33,7 +33,7 @@ with st.container(border=True):
         c1.slider(tr("改写数", "variants"), 1, 5, key="answer.n_queries")
     c2.radio(tr("回答语言", "Answer language"), ["auto", "zh", "en"], key="answer.lang", horizontal=True)
     c2.radio(tr("引用方式 Citations", "Citations"), ["free", "constrained"], key="answer.cite", horizontal=True,
-             format_func=lambda m: {"free": tr("自由", "free"), "constrained": tr("约束", "constrained")}[m],
+             format_func={"free": tr("自由", "free"), "constrained": tr("约束", "constrained")}.__getitem__,
              help=tr("约束：用语法限制本地模型，方括号里只能写资料中真实存在的 ref，幻觉引用从构造上就不可能。",
                      "constrained: a grammar lets the local model write only refs that are in the context inside "
                      "brackets, so a hallucinated ref cannot be produced."))

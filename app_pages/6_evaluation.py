@@ -12,9 +12,9 @@ import streamlit as st
 from rag.evaluate.evaluation import METRICS, load_queries
 from rag.answer.citation_grammar import CITE_MODES
 from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, compare
-from ui import charts, choices, indexing, settings
+from ui import charts, choices, corpus, indexing, settings
 from ui.i18n import t, tr
-from ui.render import attempt, html_table
+from ui.render import attempt, html_table, upload_limit_note
 
 ss = st.session_state
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden.jsonl"
@@ -31,11 +31,12 @@ index = attempt(indexing.get_index)
 c1, c2 = st.columns([1, 2])
 with c1:
     source = st.radio(tr("问题集", "Queries"), ["golden", "upload"], key="eval.source",
-                      format_func=lambda s: {"golden": tr("内置黄金集 data/golden.jsonl", "bundled data/golden.jsonl"),
-                                             "upload": tr("上传 JSONL", "upload a JSONL file")}[s])
+                      format_func={"golden": tr("内置黄金集 data/golden.jsonl", "bundled data/golden.jsonl"),
+                                   "upload": tr("上传 JSONL", "upload a JSONL file")}.__getitem__)
     if source == "upload":
         up = st.file_uploader(tr("查询文件：每行 {id, query, gold_ids}", "Queries: one {id, query, gold_ids} per line"),
-                              type=["jsonl"], key="eval.file")
+                              type=["jsonl"], key="eval.file", max_upload_size=corpus.TRANSFER_MB)
+        upload_limit_note("eval.file", ".jsonl")
         if up is None:
             st.info(tr("请上传查询文件。", "Upload a queries file."))
             st.stop()

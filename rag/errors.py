@@ -15,11 +15,21 @@ class ConfigError(RagError, ValueError):
 
 
 class LoaderError(RagError, ValueError):
-    """One input file cannot be read (empty, binary, bad encoding, malformed PDF/JSON/CSV)."""
+    """One input file cannot be read (empty, binary, bad encoding, malformed PDF/JSON/CSV).
 
-    def __init__(self, source: str, message: str):
+    `str(e)` is the English message (the CLI, logs); `zh` is the same message in Chinese, so a page can
+    show it in its UI language with `e.localized(lang)`. Every loader message comes in both.
+    """
+
+    def __init__(self, source: str, message: str, zh: str = ""):
         self.source = source
+        self.reason = message
+        self.zh = zh
         super().__init__(f"{source}: {message}")
+
+    def localized(self, lang: str) -> str:
+        """The message in `lang` ("zh" or "en"); English where no Chinese text was given."""
+        return f"{self.source}：{self.zh}" if lang == "zh" and self.zh else str(self)
 
 
 class ModelUnavailableError(RagError, RuntimeError):

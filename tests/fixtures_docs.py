@@ -1,4 +1,4 @@
-"""Test helpers for loader and chunker tests: a handwritten PDF with a real text layer.
+"""Test helpers for loader and chunker tests: a handwritten PDF with a real text layer, and AES-encrypted copies.
 
 pypdf's PdfWriter cannot add text, so `make_pdf` writes the smallest valid PDF by hand: a catalog,
 a page tree, one page per string with a Helvetica (standard 14 font, no embedding) content stream
@@ -49,3 +49,16 @@ def make_pdf(pages: list[str], title: str | None = None) -> bytes:
     trailer = b"<< /Size %d /Root 1 0 R" % size + (b" /Info %d 0 R" % info if info else b"") + b" >>"
     out += b"trailer\n" + trailer + b"\nstartxref\n%d\n%%%%EOF\n" % xref
     return bytes(out)
+
+
+def encrypt_pdf(data: bytes, user: str, owner: str) -> bytes:
+    """`data` encrypted with AES-256 by pypdf; user="" gives a PDF with only an owner password."""
+    import io
+
+    import pypdf
+
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(data)))
+    writer.encrypt(user_password=user, owner_password=owner, algorithm="AES-256")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

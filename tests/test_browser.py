@@ -438,13 +438,42 @@ def test_upload_a_good_and_a_bad_file(chromium, offline_app, tmp_path):
         assert page.locator('[data-testid="stException"]').count() == 0
         error = page.get_by_test_id("stAlertContentError")
         assert error.count() == 1
-        assert "broken.txt" in error.inner_text() and "binary" in error.inner_text()
+        assert "broken.txt" in error.inner_text() and "二进制" in error.inner_text()  # the UI's language
         assert page.get_by_test_id("stAlertContentSuccess").first.is_visible()
         text = main_text(page)
         assert "rag_intro.md" in text and "Traceback" not in text
         preview = page.locator("[data-testid='stHtml']", has_text="rag_intro#1").first.inner_text()
         assert "rag_intro#2" in preview  # the markdown file was cut into several chunks
         shoot(page, "upload_files")
+    finally:
+        context.close()
+
+
+def test_a_file_over_the_limit_and_an_unsupported_one_get_messages_not_red_chips(chromium, offline_app, tmp_path):
+    """Through the browser's own file input: the widget lets both through (no type filter, a transfer cap
+    above the limit), and the loader answers in Chinese; the bundled corpus stays loaded."""
+    from rag.ingest.documents import MAX_FILE_BYTES, MAX_FILE_MB
+
+    big = tmp_path / "huge.txt"
+    big.write_bytes(b"a" * (MAX_FILE_BYTES + 1024))
+    odd = tmp_path / "slides.pptx"
+    odd.write_bytes(b"not really slides")
+    context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+    try:
+        page = context.new_page()
+        page.goto(offline_app.url + "/upload")
+        settle(page, page.get_by_text("索引就绪"), FIRST_RUN_MS)
+        assert f"每个文件最多 {MAX_FILE_MB} MB" in main_text(page)
+        assert page.get_by_test_id("stFileUploaderDropzoneInstructions").is_hidden()  # its English cap line
+        page.locator('.st-key-upload-files input[type="file"]').set_input_files([str(big), str(odd)])
+        settle(page, page.get_by_test_id("stAlertContentError").nth(1), RUN_MS)
+        errors = [e.inner_text() for e in page.get_by_test_id("stAlertContentError").all()]
+        assert len(errors) == 2, errors
+        assert any("huge.txt" in e and f"{MAX_FILE_MB} MB 的上限" in e for e in errors), errors
+        assert any("slides.pptx" in e and "不支持" in e for e in errors), errors
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert "知识库" in main_text(page) or "knowledge base" in main_text(page)  # the corpus before is kept
+        shoot(page, "upload_too_big")
     finally:
         context.close()
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.fixtures_docs import make_pdf
+from tests.fixtures_docs import encrypt_pdf, make_pdf
 from rag.ingest import documents
 from rag.ingest.documents import (
     MAX_FILE_BYTES,
@@ -109,7 +109,12 @@ def test_size_limit(monkeypatch):
     monkeypatch.setattr(documents, "MAX_FILE_BYTES", 100)
     with pytest.raises(LoaderError, match="limit"):
         load_bytes("big.txt", b"a" * 101)
-    assert MAX_FILE_BYTES >= 10 * 2**20
+    assert MAX_FILE_BYTES >= 10 * 10**6
+
+
+def test_a_file_just_over_the_limit_never_reads_as_the_limit():
+    err = documents.too_big("x.txt", MAX_FILE_BYTES + 1)
+    assert f"is {documents.MAX_FILE_MB}.1 MB" in str(err) and f"{documents.MAX_FILE_MB}.1 MB" in err.localized("zh")
 
 
 def test_missing_path(tmp_path):
@@ -270,26 +275,14 @@ def test_knowledge_base_loads():
     assert all(d.text.strip() for d in docs)
 
 
-def _encrypted(data: bytes, user: str, owner: str) -> bytes:
-    import io
-
-    import pypdf
-
-    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(data)))
-    writer.encrypt(user_password=user, owner_password=owner, algorithm="AES-256")
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
-
-
 def test_aes_pdf_with_only_an_owner_password_opens_like_in_any_reader():
-    data = _encrypted(make_pdf(["Hello AES"]), user="", owner="owner-secret")
+    data = encrypt_pdf(make_pdf(["Hello AES"]), user="", owner="owner-secret")
     [doc] = load_bytes("locked.pdf", data)
     assert "Hello AES" in doc.text
 
 
 def test_aes_pdf_with_a_user_password_asks_for_an_unprotected_copy():
-    data = _encrypted(make_pdf(["Hello AES"]), user="user-secret", owner="owner-secret")
+    data = encrypt_pdf(make_pdf(["Hello AES"]), user="user-secret", owner="owner-secret")
     with pytest.raises(LoaderError, match="password-protected") as err:
         load_bytes("locked.pdf", data)
     assert "damaged" not in str(err.value)

@@ -13,9 +13,16 @@ from __future__ import annotations
 import hashlib
 from typing import Callable, Hashable, MutableMapping, Sequence
 
-from rag.ingest.documents import Document, LoadReport, load_files
+from rag.errors import LoaderError
+from rag.ingest.documents import MAX_FILE_MB, Document, LoadReport, load_files
 
 from . import models
+
+# The browser may send a file of up to TRANSFER_MB (.streamlit/config.toml's maxUploadSize says the same;
+# a test checks), five times the loader's MAX_FILE_MB, so that a file over the limit reaches the loader and
+# gets a message in the UI's language instead of only the widget's red chip with an English tooltip. The
+# one limit a user is told, on the page and in that message, is MAX_FILE_MB.
+TRANSFER_MB = 5 * MAX_FILE_MB
 
 
 def corpus_hash(docs: Sequence[Document]) -> str:
@@ -62,7 +69,7 @@ def sync_uploads(ss: MutableMapping, files: Sequence[tuple[str, bytes]] | Callab
         ss["upload.base"] = (list(ss["corpus.docs"]), ss["corpus.name"], list(ss["corpus.files"]))
     base_docs, base_name, base_files = ss["upload.base"]
     report = load_files(files)
-    ss["corpus.errors"] = [str(e) for e in report.errors]
+    ss["corpus.errors"] = list(report.errors)
     if not report.documents:
         return report
     info = _file_info(files, report)
@@ -71,13 +78,16 @@ def sync_uploads(ss: MutableMapping, files: Sequence[tuple[str, bytes]] | Callab
         taken = {d.doc_id for d in base_docs}
         clash = [d.doc_id for d in docs if d.doc_id in taken]
         if clash:
-            ss["corpus.errors"].append(
-                f"{', '.join(clash[:5])}: already in the corpus; these documents were not added (rename the file or "
-                "use 'replace')")
+            ss["corpus.errors"].append(clash_error(clash))
         docs = base_docs + [d for d in docs if d.doc_id not in taken]
         info, name = base_files + info, f"{base_name} + {name}"
     set_corpus(ss, docs, name, info)
     return report
+
+
+def clash_error(clash: Sequence[str]) -> LoaderError:
+    return LoaderError(", ".join(clash[:5]), "already in the corpus; these documents were not added (rename the file "
+                       "or use 'replace')", "已经在语料里了，这些文档没有加入（请给文件改名，或选“替换”）")
 
 
 def _file_info(files: Sequence[tuple[str, bytes]], report: LoadReport) -> list[dict]:
@@ -92,7 +102,7 @@ def apply_upload(ss: MutableMapping, files: Sequence[tuple[str, bytes]], mode: s
     When no file loads, the previous corpus stays as it was.
     """
     report = load_files(files)
-    ss["corpus.errors"] = [str(e) for e in report.errors]
+    ss["corpus.errors"] = list(report.errors)
     if not report.documents:
         return report
     info = _file_info(files, report)
@@ -101,10 +111,7 @@ def apply_upload(ss: MutableMapping, files: Sequence[tuple[str, bytes]], mode: s
         taken = {d.doc_id for d in ss["corpus.docs"]}
         clash = [d.doc_id for d in docs if d.doc_id in taken]
         if clash:
-            ss["corpus.errors"].append(
-                f"{', '.join(clash[:5])}: already in the corpus; these documents were not added (rename the file or "
-                "use 'replace')"
-            )
+            ss["corpus.errors"].append(clash_error(clash))
             docs = [d for d in docs if d.doc_id not in taken]
         docs = list(ss["corpus.docs"]) + docs
         info = list(ss["corpus.files"]) + info

@@ -17,11 +17,11 @@ import pandas as pd
 import streamlit as st
 
 from rag.answer.citations import CITATION_RE, parse_citations
-from rag.errors import RagError
+from rag.errors import LoaderError, RagError
 from rag.search.hits import Hit
 from rag.ingest.preview import Segment
 
-from .i18n import t, tr
+from .i18n import lang, t, tr
 
 T = TypeVar("T")
 
@@ -55,10 +55,25 @@ def attempt(fn: Callable[..., T], *args, stop: bool = True, **kwargs) -> T | Non
     try:
         return fn(*args, **kwargs)
     except RagError as exc:
-        st.error(md_escape(exc))
+        st.error(md_escape(error_text(exc)))
         if stop:
             st.stop()
         return None
+
+
+def error_text(exc: Exception) -> str:
+    """An error's message in the session's UI language where the backend gave one (loader errors)."""
+    return exc.localized(lang()) if isinstance(exc, LoaderError) else str(exc)
+
+
+def upload_limit_note(widget_key: str, accepted: str) -> None:
+    """Under a file uploader: the one per-file limit (the loader's) and the accepted types, in the UI's
+    language, in place of the widget's own English line, which states the larger transfer cap."""
+    from rag.ingest.documents import MAX_FILE_MB
+
+    css_key = re.sub(r"[^A-Za-z0-9_-]", "-", widget_key)
+    st.html(f"<style>.st-key-{css_key} [data-testid='stFileUploaderDropzoneInstructions']{{display:none}}</style>")
+    st.caption(tr(f"每个文件最多 {MAX_FILE_MB} MB；支持 {accepted}", f"Up to {MAX_FILE_MB} MB per file; accepts {accepted}"))
 
 
 def need_question(question: str) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from rag.errors import ConfigError, LoaderError
+from rag.ingest.documents import MAX_FILE_BYTES, too_big
 from rag.search.hits import Hit
 
 
@@ -36,9 +37,12 @@ def load_queries(path: str | Path) -> list[Query]:
     """Read the ../shared/eval queries format: one JSON object per line with id, query, gold_ids."""
     path = Path(path)
     try:
+        if path.stat().st_size > MAX_FILE_BYTES:  # the uploaders' one limit; refused before reading
+            raise too_big(path.name, path.stat().st_size)
         lines = path.read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise LoaderError(str(path), f"cannot read queries file ({exc}); expected UTF-8 JSONL") from exc
+        raise LoaderError(str(path), f"cannot read queries file ({exc}); expected UTF-8 JSONL",
+                          f"无法读取查询文件（{exc}）：应当是 UTF-8 编码的 JSONL") from exc
     out: list[Query] = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -54,10 +58,12 @@ def load_queries(path: str | Path) -> list[Query]:
             out.append(Query(str(rec["id"]), str(rec["query"]), gold, bool(rec.get("answerable", bool(gold)))))
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise LoaderError(
-                str(path), f"line {n} is not a query record ({exc}); each line needs id, query, gold_ids"
+                str(path), f"line {n} is not a query record ({exc}); each line needs id, query, gold_ids",
+                f"第 {n} 行不是查询记录（{exc}）：每行需要 id、query、gold_ids",
             ) from exc
     if not out:
-        raise LoaderError(str(path), "no queries found; expected JSONL lines with id, query, gold_ids")
+        raise LoaderError(str(path), "no queries found; expected JSONL lines with id, query, gold_ids",
+                          "没有找到查询：应当是每行含 id、query、gold_ids 的 JSONL")
     return out
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
@@ -21,7 +22,10 @@ from typing import Iterable
 
 from rag.errors import LoaderError
 
-MAX_FILE_BYTES = 20 * 1024 * 1024  # one file; a bigger one is almost always the wrong file
+# The one per-file limit. MB are 10**6 bytes, as the uploader's file chips count them (on Linux and macOS),
+# so a file the chip calls "20.5MB" is the one this calls 20.5 MB. A bigger file is almost always the wrong one.
+MAX_FILE_MB = 20
+MAX_FILE_BYTES = MAX_FILE_MB * 10**6
 KNOWLEDGE_BASE_PATH = Path(__file__).resolve().parents[2] / "data" / "faq.jsonl"
 
 # Field names a record may use; the first one present wins.
@@ -63,7 +67,8 @@ def decode_bytes(data: bytes, source: str) -> tuple[str, str]:
     as themselves. When no decoding is plausible the file is refused; mojibake is never loaded as success.
     """
     if not data.strip():
-        raise LoaderError(source, "the file is empty; add some text or remove it from the upload")
+        raise LoaderError(source, "the file is empty; add some text or remove it from the upload",
+                          "文件是空的：请加入文字，或把它从上传列表中移除")
     if data.startswith(b"\xef\xbb\xbf"):
         text, encoding = data.decode("utf-8-sig", errors="strict"), "utf-8-sig"
     elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -73,13 +78,17 @@ def decode_bytes(data: bytes, source: str) -> tuple[str, str]:
         text, encoding = _detect(data, source)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
-        raise LoaderError(source, "the file is empty (only whitespace); add some text or remove it")
+        raise LoaderError(source, "the file is empty (only whitespace); add some text or remove it",
+                          "文件只有空白字符：请加入文字，或把它移除")
     return text, encoding
 
 
 _UNDECODABLE = ("could not be decoded as text in any encoding that makes sense (tried UTF-8, GB18030/GBK, Big5, "
                 "Shift-JIS, UTF-16 and others); save it as UTF-8 (e.g. VS Code: 'Save with Encoding' -> UTF-8; "
                 "Notepad: Save as -> Encoding UTF-8)")
+_UNDECODABLE_ZH = ("无法用任何说得通的编码解读成文字（已试过 UTF-8、GB18030/GBK、Big5、Shift-JIS、UTF-16 等）；"
+                   "请另存为 UTF-8（VS Code：“通过编码保存”-> UTF-8；记事本：另存为 -> 编码 UTF-8）")
+_BINARY_ZH = f"看起来是二进制文件，不是文字；支持的格式：{_ACCEPTED}"
 
 
 def _detect(data: bytes, source: str) -> tuple[str, str]:
@@ -95,11 +104,11 @@ def _detect(data: bytes, source: str) -> tuple[str, str]:
     best = _prefer(list(from_bytes(data))) if from_bytes is not None else None
     if best is None or best.chaos > 0.2:  # chaos: share of the decoded text that looks like noise
         _reject_binary(data, source)
-        raise LoaderError(source, _UNDECODABLE)
+        raise LoaderError(source, _UNDECODABLE, _UNDECODABLE_ZH)
     text = str(best)
     controls = sum(1 for ch in text[:4096] if ord(ch) < 32 and ch not in "\t\n\r\f")
     if controls > 0.02 * min(len(text), 4096):
-        raise LoaderError(source, f"looks binary, not text; accepted formats are {_ACCEPTED}")
+        raise LoaderError(source, f"looks binary, not text; accepted formats are {_ACCEPTED}", _BINARY_ZH)
     return text, best.encoding
 
 
@@ -122,17 +131,19 @@ def _reject_containers(data: bytes, source: str) -> None:
     head = data[:8]
     if head.startswith(b"PK\x03\x04"):
         raise LoaderError(
-            source, f"looks like a ZIP/Office file (.docx/.xlsx?); export it as PDF or text ({_ACCEPTED})"
+            source, f"looks like a ZIP/Office file (.docx/.xlsx?); export it as PDF or text ({_ACCEPTED})",
+            f"看起来是 ZIP/Office 文件（.docx/.xlsx？）：请导出为 PDF 或文本（{_ACCEPTED}）",
         )
     if head.startswith(b"%PDF-"):
-        raise LoaderError(source, "is a PDF with the wrong extension; rename it to .pdf")
+        raise LoaderError(source, "is a PDF with the wrong extension; rename it to .pdf",
+                          "其实是 PDF，但扩展名不对：请改名为 .pdf")
 
 
 def _reject_binary(data: bytes, source: str) -> None:
     head = data[:8192]
     controls = sum(1 for b in head if (b < 32 and b not in _TEXT_CONTROL) or b == 127)
     if b"\x00" in head or controls > 0.1 * len(head):
-        raise LoaderError(source, f"looks binary, not text; accepted formats are {_ACCEPTED}")
+        raise LoaderError(source, f"looks binary, not text; accepted formats are {_ACCEPTED}", _BINARY_ZH)
 
 
 # ------------------------------------------------------------------------------------ dispatching
@@ -144,13 +155,19 @@ def load_bytes(name: str, data: bytes) -> list[Document]:
     suffix = PurePath(name).suffix.lower()
     loader = LOADERS.get(suffix)
     if loader is None:
-        shown = f"'{suffix}'" if suffix else "no extension"
-        raise LoaderError(name, f"unsupported file type ({shown}); supported extensions: {', '.join(LOADERS)}")
+        shown, shown_zh = (f"'{suffix}'", f"“{suffix}”") if suffix else ("no extension", "没有扩展名")
+        raise LoaderError(name, f"unsupported file type ({shown}); supported extensions: {', '.join(LOADERS)}",
+                          f"不支持这种文件类型（{shown_zh}）；支持的扩展名：{', '.join(LOADERS)}")
     if len(data) > MAX_FILE_BYTES:
-        raise LoaderError(
-            name, f"is {len(data) / 2**20:.1f} MB; the limit is {MAX_FILE_BYTES // 2**20} MB per file: split it"
-        )
+        raise too_big(name, len(data))
     return _dedupe(loader(name, data), set())
+
+
+def too_big(name: str, size: int) -> LoaderError:
+    """The one message for a file over MAX_FILE_MB, wherever it is caught."""
+    mb = math.ceil(size / 10**5) / 10  # rounded up: a file just over the limit never reads "20.0 MB"
+    return LoaderError(name, f"is {mb:.1f} MB; the limit is {MAX_FILE_MB} MB per file: split it into smaller files",
+                       f"有 {mb:.1f} MB，超过了每个文件 {MAX_FILE_MB} MB 的上限：请拆成几个小文件再上传")
 
 
 def load_path(path) -> list[Document]:
@@ -158,11 +175,11 @@ def load_path(path) -> list[Document]:
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:  # refuse before reading it into memory
-            limit = MAX_FILE_BYTES // 2**20
-            raise LoaderError(path.name, f"is {size / 2**20:.1f} MB; the limit is {limit} MB per file: split it")
+            raise too_big(path.name, size)
         data = path.read_bytes()
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        raise LoaderError(str(path), f"cannot be read ({type(e).__name__}); check the path") from e
+        raise LoaderError(str(path), f"cannot be read ({type(e).__name__}); check the path",
+                          f"无法读取（{type(e).__name__}）：请检查路径") from e
     return load_bytes(path.name, data)
 
 
@@ -183,7 +200,8 @@ def load_files(files: Iterable[tuple[str, bytes]]) -> LoadReport:
             errors.append(e)
             continue
         except Exception as e:  # a loader bug or a library crash must not sink the other files
-            errors.append(LoaderError(name, f"could not be read ({type(e).__name__}: {e}); try saving it as .txt"))
+            errors.append(LoaderError(name, f"could not be read ({type(e).__name__}: {e}); try saving it as .txt",
+                                      f"无法读取（{type(e).__name__}: {e}）；试试另存为 .txt"))
             continue
         docs = _dedupe(docs, taken)
         documents.extend(docs)
@@ -195,14 +213,16 @@ def load_jsonl_corpus(path) -> list[Document]:
     """A JSONL passage corpus ({"id", "title", "text"} per line), e.g. ../shared/eval/*/corpus.jsonl."""
     path = Path(path)
     if not path.is_file():
-        raise LoaderError(str(path), "not found; check the path to the corpus.jsonl file")
+        raise LoaderError(str(path), "not found; check the path to the corpus.jsonl file",
+                          "找不到：请检查 corpus.jsonl 文件的路径")
     return _dedupe(_load_jsonl(path.name, path.read_bytes()), set())
 
 
 def load_knowledge_base() -> list[Document]:
     """The bundled FAQ knowledge base (data/faq.jsonl)."""
     if not KNOWLEDGE_BASE_PATH.is_file():
-        raise LoaderError(str(KNOWLEDGE_BASE_PATH), "the bundled knowledge base is missing; restore data/faq.jsonl")
+        raise LoaderError(str(KNOWLEDGE_BASE_PATH), "the bundled knowledge base is missing; restore data/faq.jsonl",
+                          "内置知识库不见了：请恢复 data/faq.jsonl")
     return load_jsonl_corpus(KNOWLEDGE_BASE_PATH)
 
 
@@ -252,24 +272,28 @@ def _load_pdf(name: str, data: bytes) -> list[Document]:
     try:
         import pypdf
     except ImportError as e:
-        raise LoaderError(name, "PDF support needs pypdf: pip install pypdf") from e
+        raise LoaderError(name, "PDF support needs pypdf: pip install pypdf", "读取 PDF 需要 pypdf：pip install pypdf") from e
     if not data.lstrip().startswith(b"%PDF-"):
-        raise LoaderError(name, "is not a PDF (no %PDF- header); re-export it as PDF or upload it as .txt")
+        raise LoaderError(name, "is not a PDF (no %PDF- header); re-export it as PDF or upload it as .txt",
+                          "不是 PDF（没有 %PDF- 文件头）：请重新导出为 PDF，或改传 .txt")
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):  # "" opens a PDF with only an owner password
-            raise LoaderError(name, "is password-protected; save an unprotected copy and upload that")
+            raise LoaderError(name, "is password-protected; save an unprotected copy and upload that",
+                              "有打开密码：请另存一份不加密的副本再上传")
         pages = list(reader.pages)
     except LoaderError:
         raise
     except pypdf.errors.DependencyError as e:  # AES without `cryptography`: not a damaged file
         raise LoaderError(name, f"is AES-encrypted and opening it needs the cryptography package: "
-                                f"pip install 'cryptography>=42' ({e})") from e
+                                f"pip install 'cryptography>=42' ({e})",
+                          f"使用了 AES 加密，打开它需要 cryptography 包：pip install 'cryptography>=42'（{e}）") from e
     except Exception as e:  # pypdf raises many types for damaged files
         raise LoaderError(
             name,
             f"is a damaged or malformed PDF ({type(e).__name__}: {e}); "
             "re-export it ('Save as PDF') or upload it as .txt",
+            f"是损坏或格式不对的 PDF（{type(e).__name__}: {e}）：请重新导出（“另存为 PDF”），或改传 .txt",
         ) from e
     texts, failed = [], 0
     for page in pages:
@@ -281,11 +305,14 @@ def _load_pdf(name: str, data: bytes) -> list[Document]:
     if not any(texts):
         if failed == len(pages) and pages:
             raise LoaderError(
-                name, "pypdf could not extract text from any page; re-export the PDF or upload it as .txt"
+                name, "pypdf could not extract text from any page; re-export the PDF or upload it as .txt",
+                "pypdf 没能从任何一页取出文字：请重新导出 PDF，或改传 .txt",
             )
         raise LoaderError(
             name, f"has no extractable text in {len(pages)} page(s): probably scanned images; run OCR first "
-            "(e.g. `ocrmypdf in.pdf out.pdf`) or paste the text into a .txt file"
+            "(e.g. `ocrmypdf in.pdf out.pdf`) or paste the text into a .txt file",
+            f"{len(pages)} 页里都没有可提取的文字，可能是扫描图片：请先做 OCR（如 `ocrmypdf in.pdf out.pdf`），"
+            "或把文字粘贴到 .txt 文件里",
         )
     # Page k starts at page_starts[k-1] in the joined text, so a chunk can say which page it came from.
     starts, pos = [], 0
@@ -322,15 +349,24 @@ def _first(record: dict, keys: tuple[str, ...]):
     return None
 
 
+def _where_zh(where: str) -> str:
+    """ "record 3" / "line 5" / "row 4" in Chinese."""
+    kind, _, n = where.partition(" ")
+    return {"record": f"第 {n} 条记录", "line": f"第 {n} 行", "row": f"第 {n} 行"}.get(kind, where)
+
+
 def record_to_document(record: dict, name: str, n: int, where: str) -> Document:
     """One record -> Document. `n` is the 1-based record number, `where` names it in errors."""
     if not isinstance(record, dict):
-        raise LoaderError(name, f"{where} is a {type(record).__name__}, not an object with a 'text' field")
+        raise LoaderError(name, f"{where} is a {type(record).__name__}, not an object with a 'text' field",
+                          f"{_where_zh(where)}是 {type(record).__name__}，不是带 'text' 字段的对象")
     text = _first(record, TEXT_KEYS)
     rid = _first(record, ID_KEYS)
     label = f"{where} (id {rid!r})" if rid is not None else where
+    label_zh = f"{_where_zh(where)}（id {rid!r}）" if rid is not None else _where_zh(where)
     if text is None or not _as_str(text).strip():
-        raise LoaderError(name, f"{label} has no text; give every record a non-empty 'text' (or 'answer') field")
+        raise LoaderError(name, f"{label} has no text; give every record a non-empty 'text' (or 'answer') field",
+                          f"{label_zh}没有正文：每条记录都要有非空的 'text'（或 'answer'）字段")
     title = _as_str(_first(record, TITLE_KEYS) or "").strip()
     body = _as_str(text).replace("\r\n", "\n").strip()
     meta = {"source": name, "format": PurePath(name).suffix.lower().lstrip(".")}
@@ -355,6 +391,7 @@ def _load_json(name: str, data: bytes) -> list[Document]:
             name,
             f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}; "
             "fix it (check it with `python -m json.tool FILE`)",
+            f"JSON 格式错误，在第 {e.lineno} 行第 {e.colno} 列：{e.msg}；请修正（可用 `python -m json.tool 文件` 检查）",
         ) from e
     if isinstance(obj, dict):
         key = next((k for k in RECORD_LIST_KEYS if isinstance(obj.get(k), list)), None)
@@ -363,9 +400,11 @@ def _load_json(name: str, data: bytes) -> list[Document]:
         elif _first(obj, TEXT_KEYS) is not None:
             obj = [obj]  # a single record
     if not isinstance(obj, list):
-        raise LoaderError(name, 'expected a list of records or an object with a "records"/"data"/"items" list')
+        raise LoaderError(name, 'expected a list of records or an object with a "records"/"data"/"items" list',
+                          '应当是记录的列表，或带 "records"/"data"/"items" 列表的对象')
     if not obj:
-        raise LoaderError(name, "contains no records; add objects with a 'text' field")
+        raise LoaderError(name, "contains no records; add objects with a 'text' field",
+                          "里面没有记录：请加入带 'text' 字段的对象")
     return [record_to_document(r, name, i, f"record {i}") for i, r in enumerate(obj, 1)]
 
 
@@ -379,7 +418,8 @@ def _load_jsonl(name: str, data: bytes) -> list[Document]:
             record = json.loads(line)
         except json.JSONDecodeError as e:
             raise LoaderError(
-                name, f"line {lineno}: malformed JSON ({e.msg}, column {e.colno}); each line must be one JSON object"
+                name, f"line {lineno}: malformed JSON ({e.msg}, column {e.colno}); each line must be one JSON object",
+                f"第 {lineno} 行 JSON 格式错误（{e.msg}，第 {e.colno} 列）：每行必须是一个 JSON 对象",
             ) from e
         docs.append(record_to_document(record, name, len(docs) + 1, f"line {lineno}"))
     return docs
@@ -395,7 +435,9 @@ def _load_csv(name: str, data: bytes) -> list[Document]:
     try:
         fields = [(f or "").strip().lower() for f in (reader.fieldnames or [])]
         if not any(k in fields for k in TEXT_KEYS):
-            raise LoaderError(name, f"has no 'text' (or 'answer') column; columns found: {', '.join(fields) or 'none'}")
+            found = ", ".join(fields)
+            raise LoaderError(name, f"has no 'text' (or 'answer') column; columns found: {found or 'none'}",
+                              f"没有 'text'（或 'answer'）列；找到的列：{found or '无'}")
         for row in reader:
             record = {(k or "").strip().lower(): v for k, v in row.items() if k is not None}
             if not any((v or "").strip() for v in record.values() if isinstance(v, str)):
@@ -403,10 +445,12 @@ def _load_csv(name: str, data: bytes) -> list[Document]:
             docs.append(record_to_document(record, name, len(docs) + 1, f"row {reader.line_num}"))
     except csv.Error as e:
         raise LoaderError(
-            name, f"malformed CSV near line {reader.line_num} ({e}); check the quoting or save it as UTF-8 CSV"
+            name, f"malformed CSV near line {reader.line_num} ({e}); check the quoting or save it as UTF-8 CSV",
+            f"CSV 格式错误，在第 {reader.line_num} 行附近（{e}）：请检查引号，或另存为 UTF-8 CSV",
         ) from e
     if not docs:
-        raise LoaderError(name, "has a header but no rows; add rows or remove the file")
+        raise LoaderError(name, "has a header but no rows; add rows or remove the file",
+                          "只有表头，没有数据行：请加入数据行，或移除这个文件")
     return docs
 
 
