@@ -1,6 +1,8 @@
 """Page 3 · Retrieval: dense, BM25 and RRF rankings side by side, the RRF arithmetic of every fused row,
 RRF k and weights adjustable, the jieba tokens of the query (stop words struck out when they are on), the
-full RRF sum and BM25's per-term contributions for a chosen chunk, and what each score scale means."""
+full RRF sum and BM25's per-term contributions for a chosen chunk, what each score scale means, and the
+dense top-k of approximate indexes (faiss HNSW, IVF-PQ) and of Milvus beside the exact one, with Milvus's
+own BM25 beside ours."""
 
 import hashlib
 import html
@@ -11,7 +13,8 @@ import streamlit as st
 from rag.search.ranktable import fusion_arithmetic, side_by_side
 from rag.search.retrieval import MODES
 from rag.index.tokenize import jieba_tokenize
-from ui import choices, indexing, results, settings
+from rag.index.ann import compare_indexes
+from ui import choices, indexes, indexing, results, settings
 from ui.i18n import t, tr
 from ui.render import attempt, md_escape, need_question, plain_text, rrf_short, short, tokens_html
 
@@ -128,3 +131,70 @@ if options:
         f"avgdl = {index.bm25.avgdl:.1f}"
     )
     plain_text(short(index.chunk(cid).text, 400), quote=True)
+
+# ------------------------------------------------------------------------------ ANN indexes, Milvus
+st.subheader(tr("近似索引与向量数据库 ANN & Milvus", "Approximate indexes and a vector database"))
+st.caption(tr(
+    "精确检索给每个向量打分；近似索引（ANN）只看一部分，用召回率换速度和内存。召回率 = 它的前 k 与精确前 k 的交集 / k。"
+    "小语料上精确检索本来就快，差别要到百万级才明显（见 bench/bench_ann.py）。",
+    "Exact search scores every vector; an approximate (ANN) index looks at some of them and trades recall for "
+    "speed and memory. recall@k = |its top-k ∩ exact top-k| / k. On a small corpus exact search is fast anyway; "
+    "the gap shows at millions of vectors (bench/bench_ann.py)."))
+KIND_HELP = {
+    "hnsw": tr("HNSW：在近邻图上贪心游走（faiss）", "HNSW: a greedy walk on a neighbour graph (faiss)"),
+    "ivfpq": tr("IVF-PQ：只扫最近的几个簇，向量压成 PQ 码（faiss）", "IVF-PQ: scan the nearest cells only, vectors "
+                "compressed to PQ codes (faiss)"),
+    "milvus": tr("Milvus：真实的向量数据库（默认 Milvus Lite，嵌入式）", "Milvus: a real vector database (Milvus Lite, "
+                 "embedded, by default)"),
+}
+kinds = st.multiselect(tr("和精确检索比较的索引", "Indexes to compare with exact search"), list(KIND_HELP),
+                       key="retrieval.indexes", format_func=KIND_HELP.__getitem__)
+built, failed = indexes.searchers(index, kinds)
+for kind, message in failed.items():
+    st.error(md_escape(message))
+k_ann = min(res.k, n_chunks)
+query_vec = indexes.query_vector(index, q)
+ann_rows = compare_indexes(index.vectors, built, query_vec, k_ann)
+st.dataframe(pd.DataFrame([{
+    tr("索引", "index"): r.label,
+    f"recall@{k_ann}": round(r.recall, 3),
+    tr("查询耗时 ms", "query ms"): round(r.latency_ms, 3),
+    tr("字节/向量", "bytes/vector"): round(r.bytes_per_vector, 1),
+    tr("构建 ms", "build ms"): round(r.build_seconds * 1000, 1),
+    f"top-{k_ann}": " ".join(r.ids),
+} for r in ann_rows]), hide_index=True, key="retrieval.ann")
+st.caption(tr(
+    "字节/向量是实测的索引大小除以向量数（faiss 的序列化，含 id、图的边、码本；小语料上码本占大头）。"
+    "IVF-PQ 的每个向量只存 m 个码，百万级时接近 m 字节 + 8 字节 id。",
+    "bytes/vector is the measured index size over the number of vectors (faiss's serialisation: ids, graph links "
+    "and codebooks included; on a small corpus the codebooks dominate). IVF-PQ stores m codes per vector, close "
+    "to m bytes + an 8-byte id at a million vectors."))
+
+milvus = next((s for s in built if s.kind == "milvus"), None)
+if milvus is not None:
+    st.markdown(tr("**Milvus 自己的 BM25（全文检索）和我们手写的 BM25**",
+                   "**Milvus's own BM25 (full-text search) beside our hand-written BM25**"))
+    depth = min(int(ss["retrieval.show_n"]), n_chunks)
+    m_rows, m_scores = milvus.bm25_search(q, depth)
+    ours = res.bm25[:depth]
+    theirs = [(milvus.ids[int(r)], float(sc)) for r, sc in zip(m_rows, m_scores)]
+    st.dataframe(pd.DataFrame([{
+        t("rank"): i + 1,
+        tr("我们的 chunk", "ours: chunk"): ours[i].chunk_id if i < len(ours) else "",
+        tr("我们的分数", "ours: score"): f"{ours[i].score:.3f}" if i < len(ours) else "",
+        "Milvus chunk": theirs[i][0] if i < len(theirs) else "",
+        tr("Milvus 分数", "Milvus: score"): f"{theirs[i][1]:.3f}" if i < len(theirs) else "",
+        tr("相同？", "same?"): "✓" if i < len(ours) and i < len(theirs) and ours[i].chunk_id == theirs[i][0] else "✗",
+    } for i in range(max(len(ours), len(theirs)))]), hide_index=True, key="retrieval.milvus_bm25")
+    same = sum(1 for a, b in zip(ours, theirs) if a.chunk_id == b[0])
+    m_tokens = milvus.analyze(q)
+    st.html(f"<div style='line-height:2'>{html.escape(tr('Milvus 分析器的词：', 'Milvus analyzer tokens: '))}"
+            f"{tokens_html(m_tokens, frozenset())}</div>")
+    st.caption(tr(
+        f"前 {depth} 名里有 {same} 个名次相同。两边都是 Lucene 形式的 BM25（k1 = 1.5，b = 0.75），Milvus 的 jieba "
+        f"分析器用的是 {milvus.analyzer_mode} 模式；词切得一样时，名次只会在分数相同（并列）处不同。"
+        "切分不同（search 模式会多出重叠的子词），词频、文档长度和 idf 都会变，名次也就不同。",
+        f"{same} of the top {depth} ranks agree. Both are Lucene-style BM25 (k1 = 1.5, b = 0.75); Milvus's jieba "
+        f"analyzer runs in {milvus.analyzer_mode} mode. With the same tokens, ranks can differ only where scores tie. "
+        "With other tokens (search mode adds overlapping sub-words) term counts, lengths and idf change, and so "
+        "do the ranks."))

@@ -75,6 +75,6 @@ def get_index() -> Index:
         "cache_hits": index.cache_hits,
         "cache_misses": index.cache_misses,
     }
-    for kind in ("retrieval", "rerank", "pca"):  # results of the old index are stale
+    for kind in ("retrieval", "rerank", "pca", "ann"):  # results of the old index are stale
         ss.pop(f"memo.{kind}", None)
     return index

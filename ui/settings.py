@@ -67,6 +67,7 @@ DEFAULTS: dict[str, Any] = {
     "retrieval.w_dense": 1.0,
     "retrieval.w_bm25": 1.0,
     "retrieval.show_n": 10,
+    "retrieval.indexes": ["hnsw", "ivfpq"],  # shown beside exact; Milvus on request (it starts a server)
     "rerank.enabled": True,
     "rerank.name": FALLBACK_RERANKER,
     "rerank.top_k": defaults.TOP_K,

@@ -2,6 +2,9 @@
 
 - `build.py`: `build_index`, which embeds a `ChunkSet` and builds both indexes into one `Index`.
 - `vectorstore.py`: exact dense top-k by inner product; save and load.
+- `ann.py`: faiss HNSW and IVF-PQ over the same vectors, and their recall, latency and size against exact.
+- `milvus.py`: the same vectors and texts in Milvus (Lite or a server): dense search and its own BM25.
+- `dense_index.py`: `use_index`, which puts dense search on one of those.
 - `bm25.py`: hand-written BM25 (Lucene idf) with a per-term `explain()`.
 - `tokenize.py`: jieba tokens and stop words, the terms BM25 counts.
 - `projection.py`: PCA of the chunk vectors for the embedding plot, and what the plot distorts.

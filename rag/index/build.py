@@ -3,6 +3,8 @@
 Built once per (corpus, chunker, embedder) and then only read: changing the question, k, RRF weights
 or the reranker never rebuilds it. Document vectors go through the embedder's disk cache, so
 re-indexing the same text with the same model costs nothing.
+Dense search runs on the exact store unless `dense_index` holds an approximate index or a vector
+database over the same rows (dense_index.py `use_index`).
 Not handled here: ranking (see retrieval.py) and persistence of BM25 (it rebuilds in milliseconds).
 """
 
@@ -29,6 +31,16 @@ class Index:
     by_id: dict[str, Chunk] = field(default_factory=dict)  # chunk_id -> chunk (parents included)
     cache_hits: int | None = None  # vectors the build found in the embedder's disk cache (None: no cache)
     cache_misses: int | None = None  # ... and had to compute
+    dense_index: object | None = None  # what dense search runs on (ann.AnnIndex, milvus.MilvusStore); None: exact
+
+    @property
+    def searcher(self):
+        """The vector index dense retrieval uses: the chosen ANN index or database, else the exact store."""
+        return self.dense_index if self.dense_index is not None else self.vectors
+
+    @property
+    def index_kind(self) -> str:
+        return getattr(self.dense_index, "kind", "exact")
 
     @property
     def chunks(self) -> list[Chunk]:

@@ -1,6 +1,7 @@
 """Three retrievers over one Index, always run side by side so they can be compared:
 
-- dense: cosine similarity of the query vector with every chunk vector (exact top-k);
+- dense: cosine similarity of the query vector with the chunk vectors (exact top-k, or the index's
+  approximate one when the Index carries an ANN index or Milvus: index.searcher);
 - bm25:  lexical BM25 over jieba tokens (see bm25.py);
 - hybrid: weighted Reciprocal Rank Fusion of the two lists (see fusion.py).
 
@@ -61,7 +62,7 @@ def check_params(mode: str, k: int, depth: int) -> None:
 def dense_search(index: Index, query: str, depth: int, query_vector: np.ndarray | None = None) -> list[Hit]:
     if query_vector is None:
         query_vector = index.embedder.embed_queries([query])[0]
-    rows, scores = index.vectors.search(np.asarray(query_vector, dtype=np.float32), depth)
+    rows, scores = index.searcher.search(np.asarray(query_vector, dtype=np.float32), depth)
     return _hits(index, rows, scores, "dense")
 
 

@@ -1,0 +1,211 @@
+"""The same chunks and vectors in a real vector database: Milvus, through pymilvus.
+
+`MilvusStore` writes one collection per index (chunk id, row, vector, text) and searches it two ways:
+- dense: the vectors, with a FLAT index (exact, so its top-k equals NumPy's; `index_type="HNSW"` makes it
+  approximate, and the comparison then shows its recall);
+- full text: Milvus's own BM25 function over the text, segmented by its jieba analyzer, beside our
+  hand-written BM25 (bm25.py). `analyzer_mode="exact"` segments as our tokenizer does (jieba precise
+  mode), so any difference in ranking comes from the scoring; "search" (Milvus's default) adds jieba's
+  overlapping sub-words ("检索增强" -> 检索, 增强, 检索增强) and changes the term statistics.
+
+Where it runs: by default Milvus Lite, an embedded Milvus that pymilvus starts in-process for a local
+".db" path (a laptop, the tests). `RAG_MILVUS_URI` (or `uri=`) points the same code at a Milvus server or
+cluster ("http://host:19530"; `RAG_MILVUS_TOKEN` for "user:password" or an API key), the path for a corpus
+that outgrows one machine. The token is never put in a label.
+Not handled here: embedding (the vectors come from the index build), filtering by metadata, updates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Sequence
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from rag.errors import ConfigError, ModelUnavailableError
+from rag.index.vectorstore import VectorStore
+
+ANALYZER_MODES = ("exact", "search")
+MAX_TEXT = 65_535  # Milvus VARCHAR limit, in bytes of UTF-8
+_build_lock = threading.Lock()  # one writer at a time per process: two sessions may index the same corpus
+
+
+def default_uri() -> str:
+    """RAG_MILVUS_URI, else a Milvus Lite file next to the embedding cache."""
+    uri = os.environ.get("RAG_MILVUS_URI", "").strip()
+    if uri:
+        return uri
+    base = Path(os.environ.get("RAG_CACHE_DIR") or Path.home() / ".cache" / "rag-teach" / "embeddings")
+    (base / "milvus").mkdir(parents=True, exist_ok=True)
+    return str(base / "milvus" / "rag.db")
+
+
+def shown_uri(uri: str) -> str:
+    """The URI for a label: a local path as itself, a server without any userinfo."""
+    if "://" not in uri:
+        return uri
+    parts = urlsplit(uri)
+    return f"{parts.scheme}://{parts.hostname or ''}{':' + str(parts.port) if parts.port else ''}{parts.path}"
+
+
+def _client(uri: str):
+    try:
+        from pymilvus import MilvusClient
+    except ImportError as e:  # pragma: no cover - pymilvus and milvus-lite are in requirements.txt
+        raise ModelUnavailableError("the Milvus backend needs pymilvus and milvus-lite: "
+                                    "pip install pymilvus milvus-lite (both in requirements.txt)") from e
+    token = os.environ.get("RAG_MILVUS_TOKEN", "")
+    try:
+        return MilvusClient(uri, token=token) if token else MilvusClient(uri)
+    except Exception as e:  # pymilvus raises its own types for a bad path or an unreachable server
+        raise ModelUnavailableError(f"cannot open Milvus at {shown_uri(uri)} ({type(e).__name__}: {e}); for a "
+                                    "server check RAG_MILVUS_URI (http://host:19530) and RAG_MILVUS_TOKEN, for "
+                                    "Milvus Lite a writable .db path") from e
+
+
+def collection_name(ids: Sequence[str], vectors: np.ndarray, texts: Sequence[str], analyzer_mode: str,
+                    index_type: str) -> str:
+    """Named by content, so the same corpus and model reuse one collection and another never clashes."""
+    h = hashlib.sha1(f"{analyzer_mode}|{index_type}|{vectors.shape}".encode())
+    for i, t in zip(ids, texts):
+        h.update(i.encode("utf-8", "surrogatepass") + b"\0" + t.encode("utf-8", "surrogatepass") + b"\0")
+    h.update(np.ascontiguousarray(vectors, dtype=np.float32).tobytes())
+    return "rag_" + h.hexdigest()[:24]
+
+
+class MilvusStore:
+    """A built collection; `search` has VectorStore's contract, `bm25_search` returns rows and scores."""
+
+    kind = "milvus"
+
+    def __init__(self, store: VectorStore, texts: Sequence[str], uri: str | None = None,
+                 analyzer_mode: str = "exact", index_type: str = "FLAT", stopwords: frozenset[str] = frozenset()):
+        if analyzer_mode not in ANALYZER_MODES:
+            raise ConfigError(f"analyzer_mode={analyzer_mode!r}; choose one of {', '.join(ANALYZER_MODES)}")
+        if len(texts) != len(store):
+            raise ConfigError(f"{len(texts)} texts for {len(store)} vectors: pass one text per stored vector")
+        if len(store) == 0:
+            raise ConfigError("cannot build a Milvus collection from an empty store: index some chunks first")
+        self.uri = uri or default_uri()
+        self.dim, self.ids = store.dim, list(store.ids)
+        self.analyzer_mode, self.index_type = analyzer_mode, index_type.upper()
+        self.client = _client(self.uri)
+        vectors = np.asarray(store.vectors, dtype=np.float32)
+        self.name = collection_name(self.ids, vectors, texts, analyzer_mode, self.index_type)
+        t0 = time.perf_counter()
+        with _build_lock, _quiet_grpc():
+            if not self._complete():
+                self._create(vectors, texts, stopwords)
+        self.client.load_collection(self.name)
+        self.build_seconds = time.perf_counter() - t0
+        self.bytes_per_vector = 4.0 * self.dim  # FLAT and HNSW keep the float32 vectors (HNSW adds its graph)
+
+    @property
+    def label(self) -> str:
+        where = "Milvus Lite" if "://" not in self.uri else "Milvus server"
+        return f"milvus ({where} {shown_uri(self.uri)}, {self.index_type}, jieba {self.analyzer_mode})"
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _complete(self) -> bool:
+        if not self.client.has_collection(self.name):
+            return False
+        stats = self.client.get_collection_stats(self.name)
+        if int(stats.get("row_count", 0)) == len(self.ids):
+            return True
+        self.client.drop_collection(self.name)  # a build that died half-way
+        return False
+
+    def _create(self, vectors: np.ndarray, texts: Sequence[str], stopwords: frozenset[str]) -> None:
+        from pymilvus import DataType, Function, FunctionType, MilvusClient
+
+        analyzer = {"tokenizer": {"type": "jieba", "mode": self.analyzer_mode}}
+        if stopwords:
+            analyzer["filter"] = [{"type": "stop", "stop_words": sorted(stopwords)}]
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=1024)
+        schema.add_field("row", DataType.INT64)
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dim)
+        schema.add_field("text", DataType.VARCHAR, max_length=MAX_TEXT, enable_analyzer=True,
+                         analyzer_params=analyzer)
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(Function(name="bm25", function_type=FunctionType.BM25, input_field_names=["text"],
+                                     output_field_names=["sparse"]))
+        params = self.client.prepare_index_params()
+        extra = {"M": 32, "efConstruction": 80} if self.index_type == "HNSW" else {}
+        params.add_index(field_name="vector", index_type=self.index_type, metric_type="IP", params=extra)
+        params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
+                         params={"bm25_k1": 1.5, "bm25_b": 0.75})  # the same k1 and b as bm25.py
+        self.client.create_collection(self.name, schema=schema, index_params=params)
+        rows = [{"id": i, "row": r, "vector": v.tolist(), "text": _fit(t)}
+                for r, (i, v, t) in enumerate(zip(self.ids, vectors, texts))]
+        for start in range(0, len(rows), 1000):
+            self.client.insert(self.name, rows[start:start + 1000])
+        self.client.flush(self.name)
+
+    def _rows(self, result) -> tuple[np.ndarray, np.ndarray]:
+        hits = result[0] if result else []
+        rows = np.array([int(h["entity"]["row"]) for h in hits], dtype=np.int64)
+        return rows, np.array([float(h["distance"]) for h in hits], dtype=np.float32)
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Dense top-k of one query vector: (rows, inner products), best first."""
+        query = np.asarray(query, dtype=np.float32)
+        if query.ndim != 1 or query.shape[0] != self.dim:
+            raise ConfigError(f"query must be ({self.dim},), got shape {query.shape}")
+        k = max(0, min(int(k), len(self)))
+        if k == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        extra = {"ef": max(64, k)} if self.index_type == "HNSW" else {}
+        result = self.client.search(self.name, data=[query.tolist()], anns_field="vector", limit=k,
+                                    search_params={"metric_type": "IP", "params": extra}, output_fields=["row"])
+        return self._rows(result)
+
+    def bm25_search(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Milvus full-text search: (rows, BM25 scores), best first. Milvus Lite reports a BM25 match as a
+        negative distance (smaller is better); it is turned back into a score here."""
+        if not query.strip():
+            raise ConfigError("the query is empty: type a question")
+        k = max(0, min(int(k), len(self)))
+        if k == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        result = self.client.search(self.name, data=[query], anns_field="sparse", limit=k,
+                                    search_params={"metric_type": "BM25"}, output_fields=["row"])
+        rows, dist = self._rows(result)
+        return rows, (-dist if len(dist) and (dist <= 0).all() else dist)
+
+    def analyze(self, text: str) -> list[str]:
+        """The tokens Milvus's analyzer makes of `text` (what its BM25 counts)."""
+        from milvus_lite.analyzer.factory import create_analyzer
+
+        return create_analyzer({"tokenizer": {"type": "jieba", "mode": self.analyzer_mode}}).tokenize(text)
+
+    def drop(self) -> None:
+        self.client.drop_collection(self.name)
+
+
+@contextlib.contextmanager
+def _quiet_grpc():
+    """Milvus Lite lacks the AllocTimestamp call pymilvus makes while waiting for an index; pymilvus carries
+    on without it, but grpc logs a traceback for it. Hidden while a collection is built, nothing else."""
+    logger = logging.getLogger("grpc._server")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _fit(text: str) -> str:
+    """A text cut to Milvus's VARCHAR limit (at a character boundary)."""
+    data = text.encode("utf-8", "surrogatepass")
+    return text if len(data) <= MAX_TEXT else data[:MAX_TEXT].decode("utf-8", "ignore")
