@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from typing import Sequence
 
 from rag import defaults
@@ -28,7 +29,9 @@ from rag.models.embedding import default_embedder_name, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
 from rag.errors import RagError
 from rag.evaluate.evaluation import fixed_sample, format_table, load_queries
+from rag.index.ann import INDEX_KINDS, agreement
 from rag.index.build import Index, build_index
+from rag.index.dense_index import use_index
 from rag.pipeline import ask, ask_no_rag
 from rag.search.retrieval import MODES, retrieve
 from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, compare
@@ -99,6 +102,10 @@ def _build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) ->
         f"indexed {len(docs)} documents -> {len(chunk_set.chunks)} chunks ({chunker}) with "
         f"{embedder.label} in {time.perf_counter() - t0:.1f}s"
     )
+    if args.index != "exact":
+        t1 = time.perf_counter()
+        index = use_index(index, args.index)
+        _err(f"dense search on {index.searcher.label}, built in {time.perf_counter() - t1:.2f}s")
     return index
 
 
@@ -119,6 +126,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             "query": args.query,
             "mode": args.mode,
             "embedder": index.embedder.label,
+            "index": getattr(index.searcher, "label", "exact"),
             "hits": [
                 {
                     "rank": h.rank,
@@ -133,7 +141,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         }
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
-    print(f"query: {args.query}   mode: {args.mode}   embedder: {index.embedder.label}")
+    print(f"query: {args.query}   mode: {args.mode}   embedder: {index.embedder.label}   index: {index.index_kind}")
     print(f"{'rank':>4}  {'score':>8}  {'chunk':<16} provenance / text")
     for h in hits:
         prov = "  ".join(
@@ -275,6 +283,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
         index, queries, names, rr.backend if rr else None, max(args.depth, args.k), args.rrf_k,
         args.recall_n, generator, progress, chat, cite=args.cite,
     )
+    index_note = None
+    if index.index_kind != "exact":  # the same dense strategy on exact search, and how far the two agree
+        exact = replace(index, dense_index=None)
+        reference = compare(exact, queries, ["dense"], None, max(args.depth, args.k), args.rrf_k, args.recall_n)
+        reports = [replace(r, strategy=f"{r.strategy} [{index.index_kind}]") for r in reports]
+        reports.append(replace(reference[0], strategy="dense [exact]"))
+        vectors = index.embedder.embed_queries([q.query for q in queries])
+        agree = agreement(index.vectors, index.searcher, vectors, args.k)
+        index_note = {"index": index.searcher.label, f"recall@{args.k} vs exact": agree["recall"],
+                      "ms/query exact": agree["exact_ms"], f"ms/query {index.index_kind}": agree["index_ms"],
+                      "build s": index.searcher.build_seconds, "bytes/vector": index.searcher.bytes_per_vector}
     if args.json:
         out = {
             "corpus": args.corpus or "bundled knowledge base",
@@ -282,6 +301,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "n_queries": len(reports[0].per_query),
             "embedder": index.embedder.label,
             "strategies": [{"strategy": r.strategy, "label": r.label, **r.means} for r in reports],
+            "dense_index": index_note,
         }
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
@@ -291,6 +311,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(format_table(reports))
     for r in reports:
         print(f"  {r.strategy}: {r.label}")
+    if index_note:
+        print(f"\ndense index: {index_note['index']}")
+        print("  " + "   ".join(f"{k}: {v:.4g}" for k, v in index_note.items() if k != "index"))
     return 0
 
 
@@ -312,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="drop data/stopwords_zh.txt words from BM25 (off: the plain formula, as the references use)")
     common.add_argument("--rrf-k", type=_positive, default=defaults.RRF_K)
     common.add_argument("--depth", type=_positive, default=defaults.DEPTH, help="candidates per list before fusion")
+    common.add_argument("--index", choices=INDEX_KINDS, default="exact",
+                        help="what dense search runs on: exact (NumPy), hnsw or ivfpq (faiss), milvus "
+                             "(Milvus Lite, or the server in $RAG_MILVUS_URI)")
     gen = argparse.ArgumentParser(add_help=False)
     gen.add_argument("--generator", choices=GENERATORS, default=os.environ.get("RAG_GENERATOR") or "auto",
                      help="auto: a configured endpoint, else the bundled local model, else extractive "

@@ -34,9 +34,11 @@ INDEX_KINDS = ("exact", "hnsw", "ivfpq", "milvus")
 FAISS_KINDS = ("hnsw", "ivfpq")
 
 # Defaults (faiss's usual starting points, not tuned on any evaluation set): HNSW M=32 links per node,
-# efConstruction 80, efSearch 64; IVF-PQ nlist ~ 4*sqrt(n), nprobe = nlist/8 (at least 8), 8-bit codes.
+# efConstruction 80, efSearch 64; IVF-PQ nlist ~ 4*sqrt(n) (at most 1024), nprobe = nlist/8 (at least 8),
+# 8-bit codes, no refinement (refine=k re-scores k*top-k PQ candidates with the float32 vectors).
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 80, 64
-PQ_NBITS, MIN_NPROBE = 8, 8
+PQ_NBITS, MIN_NPROBE, MAX_NLIST = 8, 8, 1024
+TRAIN_POINTS = 100_000  # IVF-PQ trains on at most this many vectors (a fixed random sample)
 
 
 def _faiss():
@@ -78,6 +80,19 @@ class AnnIndex:
         shown = ", ".join(f"{k}={v}" for k, v in self.params.items())
         return f"{self.kind} (faiss {shown})"
 
+    def set_search(self, ef_search: int | None = None, nprobe: int | None = None) -> None:
+        """Change how hard a query searches (HNSW efSearch, IVF nprobe) without rebuilding."""
+        faiss = _faiss()
+        base = self.index
+        if isinstance(base, faiss.IndexRefine):
+            base = faiss.downcast_index(base.base_index)
+        if ef_search is not None and self.kind == "hnsw":
+            base.hnsw.efSearch = int(ef_search)
+            self.params["efSearch"] = int(ef_search)
+        if nprobe is not None and self.kind == "ivfpq":
+            base.nprobe = int(nprobe)
+            self.params["nprobe"] = int(nprobe)
+
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Same contract as VectorStore.search: (indices int64, scores float32), best first; faiss's -1
         (fewer than k found, e.g. too few cells probed) is dropped."""
@@ -105,7 +120,7 @@ def _measured_bytes(index) -> float:
 
 def build_ann(store: VectorStore, kind: str, **params) -> AnnIndex:
     """Build an HNSW or IVF-PQ index over every vector of `store` (params override the defaults:
-    hnsw: m, ef_construction, ef_search; ivfpq: nlist, nprobe, m, nbits)."""
+    hnsw: m, ef_construction, ef_search; ivfpq: nlist, nprobe, m, nbits, refine)."""
     if kind not in FAISS_KINDS:
         raise ConfigError(f"unknown ANN index {kind!r}; choose one of {', '.join(FAISS_KINDS)}")
     if len(store) == 0:
@@ -123,7 +138,7 @@ def build_ann(store: VectorStore, kind: str, **params) -> AnnIndex:
         used = {"M": m, "efConstruction": index.hnsw.efConstruction, "efSearch": index.hnsw.efSearch}
     else:
         # Trainable sizes: at least one training point per cell, and 2**nbits points for the PQ codebooks.
-        nlist = int(params.get("nlist", max(1, round(4 * math.sqrt(n)))))
+        nlist = int(params.get("nlist", max(1, min(MAX_NLIST, round(4 * math.sqrt(n))))))
         nlist = max(1, min(nlist, n // 4 or 1))
         nbits = int(params.get("nbits", PQ_NBITS))
         nbits = max(1, min(nbits, int(math.log2(n)) if n > 1 else 1))
@@ -134,10 +149,21 @@ def build_ann(store: VectorStore, kind: str, **params) -> AnnIndex:
         index = faiss.IndexIVFPQ(quantizer, dim, nlist, m, nbits, faiss.METRIC_INNER_PRODUCT)
         index.cp.min_points_per_centroid = 1  # small corpora: train anyway (faiss would only warn)
         need = max(nlist, 2 ** nbits)  # training points k-means needs; one vector alone is repeated
-        index.train(vectors if n >= need else np.resize(vectors, (need, dim)))
-        index.add(vectors)
+        if n < need:
+            train = np.resize(vectors, (need, dim))
+        elif n > TRAIN_POINTS:  # k-means on a fixed random sample: a million points would take minutes
+            train = vectors[np.random.default_rng(0).choice(n, TRAIN_POINTS, replace=False)]
+        else:
+            train = vectors
+        index.train(train)
         index.nprobe = int(params.get("nprobe", min(nlist, max(MIN_NPROBE, nlist // 8))))
         used = {"nlist": nlist, "nprobe": index.nprobe, "m": m, "nbits": nbits}
+        k_factor = int(params.get("refine", 0))
+        if k_factor:  # re-score k * k_factor PQ candidates with the exact vectors: recall back, memory too
+            refined = faiss.IndexRefineFlat(index)
+            refined.k_factor = k_factor
+            index, used["refine"] = refined, k_factor
+        index.add(vectors)
     seconds = time.perf_counter() - t0
     return AnnIndex(kind, dim, list(store.ids), index, seconds, _measured_bytes(index), used)
 
@@ -184,3 +210,17 @@ def compare_indexes(exact: VectorStore, searchers: Sequence, query: np.ndarray, 
         out.append(IndexRow(s.kind, s.label, found, recall_at_k(found, truth), ms, s.bytes_per_vector,
                             s.build_seconds))
     return out
+
+
+def agreement(exact: VectorStore, searcher, query_vectors: np.ndarray, k: int) -> dict[str, float]:
+    """Over many queries: mean recall@k of `searcher` against exact, and the median ms per query of each
+    (one query at a time, as a user asks), measured in the same run."""
+    recalls, exact_ms, index_ms = [], [], []
+    for q in np.asarray(query_vectors, dtype=np.float32):
+        (rows, _), e_ms = time_search(exact, q, k, repeats=3)
+        (found, _), i_ms = time_search(searcher, q, k, repeats=3)
+        recalls.append(recall_at_k([searcher.ids[int(r)] for r in found], [exact.ids[int(r)] for r in rows]))
+        exact_ms.append(e_ms)
+        index_ms.append(i_ms)
+    return {"recall": float(np.mean(recalls)) if recalls else 1.0, "exact_ms": float(np.median(exact_ms)),
+            "index_ms": float(np.median(index_ms)), "queries": len(recalls)}

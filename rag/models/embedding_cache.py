@@ -10,12 +10,20 @@ name, dimension, document prefix and fingerprint (its package version, or a dige
 an upgraded or retrained model starts a fresh cache instead of serving stale vectors. It holds at
 most `RAG_CACHE_MAX_VECTORS` vectors (default 200,000, about 300 MB at 384 dimensions); past that the
 oldest are dropped.
+
+Shipped vectors: `data/vectors/<model file>.npz` holds the vectors of the bundled corpora's texts
+(knowledge base, sample documents), made by `scripts/precompute_vectors.py` with the same keys and the
+same meta. A text missing from the sqlite cache is looked up there before the model runs, only when the
+file's meta equals this model's, so a first run on a fresh install embeds nothing for the bundled corpus,
+a changed text recomputes only itself, and another model (or another version) never reuses them.
+`RAG_SHIPPED_VECTORS=0` ignores them (bench/bench_first_run.py measures the difference).
 Not handled here: computing vectors (rag/models/embedding.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import sqlite3
@@ -30,6 +38,9 @@ import numpy as np
 
 from rag.models.embedding import Embedder, Progress, _check_texts
 from rag.errors import ConfigError
+
+
+SEED_DIR = Path(__file__).resolve().parents[2] / "data" / "vectors"
 
 
 def _default_cache_dir() -> Path:
@@ -78,6 +89,8 @@ class CachedEmbedder(Embedder):
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", inner.name).strip("-.")[-60:] or "model"
         digest = hashlib.sha1(inner.name.encode("utf-8")).hexdigest()[:10]
         self.cache_path = directory.expanduser() / f"{slug}-{digest}.sqlite"
+        self.seed_path = SEED_DIR / f"{slug}-{digest}.npz"
+        self._seed: dict[str, np.ndarray] | None = None  # sha1 -> shipped vector, loaded on first miss
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()  # query text -> vector (LRU)
         self._lock = threading.Lock()  # guards _queries
         self._model_lock = threading.Lock()  # one inner model call at a time
@@ -88,6 +101,7 @@ class CachedEmbedder(Embedder):
             raise ConfigError("RAG_CACHE_MAX_VECTORS must be a whole number, e.g. 200000") from None
         meta = {"model": inner.name, "dim": str(inner.dim), "document_prefix": self.document_prefix,
                 "fingerprint": self.fingerprint}
+        self.meta = meta
         try:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
             with self._connect() as db:
@@ -183,7 +197,25 @@ class CachedEmbedder(Embedder):
                 for key, blob in db.execute(f"SELECT sha1, vector FROM vectors WHERE sha1 IN ({marks})", part):
                     if len(blob) == 4 * self.dim:  # a damaged row counts as missing
                         found[key] = np.frombuffer(blob, dtype=np.float32)
+        if len(found) < len(keys) and os.environ.get("RAG_SHIPPED_VECTORS", "1") != "0":
+            seed = self._shipped()
+            found.update({k: seed[k] for k in keys if k not in found and k in seed})
         return found
+
+    def _shipped(self) -> dict[str, np.ndarray]:
+        """The shipped vectors for this exact model (empty when there is no file or its meta differs)."""
+        if self._seed is None:
+            seed: dict[str, np.ndarray] = {}
+            try:
+                with np.load(self.seed_path, allow_pickle=False) as data:
+                    meta = json.loads(str(data["meta"]))
+                    vectors, keys = data["vectors"], data["sha1"]
+                    if meta == self.meta and vectors.shape[1:] == (self.dim,):
+                        seed = {str(k): v for k, v in zip(keys, vectors.astype(np.float32))}
+            except (OSError, KeyError, ValueError):  # no file, or not one of ours: embed as usual
+                seed = {}
+            self._seed = seed
+        return self._seed
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         texts = _check_texts(texts)
