@@ -23,3 +23,6 @@ import os as _os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     _os.environ.setdefault(_var, _os.environ.get("RAG_THREADS", "1"))
 _os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Idle OpenMP threads sleep instead of spinning, so a parallel embedder yields a contended core
+# (rag/models/e5_engine.py has the measurements).
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
