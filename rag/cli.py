@@ -95,7 +95,8 @@ def _build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) ->
             print(f"\rembedding {done}/{total}", end="", file=sys.stderr)
 
     stopwords = load_stopwords() if args.stopwords else frozenset()
-    index = build_index(chunk_set, embedder, progress=progress, stopwords=stopwords)
+    index = build_index(chunk_set, embedder, progress=progress, stopwords=stopwords,
+                        persist_tokens=not args.no_cache)  # the CLI reads files on the user's own machine
     if sys.stderr.isatty():
         print(file=sys.stderr)
     _err(

@@ -7,5 +7,6 @@
 - `dense_index.py`: `use_index`, which puts dense search on one of those.
 - `bm25.py`: hand-written BM25 (Lucene idf) with a per-term `explain()`.
 - `tokenize.py`: jieba tokens and stop words, the terms BM25 counts.
+- `token_cache.py`: those tokens kept per text (memory; disk for the CLI), new text tokenized on free cores.
 - `projection.py`: PCA of the chunk vectors for the embedding plot, and what the plot distorts.
 """

@@ -18,6 +18,7 @@ import numpy as np
 from rag.index.bm25 import BM25
 from rag.ingest.chunking import Chunk, ChunkSet
 from rag.models.embedding import Embedder
+from rag.index.token_cache import tokenize_many
 from rag.index.tokenize import jieba_tokenize
 from rag.index.vectorstore import VectorStore
 
@@ -31,6 +32,7 @@ class Index:
     by_id: dict[str, Chunk] = field(default_factory=dict)  # chunk_id -> chunk (parents included)
     cache_hits: int | None = None  # vectors the build found in the embedder's disk cache (None: no cache)
     cache_misses: int | None = None  # ... and had to compute
+    token_stats: dict | None = None  # what the BM25 build's tokenizing cost (token_cache.tokenize_many)
     dense_index: object | None = None  # what dense search runs on (ann.AnnIndex, milvus.MilvusStore); None: exact
 
     @property
@@ -65,8 +67,12 @@ def build_index(
     progress: Callable[[int, int], None] | None = None,
     tokenizer: Callable[[str], list[str]] = jieba_tokenize,
     stopwords: frozenset[str] = frozenset(),
+    persist_tokens: bool = False,
 ) -> Index:
-    """Embed every indexed chunk and build BM25 over the same chunks, in the same order."""
+    """Embed every indexed chunk and build BM25 over the same chunks, in the same order.
+
+    jieba tokens come through token_cache.py (a text seen before is not tokenized again; `persist_tokens`
+    also keeps them on disk, which the CLI does and the app does not)."""
     texts = [c.text for c in chunk_set.chunks]
     with_stats = getattr(embedder, "embed_documents_with_stats", None)
     if with_stats is not None:  # a cached embedder says what this build found, without shared counters
@@ -76,6 +82,12 @@ def build_index(
         vecs, hits, misses = embedder.embed_documents(texts, progress=progress), None, None
     store = VectorStore(vecs.shape[1] if vecs.ndim == 2 and vecs.shape[0] else embedder.dim)
     store.add(np.asarray(vecs, dtype=np.float32), [c.chunk_id for c in chunk_set.chunks])
-    bm25 = BM25(tokenizer=tokenizer, stopwords=stopwords).index(texts)
+    bm25 = BM25(tokenizer=tokenizer, stopwords=stopwords)
+    token_stats = None
+    if tokenizer is jieba_tokenize and texts:
+        tokens, token_stats = tokenize_many(texts, persist=persist_tokens)
+        bm25.index_tokens(tokens)
+    else:
+        bm25.index(texts)
     return Index(chunk_set=chunk_set, embedder=embedder, vectors=store, bm25=bm25, cache_hits=hits,
-                 cache_misses=misses)
+                 cache_misses=misses, token_stats=token_stats)
