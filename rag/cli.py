@@ -35,6 +35,7 @@ from rag.index.dense_index import use_index
 from rag.pipeline import ask, ask_no_rag
 from rag.search.retrieval import MODES, retrieve
 from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, compare
+from rag.evaluate.wins import format_counts, win_tie_loss
 from rag.index.tokenize import load_stopwords
 from rag.trace import AskSettings, grounding_text, support_text
 
@@ -295,6 +296,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         index_note = {"index": index.searcher.label, f"recall@{args.k} vs exact": agree["recall"],
                       "ms/query exact": agree["exact_ms"], f"ms/query {index.index_kind}": agree["index_ms"],
                       "build s": index.searcher.build_seconds, "bytes/vector": index.searcher.bytes_per_vector}
+    counts = win_tie_loss([replace(r, strategy=r.strategy.split(" [")[0]) for r in reports
+                           if not r.strategy.endswith("[exact]")])  # fusion vs each single list, per query
     if args.json:
         out = {
             "corpus": args.corpus or "bundled knowledge base",
@@ -303,6 +306,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "embedder": index.embedder.label,
             "strategies": [{"strategy": r.strategy, "label": r.label, **r.means} for r in reports],
             "dense_index": index_note,
+            "win_tie_loss": counts,
         }
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
@@ -312,6 +316,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(format_table(reports))
     for r in reports:
         print(f"  {r.strategy}: {r.label}")
+    if counts:
+        print("\nfusion, query by query:\n" + "\n".join("  " + line for line in format_counts(counts).split("\n")))
     if index_note:
         print(f"\ndense index: {index_note['index']}")
         print("  " + "   ".join(f"{k}: {v:.4g}" for k, v in index_note.items() if k != "index"))

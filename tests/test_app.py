@@ -197,6 +197,24 @@ def test_embeddings_page_pca_variance_and_distortion(app):
     assert "PC3" in {m.label for m in at.metric}
 
 
+def test_retrieval_page_sets_ann_indexes_and_milvus_beside_exact(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_MILVUS_URI", str(tmp_path / "app.db"))
+    at = go(app, "retrieval")
+    ann = next(f for f in frames(at) if any(c.startswith("recall@") for c in f.columns))
+    recall = next(c for c in ann.columns if c.startswith("recall@"))
+    labels = list(ann.iloc[:, 0])
+    assert labels[0].startswith("exact") and any(x.startswith("hnsw") for x in labels)
+    assert any(x.startswith("ivfpq") for x in labels) and ann[recall].iloc[0] == 1.0
+    assert (ann[recall] >= 0).all() and (ann[recall] <= 1).all()
+    at.multiselect(key="retrieval.indexes").set_value(["milvus"]).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    ann = next(f for f in frames(at) if any(c.startswith("recall@") for c in f.columns))
+    assert any("Milvus Lite" in x for x in ann.iloc[:, 0]) and ann[recall].iloc[-1] == 1.0  # FLAT: exact
+    bm25 = next(f for f in frames(at) if "Milvus chunk" in f.columns)
+    assert (bm25.iloc[:, -1] == "✓").all()  # same segmentation, same formula: the same ranking
+    assert "Milvus" in html_of(at)
+
+
 def test_retrieval_page_side_by_side_with_rrf_arithmetic(app):
     at = go(app, "retrieval")
     table = frames(at)[0]
@@ -350,7 +368,9 @@ def test_evaluation_page_runs_strategies(app):
     assert ((table["MRR@10"] >= 0) & (table["MRR@10"] <= 1)).all()
     assert len(plotly_charts(at)) == 1
     assert "sentence-maxsim (offline fallback, not a cross-encoder)" in html_of(at)  # what ran, in full
-    drill = frames(at)[1]
+    wins = next(f for f in frames(at) if "wins" in f.columns or "赢" in f.columns)
+    assert len(wins) == 2 and (wins.iloc[:, 2:5].sum(axis=1) == 4).all()  # hybrid vs dense, vs bm25: 4 queries each
+    drill = next(f for f in frames(at) if "gold" in f.columns)
     assert len(drill) == 4 and "hybrid" in drill.columns
 
 

@@ -3,4 +3,5 @@
 - `evaluation.py`: Hit@k, Recall@k, MRR@k, nDCG@k over documents, and the per-strategy report.
 - `strategies.py`: the strategies compared (dense, BM25, hybrid, rerank, HyDE, multi-query) and the
   loop that runs them, with answer-level figures when a generator is given.
+- `wins.py`: fusion against each single retriever, query by query: win, tie or loss.
 """
