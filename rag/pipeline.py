@@ -108,7 +108,8 @@ def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None) -> None:
                 trace.notes.append("HyDE returned nothing usable; searched with the question alone")
             query_vector = hyde_vector(index, question, hypothesis)
     with _timed(trace, "retrieve"):
-        trace.retrieval = retrieve(index, question, s.mode, s.recall_n, depth, s.rrf_k, dict(s.weights), query_vector)
+        trace.retrieval = retrieve(index, question, s.mode, s.recall_n, depth, s.rrf_k, dict(s.weights), query_vector,
+                                   use_sparse=index.sparse is not None)  # an index with the sparse list fuses it
         candidates = trace.retrieval.ranked()
     if s.rewrite == "multi-query":
         with _timed(trace, "rewrite"):

@@ -588,3 +588,17 @@ def test_a_hostile_file_name_is_shown_as_text_not_markdown():
     assert not at.exception
     (err,) = [e.value for e in at.error]
     assert r"\*\*粗体\*\*\[点我\](evil.example)" in err and r"\$x^2\$" in err and r"\:smile\:" in err
+
+
+def test_the_learned_sparse_list_joins_the_fusion_when_switched_on(app):
+    go(app, "upload")
+    app.checkbox(key="index.sparse").check().run()
+    assert not app.exception and not app.warning or all("sparse" not in w.value for w in app.warning)
+    at = go(app, "retrieval")
+    table = frames(at)[0]
+    sparse_col = next(c for c in table.columns if c.endswith("sparse chunk") or c == "稀疏 sparse chunk")
+    assert table[sparse_col].iloc[0]
+    arith = [c for c in table.columns if "Σ" in c][0]
+    assert "sparse" in arith and table[arith].iloc[0].count("/(60+") == 3  # three lists in the RRF sum
+    assert any("sparse(" in c.value for c in at.caption)  # the shared-feature explanation
+    assert at.session_state["index.obj"].sparse is not None

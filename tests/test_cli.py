@@ -146,3 +146,22 @@ def test_ask_records_the_rrf_k_and_depth_it_was_given(capsys, kb_index):
                                "--generator", "extractive"])
     assert trace["settings"]["rrf_k"] == 5 and trace["settings"]["depth"] == 30
     assert trace["retrieval"]["rrf_k"] == 5 and trace["retrieval"]["depth"] == 30  # and retrieval used them
+
+
+def test_index_and_sparse_flags_on_search_and_eval(capsys, kb_index):
+    out = _json_out(capsys, ["search", "什么是重排？", "--k", "3", "--json", "--index", "hnsw", "--sparse"])
+    assert out["index"].startswith("hnsw (faiss")
+    assert any(p["retriever"] == "sparse" for h in out["hits"] for p in h["provenance"])
+    out = _json_out(capsys, ["eval", "--queries", "data/golden.jsonl", "--limit", "12", "--index", "ivfpq",
+                             "--strategies", "dense,hybrid,hybrid3", "--json"])
+    names = [s["strategy"] for s in out["strategies"]]
+    assert names == ["dense [ivfpq]", "hybrid [ivfpq]", "hybrid3 [ivfpq]", "dense [exact]"]
+    assert 0 <= out["dense_index"]["recall@10 vs exact"] <= 1
+    wins = out["win_tie_loss"]
+    assert sum(wins["hybrid3"]["hybrid"].values()) == sum(wins["hybrid"]["dense"].values()) > 0
+
+
+def test_a_bad_index_name_is_refused_before_any_work(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["search", "q", "--index", "annoy"])
+    assert e.value.code == 2 and "annoy" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """One session's chunks and index, rebuilt only when what they depend on changes.
 
-The index key hashes (corpus content, chunker, chunker parameters, embedder, BM25 stopwords on/off):
+The index key hashes (corpus content, chunker, chunker parameters, embedder, BM25 stopwords on/off, the
+learned-sparse list on/off):
 changing the question or a slider never re-embeds the corpus; toggling the stopwords rebuilds BM25 and
 reads every vector back from the embedding cache. Building shows a progress bar.
 Not handled here: chunking and indexing themselves (rag/ingest/chunking.py, rag/index/build.py).
@@ -15,7 +16,9 @@ from typing import Any, Mapping, MutableMapping
 
 import streamlit as st
 
+from rag.errors import RagError
 from rag.index.build import Index, build_index
+from rag.index.dense_index import with_sparse
 from rag.index.tokenize import load_stopwords
 from rag.ingest.chunking import ChunkSet, chunk_documents
 
@@ -32,8 +35,8 @@ def chunk_set(ss: MutableMapping, method: str, params: Mapping[str, Any]) -> Chu
 
 def index_key(ss: MutableMapping) -> str:
     method, params = ss["applied.chunk"]
-    raw = json.dumps([ss["corpus.hash"], method, params, ss["applied.embedder"], bool(ss.get("index.stopwords"))],
-                     sort_keys=True)
+    raw = json.dumps([ss["corpus.hash"], method, params, ss["applied.embedder"], bool(ss.get("index.stopwords")),
+                      bool(ss.get("index.sparse"))], sort_keys=True)
     return hashlib.sha1(raw.encode()).hexdigest()[:16]
 
 
@@ -68,6 +71,15 @@ def get_index() -> Index:
     t0 = time.perf_counter()
     stopwords = load_stopwords() if ss.get("index.stopwords") else frozenset()
     index = build_index(chunks, embedder, progress=progress, stopwords=stopwords)
+    if ss.get("index.sparse"):
+        bar.progress(0.0, text=t("sparse_progress"))
+        try:
+            index = with_sparse(index, lambda d, n: bar.progress(min(1.0, d / n) if n else 1.0,
+                                                               text=f"{t('sparse_progress')} {d}/{n}"))
+        except RagError as e:  # an embedder without a sparse head: the two-way index still works
+            ss["index.sparse_error"] = str(e)
+        else:
+            ss.pop("index.sparse_error", None)
     bar.empty()
     ss["index.obj"], ss["index.key"] = index, key
     ss["index.info"] = {

@@ -38,7 +38,8 @@ def retrieval_result(index: Index, q: str, trace: Trace | None = None):
     ss = st.session_state
     s = ask_settings(ss)
     return memo("retrieval", (ss["index.key"], q, s),
-                lambda: retrieve(index, q, s.mode, s.recall_n, s.depth, s.rrf_k, dict(s.weights)))
+                lambda: retrieve(index, q, s.mode, s.recall_n, s.depth, s.rrf_k, dict(s.weights),
+                                 use_sparse=index.sparse is not None))  # as the pipeline does
 
 
 def rerank_result(index: Index, q: str, rr: Choice, trace: Trace | None = None):

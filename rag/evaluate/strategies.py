@@ -28,6 +28,7 @@ from rag.search.rerank import rerank_candidates
 from rag.search.retrieval import retrieve
 
 STRATEGIES = ("dense", "bm25", "hybrid", "hybrid+rerank")
+SPARSE_STRATEGIES = ("sparse", "hybrid3")  # need the learned-sparse list (index.sparse)
 REWRITE_STRATEGIES = ("hyde", "multi-query")  # need a language model
 
 Search = Callable[[str], list[str]]
@@ -37,10 +38,14 @@ def strategy_search(
     index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60, recall_n: int = 20, chat=None
 ) -> Search:
     """query -> ranked document ids for one strategy."""
-    if strategy not in STRATEGIES + REWRITE_STRATEGIES:
-        raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES + REWRITE_STRATEGIES)}")
+    known = STRATEGIES + SPARSE_STRATEGIES + REWRITE_STRATEGIES
+    if strategy not in known:
+        raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(known)}")
     doc_of = lambda cid: index.chunk(cid).doc_id  # noqa: E731
     depth = max(depth, recall_n)
+    if strategy in SPARSE_STRATEGIES:
+        mode = "sparse" if strategy == "sparse" else "hybrid"
+        return lambda q: doc_ranking(retrieve(index, q, mode, depth, depth, rrf_k, use_sparse=True).ranked(), doc_of)
     if strategy in REWRITE_STRATEGIES:
         return _rewrite_search(index, strategy, chat, depth, rrf_k, doc_of)
     if strategy != "hybrid+rerank":
@@ -81,6 +86,8 @@ def strategy_label(index: Index, strategy: str, reranker=None, rrf_k: int = 60, 
         "dense": f"dense ({index.embedder.label})",
         "bm25": f"BM25 (jieba, k1={index.bm25.k1:g}, b={index.bm25.b:g})",
         "hybrid": f"RRF k={rrf_k} of dense + BM25",
+        "sparse": getattr(index.sparse, "label", "learned sparse (not built)"),
+        "hybrid3": f"RRF k={rrf_k} of dense + BM25 + learned sparse",
         "hybrid+rerank": f"RRF top {recall_n} reranked by {getattr(reranker, 'label', 'no reranker')}",
     }[strategy]
 

