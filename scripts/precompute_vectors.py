@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from rag import defaults  # noqa: E402
 from rag.errors import ModelUnavailableError  # noqa: E402
-from rag.ingest.chunking import CHUNKERS, chunk_documents, chunker_params  # noqa: E402
+from rag.ingest.chunking import CHUNKERS, NEEDS_EMBEDDER, chunk_documents, chunker_params  # noqa: E402
 from rag.ingest.documents import load_knowledge_base, load_path  # noqa: E402
 from rag.ingest.sentences import sentence_spans, split_sentences  # noqa: E402
 from rag.models.embedding import load_embedder  # noqa: E402
@@ -43,7 +43,8 @@ def corpora() -> dict[str, list]:
 
 def texts_to_embed() -> list[str]:
     texts: dict[str, None] = {}
-    configs = [(m, chunker_params(m)) for m in CHUNKERS] + [(defaults.CHUNKER, dict(defaults.CHUNK_PARAMS))]
+    configs = [(m, chunker_params(m)) for m in CHUNKERS if m not in NEEDS_EMBEDDER]  # semantic: its sentences are here
+    configs += [(defaults.CHUNKER, dict(defaults.CHUNK_PARAMS))]
     for docs in corpora().values():
         for method, params in configs:
             chunk_set = chunk_documents(docs, method, **params)

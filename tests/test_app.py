@@ -602,3 +602,14 @@ def test_the_learned_sparse_list_joins_the_fusion_when_switched_on(app):
     assert "sparse" in arith and table[arith].iloc[0].count("/(60+") == 3  # three lists in the RRF sum
     assert any("sparse(" in c.value for c in at.caption)  # the shared-feature explanation
     assert at.session_state["index.obj"].sparse is not None
+
+
+def test_semantic_chunking_shows_its_similarity_curve(app):
+    at = go(app, "upload")
+    at.selectbox(key="chunk.method").set_value("semantic").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    at.selectbox(key="upload.doc").set_value(at.session_state["corpus.docs"][0].doc_id).run()
+    assert not at.exception
+    assert any("red crosses" in c.value or "红叉" in c.value or "single sentence" in c.value or "只有一句" in c.value
+               for c in at.caption)
+    assert len(plotly_charts(at)) >= 2  # the length histogram and the curve

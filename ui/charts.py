@@ -1,4 +1,5 @@
-"""The Plotly figures: chunk-length histogram, PCA scatter (2-D/3-D), rank bump chart, evaluation bars.
+"""The Plotly figures: chunk-length histogram, semantic-chunking similarity curve, PCA scatter (2-D/3-D), rank
+bump chart, evaluation bars.
 
 Each function takes what rag/ computed and only draws it. Drawing choices made here: the histogram's bins
 (whole characters, so its count axis can step by whole chunks) and where the PCA's text labels go
@@ -58,6 +59,27 @@ LABEL_SPOTS = {
     "top right": (0.8, 0.8), "top left": (-0.8, 0.8), "bottom right": (0.8, -0.8), "bottom left": (-0.8, -0.8),
 }
 PLOT_PX = (760, 540)  # roughly the 2-D plot area (width, height) in pixels, for judging overlaps
+
+
+def similarity_curve(curve, text: str) -> go.Figure:
+    """Adjacent-sentence cosine along a document (semantic chunking), the threshold as a dashed line, and the
+    boundaries that cut marked in red; hovering a point shows the two sentences it compares."""
+    x = list(range(1, len(curve.similarity) + 1))
+    hover = [_wrap(text[curve.sentences[i][0]:curve.sentences[i][1]], 40, 120) + "<br>⟷<br>"
+             + _wrap(text[curve.sentences[i + 1][0]:curve.sentences[i + 1][1]], 40, 120) for i in range(len(x))]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x, y=curve.similarity, mode="lines+markers", name=tr("相邻句相似度", "adjacent cosine"),
+                             line={"color": "#2563eb"}, hovertext=hover, hoverinfo="text+y"))
+    cut = set(curve.breaks)
+    fig.add_trace(go.Scatter(x=[i + 1 for i in sorted(cut)], y=[curve.similarity[i] for i in sorted(cut)],
+                             mode="markers", name=tr("切分点 breakpoint", "breakpoint"),
+                             marker={"color": "#dc2626", "size": 11, "symbol": "x"}))
+    fig.add_hline(y=curve.threshold, line_dash="dash", line_color="#64748b",
+                  annotation_text=tr(f"阈值 {curve.threshold:.3f}", f"threshold {curve.threshold:.3f}"))
+    fig.update_layout(height=280, margin={"l": 10, "r": 10, "t": 30, "b": 10}, showlegend=True,
+                      xaxis_title=tr("句子边界（第 i 句与第 i+1 句之间）", "sentence boundary (between i and i+1)"),
+                      yaxis_title="cosine", legend={"orientation": "h", "y": 1.15})
+    return fig
 
 
 def place_labels(points: Sequence[tuple[float, float, float, str]], dots: Sequence[tuple[float, float]] = (),

@@ -20,7 +20,7 @@ from rag.errors import RagError
 from rag.index.build import Index, build_index
 from rag.index.dense_index import with_sparse
 from rag.index.tokenize import load_stopwords
-from rag.ingest.chunking import ChunkSet, chunk_documents
+from rag.ingest.chunking import NEEDS_EMBEDDER, ChunkSet, chunk_documents
 
 from . import models
 from .i18n import t
@@ -28,9 +28,13 @@ from .memo import memo
 
 
 def chunk_set(ss: MutableMapping, method: str, params: Mapping[str, Any]) -> ChunkSet:
-    """Chunks of this session's corpus (memoised; chunking is cheap but the preview asks often)."""
-    key = (ss["corpus.hash"], method, json.dumps(dict(params), sort_keys=True))
-    return memo("chunks", key, lambda: chunk_documents(ss["corpus.docs"], method, **params), keep=4, ss=ss)
+    """Chunks of this session's corpus (memoised; chunking is cheap but the preview asks often). Semantic
+    chunking embeds sentences with the index's embedder (applied.embedder), through its vector cache."""
+    name = ss.get("applied.embedder") if method in NEEDS_EMBEDDER else None
+    key = (ss["corpus.hash"], method, json.dumps(dict(params), sort_keys=True), name)
+    embedder = models.embedder(name) if name else None
+    return memo("chunks", key, lambda: chunk_documents(ss["corpus.docs"], method, embedder=embedder, **params),
+                keep=4, ss=ss)
 
 
 def index_key(ss: MutableMapping) -> str:

@@ -17,14 +17,17 @@ Methods (CHUNKERS):
 - "markdown": one chunk per heading section (#..######, outside code fences) with its heading path;
   a section over `max_size` is sentence-packed, but a table (consecutive lines starting with "|") is
   never split, even when it alone exceeds `max_size`.
+- "semantic": cut where the embeddings of adjacent sentences drift apart (semantic.py), within
+  `max_size` / `min_size`; needs the embedder (`chunk_documents(..., embedder=...)`).
 - "document": the whole document as one chunk (passage corpora, FAQ entries).
 ref rule: a document that yields one chunk cites as its doc_id ([faq_003]); otherwise as doc_id#n
 (n 1-based). Children cite their parent's ref and have chunk_id f"{parent_ref}.{m}".
-Not handled here: token counting (sizes are characters, which suits Chinese), semantic chunking.
+Not handled here: token counting (sizes are characters, which suits Chinese).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 import re
@@ -272,6 +275,17 @@ def chunk_markdown(doc: Document, max_size: int = 800, min_tail: int | None = No
     return _build(doc, "markdown", pieces)
 
 
+def chunk_semantic(doc: Document, breakpoint_percentile: float = 95, max_size: int = 800, min_size: int = 100,
+                   *, embedder=None) -> list[Chunk]:
+    """Cut where adjacent sentences' embeddings drift apart (semantic.py has the rule and the curve)."""
+    from rag.ingest.semantic import semantic_spans
+
+    if embedder is None and len(sentence_spans(doc.text)) > 1:
+        raise ConfigError("semantic chunking needs an embedder: chunk_documents(docs, 'semantic', embedder=...)")
+    return _build(doc, "semantic", semantic_spans(doc, embedder, breakpoint_percentile=breakpoint_percentile,
+                                                  max_size=max_size, min_size=min_size))
+
+
 def chunk_whole(doc: Document) -> list[Chunk]:
     span = _stripped(doc.text, 0, len(doc.text))
     return _build(doc, "document", [(span, {})]) if span else []
@@ -282,8 +296,10 @@ CHUNKERS: dict[str, Callable[..., list[Chunk]]] = {
     "sentence": chunk_sentence,
     "parent_child": chunk_parent_child,
     "markdown": chunk_markdown,
+    "semantic": chunk_semantic,
     "document": chunk_whole,
 }
+NEEDS_EMBEDDER = frozenset({"semantic"})
 
 
 def chunker_params(method: str) -> dict:
@@ -291,10 +307,11 @@ def chunker_params(method: str) -> dict:
     if method not in CHUNKERS:
         raise ConfigError(f"unknown chunking method {method!r}; choose one of: {', '.join(CHUNKERS)}")
     sig = inspect.signature(CHUNKERS[method])
-    return {name: p.default for name, p in list(sig.parameters.items())[1:]}
+    return {name: p.default for name, p in list(sig.parameters.items())[1:] if p.kind != p.KEYWORD_ONLY}
 
 
-def chunk_documents(docs: Iterable[Document], method: str = "fixed", **params) -> ChunkSet:
+def chunk_documents(docs: Iterable[Document], method: str = "fixed", embedder=None, **params) -> ChunkSet:
+    """Chunk every document with `method`; `embedder` is used by the methods in NEEDS_EMBEDDER only."""
     defaults = chunker_params(method)
     unknown = sorted(set(params) - set(defaults))
     if unknown:
@@ -303,6 +320,8 @@ def chunk_documents(docs: Iterable[Document], method: str = "fixed", **params) -
             f"accepted: {', '.join(defaults) or 'none'}"
         )
     chunker = CHUNKERS[method]
+    if method in NEEDS_EMBEDDER:
+        chunker = functools.partial(chunker, embedder=embedder)
     chunker(Document("", ""), **params)  # validates the values even for an empty corpus
     produced = [c for doc in docs for c in chunker(doc, **params)]
     seen: set[str] = set()

@@ -1,0 +1,119 @@
+"""Semantic chunking: cut a document where the meaning shifts, measured by embeddings.
+
+Each sentence (sentences.py) is embedded; the cosine similarity of every pair of adjacent sentences gives
+a curve along the document, and a chunk ends where the curve drops: at every boundary whose distance
+(1 - similarity) is above the `breakpoint_percentile`-th percentile of this document's distances (95: the
+5% sharpest drops, the usual default of percentile-based semantic chunkers; not tuned on our sets). Then
+size limits apply: a piece longer than `max_size` characters is cut again at its own sharpest drop, until
+it fits (a single sentence longer than that is hard-split, as in the sentence chunker), and a piece shorter
+than `min_size` joins the neighbour it is most similar to.
+`semantic_curve` returns the curve with its threshold and breakpoints, so the chunk page can plot it.
+Not handled here: choosing the embedder (the caller passes the index's), the other chunkers (chunking.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rag.errors import ConfigError
+from rag.ingest.documents import Document
+from rag.ingest.sentences import sentence_spans
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Adjacent-sentence similarity along one document."""
+
+    boundaries: list[int]  # character offset where sentence i+1 starts (one per adjacent pair)
+    similarity: list[float]  # cosine(sentence i, sentence i+1)
+    threshold: float  # similarity below which a boundary is a breakpoint
+    breaks: list[int]  # indexes into boundaries that cut (after the size limits too)
+    sentences: list[Span]
+
+
+def _check(breakpoint_percentile, max_size, min_size) -> tuple[float, int, int]:
+    try:
+        p = float(breakpoint_percentile)
+    except (TypeError, ValueError):
+        raise ConfigError(f"breakpoint_percentile={breakpoint_percentile!r} must be a number from 0 to 100") from None
+    if not 0 <= p <= 100:
+        raise ConfigError(f"breakpoint_percentile={p:g} must be from 0 (cut everywhere) to 100 (cut nowhere)")
+    for name, v in (("max_size", max_size), ("min_size", min_size)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (1 if name == "max_size" else 0):
+            raise ConfigError(f"{name}={v!r} must be a whole number >= {1 if name == 'max_size' else 0}")
+    if min_size > max_size:
+        raise ConfigError(f"min_size={min_size} must be <= max_size={max_size}")
+    return p, int(max_size), int(min_size)
+
+
+def _hard_split(span: Span, size: int) -> list[Span]:
+    s, e = span
+    return [(a, min(a + size, e)) for a in range(s, e, size)]
+
+
+def semantic_curve(doc: Document, embedder, breakpoint_percentile: float = 95, max_size: int = 800,
+                   min_size: int = 100) -> Curve:
+    p, max_size, min_size = _check(breakpoint_percentile, max_size, min_size)
+    sentences: list[Span] = []
+    for span in sentence_spans(doc.text):
+        sentences.extend(_hard_split(span, max_size) if span[1] - span[0] > max_size else [span])
+    if len(sentences) < 2:
+        return Curve([], [], 1.0, [], sentences)
+    vecs = np.asarray(embedder.embed_documents([doc.text[s:e] for s, e in sentences]), dtype=np.float32)
+    sims = np.sum(vecs[:-1] * vecs[1:], axis=1).astype(float)  # unit vectors: dot = cosine
+    threshold = 1.0 - float(np.percentile(1.0 - sims, p))
+    cuts = {i for i, s in enumerate(sims) if s < threshold - 1e-9}
+    groups = _groups(len(sentences), cuts)
+    # too long: cut again at the sharpest drop inside, until every piece fits
+    changed = True
+    while changed:
+        changed = False
+        for a, b in groups:
+            if b - a > 1 and sentences[b - 1][1] - sentences[a][0] > max_size:
+                cuts.add(min(range(a, b - 1), key=lambda i: sims[i]))
+                groups, changed = _groups(len(sentences), cuts), True
+                break
+    # too short: join the more similar neighbour (never making a piece too long)
+    changed = True
+    while changed and len(groups) > 1:
+        changed = False
+        for g, (a, b) in enumerate(groups):
+            if sentences[b - 1][1] - sentences[a][0] >= min_size:
+                continue
+            options = []
+            if g > 0:
+                options.append((sims[a - 1], a - 1, groups[g - 1][0], b))
+            if g + 1 < len(groups):
+                options.append((sims[b - 1], b - 1, a, groups[g + 1][1]))
+            options = [o for o in options if sentences[o[3] - 1][1] - sentences[o[2]][0] <= max_size]
+            if options:
+                cuts.discard(max(options)[1])
+                groups, changed = _groups(len(sentences), cuts), True
+                break
+    boundaries = [sentences[i + 1][0] for i in range(len(sentences) - 1)]
+    return Curve(boundaries, sims.tolist(), threshold, sorted(cuts), sentences)
+
+
+def _groups(n: int, cuts: set[int]) -> list[tuple[int, int]]:
+    """Sentence index ranges [a, b) between the cut boundaries (cut i: between sentence i and i+1)."""
+    out, a = [], 0
+    for i in sorted(cuts):
+        out.append((a, i + 1))
+        a = i + 1
+    out.append((a, n))
+    return out
+
+
+def semantic_spans(doc: Document, embedder, **params) -> list[tuple[Span, dict]]:
+    curve = semantic_curve(doc, embedder, **params)
+    if not curve.sentences:
+        return []
+    pieces = []
+    for a, b in _groups(len(curve.sentences), set(curve.breaks)):
+        extra = {"semantic_break": f"{curve.similarity[a - 1]:.3f}"} if a > 0 else {}
+        pieces.append(((curve.sentences[a][0], curve.sentences[b - 1][1]), extra))
+    return pieces
