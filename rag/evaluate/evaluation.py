@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,8 @@ class Query:
     query: str
     gold_ids: tuple[str, ...]
     answerable: bool = True
+    answer: str = ""  # a span of the gold document that answers it (span metrics: does a context hold it?)
+    kind: str = ""  # what makes it hard (long-form set: table, boundary, heading, plain, unanswerable)
 
 
 def load_queries(path: str | Path) -> list[Query]:
@@ -55,7 +58,11 @@ def load_queries(path: str | Path) -> list[Query]:
             if not isinstance(rec.get("query"), str) or not rec["query"].strip():
                 raise TypeError("query must be a non-empty string")
             gold = tuple(str(g) for g in raw_gold)
-            out.append(Query(str(rec["id"]), str(rec["query"]), gold, bool(rec.get("answerable", bool(gold)))))
+            answer = rec.get("answer", "")
+            if not isinstance(answer, str):
+                raise TypeError(f"answer must be a string (a span of the gold document), not {type(answer).__name__}")
+            out.append(Query(str(rec["id"]), str(rec["query"]), gold, bool(rec.get("answerable", bool(gold))),
+                             answer, str(rec.get("type", ""))))
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise LoaderError(
                 str(path), f"line {n} is not a query record ({exc}); each line needs id, query, gold_ids",
@@ -73,6 +80,28 @@ def doc_ranking(hits: Sequence[Hit], doc_of: Callable[[str], str]) -> list[str]:
     for h in hits:
         seen.setdefault(doc_of(h.chunk_id), None)
     return list(seen)
+
+
+def normalise_space(text: str) -> str:
+    """Whitespace runs -> one space, none between two CJK (non-ASCII) characters: a PDF's line break
+    inside a Chinese sentence is not a word boundary."""
+    text = re.sub(r"\s+", " ", text).strip()
+    return re.sub(r"(?<=[^\x00-\x7f]) (?=[^\x00-\x7f])", "", text)
+
+
+def span_rank(contexts: Sequence[str], answer: str) -> int | None:
+    """1-based rank of the first context that holds the whole answer span (whitespace-insensitive), else
+    None. A chunker that cuts the span in two loses it: that is what span metrics measure."""
+    want = normalise_space(answer)
+    return next((i for i, c in enumerate(contexts, 1) if want and want in normalise_space(c)), None)
+
+
+SPAN_METRICS = ("span Hit@1", "span Hit@5", "span MRR@10")
+
+
+def span_figures(rank: int | None) -> dict[str, float]:
+    return {"span Hit@1": float(rank == 1), "span Hit@5": float(rank is not None and rank <= 5),
+            "span MRR@10": 1.0 / rank if rank is not None and rank <= 10 else 0.0}
 
 
 def hit_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
@@ -125,6 +154,7 @@ class StrategyReport:
     per_query: list[QueryResult] = field(default_factory=list)
     seconds: float = 0.0
     extra: dict[str, float] = field(default_factory=dict)  # answer-level figures, when measured
+    span_ranks: dict[str, int | None] = field(default_factory=dict)  # query id -> span_rank, for queries with an answer
 
     @property
     def means(self) -> dict[str, float]:

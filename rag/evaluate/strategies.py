@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from rag.errors import ConfigError
-from rag.evaluate.evaluation import Query, StrategyReport, doc_ranking, evaluate_strategy
+from rag.evaluate.evaluation import (SPAN_METRICS, Query, StrategyReport, doc_ranking, evaluate_strategy, span_figures,
+                                     span_rank)
 from rag.index.build import Index
 from rag.search.rerank import rerank_candidates
 from rag.search.retrieval import retrieve
@@ -76,6 +77,32 @@ def _rewrite_search(index: Index, strategy: str, chat, depth: int, rrf_k: int, d
             doc_of,
         )
     return lambda q: doc_ranking(retrieve_many(index, [q, *multi_query(q, chat)], depth, depth, rrf_k)[1], doc_of)
+
+
+def chunk_search(index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60, recall_n: int = 20):
+    """query -> the texts the LLM would read for each retrieved chunk, best first (a child's parent once)."""
+    from rag.ingest.chunking import context_for
+
+    depth = max(depth, recall_n)
+    if strategy in REWRITE_STRATEGIES:
+        raise ConfigError("span metrics run on dense, bm25, hybrid, hybrid+rerank, sparse and hybrid3")
+
+    def texts(q: str) -> list[str]:
+        if strategy == "hybrid+rerank":
+            if reranker is None:
+                raise ConfigError("hybrid+rerank needs a reranker")
+            cands = retrieve(index, q, "hybrid", recall_n, depth, rrf_k).ranked()
+            hits = rerank_candidates(q, cands, index, reranker, top_k=len(cands)).hits
+        else:
+            mode = {"sparse": "sparse", "hybrid3": "hybrid"}.get(strategy, strategy)
+            hits = retrieve(index, q, mode, depth, depth, rrf_k, use_sparse=strategy in SPARSE_STRATEGIES).ranked()
+        seen: dict[str, str] = {}
+        for h in hits:
+            ctx = context_for(index.chunk_set, index.chunk(h.chunk_id))
+            seen.setdefault(ctx.chunk_id, ctx.text)
+        return list(seen.values())
+
+    return texts
 
 
 def strategy_label(index: Index, strategy: str, reranker=None, rrf_k: int = 60, recall_n: int = 20, chat=None) -> str:
@@ -190,6 +217,15 @@ def compare(
         # A set of only unanswerable questions (data/out_of_scope.jsonl) has answer figures but no ranking to score.
         report = evaluate_strategy(name, label, queries, search, step) if answerable or generator is None \
             else StrategyReport(name, label)
+        spans = [q for q in answerable if q.answer]
+        if spans and name not in REWRITE_STRATEGIES:  # does a retrieved context hold the answer span?
+            contexts = chunk_search(index, name, reranker, depth, rrf_k, recall_n)
+            found = {q.query_id: contexts(q.query) for q in spans}
+            report.span_ranks = {q.query_id: span_rank(found[q.query_id], q.answer) for q in spans}
+            figures = [span_figures(r) for r in report.span_ranks.values()]
+            report.extra.update({m: sum(f[m] for f in figures) / len(figures) for m in SPAN_METRICS})
+            # what the span metrics cost: characters the generator would read from the top 5 contexts
+            report.extra["context chars@5"] = sum(sum(map(len, c[:5])) for c in found.values()) / len(found)
         for c_i, mode in enumerate(cites if generator is not None else ()):
             after = base + len(answerable) + c_i * len(queries)
             answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
