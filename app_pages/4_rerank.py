@@ -2,6 +2,7 @@
 the candidate list before and after with arrows for what moved, the scores, and a bump chart that
 follows each chunk across dense -> BM25 -> RRF -> rerank."""
 
+import math
 import pandas as pd
 import streamlit as st
 
@@ -73,7 +74,8 @@ rows = sorted(result.moves, key=lambda m: (m.after is None, m.after or 0, m.befo
 frame = pd.DataFrame([
     {tr("重排后", "after"): "—" if m.after is None else str(m.after), tr("重排前", "before"): m.before,
      tr("变化", "move"): arrow(m.before, m.after), t("chunk"): m.chunk_id,
-     tr("重排分数", "rerank score"): round(m.score, 4), t("text"): short(index.chunk(m.chunk_id).text, 70)}
+     tr("重排分数", "rerank score"): None if math.isnan(m.score) else round(m.score, 4),  # None: not judged
+     t("text"): short(index.chunk(m.chunk_id).text, 70)}
     for m in rows
 ])
 
@@ -87,9 +89,16 @@ def move_colour(v: str) -> str:
 
 
 st.subheader(tr("重排前后 Before / after", "Before / after"))
+if result.note:  # an LLM judge with a time budget: how far it got
+    judged = sum(not math.isnan(m.score) for m in result.moves)
+    st.info(tr(f"大模型评审在时间预算内评了 {judged} / {len(result.moves)} 个候选；其余的（分数为空）按检索顺序排在后面。"
+               "分数是 P(是) / (P(是) + P(否))。",
+               f"The LLM judge scored {judged} of {len(result.moves)} candidates within its time budget; the rest "
+               "(empty score) follow in retrieval order. The score is P(yes) / (P(yes) + P(no))."),
+            icon=":material/timer:")
 st.dataframe(
     frame.style.map(move_colour, subset=[tr("变化", "move")])
-    .format({tr("重排分数", "rerank score"): "{:.4f}"}),
+    .format({tr("重排分数", "rerank score"): "{:.4f}"}, na_rep="—"),
     hide_index=True, key="rerank.table",
     column_config={t("text"): st.column_config.TextColumn(width="large")},
 )

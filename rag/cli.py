@@ -71,7 +71,9 @@ def _text(text: str) -> str:
 
 
 def _reranker(args: argparse.Namespace, embedder):
-    rr = choose_reranker(args.reranker, embedder)
+    from rag.models.local_llm import LocalChat
+
+    rr = choose_reranker(args.reranker, embedder, chat=lambda: LocalChat(args.local_model))
     if args.reranker and rr.reason:  # the reranker the user named did not load: say so, do not hide it
         _err(f"reranker: {rr.reason}")
     return rr
@@ -422,7 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--mode", choices=MODES, default=defaults.RETRIEVAL_MODE)
     a.add_argument("--recall-n", type=_positive, default=defaults.RECALL_N)
     a.add_argument("--top-k", type=_positive, default=defaults.TOP_K)
-    a.add_argument("--reranker", help="cross-encoder name/path, or sentence-maxsim (default, offline fallback)")
+    a.add_argument("--reranker", help="cross-encoder name/path, sentence-maxsim (default, offline fallback), or "
+                                      "llm-judge (the local model's P(yes), within $RAG_JUDGE_BUDGET_S s per query)")
     a.add_argument("--no-rerank", action="store_true")
     a.add_argument("--rewrite", choices=("none", "hyde", "multi-query"), default="none")
     a.add_argument("--offline", action="store_true",
@@ -437,7 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--sample", type=_non_negative, default=0,
                    help="N queries evenly spaced through the file (a fixed sample, the same every run)")
     e.add_argument("--rerank", action="store_true", help="add hybrid + rerank")
-    e.add_argument("--reranker", help="cross-encoder name/path (default: the offline fallback)")
+    e.add_argument("--reranker", help="cross-encoder name/path, llm-judge, or the offline fallback (default)")
     e.add_argument("--recall-n", type=_positive, default=defaults.RECALL_N)
     e.add_argument("--answers", action="store_true",
                    help="also answer every query and report citation validity / unsupported-sentence rate")

@@ -283,3 +283,41 @@ def test_answer_page_streams_the_local_model_with_and_without_rag(monkeypatch, k
     assert trace.answer and trace.audit is not None and not trace.audit.hallucinated
     assert trace.no_rag_answer and trace.no_rag_grounding
     assert trace.generation["tokens"] <= 32
+
+
+# ---------------------------------------------------------------------------------------- LLM judge
+
+
+def test_next_token_logprobs_reuse_the_shared_prompt_start_and_match_a_fresh_context(chat):
+    import math
+
+    base = [{"role": "system", "content": "You judge search results. Answer only yes or no."}]
+    ask = lambda p: base + [{"role": "user", "content": f"Question: what is RRF?\n\nPassage: {p}\n\nAnswer yes or no."}]  # noqa: E731
+    first = chat.next_token_logprobs(ask("RRF adds 1/(k + rank) over the lists."), ["Yes", "No"])
+    other = chat.next_token_logprobs(ask("Overfitting means a model memorises its training data."), ["Yes", "No"])
+    again = chat.next_token_logprobs(ask("RRF adds 1/(k + rank) over the lists."), ["Yes", "No"])
+    assert all(v <= 0 for v in first.values()) and sum(math.exp(v) for v in first.values()) <= 1.0 + 1e-6
+    # the reused prefix changes only float rounding (llama.cpp evaluates the rest as a smaller batch)
+    assert first == pytest.approx(again, abs=0.05)
+    assert first["Yes"] - first["No"] > other["Yes"] - other["No"]  # the answering passage: more "yes"
+
+
+def test_the_llm_judge_ranks_the_answering_passage_first_and_respects_its_budget(chat):
+    import numpy as np
+
+    from rag.search.hits import Hit
+    from rag.search.llm_judge import LLMJudgeReranker
+    from rag.search.rerank import rerank
+
+    judge = LLMJudgeReranker(chat, budget_s=60)
+    texts = {"a": "过拟合指模型在训练集上表现很好，但在没见过的数据上明显变差。",
+             "b": "RRF（倒数排名融合）把每个检索器给文档的名次取倒数相加：score = Σ 1/(k + rank)。",
+             "c": "BM25 用词频和逆文档频率给文档打分。"}
+    cands = [Hit(cid, 0.0, i + 1, "hybrid") for i, cid in enumerate(texts)]
+    res = rerank("RRF 是怎么计算的？", cands, texts, judge, top_k=3)
+    assert res.hits[0].chunk_id == "b" and not res.note and "not a cross-encoder" in res.reranker
+    assert all(0 < m.score < 1 for m in res.moves)
+    none = LLMJudgeReranker(chat, budget_s=0)  # only the first candidate is judged
+    res = rerank("RRF 是怎么计算的？", cands, texts, none, top_k=3)
+    assert res.note.startswith("judged 1 of 3") and [h.chunk_id for h in res.hits][1:] == ["b", "c"]
+    assert np.isnan([m.score for m in res.moves][1:]).all()

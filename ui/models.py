@@ -15,6 +15,7 @@ from rag.search.rerank import load_reranker
 from rag.ingest.documents import Document, load_knowledge_base
 from rag.models.embedding import Embedder, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
+from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import LocalChat
 
 
@@ -34,7 +35,8 @@ def cross_encoder(name: str):
 def reranker(name: str, embedder_name: str) -> Choice:
     """The reranker `name` (or the labelled offline fallback, with the reason) for an embedder. Not cached
     itself: the choice is cheap, and a cached Choice would cache a fallback made after a failure."""
-    return choose_reranker(name, embedder(embedder_name), loader=cross_encoder)
+    return choose_reranker(name, embedder(embedder_name), loader=cross_encoder,
+                           chat=lambda: local_chat(st.session_state.get("llm.local_model") or DEFAULT_LOCAL_MODEL))
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)

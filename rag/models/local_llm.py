@@ -19,14 +19,17 @@ Not handled here: finding and assembling the weights (rag/models/gguf_parts.py),
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+import numpy as np
 
 from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
 from rag.models.gguf_parts import GGUF_MODELS, assemble, is_installed, spec_for
@@ -250,6 +253,44 @@ class LocalChat:
                 chunks.close()
         finally:
             self._lock.release()
+
+
+    # --------------------------------------------------------------------------- next-token judge
+
+    def next_token_logprobs(self, messages: list[dict], candidates: Sequence[str]) -> dict[str, float]:
+        """Log-probability of each candidate's first token as the assistant's first token after `messages`
+        (a yes/no judge reads P("yes") here). The prompt is laid out in the model's ChatML template; the part
+        it shares with the previous call (llama.cpp's KV cache) is not evaluated again, so judging many
+        passages for one question costs each passage's own tokens, not the instructions' each time."""
+        _check_messages(messages)
+        template = str(self._llm.metadata.get("tokenizer.chat_template", ""))
+        if "<|im_start|>" not in template:
+            raise LLMError(f"{self.label}: the next-token judge lays prompts out in ChatML; this model's template "
+                           "is another")
+        text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+        tokens = self._llm.tokenize((text + "<|im_start|>assistant\n").encode("utf-8"), add_bos=False, special=True)
+        if len(tokens) >= self.n_ctx - _SAFETY:
+            raise LLMError(f"{self.label}: a judge prompt of {len(tokens)} tokens does not fit the {self.n_ctx}-token "
+                           "window: shorten the passages")
+        ids = [self._llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)[0] for c in candidates]
+        self._acquire(None)
+        try:
+            llm = self._llm
+            seen = llm.input_ids[: llm.n_tokens].tolist()
+            keep = 0
+            for a, b in zip(seen, tokens):
+                if a != b:
+                    break
+                keep += 1
+            keep = min(keep, len(tokens) - 1)  # evaluate at least the last token: its logits are the answer
+            llm.n_tokens = keep
+            llm.eval(tokens[keep:])
+            logits = np.array(np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),)), dtype=np.float64)
+        finally:
+            self._lock.release()
+        top = logits.max()
+        log_z = top + math.log(float(np.exp(logits - top).sum()))
+        return {c: float(logits[i] - log_z) for c, i in zip(candidates, ids)}
 
 
 def local_model_names() -> list[str]:

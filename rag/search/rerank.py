@@ -43,6 +43,7 @@ from rag.models.hub import load_model, use_short_timeouts
 from rag.ingest.sentences import split_sentences
 
 FALLBACK = "sentence-maxsim"
+LLM_JUDGE = "llm-judge"  # the bundled local model as a pointwise judge (llm_judge.py)
 
 # Registry key -> model id on the model hub (or FALLBACK). Cross-encoders need their weights
 # downloaded once; the fallback needs nothing beyond the embedder. The first entry is the default.
@@ -51,11 +52,13 @@ RERANKERS: dict[str, str] = {
     "bge-reranker-v2-m3": "BAAI/bge-reranker-v2-m3",  # multilingual, 568M params, ~2.3 GB, slower
     "ms-marco-MiniLM-L-6-v2": "cross-encoder/ms-marco-MiniLM-L-6-v2",  # English only, 23M params
     FALLBACK: FALLBACK,  # offline fallback, not a cross-encoder
+    LLM_JUDGE: LLM_JUDGE,  # the local LLM judging relevance, not a cross-encoder
 }
 
 # Completes "or use ..." in every loading error; built from RERANKERS so it cannot drift.
 ALTERNATIVES = (
-    f"a local model directory, a registry model ({', '.join(k for k in RERANKERS if k != FALLBACK)}), or the "
+    f"a local model directory, a registry model ({', '.join(k for k in RERANKERS if k not in (FALLBACK, LLM_JUDGE))}), "
+    f"the local LLM as a judge ({LLM_JUDGE!r}), or the "
     f"offline fallback reranker {FALLBACK!r} (labelled as a fallback, not a cross-encoder)"
 )
 
@@ -87,6 +90,7 @@ class RerankResult:
     moves: list[RerankMove]  # one per candidate, in candidate order
     reranker: str  # the reranker's label
     is_fallback: bool
+    note: str = ""  # e.g. how many candidates an LLM judge reached within its time budget
 
 
 class CrossEncoderReranker:
@@ -157,7 +161,7 @@ class SentenceMaxSimReranker:
         return best
 
 
-def load_reranker(name: str, embedder=None) -> Reranker:
+def load_reranker(name: str, embedder=None, chat=None) -> Reranker:
     """A reranker by registry key (RERANKERS), hub model id or local model directory.
 
     "sentence-maxsim" needs `embedder`. A cross-encoder that cannot be loaded raises
@@ -166,6 +170,10 @@ def load_reranker(name: str, embedder=None) -> Reranker:
     """
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"no reranker name given; choose one of {', '.join(RERANKERS)} or a model path")
+    if name.strip() == LLM_JUDGE:
+        from rag.search.llm_judge import LLMJudgeReranker
+
+        return LLMJudgeReranker(chat)
     model = RERANKERS.get(name.strip(), name.strip())
     if model == FALLBACK:
         if embedder is None:
@@ -195,11 +203,15 @@ def rerank(
     ordered = sorted(candidates, key=lambda h: h.rank)
     scores = reranker.score(query, [texts[h.chunk_id] for h in ordered]) if ordered else np.zeros(0)
     scores = np.asarray(scores, dtype=np.float64).reshape(len(ordered))
-    order = sorted(range(len(ordered)), key=lambda i: (-scores[i], i))  # ties keep the candidate order
+    unscored = np.isnan(scores)  # NaN: a reranker with a time budget did not reach it
+    # scored first by score, then the unscored in candidate order; ties keep the candidate order
+    order = sorted(range(len(ordered)), key=lambda i: (bool(unscored[i]), 0.0 if unscored[i] else -scores[i], i))
     after = {ordered[i].chunk_id: r for r, i in enumerate(order[:top_k], 1)}
     hits = [Hit(ordered[i].chunk_id, float(scores[i]), r, "rerank") for r, i in enumerate(order[:top_k], 1)]
     moves = [RerankMove(h.chunk_id, h.rank, after.get(h.chunk_id), float(scores[i])) for i, h in enumerate(ordered)]
-    return RerankResult(hits, moves, reranker.label, bool(reranker.is_fallback))
+    note = f"judged {int((~unscored).sum())} of {len(ordered)} candidates within the time budget; the rest keep " \
+           "their retrieval order after them" if unscored.any() else ""
+    return RerankResult(hits, moves, reranker.label, bool(reranker.is_fallback), note)
 
 
 def rerank_candidates(query: str, candidates: Sequence[Hit], index, reranker: Reranker, top_k: int = 5

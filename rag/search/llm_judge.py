@@ -1,0 +1,84 @@
+"""An LLM as a pointwise relevance judge: the offline model-based reranker (not a cross-encoder).
+
+For each (question, candidate) the bundled local model reads a judging prompt and the reranker reads, instead
+of a generated answer, the probabilities of its first token: score = P(yes) / (P(yes) + P(no)), summed over
+"yes"/"Yes" (or 是, for a Chinese question with the Chinese prompt). LLM rerankers such as Qwen3-Reranker
+and bge-reranker-v2-gemma score this way. The question comes before the passage, so the prompt's start is
+shared by every candidate and llama.cpp keeps it in its KV cache: each candidate costs its own tokens.
+
+Candidates are judged in retrieval order until `budget_s` seconds have passed; the rest get NaN ("not
+judged"), which rerank() ranks after every judged one, in their retrieval order, and reports ("judged 12 of
+20"). Passages are cut to `max_chars` characters so one long chunk cannot eat the budget.
+Measured in the README ("LLM judge vs fallback vs none"); the prompts were written once, not tuned on a set.
+Not handled here: loading the model (rag/models/local_llm.py), sorting and recording moves (rerank.py).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Sequence
+
+import numpy as np
+
+from rag.errors import ConfigError, LLMError, ModelUnavailableError
+from rag.ingest.language import detect_lang
+
+NAME = "llm-judge"
+BUDGET_S = 30.0  # seconds of judging per query by default (RAG_JUDGE_BUDGET_S)
+MAX_CHARS = 600
+
+PROMPTS = {
+    "zh": ("你是检索结果的评审，只回答“是”或“否”。",
+           "问题：{q}\n\n段落：{p}\n\n这段话回答了这个问题吗？只回答“是”或“否”。", (["是"], ["否"])),
+    "en": ("You judge search results. Answer only yes or no.",
+           "Question: {q}\n\nPassage: {p}\n\nDoes the passage answer the question? Answer yes or no.",
+           (["Yes", "yes"], ["No", "no"])),
+}
+
+
+def default_budget() -> float:
+    raw = os.environ.get("RAG_JUDGE_BUDGET_S", "").strip()
+    try:
+        return float(raw) if raw else BUDGET_S
+    except ValueError:
+        raise ConfigError(f"RAG_JUDGE_BUDGET_S={raw!r} must be a number of seconds, e.g. 30") from None
+
+
+class LLMJudgeReranker:
+    name = NAME
+    is_fallback = False  # a real model, but labelled as a judge, not a cross-encoder
+
+    def __init__(self, chat, budget_s: float | None = None, max_chars: int = MAX_CHARS):
+        if chat is None or not hasattr(chat, "next_token_logprobs"):
+            raise ModelUnavailableError("the LLM judge needs the bundled local model (it reads next-token "
+                                        "probabilities, which an OpenAI-compatible endpoint does not give here)")
+        self.chat = chat
+        self.budget_s = default_budget() if budget_s is None else float(budget_s)
+        self.max_chars = int(max_chars)
+        self.label = (f"LLM judge ({chat.label}): P(yes) after a judging prompt, pointwise; not a cross-encoder; "
+                      f"judges candidates for up to {self.budget_s:g} s per query")
+
+    def judge(self, query: str, text: str) -> float:
+        lang = "zh" if detect_lang(query) == "zh" else "en"
+        system, user, (yes, no) = PROMPTS[lang]
+        messages = [{"role": "system", "content": system},
+                    {"role": "user", "content": user.format(q=query, p=text[: self.max_chars])}]
+        lp = self.chat.next_token_logprobs(messages, yes + no)
+        y = math.log(sum(math.exp(lp[t]) for t in yes))
+        n = math.log(sum(math.exp(lp[t]) for t in no))
+        return 1.0 / (1.0 + math.exp(n - y))
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """P(yes) per candidate, NaN for the candidates the time budget did not reach."""
+        out = np.full(len(texts), np.nan)
+        t0 = time.perf_counter()
+        for i, text in enumerate(texts):
+            if i and time.perf_counter() - t0 >= self.budget_s:
+                break
+            try:
+                out[i] = self.judge(query, text)
+            except LLMError:  # a passage that does not fit the window: not judged, not fatal
+                continue
+        return out
