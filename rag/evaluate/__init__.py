@@ -4,4 +4,5 @@
 - `strategies.py`: the strategies compared (dense, BM25, hybrid, rerank, HyDE, multi-query) and the
   loop that runs them, with answer-level figures when a generator is given.
 - `wins.py`: fusion against each single retriever, query by query: win, tie or loss.
+- `chunkers.py`: chunkers compared on span metrics, overall and per kind of question.
 """

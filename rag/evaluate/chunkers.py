@@ -39,7 +39,9 @@ class ChunkerReport:
 
 def compare_chunkers(docs: Sequence[Document], queries: Sequence[Query], embedder, chunkers: Sequence[str] | None = None,
                      strategy: str = "hybrid", depth: int = 50, rrf_k: int = 60,
-                     progress: Callable[[int, int, str], None] | None = None) -> list[ChunkerReport]:
+                     progress: Callable[[int, int, str], None] | None = None,
+                     transform: Callable | None = None) -> list[ChunkerReport]:
+    """One index per chunker; `transform(chunk_set)` runs before indexing (contextual chunking)."""
     chunkers = list(chunkers or CHUNKERS)
     unknown = [c for c in chunkers if c not in CHUNKERS]
     if unknown:
@@ -51,6 +53,8 @@ def compare_chunkers(docs: Sequence[Document], queries: Sequence[Query], embedde
     for i, name in enumerate(chunkers):
         t0 = time.perf_counter()
         chunk_set = chunk_documents(docs, name, embedder=embedder)
+        if transform is not None:
+            chunk_set = transform(chunk_set)
         index = build_index(chunk_set, embedder)
         (report,) = compare(index, queries, [strategy], None, depth, rrf_k)
         lengths = [len(c.text) for c in chunk_set.chunks]

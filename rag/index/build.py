@@ -17,6 +17,7 @@ import numpy as np
 
 from rag.index.bm25 import BM25
 from rag.ingest.chunking import Chunk, ChunkSet
+from rag.ingest.contextual import index_text
 from rag.models.embedding import Embedder
 from rag.index.token_cache import tokenize_many
 from rag.index.tokenize import jieba_tokenize
@@ -74,7 +75,7 @@ def build_index(
 
     jieba tokens come through token_cache.py (a text seen before is not tokenized again; `persist_tokens`
     also keeps them on disk, which the CLI does and the app does not)."""
-    texts = [c.text for c in chunk_set.chunks]
+    texts = [index_text(c) for c in chunk_set.chunks]  # contextual chunking: the context sentence first
     with_stats = getattr(embedder, "embed_documents_with_stats", None)
     if with_stats is not None:  # a cached embedder says what this build found, without shared counters
         vecs, stats = with_stats(texts, progress=progress)

@@ -53,7 +53,8 @@ def _default_path() -> Path:
 
 
 def free_cores() -> int:
-    """Cores this process may use minus the load already running on them (at least 1)."""
+    """Cores this process may use minus the load other work puts on them (at least 1). The 1-minute load
+    average counts this process too while it runs, so one unit of it is ours."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -62,7 +63,7 @@ def free_cores() -> int:
         busy = os.getloadavg()[0]
     except OSError:
         busy = 0.0
-    return max(1, min(cores, round(cores - busy + 0.49)))
+    return max(1, min(cores, round(cores - max(0.0, busy - 1.0) + 0.49)))
 
 
 def _tokenize_chunk(texts: list[str]) -> list[list[str]]:

@@ -5,5 +5,6 @@
 - `hits.py`: `Hit` and `Contribution`, the ranked results that flow between the steps above.
 - `ranktable.py`: where each chunk sits in each list, and the RRF arithmetic written out.
 - `rerank.py`: cross-encoder reranking, or the labelled sentence-maxsim fallback; what moved.
+- `llm_judge.py`: the local LLM as a pointwise relevance judge (P(yes)), within a time budget.
 - `rewrite.py`: HyDE and multi-query, the query rewrites a language model writes.
 """

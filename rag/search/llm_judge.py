@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 from typing import Sequence
 
@@ -59,6 +60,16 @@ class LLMJudgeReranker:
         self.max_chars = int(max_chars)
         self.label = (f"LLM judge ({chat.label}): P(yes) after a judging prompt, pointwise; not a cross-encoder; "
                       f"judges candidates for up to {self.budget_s:g} s per query")
+        self._totals = [0, 0.0, 0]  # pairs judged, seconds judging, candidates offered (all calls, for reports)
+        self._totals_lock = threading.Lock()
+
+    @property
+    def totals(self) -> dict[str, float]:
+        """Over every call so far: pairs judged, seconds per pair, share of the candidates reached."""
+        with self._totals_lock:
+            pairs, seconds, offered = self._totals
+        return {"pairs": pairs, "seconds_per_pair": seconds / pairs if pairs else 0.0,
+                "reached": pairs / offered if offered else 0.0}
 
     def judge(self, query: str, text: str) -> float:
         lang = "zh" if detect_lang(query) == "zh" else "en"
@@ -81,4 +92,8 @@ class LLMJudgeReranker:
                 out[i] = self.judge(query, text)
             except LLMError:  # a passage that does not fit the window: not judged, not fatal
                 continue
+        with self._totals_lock:
+            self._totals[0] += int((~np.isnan(out)).sum())
+            self._totals[1] += time.perf_counter() - t0
+            self._totals[2] += len(texts)
         return out
