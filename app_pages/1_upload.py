@@ -130,6 +130,19 @@ with c1:
                 "features, and, as in BM25, only shared features score. On: it is the retrieval page's third "
                 "column and RRF fuses three lists. Costs one more encoder pass per chunk."),
     )
+    st.checkbox(
+        tr("上下文分块（本地大模型为每块写一句定位）", "Contextual chunking (the local model places each chunk)"),
+        key="index.contextual",
+        help=tr("Anthropic 2024 的做法：本地模型先读整篇文档，再为每一块写一句话说明它在文档里讲什么，这句话只加在"
+                "向量和 BM25 看到的文本前面；块本身、引用和交给大模型的上下文都不变。每块要生成一句，较慢；"
+                "同一篇文档的各块共用提示词的开头（llama.cpp 的 KV 缓存）。",
+                "Anthropic's 2024 method: the local model reads the whole document, then writes one sentence "
+                "saying what each chunk is about; only the embedder and BM25 see it, prepended. The chunk, its "
+                "citation and what the generator reads stay as they are. One generated sentence per chunk, so "
+                "slow; the chunks of one document share the prompt's start (llama.cpp's KV cache)."),
+    )
+    if ss.get("index.contextual_error") and ss.get("index.contextual"):
+        st.warning(md_escape(ss["index.contextual_error"]))
     if ss.get("index.sparse_error") and ss.get("index.sparse"):
         st.warning(md_escape(ss["index.sparse_error"]))
 
@@ -246,6 +259,17 @@ st.success(tr(
     f"Index ready: {len(index.chunks)} chunks · {method_applied} {params_applied} · {index.embedder.label} · "
     f"{index.vectors.vectors.shape[1]} dimensions · BM25 stop words {'on' if index.bm25.stopwords else 'off'}",
 ))
+contexts = [(c.chunk_id, c.metadata["context"]) for c in index.chunks if c.metadata.get("context")]
+if contexts:
+    stats = ss.get("index.contextual_stats", {})
+    with st.expander(tr(f"每块的上下文（{len(contexts)} 块）", f"Each chunk's context ({len(contexts)} chunks)"),
+                     expanded=True):
+        st.dataframe(pd.DataFrame([{"chunk_id": cid, tr("上下文（只给检索用）", "context (for the index only)"): ctx}
+                                   for cid, ctx in contexts]), hide_index=True, key="upload.contexts")
+        if stats:
+            st.caption(tr(f"新写 {stats['generated']} 句，每句 {stats['seconds_per_generated']:.1f} 秒；缓存命中 {stats['cached']}。",
+                          f"{stats['generated']} written, {stats['seconds_per_generated']:.1f} s each; "
+                          f"{stats['cached']} from the cache."))
 if info.get("cache_hits") is not None:
     st.caption(tr(
         f"上次建索引用时 {info['seconds']:.1f} 秒；向量缓存命中 {info['cache_hits']}，新计算 {info['cache_misses']}。",

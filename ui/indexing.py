@@ -1,7 +1,7 @@
 """One session's chunks and index, rebuilt only when what they depend on changes.
 
 The index key hashes (corpus content, chunker, chunker parameters, embedder, BM25 stopwords on/off, the
-learned-sparse list on/off):
+learned-sparse list on/off, contextual chunking on/off):
 changing the question or a slider never re-embeds the corpus; toggling the stopwords rebuilds BM25 and
 reads every vector back from the embedding cache. Building shows a progress bar.
 Not handled here: chunking and indexing themselves (rag/ingest/chunking.py, rag/index/build.py).
@@ -17,6 +17,7 @@ from typing import Any, Mapping, MutableMapping
 import streamlit as st
 
 from rag.errors import RagError
+from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.index.build import Index, build_index
 from rag.index.dense_index import with_sparse
 from rag.index.tokenize import load_stopwords
@@ -40,7 +41,7 @@ def chunk_set(ss: MutableMapping, method: str, params: Mapping[str, Any]) -> Chu
 def index_key(ss: MutableMapping) -> str:
     method, params = ss["applied.chunk"]
     raw = json.dumps([ss["corpus.hash"], method, params, ss["applied.embedder"], bool(ss.get("index.stopwords")),
-                      bool(ss.get("index.sparse"))], sort_keys=True)
+                      bool(ss.get("index.sparse")), bool(ss.get("index.contextual"))], sort_keys=True)
     return hashlib.sha1(raw.encode()).hexdigest()[:16]
 
 
@@ -50,6 +51,23 @@ def apply_chunking(ss: MutableMapping, method: str, params: Mapping[str, Any], e
     models.embedder(embedder_name)  # ModelUnavailableError before we switch
     ss["applied.chunk"] = (method, dict(params))
     ss["applied.embedder"] = embedder_name
+
+
+def _contextual(ss: MutableMapping, chunks: ChunkSet, bar) -> ChunkSet:
+    """Contextual chunking with the session's local model; on failure the plain chunks, with the reason."""
+    from rag.ingest.contextual import contextualize
+
+    try:
+        chat = models.local_chat(ss.get("llm.local_model") or DEFAULT_LOCAL_MODEL)
+        out, stats = contextualize(chunks, ss["corpus.docs"], chat, persist=False,  # an upload stays off disk
+                                   progress=lambda d, n: bar.progress(d / n if n else 1.0,
+                                                                      text=f"{t('context_progress')} {d}/{n}"))
+    except RagError as e:
+        ss["index.contextual_error"] = str(e)
+        return chunks
+    ss.pop("index.contextual_error", None)
+    ss["index.contextual_stats"] = stats
+    return out
 
 
 def current_index() -> Index | None:
@@ -73,6 +91,8 @@ def get_index() -> Index:
         bar.progress(min(1.0, done / total) if total else 1.0, text=f"{t('embedding_progress')} {done}/{total}")
 
     t0 = time.perf_counter()
+    if ss.get("index.contextual"):
+        chunks = _contextual(ss, chunks, bar)
     stopwords = load_stopwords() if ss.get("index.stopwords") else frozenset()
     index = build_index(chunks, embedder, progress=progress, stopwords=stopwords)
     if ss.get("index.sparse"):

