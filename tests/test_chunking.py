@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rag.ingest.chunking import CHUNKERS, Chunk, ChunkSet, chunk_documents, context_for
+from tests.fakes import BigramEmbedder
 from rag.ingest.documents import Document, load_bytes
 from rag.errors import ConfigError
 from rag.ingest.sentences import sentence_spans
@@ -100,7 +101,7 @@ def test_fixed_bad_params(params, fix):
 
 def test_unknown_method_and_param():
     with pytest.raises(ConfigError) as e:
-        chunk_documents([], "semantic")
+        chunk_documents([], "paragraph")
     for name in CHUNKERS:
         assert name in str(e.value)
     with pytest.raises(ConfigError, match="chunk_sise.*accepted: chunk_size, overlap"):
@@ -115,15 +116,17 @@ PARAMS = {
     "sentence": {"target_size": 60},
     "parent_child": {"parent_size": 120, "child_size": 40},
     "markdown": {"max_size": 60},
+    "semantic": {"max_size": 60, "min_size": 0},
     "document": {},
 }
+EMB = BigramEmbedder()  # semantic chunking embeds sentences; the other chunkers ignore it
 
 
 @pytest.mark.parametrize("method", list(CHUNKERS))
 def test_offsets_are_exact_slices(method):
     md = Document("md", "# 标题\n\n" + ZH_TEXT[:200] + "\n\n## Sub\n" + EN_TEXT[:150])
     docs = [_long_doc(), md, Document("e", " \n")]
-    cs = chunk_documents(docs, method, **PARAMS[method])
+    cs = chunk_documents(docs, method, embedder=EMB, **PARAMS[method])
     assert isinstance(cs, ChunkSet) and cs.method == method
     by_doc = {d.doc_id: d for d in docs}
     for c in cs.chunks + list(cs.parents.values()):
@@ -139,7 +142,7 @@ def test_offsets_are_exact_slices(method):
 @pytest.mark.parametrize("method", list(CHUNKERS))
 def test_ref_rule_single_chunk_doc(method):
     docs = [Document("faq_003", "退货政策\n七天内可无理由退货。", "退货政策", metadata={"url": "u"}), _long_doc()]
-    cs = chunk_documents(docs, method, **PARAMS[method])
+    cs = chunk_documents(docs, method, embedder=EMB, **PARAMS[method])
     [faq] = [c for c in cs.chunks if c.doc_id == "faq_003"]
     assert faq.ref == "faq_003"
     assert faq.metadata["url"] == "u"
@@ -329,6 +332,6 @@ def test_one_megabyte_is_cut_into_slices_of_the_text(method):
     """Speed is measured in bench/bench_chunking.py; here, that a megabyte comes out whole and exact."""
     text = ("".join(ZH_SENTENCES) + "\n\n## 小节\n\n") * (1_000_000 // 330)
     doc = Document("big", text)
-    cs = chunk_documents([doc], method)
+    cs = chunk_documents([doc], method, embedder=EMB)
     assert cs.chunks and all(c.text == text[c.start:c.end] for c in cs.chunks)
     assert not text[: min(c.start for c in cs.chunks)].strip()  # nothing dropped at the front

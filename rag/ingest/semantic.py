@@ -67,33 +67,40 @@ def semantic_curve(doc: Document, embedder, breakpoint_percentile: float = 95, m
     sims = np.sum(vecs[:-1] * vecs[1:], axis=1).astype(float)  # unit vectors: dot = cosine
     threshold = 1.0 - float(np.percentile(1.0 - sims, p))
     cuts = {i for i, s in enumerate(sims) if s < threshold - 1e-9}
-    groups = _groups(len(sentences), cuts)
-    # too long: cut again at the sharpest drop inside, until every piece fits
-    changed = True
-    while changed:
-        changed = False
-        for a, b in groups:
-            if b - a > 1 and sentences[b - 1][1] - sentences[a][0] > max_size:
-                cuts.add(min(range(a, b - 1), key=lambda i: sims[i]))
-                groups, changed = _groups(len(sentences), cuts), True
-                break
-    # too short: join the more similar neighbour (never making a piece too long)
-    changed = True
-    while changed and len(groups) > 1:
-        changed = False
-        for g, (a, b) in enumerate(groups):
-            if sentences[b - 1][1] - sentences[a][0] >= min_size:
-                continue
-            options = []
-            if g > 0:
-                options.append((sims[a - 1], a - 1, groups[g - 1][0], b))
-            if g + 1 < len(groups):
-                options.append((sims[b - 1], b - 1, a, groups[g + 1][1]))
-            options = [o for o in options if sentences[o[3] - 1][1] - sentences[o[2]][0] <= max_size]
-            if options:
-                cuts.discard(max(options)[1])
-                groups, changed = _groups(len(sentences), cuts), True
-                break
+    size = lambda a, b: sentences[b - 1][1] - sentences[a][0]  # noqa: E731  characters of sentences [a, b)
+    groups = []
+    for a, b in _groups(len(sentences), cuts):  # too long: cut again at the sharpest drop inside, until it fits
+        stack = [(a, b)]
+        while stack:
+            a, b = stack.pop()
+            if b - a > 1 and size(a, b) > max_size:
+                i = a + int(np.argmin(sims[a:b - 1]))
+                stack += [(i + 1, b), (a, i + 1)]  # left half comes off the stack first
+            else:
+                groups.append((a, b))
+    merged: list[tuple[int, int]] = []  # too short: join the more similar neighbour, if the join still fits
+    carry = None
+    for a, b in groups:
+        if carry is not None:
+            if size(carry[0], b) <= max_size:
+                a = carry[0]
+            else:
+                merged.append(carry)
+            carry = None
+        if size(a, b) >= min_size:
+            merged.append((a, b))
+            continue
+        back = bool(merged) and size(merged[-1][0], b) <= max_size
+        forward = b < len(sentences)
+        if back and (not forward or sims[a - 1] >= sims[b - 1]):
+            merged[-1] = (merged[-1][0], b)
+        elif forward:
+            carry = (a, b)
+        else:
+            merged.append((a, b))
+    if carry is not None:
+        merged.append(carry)
+    cuts = {b - 1 for a, b in merged[:-1]}
     boundaries = [sentences[i + 1][0] for i in range(len(sentences) - 1)]
     return Curve(boundaries, sims.tolist(), threshold, sorted(cuts), sentences)
 
