@@ -12,7 +12,7 @@ import streamlit as st
 from rag.evaluate.evaluation import METRICS, load_queries
 from rag.answer.citation_grammar import CITE_MODES
 from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, compare
-from rag.evaluate.wins import SINGLES, verdicts, win_tie_loss
+from rag.evaluate.wins import SINGLES, default_metric, verdicts, win_tie_loss
 from ui import charts, choices, corpus, indexing, settings
 from ui.i18n import t, tr
 from ui.render import attempt, html_table, upload_limit_note
@@ -120,18 +120,19 @@ st.html(html_table(pd.DataFrame([{tr("策略", "strategy"): r.strategy, tr("实�
                                  for r in reports])))
 st.plotly_chart(charts.eval_bars(reports, metrics), key="eval.chart")
 
-counts = win_tie_loss(reports)
+wins_metric = default_metric(reports)
+counts = win_tie_loss(reports, wins_metric)
 if counts:
     st.subheader(tr("融合是赢、平还是输？Fusion, query by query", "Did fusion win, tie or lose? Query by query"))
-    st.caption(tr("均值会掩盖：融合可能提高了平均分，却在某个单一检索器独自答对的问题上输掉。每个问题比较 nDCG@10。",
+    st.caption(tr(f"均值会掩盖：融合可能提高了平均分，却在某个单一检索器独自答对的问题上输掉。每个问题比较 {wins_metric}。",
                   "A mean hides this: fusion can raise the average and still lose on the questions one retriever "
-                  "answered alone. Each query's nDCG@10 is compared."))
+                  f"answered alone. Each query's {wins_metric} is compared."))
     st.dataframe(pd.DataFrame([{tr("融合", "fused"): f, tr("对比", "against"): single,
                                 tr("赢", "wins"): c["win"], tr("平", "ties"): c["tie"], tr("输", "losses"): c["loss"]}
                                for f, against in counts.items() for single, c in against.items()]),
                  hide_index=True, key="eval.wins")
     fused = next(iter(counts))
-    losses = [v for v in verdicts(reports, fused) if "loss" in [v.get(f"vs {x}") for x in SINGLES]]
+    losses = [v for v in verdicts(reports, fused, wins_metric) if "loss" in [v.get(f"vs {x}") for x in SINGLES]]
     if losses:
         with st.expander(tr(f"{fused} 输掉的 {len(losses)} 个问题", f"The {len(losses)} queries {fused} lost")):
             st.dataframe(pd.DataFrame(losses).round(3), hide_index=True, key="eval.losses")

@@ -36,7 +36,7 @@ from rag.index.dense_index import use_index, with_sparse
 from rag.pipeline import ask, ask_no_rag
 from rag.search.retrieval import MODES, retrieve
 from rag.evaluate.strategies import REWRITE_STRATEGIES, SPARSE_STRATEGIES, STRATEGIES, compare
-from rag.evaluate.wins import format_counts, win_tie_loss
+from rag.evaluate.wins import default_metric, format_counts, win_tie_loss
 from rag.index.tokenize import load_stopwords
 from rag.trace import AskSettings, grounding_text, support_text
 
@@ -368,8 +368,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         index_note = {"index": index.searcher.label, f"recall@{args.k} vs exact": agree["recall"],
                       "ms/query exact": agree["exact_ms"], f"ms/query {index.index_kind}": agree["index_ms"],
                       "build s": index.searcher.build_seconds, "bytes/vector": index.searcher.bytes_per_vector}
-    counts = win_tie_loss([replace(r, strategy=r.strategy.split(" [")[0]) for r in reports
-                           if not r.strategy.endswith("[exact]")])  # fusion vs each single list, per query
+    judged = [replace(r, strategy=r.strategy.split(" [")[0]) for r in reports if not r.strategy.endswith("[exact]")]
+    wins_metric = default_metric(judged)
+    counts = win_tie_loss(judged, wins_metric)  # fusion vs each single list, query by query
     if args.json:
         out = {
             "corpus": args.corpus or "bundled knowledge base",
@@ -394,7 +395,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
               f"{totals['seconds_per_pair']:.2f} s per pair, {totals['reached']:.0%} of the candidates reached "
               f"within {rr.backend.budget_s:g} s per query")
     if counts:
-        print("\nfusion, query by query:\n" + "\n".join("  " + line for line in format_counts(counts).split("\n")))
+        print("\nfusion, query by query:\n" + "\n".join("  " + line for line in
+                                                        format_counts(counts, wins_metric).split("\n")))
     if index_note:
         print(f"\ndense index: {index_note['index']}")
         print("  " + "   ".join(f"{k}: {v:.4g}" for k, v in index_note.items() if k != "index"))

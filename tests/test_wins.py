@@ -29,3 +29,13 @@ def test_counts_follow_each_querys_metric():
 def test_nothing_to_compare_without_a_fused_strategy():
     assert win_tie_loss([report("dense", [["d1"]] * 3)]) == {}
     assert verdicts([report("dense", [["d1"]] * 3)]) == []
+
+
+def test_span_sets_compare_span_ranks_not_documents():
+    from rag.evaluate.wins import default_metric
+
+    dense, hybrid = report("dense", [["d1"]] * 3), report("hybrid", [["d1"]] * 3)
+    dense.span_ranks, hybrid.span_ranks = {"q1": 1, "q2": None, "q3": 2}, {"q1": 2, "q2": 1, "q3": 2}
+    assert default_metric([dense, hybrid]) == "span MRR@10"
+    assert win_tie_loss([dense, hybrid], "span MRR@10") == {"hybrid": {"dense": {"win": 1, "tie": 1, "loss": 1}}}
+    assert default_metric([report("dense", [["d1"]] * 3)]) == "nDCG@10"

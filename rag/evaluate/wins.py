@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from rag.evaluate.evaluation import StrategyReport
+from rag.evaluate.evaluation import StrategyReport, span_figures
 
 FUSED = ("hybrid", "hybrid3")  # strategies that fuse lists
 SINGLES = ("dense", "bm25", "sparse")
@@ -19,7 +19,14 @@ TIE = 1e-9
 
 
 def _by_id(report: StrategyReport, metric: str) -> dict[str, float]:
+    if metric.startswith("span "):  # span metrics: does a retrieved context hold the answer span?
+        return {qid: span_figures(rank)[metric] for qid, rank in report.span_ranks.items()}
     return {r.query.query_id: r.metrics[metric] for r in report.per_query}
+
+
+def default_metric(reports: Sequence[StrategyReport]) -> str:
+    """span MRR@10 where every report has span ranks (long-form set: documents are too few to tell), else nDCG@10."""
+    return "span MRR@10" if reports and all(r.span_ranks for r in reports) else "nDCG@10"
 
 
 def win_tie_loss(reports: Sequence[StrategyReport], metric: str = "nDCG@10") -> dict[str, dict[str, dict[str, int]]]:
@@ -48,12 +55,15 @@ def verdicts(reports: Sequence[StrategyReport], fused: str = "hybrid", metric: s
         return []
     singles = [s for s in SINGLES if s in named]
     scores = {s: _by_id(named[s], metric) for s in singles}
+    own = _by_id(named[fused], metric)
     rows = []
     for r in named[fused].per_query:
-        row = {"id": r.query.query_id, "query": r.query.query, fused: r.metrics[metric]}
+        if r.query.query_id not in own:
+            continue
+        row = {"id": r.query.query_id, "query": r.query.query, fused: own[r.query.query_id]}
         for s in singles:
             if r.query.query_id in scores[s]:
-                diff = r.metrics[metric] - scores[s][r.query.query_id]
+                diff = own[r.query.query_id] - scores[s][r.query.query_id]
                 row[s] = scores[s][r.query.query_id]
                 row[f"vs {s}"] = "win" if diff > TIE else "loss" if diff < -TIE else "tie"
         rows.append(row)
