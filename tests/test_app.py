@@ -626,7 +626,7 @@ def test_chunkers_compared_on_the_long_form_set(app):
     assert {d.doc_id for d in at.session_state["corpus.docs"]} == {"handbook_zh", "lab_guide_zh", "cluster_guide_en"}
 
 
-def test_contextual_chunking_shows_each_chunks_context(app):
+def test_contextual_chunking_shows_each_chunks_context(app, monkeypatch):
     from tests.test_local_llm import _need_local
 
     _need_local()
@@ -634,7 +634,14 @@ def test_contextual_chunking_shows_each_chunks_context(app):
     text = ("# 课程手册\n\n## 期中项目\n\n" + "期中项目两人一组，题目是为一个真实的中文文档集合搭建检索系统。" * 9
             + "\n\n## 期末项目\n\n" + "提交方式：第 15 周周日 23:59 之前提交代码和报告，第 16 周答辩。" * 9)
     at.file_uploader(key="upload.files").set_value([("manual.md", text.encode(), "text/markdown")]).run()
-    at.checkbox(key="index.contextual").check().run()
+    from ui import models
+
+    models.local_chat.clear()  # this test's model is its own, with a short answer length
+    monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "48")
+    try:
+        at.checkbox(key="index.contextual").check().run()
+    finally:
+        models.local_chat.clear()  # no later test inherits it
     assert not at.exception and not at.warning, [w.value for w in at.warning]
     contexts = next(f for f in frames(at) if any("context" in c or "上下文" in c for c in f.columns))
     assert len(contexts) >= 2 and all(isinstance(x, str) and x for x in contexts.iloc[:, 1])

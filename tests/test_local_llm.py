@@ -270,6 +270,9 @@ def test_answer_page_streams_the_local_model_with_and_without_rag(monkeypatch, k
     for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "RAG_LLM_MODEL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "32")
+    from ui import models
+
+    models.local_chat.clear()  # a model another test cached has another max_tokens
     at = AppTest.from_file(APP, default_timeout=600)
     at.run()
     at.sidebar.radio(key="llm.generator").set_value("local").run()

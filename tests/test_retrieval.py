@@ -83,6 +83,8 @@ def test_fused_score_is_the_sum_of_its_visible_terms(tiny_index):
 
 def test_bad_parameters_say_what_to_change(tiny_index):
     with pytest.raises(ConfigError, match="mode"):
+        retrieve(tiny_index, "猫", mode="lexical")
+    with pytest.raises(ConfigError, match="with_sparse"):  # a valid mode the index was not built for
         retrieve(tiny_index, "猫", mode="sparse")
     with pytest.raises(ConfigError, match="k=0"):
         retrieve(tiny_index, "猫", k=0)
