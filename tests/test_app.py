@@ -648,3 +648,18 @@ def test_contextual_chunking_shows_each_chunks_context(app, monkeypatch):
     index = at.session_state["index.obj"]
     assert all(c.metadata.get("context") for c in index.chunks)
     assert all(c.text == next(d for d in at.session_state["corpus.docs"]).text[c.start:c.end] for c in index.chunks)
+
+
+def test_rerank_page_with_the_local_model_as_a_judge(app, monkeypatch):
+    from tests.test_local_llm import _need_local
+
+    _need_local()
+    monkeypatch.setenv("RAG_JUDGE_BUDGET_S", "1")  # a second: only the first few candidates are judged
+    at = go(app, "rerank")
+    at.selectbox(key="rerank.name").set_value("llm-judge").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("LLM judge" in s.value and "not a cross-encoder" in s.value for s in at.success)
+    assert any("judge" in i.value.lower() or "评审" in i.value for i in at.info)  # how many it reached
+    table = frames(at)[0]
+    scores = next(c for c in table.columns if "score" in c or "分数" in c)
+    assert table[scores].notna().sum() >= 1 and table[scores].isna().sum() >= 1
