@@ -193,3 +193,13 @@ def test_an_unreachable_milvus_server_fails_fast_with_the_fix_and_no_secret(kb_i
         build_searcher(kb_index, "milvus", uri="http://admin:pw-in-url@127.0.0.1:9")
     assert time.perf_counter() - t0 < 30
     assert "s3cret-token" not in str(err.value) and "pw-in-url" not in str(err.value)
+
+
+def test_the_app_keeps_milvus_lite_in_a_temporary_folder_unless_a_server_is_named(monkeypatch):
+    from ui import indexes
+
+    monkeypatch.delenv("RAG_MILVUS_URI", raising=False)
+    uri = indexes.app_milvus_uri()
+    assert "rag-milvus-" in uri and uri.endswith(".db") and uri == indexes.app_milvus_uri()  # one per process
+    monkeypatch.setenv("RAG_MILVUS_URI", "http://milvus.example:19530")
+    assert indexes.app_milvus_uri() == "http://milvus.example:19530"

@@ -2,12 +2,16 @@
 per session (memo), so a page can set their top-k beside the exact one without rebuilding on every rerun.
 
 A backend that cannot start (Milvus unreachable, faiss missing) is reported as that backend's error; the
-other rows still show.
+other rows still show. Milvus Lite lives in a temporary folder of the server process (app_milvus_uri).
 Not handled here: what the indexes are (rag/index/ann.py, rag/index/milvus.py).
 """
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from typing import Sequence
 
 import streamlit as st
@@ -19,13 +23,31 @@ from rag.index.dense_index import build_searcher
 from .memo import memo
 
 
+_milvus_dir: list[str] = []  # this server process's Milvus Lite folder, made on first use
+
+
+def app_milvus_uri() -> str:
+    """RAG_MILVUS_URI when set (a server), else a Milvus Lite file in a temporary folder of this process,
+    removed when it exits: the collections hold the chunks' text, and an upload must not outlive the
+    server on disk (the vector cache stores vectors only)."""
+    uri = os.environ.get("RAG_MILVUS_URI", "").strip()
+    if uri:
+        return uri
+    if not _milvus_dir:
+        folder = tempfile.mkdtemp(prefix="rag-milvus-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _milvus_dir.append(folder)
+    return os.path.join(_milvus_dir[0], "app.db")
+
+
 def searchers(index: Index, kinds: Sequence[str]) -> tuple[list, dict[str, str]]:
     """(built searchers in `kinds` order, {kind: error message} for those that failed)."""
     built, errors = [], {}
     key = st.session_state.get("index.key", id(index))
     for kind in kinds:
+        params = {"uri": app_milvus_uri()} if kind == "milvus" else {}
         try:
-            built.append(memo("ann", (key, kind), lambda k=kind: build_searcher(index, k), keep=6))
+            built.append(memo("ann", (key, kind), lambda k=kind, p=params: build_searcher(index, k, **p), keep=6))
         except RagError as e:
             errors[kind] = str(e)
     return built, errors
