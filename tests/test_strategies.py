@@ -84,3 +84,26 @@ def test_a_set_of_only_unanswerable_questions_reports_abstention_and_no_ranking(
     assert set(report.means) == {"abstain@unanswerable"} and report.per_query == []  # no made-up zeros
     with pytest.raises(ConfigError, match="no query has gold_ids"):
         compare(kb_index, oos, ["hybrid"])  # without answers there is nothing to measure
+
+
+def test_one_compare_run_scores_each_reranked_list_once(kb_index):
+    import numpy as np
+
+    from rag.evaluate.evaluation import Query
+
+    class CountingReranker:
+        """Scores by text length and counts its calls (a test stand-in for a slow judge)."""
+
+        name, label, is_fallback = "counting", "counting (test)", False
+
+        def __init__(self):
+            self.calls = 0
+
+        def score(self, query, texts):
+            self.calls += 1
+            return np.array([len(t) for t in texts], dtype=float)
+
+    qs = [Query("a", "什么是重排？", ("faq_038",), True, "重排"), Query("b", "什么是 RRF？", ("faq_030",), True, "RRF")]
+    rr = CountingReranker()
+    (report,) = compare(kb_index, qs, ["hybrid+rerank"], rr)
+    assert rr.calls == 2 and set(report.span_ranks) == {"a", "b"}  # document ranks and span ranks: one call each

@@ -186,6 +186,24 @@ def answer_figures(
     return out
 
 
+class _OnceReranker:
+    """A reranker that scores each (query, candidate texts) once within one compare() run (an LLM judge
+    takes seconds per pair; the same lists come back for span metrics and answers)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+        self._seen: dict = {}
+
+    def __getattr__(self, name):  # name, label, is_fallback, totals, budget_s ... of the inner reranker
+        return getattr(self._inner, name)
+
+    def score(self, query, texts):
+        key = (query, tuple(texts))
+        if key not in self._seen:
+            self._seen[key] = self._inner.score(query, texts)
+        return self._seen[key]
+
+
 def compare(
     index: Index,
     queries: Sequence[Query],
@@ -206,6 +224,8 @@ def compare(
     cites = (cite,) if isinstance(cite, str) else tuple(cite) or ("free",)
     if not strategies:
         raise ConfigError("choose at least one strategy to evaluate")
+    if reranker is not None:  # document ranks, span ranks and answers rerank the same lists: score each once
+        reranker = _OnceReranker(reranker)
     answerable = [q for q in queries if q.gold_ids]
     per = len(answerable) + (len(queries) * len(cites) if generator is not None else 0)
     total, reports = per * len(strategies), []
