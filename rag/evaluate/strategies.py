@@ -19,12 +19,14 @@ Not handled here: the metrics themselves (evaluation.py), rendering (the evaluat
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Sequence
 
 from rag.errors import ConfigError
 from rag.evaluate.evaluation import (SPAN_METRICS, Query, StrategyReport, doc_ranking, evaluate_strategy, span_figures,
                                      span_rank)
 from rag.index.build import Index
+from rag.search.hits import Hit
 from rag.search.rerank import rerank_candidates
 from rag.search.retrieval import retrieve
 
@@ -35,30 +37,47 @@ REWRITE_STRATEGIES = ("hyde", "multi-query")  # need a language model
 Search = Callable[[str], list[str]]
 
 
-def strategy_search(
-    index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60, recall_n: int = 20, chat=None
-) -> Search:
-    """query -> ranked document ids for one strategy."""
+def _check_strategy(strategy: str) -> None:
     known = STRATEGIES + SPARSE_STRATEGIES + REWRITE_STRATEGIES
     if strategy not in known:
         raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(known)}")
-    doc_of = lambda cid: index.chunk(cid).doc_id  # noqa: E731
+
+
+def hit_search(index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60,
+               recall_n: int = 20) -> Callable[[str], list[Hit]]:
+    """query -> the ranked chunk hits of one strategy (not the rewrite ones): what document ranks and span
+    ranks are both read from."""
+    _check_strategy(strategy)
+    if strategy in REWRITE_STRATEGIES:
+        raise ConfigError(f"{strategy} ranks documents through rewrites; chunk hits come from "
+                          f"{', '.join(STRATEGIES + SPARSE_STRATEGIES)}")
     depth = max(depth, recall_n)
     if strategy in SPARSE_STRATEGIES:
         mode = "sparse" if strategy == "sparse" else "hybrid"
-        return lambda q: doc_ranking(retrieve(index, q, mode, depth, depth, rrf_k, use_sparse=True).ranked(), doc_of)
-    if strategy in REWRITE_STRATEGIES:
-        return _rewrite_search(index, strategy, chat, depth, rrf_k, doc_of)
+        return lambda q: retrieve(index, q, mode, depth, depth, rrf_k, use_sparse=True).ranked()
     if strategy != "hybrid+rerank":
-        return lambda q: doc_ranking(retrieve(index, q, strategy, depth, depth, rrf_k).ranked(), doc_of)
+        return lambda q: retrieve(index, q, strategy, depth, depth, rrf_k).ranked()
     if reranker is None:
         raise ConfigError("hybrid+rerank needs a reranker; load one with rag.backends.choose_reranker")
 
-    def reranked(q: str) -> list[str]:
+    def reranked(q: str) -> list[Hit]:
         cands = retrieve(index, q, "hybrid", recall_n, depth, rrf_k).ranked()
-        return doc_ranking(rerank_candidates(q, cands, index, reranker, top_k=len(cands)).hits, doc_of)
+        return rerank_candidates(q, cands, index, reranker, top_k=len(cands)).hits
 
     return reranked
+
+
+def strategy_search(
+    index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60, recall_n: int = 20, chat=None,
+    hits: Callable[[str], list[Hit]] | None = None,
+) -> Search:
+    """query -> ranked document ids for one strategy (`hits`: an already built hit_search to read from)."""
+    _check_strategy(strategy)
+    doc_of = lambda cid: index.chunk(cid).doc_id  # noqa: E731
+    if strategy in REWRITE_STRATEGIES:
+        return _rewrite_search(index, strategy, chat, max(depth, recall_n), rrf_k, doc_of)
+    hits = hits or hit_search(index, strategy, reranker, depth, rrf_k, recall_n)
+    return lambda q: doc_ranking(hits(q), doc_of)
 
 
 def _rewrite_search(index: Index, strategy: str, chat, depth: int, rrf_k: int, doc_of) -> Search:
@@ -79,25 +98,18 @@ def _rewrite_search(index: Index, strategy: str, chat, depth: int, rrf_k: int, d
     return lambda q: doc_ranking(retrieve_many(index, [q, *multi_query(q, chat)], depth, depth, rrf_k)[1], doc_of)
 
 
-def chunk_search(index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60, recall_n: int = 20):
+def chunk_search(index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60, recall_n: int = 20,
+                 hits: Callable[[str], list[Hit]] | None = None):
     """query -> the texts the LLM would read for each retrieved chunk, best first (a child's parent once)."""
     from rag.ingest.chunking import context_for
 
-    depth = max(depth, recall_n)
     if strategy in REWRITE_STRATEGIES:
         raise ConfigError("span metrics run on dense, bm25, hybrid, hybrid+rerank, sparse and hybrid3")
+    hits = hits or hit_search(index, strategy, reranker, depth, rrf_k, recall_n)
 
     def texts(q: str) -> list[str]:
-        if strategy == "hybrid+rerank":
-            if reranker is None:
-                raise ConfigError("hybrid+rerank needs a reranker")
-            cands = retrieve(index, q, "hybrid", recall_n, depth, rrf_k).ranked()
-            hits = rerank_candidates(q, cands, index, reranker, top_k=len(cands)).hits
-        else:
-            mode = {"sparse": "sparse", "hybrid3": "hybrid"}.get(strategy, strategy)
-            hits = retrieve(index, q, mode, depth, depth, rrf_k, use_sparse=strategy in SPARSE_STRATEGIES).ranked()
         seen: dict[str, str] = {}
-        for h in hits:
+        for h in hits(q):
             ctx = context_for(index.chunk_set, index.chunk(h.chunk_id))
             seen.setdefault(ctx.chunk_id, ctx.text)
         return list(seen.values())
@@ -188,7 +200,7 @@ def answer_figures(
 
 class _OnceReranker:
     """A reranker that scores each (query, candidate texts) once within one compare() run (an LLM judge
-    takes seconds per pair; the same lists come back for span metrics and answers)."""
+    takes seconds per pair; answer_figures reranks the lists the rankings already reranked)."""
 
     def __init__(self, inner):
         self._inner = inner
@@ -224,13 +236,16 @@ def compare(
     cites = (cite,) if isinstance(cite, str) else tuple(cite) or ("free",)
     if not strategies:
         raise ConfigError("choose at least one strategy to evaluate")
-    if reranker is not None:  # document ranks, span ranks and answers rerank the same lists: score each once
+    if reranker is not None:  # the answers rerank the lists the rankings reranked: score each once
         reranker = _OnceReranker(reranker)
     answerable = [q for q in queries if q.gold_ids]
     per = len(answerable) + (len(queries) * len(cites) if generator is not None else 0)
     total, reports = per * len(strategies), []
     for s_i, name in enumerate(strategies):
-        search = strategy_search(index, name, reranker, depth, rrf_k, recall_n, chat)
+        # one retrieval (and rerank) per query, read for document ranks and span ranks alike
+        hits = None if name in REWRITE_STRATEGIES else \
+            functools.lru_cache(maxsize=None)(hit_search(index, name, reranker, depth, rrf_k, recall_n))
+        search = strategy_search(index, name, reranker, depth, rrf_k, recall_n, chat, hits=hits)
         base = s_i * per
         step = (lambda d, _t, b=base, n=name: progress(b + d, total, n)) if progress else None
         label = strategy_label(index, name, reranker, rrf_k, recall_n, chat)
@@ -239,7 +254,7 @@ def compare(
             else StrategyReport(name, label)
         spans = [q for q in answerable if q.answer]
         if spans and name not in REWRITE_STRATEGIES:  # does a retrieved context hold the answer span?
-            contexts = chunk_search(index, name, reranker, depth, rrf_k, recall_n)
+            contexts = chunk_search(index, name, reranker, depth, rrf_k, recall_n, hits=hits)
             found = {q.query_id: contexts(q.query) for q in spans}
             report.span_ranks = {q.query_id: span_rank(found[q.query_id], q.answer) for q in spans}
             figures = [span_figures(r) for r in report.span_ranks.values()]
