@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Sequence
 
 from rag import defaults
@@ -79,13 +80,19 @@ def _reranker(args: argparse.Namespace, embedder):
     return rr
 
 
+def _embedder(args: argparse.Namespace):
+    """--embedder (else the default) with --threads, behind the vector cache unless --no-cache."""
+    embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
+    return embedder if args.no_cache else CachedEmbedder(embedder)
+
+
 def _load_corpus(path: str | None) -> list[Document]:
     """The bundled knowledge base, one file, or every file of a folder (e.g. data/longform)."""
     if path is None:
         return load_knowledge_base()
     if os.path.isdir(path):
         files = sorted(f for f in os.listdir(path) if not f.startswith("."))
-        report = load_files([(f, open(os.path.join(path, f), "rb").read()) for f in files])
+        report = load_files([(f, Path(path, f).read_bytes()) for f in files])
         for e in report.errors:
             _err(f"warning: {e}")
         if not report.documents:
@@ -116,9 +123,7 @@ def cmd_eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
     """rag eval --chunker a,b,c: one index per chunker, span metrics overall and per kind of question."""
     queries = load_queries(args.queries)
     docs = _load_corpus(args.corpus)
-    embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
-    if not args.no_cache:
-        embedder = CachedEmbedder(embedder)
+    embedder = _embedder(args)
     strategy = (args.strategies or "hybrid").split(",")[0].strip()
     _err(f"comparing {len(names)} chunkers on {len(docs)} documents with {strategy} ({embedder.label}) ...")
     contextual = (lambda cs: _contextualize(args, cs, docs)) if args.contextual else None
@@ -140,9 +145,7 @@ def _build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) ->
     chunker = args.chunker or default_chunker
     params = defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER and not args.chunker else {}
     docs = _load_corpus(args.corpus)
-    embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
-    if not args.no_cache:
-        embedder = CachedEmbedder(embedder)
+    embedder = _embedder(args)
     chunk_set = chunk_documents(docs, chunker, embedder=embedder, **params)  # semantic chunking embeds sentences
     if getattr(args, "contextual", False):
         chunk_set = _contextualize(args, chunk_set, docs)

@@ -23,7 +23,6 @@ import logging
 import os
 import threading
 import time
-from pathlib import Path
 from typing import Sequence
 from urllib.parse import urlsplit
 
@@ -31,6 +30,7 @@ import numpy as np
 
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.index.vectorstore import VectorStore
+from rag.models.embedding_cache import default_cache_dir
 
 ANALYZER_MODES = ("exact", "search")
 MAX_TEXT = 65_535  # Milvus VARCHAR limit, in bytes of UTF-8
@@ -42,9 +42,9 @@ def default_uri() -> str:
     uri = os.environ.get("RAG_MILVUS_URI", "").strip()
     if uri:
         return uri
-    base = Path(os.environ.get("RAG_CACHE_DIR") or Path.home() / ".cache" / "rag-teach" / "embeddings")
-    (base / "milvus").mkdir(parents=True, exist_ok=True)
-    return str(base / "milvus" / "rag.db")
+    folder = default_cache_dir() / "milvus"
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / "rag.db")
 
 
 def shown_uri(uri: str) -> str:

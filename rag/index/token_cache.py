@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from rag.index.tokenize import jieba_tokenize
+from rag.models.embedding_cache import default_cache_dir
 
 PARALLEL_MIN = 4000  # texts: below this, starting workers (each loads jieba, ~1 s) costs more than it saves
 MEMORY_TEXTS = 200_000  # texts kept in the in-process LRU
@@ -48,8 +49,7 @@ def _key(text: str) -> str:
 
 
 def _default_path() -> Path:
-    base = Path(os.environ.get("RAG_CACHE_DIR") or Path.home() / ".cache" / "rag-teach" / "embeddings")
-    return base / f"tokens-{tokenizer_id()}.sqlite"
+    return default_cache_dir() / f"tokens-{tokenizer_id()}.sqlite"
 
 
 def free_cores() -> int:

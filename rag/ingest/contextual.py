@@ -19,7 +19,6 @@ Not handled here: the model (rag/models/local_llm.py), the chunkers (chunking.py
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import threading
 import time
@@ -31,6 +30,7 @@ from rag.errors import ConfigError
 from rag.ingest.chunking import Chunk, ChunkSet
 from rag.ingest.documents import Document
 from rag.ingest.language import detect_lang
+from rag.models.embedding_cache import default_cache_dir
 
 PROMPT_VERSION = "ctx-v1"
 MAX_TOKENS = 80  # one sentence
@@ -60,8 +60,7 @@ def _key(model: str, doc: str, chunk: str) -> str:
 
 
 def _db_path() -> Path:
-    base = Path(os.environ.get("RAG_CACHE_DIR") or Path.home() / ".cache" / "rag-teach" / "embeddings")
-    return base / "contexts.sqlite"
+    return default_cache_dir() / "contexts.sqlite"
 
 
 def _disk(path: Path, key: str, value: str | None = None) -> str | None:

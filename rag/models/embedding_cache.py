@@ -43,7 +43,8 @@ from rag.errors import ConfigError
 SEED_DIR = Path(__file__).resolve().parents[2] / "data" / "vectors"
 
 
-def _default_cache_dir() -> Path:
+def default_cache_dir() -> Path:
+    """$RAG_CACHE_DIR, else ~/.cache/rag-teach/embeddings: the folder every on-disk cache of the backend uses."""
     return Path(os.environ.get("RAG_CACHE_DIR") or Path.home() / ".cache" / "rag-teach" / "embeddings")
 
 
@@ -85,7 +86,7 @@ class CachedEmbedder(Embedder):
         self.dim: int = inner.dim
         self.query_prefix = getattr(inner, "query_prefix", "")
         self.document_prefix = getattr(inner, "document_prefix", "")
-        directory = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
+        directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", inner.name).strip("-.")[-60:] or "model"
         digest = hashlib.sha1(inner.name.encode("utf-8")).hexdigest()[:10]
         self.cache_path = directory.expanduser() / f"{slug}-{digest}.sqlite"
