@@ -140,11 +140,11 @@ if options:
         f"avgdl = {index.bm25.avgdl:.1f}"
     )
     if index.sparse is not None:
-        shared = index.sparse.explain(q, pos)
-        sparse_score = sum(f.product for f in index.sparse.explain(q, pos, n=10_000))
+        shared = index.sparse.explain(q, pos, n=index.sparse.matrix.shape[1])  # every shared feature, largest first
+        sparse_score = sum(f.product for f in shared)
         st.dataframe(pd.DataFrame([{tr("特征 feature", "feature"): f"#{f.feature}", tr("查询权重", "query weight"):
                                     round(f.query_weight, 3), tr("块权重", "chunk weight"): round(f.chunk_weight, 3),
-                                    tr("乘积", "product"): round(f.product, 4)} for f in shared]),
+                                    tr("乘积", "product"): round(f.product, 4)} for f in shared[:8]]),
                      hide_index=True, key="retrieval.sparse_explain")
         st.caption(tr(f"学习型稀疏分数 sparse({cid}) = Σ 共有特征的 查询权重 × 块权重 = {sparse_score:.4f}"
                       "（上表是最大的几项）。特征是模型学到的，没有名字。",

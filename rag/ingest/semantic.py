@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rag.errors import ConfigError
+from rag.ingest.chunking import _hard_split  # the sentence chunker's cut of an over-long sentence
 from rag.ingest.documents import Document
 from rag.ingest.sentences import sentence_spans
 
@@ -50,17 +51,12 @@ def _check(breakpoint_percentile, max_size, min_size) -> tuple[float, int, int]:
     return p, int(max_size), int(min_size)
 
 
-def _hard_split(span: Span, size: int) -> list[Span]:
-    s, e = span
-    return [(a, min(a + size, e)) for a in range(s, e, size)]
-
-
 def semantic_curve(doc: Document, embedder, breakpoint_percentile: float = 95, max_size: int = 800,
                    min_size: int = 100) -> Curve:
     p, max_size, min_size = _check(breakpoint_percentile, max_size, min_size)
     sentences: list[Span] = []
     for span in sentence_spans(doc.text):
-        sentences.extend(_hard_split(span, max_size) if span[1] - span[0] > max_size else [span])
+        sentences.extend(_hard_split(doc.text, span, max_size) if span[1] - span[0] > max_size else [span])
     if len(sentences) < 2:
         return Curve([], [], 1.0, [], sentences)
     vecs = np.asarray(embedder.embed_documents([doc.text[s:e] for s, e in sentences]), dtype=np.float32)

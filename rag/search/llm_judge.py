@@ -71,8 +71,9 @@ class LLMJudgeReranker:
         return {"pairs": pairs, "seconds_per_pair": seconds / pairs if pairs else 0.0,
                 "reached": pairs / offered if offered else 0.0}
 
-    def judge(self, query: str, text: str) -> float:
-        lang = "zh" if detect_lang(query) == "zh" else "en"
+    def judge(self, query: str, text: str, lang: str | None = None) -> float:
+        """P(yes) for one passage; `lang` (zh or en) picks the prompt, from the question when not given."""
+        lang = lang or ("zh" if detect_lang(query) == "zh" else "en")
         system, user, (yes, no) = PROMPTS[lang]
         messages = [{"role": "system", "content": system},
                     {"role": "user", "content": user.format(q=query, p=text[: self.max_chars])}]
@@ -84,12 +85,13 @@ class LLMJudgeReranker:
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """P(yes) per candidate, NaN for the candidates the time budget did not reach."""
         out = np.full(len(texts), np.nan)
+        lang = "zh" if detect_lang(query) == "zh" else "en"  # one prompt language for all of a query's passages
         t0 = time.perf_counter()
         for i, text in enumerate(texts):
             if i and time.perf_counter() - t0 >= self.budget_s:
                 break
             try:
-                out[i] = self.judge(query, text)
+                out[i] = self.judge(query, text, lang)
             except LLMError:  # a passage that does not fit the window: not judged, not fatal
                 continue
         with self._totals_lock:
