@@ -74,7 +74,8 @@ rows = sorted(result.moves, key=lambda m: (m.after is None, m.after or 0, m.befo
 frame = pd.DataFrame([
     {tr("重排后", "after"): "—" if m.after is None else str(m.after), tr("重排前", "before"): m.before,
      tr("变化", "move"): arrow(m.before, m.after), t("chunk"): m.chunk_id,
-     tr("重排分数", "rerank score"): None if math.isnan(m.score) else round(m.score, 4),  # None: not judged
+     # "—": a judge's time budget did not reach it (st.dataframe shows NaN as "None", whatever the Styler says)
+     tr("重排分数", "rerank score"): "—" if math.isnan(m.score) else f"{m.score:.4f}",
      t("text"): short(index.chunk(m.chunk_id).text, 70)}
     for m in rows
 ])
@@ -97,8 +98,7 @@ if result.note:  # an LLM judge with a time budget: how far it got
                "(empty score) follow in retrieval order. The score is P(yes) / (P(yes) + P(no))."),
             icon=":material/timer:")
 st.dataframe(
-    frame.style.map(move_colour, subset=[tr("变化", "move")])
-    .format({tr("重排分数", "rerank score"): "{:.4f}"}, na_rep="—"),
+    frame.style.map(move_colour, subset=[tr("变化", "move")]),
     hide_index=True, key="rerank.table",
     column_config={t("text"): st.column_config.TextColumn(width="large")},
 )
