@@ -24,7 +24,8 @@ PAGES = {
     "retrieval": st.Page("app_pages/3_retrieval.py", title=t("page.retrieval"), icon=":material/manage_search:", url_path="retrieval"),
     "rerank": st.Page("app_pages/4_rerank.py", title=t("page.rerank"), icon=":material/swap_vert:", url_path="rerank"),
     "answer": st.Page("app_pages/5_answer.py", title=t("page.answer"), icon=":material/forum:", url_path="answer"),
-    "evaluation": st.Page("app_pages/6_evaluation.py", title=t("page.evaluation"), icon=":material/leaderboard:", url_path="evaluation"),
+    "loops": st.Page("app_pages/6_loops.py", title=t("page.loops"), icon=":material/account_tree:", url_path="loops"),
+    "evaluation": st.Page("app_pages/7_evaluation.py", title=t("page.evaluation"), icon=":material/leaderboard:", url_path="evaluation"),
 }
 
 page = st.navigation(list(PAGES.values()))

@@ -26,8 +26,10 @@ STAGES = [
      tr("重排前后谁上谁下", "who moved up or down after reranking")),
     ("app_pages/5_answer.py", ":material/forum:", "page.answer", "rag/answer/prompt.py · rag/answer/generation.py · rag/answer/citations.py",
      tr("流式回答、引用标记与审计、确切的提示词", "streamed answer, citations and their audit, the exact prompt")),
-    ("app_pages/6_evaluation.py", ":material/leaderboard:", "page.evaluation", "rag/evaluate/evaluation.py · rag/evaluate/strategies.py",
-     tr("在黄金集上比较检索策略", "compare retrieval strategies on a golden set")),
+    ("app_pages/6_loops.py", ":material/account_tree:", "page.loops", "rag/loops/self_rag.py · rag/loops/agent.py",
+     tr("Self-RAG 与智能体：每个决定的时间线", "Self-RAG and the agent: every decision on a timeline")),
+    ("app_pages/7_evaluation.py", ":material/leaderboard:", "page.evaluation", "rag/evaluate/evaluation.py · rag/evaluate/strategies.py",
+     tr("在黄金集上比较检索策略；LLM 评委给回答打分", "compare retrieval strategies on a golden set; an LLM judges answers")),
 ]
 
 st.subheader(tr("流水线 Pipeline", "Pipeline"))

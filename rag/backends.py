@@ -122,3 +122,27 @@ def fallback_notes(generator: Choice, reranker: Choice | None = None) -> list[st
 def reranker_names() -> list[str]:
     """Names offered to users: cross-encoders first (as registered), the offline fallback last."""
     return list(RERANKERS)
+
+
+JUDGES = ("local", "endpoint")  # what --judge takes
+
+
+def choose_judge(kind: str = "local", local_model: str = DEFAULT_LOCAL_MODEL, environ: Mapping[str, str] | None = None,
+                 secrets: Mapping[str, Any] | None = None, local_chat: Callable[[str], ChatBackend] | None = None
+                 ) -> Choice:
+    """The model that judges answers (rag/evaluate/judge.py): the bundled local model by default, or the
+    configured OpenAI-compatible endpoint. There is no stand-in: a judge that cannot run raises, saying why."""
+    if kind not in JUDGES:
+        raise ConfigError(f"unknown judge {kind!r}; choose one of {', '.join(JUDGES)}")
+    if kind == "endpoint":
+        config = llm_config_from_env(os.environ if environ is None else environ, secrets)
+        if config is None:
+            raise ModelUnavailableError("--judge endpoint needs OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL); "
+                                        "or judge with the bundled local model: --judge local")
+        chat = OpenAIChat(config, temperature=0.0)
+        return Choice(chat, chat.label, False)
+    ok, why = local_available(local_model)
+    if not ok:
+        raise ModelUnavailableError(f"the judge needs the bundled local model: {why}")
+    chat = (local_chat or LocalChat)(local_model)
+    return Choice(chat, chat.label, False)

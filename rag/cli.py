@@ -3,6 +3,8 @@
     python -m rag search "什么是 RRF" [--corpus FILE] [--mode dense|bm25|hybrid] [--k 5] [--json]
     python -m rag ask "什么是过拟合？怎么缓解？" [--no-rag] [--corpus FILE] [--json]
     python -m rag eval --corpus ../shared/eval/cmrc2018_dev/corpus.jsonl --queries .../queries.jsonl
+    python -m rag ask "你好" --strategy self-rag|agent             (the loop's timeline, every decision)
+    python -m rag eval --queries data/multihop.jsonl --strategy plain,self-rag,agent [--judge]
 
 Tables by default, JSON with --json. Errors from the backend are printed with their fix and exit 2.
 Not handled here: anything the pipeline computes; this file only parses arguments and prints.
@@ -21,7 +23,10 @@ from typing import Sequence
 
 from rag import defaults
 from rag.answer.citation_grammar import CITE_MODES
-from rag.backends import GENERATORS, choose_generator, choose_reranker, fallback_notes
+from rag.backends import GENERATORS, JUDGES, choose_generator, choose_reranker, fallback_notes
+from rag.cli_loops import cmd_ask_strategy, cmd_eval_strategies, parse_strategies
+from rag.loops.strategies import BUDGETS
+from rag.loops.strategies import STRATEGIES as LOOP_STRATEGIES
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import local_model_names
 from rag.evaluate.chunkers import compare_chunkers, format_chunker_table
@@ -254,6 +259,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
             compare_no_rag=args.compare,
             cite=args.cite,
         )
+        if args.strategy != "plain":
+            if args.no_rag or args.compare:
+                _err("error: --no-rag and --compare go with --strategy plain")
+                return 2
+            return cmd_ask_strategy(args, index, gen_choice, chat, rr.backend if rr else None, settings)
         streaming = not args.json and sys.stdout.isatty()
         trace = ask(
             args.question,
@@ -314,6 +324,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             _err(f"error: --chunker {', '.join(bad)}: choose from {', '.join(CHUNKERS)} (comma-separated, or all)")
             return 2
         return cmd_eval_chunkers(args, names)
+    if args.strategy is not None or args.judge:
+        return _eval_answer_strategies(args)
     wanted = [n.strip() for n in (args.strategies or "").split(",") if n.strip()]
     known = STRATEGIES + SPARSE_STRATEGIES + REWRITE_STRATEGIES
     bad = [n for n in wanted if n not in known]
@@ -406,6 +418,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eval_answer_strategies(args: argparse.Namespace) -> int:
+    """eval --strategy plain,self-rag,agent [--judge]: answer strategies compared (rag/cli_loops.py)."""
+    names = parse_strategies(args.strategy if args.strategy is not None else "plain")
+    if names is None:
+        return 2
+    queries = load_queries(args.queries)
+    if args.limit:
+        queries = queries[: args.limit]
+    if args.sample:
+        queries = fixed_sample(queries, args.sample)
+    index = _build(args)
+    gen_choice, chat = _generator(args, index.embedder)
+    rr = _reranker(args, index.embedder)
+    settings = AskSettings(recall_n=args.recall_n, depth=max(args.depth, args.recall_n), rrf_k=args.rrf_k,
+                           cite=args.cite)
+    return cmd_eval_strategies(args, index, queries, names, gen_choice, chat, rr.backend, settings)
+
+
 # --- argument parsing ---------------------------------------------------------------------------
 
 
@@ -465,6 +495,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--offline", action="store_true",
                    help="ignore any configured LLM endpoint (the bundled local model still runs; "
                         "--generator extractive for the stand-in)")
+    a.add_argument("--strategy", choices=LOOP_STRATEGIES, default="plain",
+                   help="plain: retrieve once, answer once; self-rag: the model decides whether to retrieve, grades "
+                        "the chunks, checks its sentences and searches again; agent: the model calls search / read "
+                        "as JSON actions until it answers")
+    a.add_argument("--budget", type=_positive, default=None,
+                   help=f"self-rag: retrieval rounds (default {BUDGETS['self-rag']}); agent: steps "
+                        f"(default {BUDGETS['agent']})")
     a.set_defaults(func=cmd_ask)
 
     e = sub.add_parser("eval", parents=[common, gen], help="Hit@k, MRR, nDCG for each strategy")
@@ -483,6 +520,14 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--strategies", help="comma-separated subset, e.g. hybrid+rerank (default: all that can run)")
     e.add_argument("--no-rewrites", action="store_true",
                    help="skip the HyDE / multi-query strategies even when an LLM is configured")
+    e.add_argument("--strategy", help=f"answer strategies to compare, comma-separated: {', '.join(LOOP_STRATEGIES)} "
+                                      "(facts found, evidence recall, searches, steps, seconds)")
+    e.add_argument("--budget", type=_positive, default=None, help="self-rag rounds / agent steps")
+    e.add_argument("--judge", nargs="?", const="local", choices=JUDGES, default=None,
+                   help="LLM-judged faithfulness, answer relevancy, context precision and recall: the bundled local "
+                        "model (default) or the configured endpoint")
+    e.add_argument("--judge-model", choices=local_model_names(), default=DEFAULT_LOCAL_MODEL,
+                   help="which bundled model judges (--judge local)")
     e.set_defaults(func=cmd_eval)
     return p
 

@@ -43,20 +43,8 @@ def _timed(trace: Trace, stage: str) -> Iterator[None]:
         trace.timings[stage] = trace.timings.get(stage, 0.0) + time.perf_counter() - t0
 
 
-def ask(
-    question: str,
-    index: Index,
-    settings: AskSettings,
-    generator: Generator,
-    reranker: Reranker | None = None,
-    chat: ChatBackend | None = None,
-    on_delta: Callable[[str], None] | None = None,
-    control: RunControl | None = None,
-) -> Trace:
-    """Answer `question` from `index`; every intermediate result lands in the returned Trace.
-
-    `control` lets another thread stop the generation (GenerationCancelled is raised, the model is
-    freed, and the no-RAG answer is not started) and hear that the model is queued."""
+def check_settings(question: str, settings: AskSettings, chat: ChatBackend | None) -> str:
+    """The question, stripped; a ConfigError (or LLMUnavailableError) naming the fix for bad settings."""
     question = question.strip()
     if not question:
         raise ConfigError("the question is empty; type a question first")
@@ -71,26 +59,64 @@ def ask(
             f"{settings.rewrite} needs a language model to write the rewrites; install the bundled local "
             "model, set OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL), or choose rewrite 'none'"
         )
-    control = control if control is not None else RunControl()
-    lang = detect_lang(question) if settings.lang == "auto" else settings.lang
-    trace = Trace(question=question, settings=settings)
-    trace.backends["embedder"] = index.embedder.label
-    trace.backends["generator"] = generator.label
+    return question
 
-    _retrieve(trace, index, chat)
-    _rerank(trace, index, reranker)
-    _contexts(trace, index)
-    _prompt(trace, generator, lang)
-    _generate(trace, generator, control, on_delta)
-    with _timed(trace, "audit"):
-        trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder)
+
+def ask(
+    question: str,
+    index: Index,
+    settings: AskSettings,
+    generator: Generator,
+    reranker: Reranker | None = None,
+    chat: ChatBackend | None = None,
+    on_delta: Callable[[str], None] | None = None,
+    control: RunControl | None = None,
+) -> Trace:
+    """Answer `question` from `index`; every intermediate result lands in the returned Trace.
+
+    `control` lets another thread stop the generation (GenerationCancelled is raised, the model is
+    freed, and the no-RAG answer is not started) and hear that the model is queued."""
+    control = control if control is not None else RunControl()
+    trace = gather(question, index, settings, generator, reranker, chat)
+    answer_from(trace, index, generator, control, on_delta)
     if settings.compare_no_rag and not control.stopped and trace.error is None:  # a failing endpoint: one wait
         control.status("no-rag")
         with _timed(trace, "generate_no_rag"):
-            trace.no_rag_prompt = build_no_rag_prompt(question, lang)
+            trace.no_rag_prompt = build_no_rag_prompt(trace.question, _lang(trace))
             trace.no_rag_answer = "".join(generator.generate(trace.no_rag_prompt, control=control))
         with _timed(trace, "ground_no_rag"):
             trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index)
+    return trace
+
+
+def _lang(trace: Trace) -> str:
+    return detect_lang(trace.question) if trace.settings.lang == "auto" else trace.settings.lang
+
+
+def gather(question: str, index: Index, settings: AskSettings, generator: Generator,
+           reranker: Reranker | None = None, chat: ChatBackend | None = None) -> Trace:
+    """The first half of `ask`: rewrites, retrieval, rerank and the contexts, in a new Trace.
+
+    Self-RAG and the agent loop (rag/loops/) call it, look at (and may drop) `trace.contexts`, then call
+    `answer_from`."""
+    question = check_settings(question, settings, chat)
+    trace = Trace(question=question, settings=settings)
+    trace.backends["embedder"] = index.embedder.label
+    trace.backends["generator"] = generator.label
+    _retrieve(trace, index, chat)
+    _rerank(trace, index, reranker)
+    _contexts(trace, index)
+    return trace
+
+
+def answer_from(trace: Trace, index: Index, generator: Generator, control: RunControl | None = None,
+                on_delta: Callable[[str], None] | None = None) -> Trace:
+    """The second half of `ask`: the prompt over `trace.contexts`, the streamed answer, the citation audit."""
+    control = control if control is not None else RunControl()
+    _prompt(trace, generator, _lang(trace))
+    _generate(trace, generator, control, on_delta)
+    with _timed(trace, "audit"):
+        trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder)
     return trace
 
 

@@ -30,7 +30,8 @@ PAGES = {
     "retrieval": "app_pages/3_retrieval.py",
     "rerank": "app_pages/4_rerank.py",
     "answer": "app_pages/5_answer.py",
-    "evaluation": "app_pages/6_evaluation.py",
+    "loops": "app_pages/6_loops.py",
+    "evaluation": "app_pages/7_evaluation.py",
 }
 
 
@@ -665,3 +666,56 @@ def test_rerank_page_with_the_local_model_as_a_judge(app, monkeypatch):
     judged = table[scores] != "—"  # "—": the budget did not reach that candidate
     assert judged.sum() >= 1 and (~judged).sum() >= 1
     assert all(0 < float(v) < 1 for v in table[scores][judged])
+
+
+def test_loops_page_without_a_language_model_says_what_is_needed(app):
+    at = go(app, "loops")  # the tests' default generator is the extractive stand-in: no model to decide
+    assert not at.exception and any("language model" in w.value or "语言模型" in w.value for w in at.warning)
+
+
+def test_loops_page_runs_self_rag_and_the_agent_on_the_local_model(app, monkeypatch):
+    from tests.test_local_llm import _need_local
+
+    _need_local()
+    from ui import models
+
+    models.local_chat.clear()  # this test's model is its own, with a short answer length
+    monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "48")
+    try:
+        app.sidebar.radio(key="llm.generator").set_value("local")
+        app.sidebar.text_area(key="question").set_value("你好").run()
+        at = go(app, "loops")
+        at.button(key="loops.run").click().run()
+    finally:
+        models.local_chat.clear()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    loops = [v for k, v in at.session_state["memo.loop"].items()]
+    assert {lt.strategy for lt in loops} == {"self-rag", "agent"}
+    assert all(not lt.retrieved for lt in loops)  # a greeting: neither searched, and the page says why
+    html = html_of(at)
+    assert "P(B)=" in html and "content-free" in html  # the decision's raw verdict, on the timeline
+    assert any("没有检索" in i.value or "No retrieval" in i.value for i in at.info)
+
+
+def test_evaluation_page_judges_an_answer_with_every_verdict_shown(app, monkeypatch):
+    from tests.test_local_llm import _need_local
+
+    _need_local()
+    from ui import models
+
+    models.local_chat.clear()
+    monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "48")
+    try:
+        app.sidebar.radio(key="llm.generator").set_value("local").run()
+        at = go(app, "evaluation")
+        at.number_input(key="judge.n").set_value(1).run()
+        at.button(key="judge.run").click().run()
+    finally:
+        models.local_chat.clear()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    _, results = at.session_state["judge.result"]
+    judged = results[0].runs[0].judged
+    assert judged is not None and judged.reference_source == "written reference"
+    assert set(judged.scores) == {"faithfulness", "answer relevancy", "context precision", "context recall"}
+    html = html_of(at)
+    assert "context recall" in html and ("P(是)=" in html or "P(Yes/yes)=" in html)  # raw verdicts on the page

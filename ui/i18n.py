@@ -21,6 +21,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "page.rerank": ("重排 Rerank", "Rerank"),
     "page.answer": ("回答与引用审计 Answer & audit", "Answer & audit"),
     "page.evaluation": ("评估 Evaluation", "Evaluation"),
+    "page.loops": ("自主检索 Self-RAG & agent", "Self-RAG & agent"),
     "question": ("问题 Question", "Question"),
     "question.help": ("所有页面共用这个问题", "Every page uses this question"),
     "lang": ("界面语言 Language", "Language"),

@@ -83,6 +83,12 @@ DEFAULTS: dict[str, Any] = {
     "eval.answers": False,
     "eval.cites": ["free"],
     "eval.limit": 0,
+    "loops.strategies": ["self-rag", "agent"],
+    "loops.rounds": 2,  # rag.loops.self_rag.MAX_ROUNDS
+    "loops.steps": 6,  # rag.loops.agent.MAX_STEPS
+    "judge.source": "multihop",
+    "judge.strategy": "plain",
+    "judge.n": 3,
 }
 
 

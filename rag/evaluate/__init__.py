@@ -5,4 +5,6 @@
   loop that runs them, with answer-level figures when a generator is given.
 - `wins.py`: fusion against each single retriever, query by query: win, tie or loss.
 - `chunkers.py`: chunkers compared on span metrics, overall and per kind of question.
+- `judge.py`: LLM-judged answers: faithfulness, answer relevancy, context precision and recall, every
+  verdict kept; how the judge's faithfulness falls on the citation audit's labels.
 """

@@ -34,6 +34,8 @@ class Query:
     answerable: bool = True
     answer: str = ""  # a span of the gold document that answers it (span metrics: does a context hold it?)
     kind: str = ""  # what makes it hard (long-form set: table, boundary, heading, plain, unanswerable)
+    reference: str = ""  # a reference answer in words (multi-hop set), for the judge's context recall
+    facts: tuple[tuple[str, ...], ...] = ()  # each fact the answer must state: any of its spellings
 
 
 def load_queries(path: str | Path) -> list[Query]:
@@ -61,8 +63,12 @@ def load_queries(path: str | Path) -> list[Query]:
             answer = rec.get("answer", "")
             if not isinstance(answer, str):
                 raise TypeError(f"answer must be a string (a span of the gold document), not {type(answer).__name__}")
+            facts = rec.get("facts", [])
+            if not isinstance(facts, list) or not all(isinstance(f, list) and f for f in facts):
+                raise TypeError("facts must be a list of lists of spellings, e.g. [[\"60\"], [\"排名\", \"名次\"]]")
             out.append(Query(str(rec["id"]), str(rec["query"]), gold, bool(rec.get("answerable", bool(gold))),
-                             answer, str(rec.get("type", ""))))
+                             answer, str(rec.get("type", "")), str(rec.get("reference", "")),
+                             tuple(tuple(str(x) for x in f) for f in facts)))
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise LoaderError(
                 str(path), f"line {n} is not a query record ({exc}); each line needs id, query, gold_ids",

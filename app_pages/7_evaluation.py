@@ -1,4 +1,4 @@
-"""Page 6 · Evaluation: run the bundled golden set (or an uploaded queries file) against this session's
+"""Page 7 · Evaluation: run the bundled golden set (or an uploaded queries file) against this session's
 index and compare retrieval strategies (Hit@k, MRR, nDCG, Recall, and optionally citation validity) in a
 table and a chart, with a per-query drill-down."""
 
@@ -13,7 +13,7 @@ from rag.evaluate.evaluation import METRICS, load_queries
 from rag.answer.citation_grammar import CITE_MODES
 from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, compare
 from rag.evaluate.wins import SINGLES, default_metric, verdicts, win_tie_loss
-from ui import charts, choices, corpus, indexing, settings
+from ui import charts, choices, corpus, indexing, judge_panel, settings
 from ui.i18n import t, tr
 from ui.render import attempt, html_table, upload_limit_note
 
@@ -81,6 +81,7 @@ st.caption(tr(f"{len(queries)} 个问题，其中 {len(answerable)} 个有 gold_
 
 s = settings.ask_settings()
 rr = attempt(choices.reranker_choice) if "hybrid+rerank" in strategies else None
+judge_gen = gen  # the judge panel answers with it whatever the toggle says
 gen = gen if ss["eval.answers"] else None
 cites = tuple(ss["eval.cites"]) or ("free",)
 run_key = (ss["index.key"], queries_sig, limit, tuple(strategies), s.rrf_k, s.recall_n, s.depth,
@@ -95,6 +96,11 @@ if st.button(tr("运行评估", "Run the evaluation"), type="primary", icon=":ma
                       s.recall_n, gen.backend if gen else None, progress, chat, cite=cites)
     bar.empty()
     ss["eval.result"] = (run_key, reports)
+
+with st.expander(tr("LLM 评委：给回答打分（忠实度、相关性、上下文精确率与召回率）",
+                   "LLM judge: answers scored for faithfulness, relevancy, context precision and recall"),
+                icon=":material/gavel:", expanded=bool(ss.get("judge.result"))):
+    judge_panel.render(index, judge_gen, chat)
 
 stored = ss.get("eval.result")
 if not stored:

@@ -1,0 +1,100 @@
+"""Page 6 · Self-RAG & agent: retrieval that decides for itself, drawn as a timeline. Each step shows the
+model's thought, the query, the hits, every yes/no verdict with its prompt and raw reply, and the decision;
+the answer at the end is audited like the answer page's. Plain RAG can run beside them for comparison."""
+
+import streamlit as st
+
+from rag.loops.strategies import BUDGETS, STRATEGIES, run_strategy
+from rag.trace import support_text
+from ui import choices, indexing, memo, settings
+from ui.i18n import t, tr
+from ui.render import answer_html, attempt, html_table, md_escape, need_question
+from ui.timeline import render_step, step_summary
+
+import pandas as pd
+
+ss = st.session_state
+st.header(":material/account_tree: " + t("page.loops"))
+st.caption(tr(
+    "Self-RAG：模型先判断要不要检索，再给每个检索到的块打分、丢掉无关的，起草回答后逐句核对是否有依据，"
+    "依据不足就改写查询再检索一次。智能体：检索是模型调用的工具，每一步输出一个 JSON 动作（检索、读全文、回答），"
+    "由语法约束，小模型也写不出无法解析的动作。每个决定都在下面，连同提示词和模型的原始输出。",
+    "Self-RAG: the model decides whether to retrieve, grades each retrieved chunk and drops the irrelevant ones, "
+    "drafts an answer, checks each sentence's support, and when support fails rewrites the query and searches once "
+    "more. Agent: retrieval is a tool the model calls, one JSON action a step (search, read, answer), held to a "
+    "grammar so a small model cannot write an unparsable action. Every decision is below, with its prompt and the "
+    "model's raw output."))
+index = attempt(indexing.get_index)
+q = settings.question()
+need_question(q)
+gen, chat = attempt(choices.generator_choice, index.embedder)
+if chat is None:
+    st.warning(tr("Self-RAG 和智能体需要语言模型来做决定：安装随附的本地模型，或在左侧填写接口。现在的生成器是：",
+                  "Self-RAG and the agent need a language model for their decisions: install the bundled local "
+                  "model, or fill in the sidebar's LLM settings. The generator now is: ") + md_escape(gen.label),
+               icon=":material/warning:")
+    st.stop()
+rr = attempt(choices.reranker_choice) if ss["rerank.enabled"] else None
+
+names = {"plain": tr("普通 RAG（检索一次）", "plain RAG (search once)"), "self-rag": "Self-RAG",
+         "agent": tr("智能体 agent", "agent")}
+with st.container(border=True):
+    c1, c2, c3 = st.columns([2, 2, 1])
+    c1.multiselect(tr("策略", "Strategies"), list(STRATEGIES), key="loops.strategies", format_func=names.__getitem__)
+    c2.slider(tr("Self-RAG 检索轮数上限", "Self-RAG retrieval rounds"), 1, 3, key="loops.rounds")
+    c2.slider(tr("智能体步数上限", "Agent steps"), 2, 10, key="loops.steps")
+    run = c3.button(tr("运行", "Run"), type="primary", icon=":material/play_arrow:", key="loops.run",
+                    disabled=not ss["loops.strategies"])
+    c3.caption(tr(f"模型：{gen.label}", f"model: {gen.label}"))
+
+s = settings.ask_settings()
+budgets = {"plain": 1, "self-rag": int(ss["loops.rounds"]), "agent": int(ss["loops.steps"])}
+keys = {name: (ss["index.key"], q, s, choices.generator_key(ss, gen), rr.label if rr else None, name, budgets[name])
+        for name in ss["loops.strategies"]}
+if run:
+    for name in ss["loops.strategies"]:
+        with st.status(f"{names[name]} …", expanded=True) as box:
+            lt = attempt(run_strategy, name, q, index, s, gen.backend, chat, rr.backend if rr else None,
+                         budget=budgets[name], on_step=lambda step: box.write(step_summary(step)))
+            box.update(label=f"{names[name]} · {len(lt.steps)} {tr('步', 'steps')} · {lt.seconds:.1f} s",
+                       state="complete", expanded=False)
+        memo.remember("loop", keys[name], lt)
+
+done = {name: memo.peek("loop", k) for name, k in keys.items()}
+done = {name: lt for name, lt in done.items() if lt is not None}
+if not done:
+    st.info(tr("选好策略后点“运行”。本地小模型上，每个策略大约要半分钟到两分钟。",
+               "Pick strategies and press Run. On the bundled small model each takes about half a minute to two."))
+    st.stop()
+
+st.subheader(tr("对比 Side by side", "Side by side"))
+st.html(html_table(pd.DataFrame([{
+    tr("策略", "strategy"): names[n], tr("检索了吗", "retrieved"): "✓" if lt.retrieved else tr("✗ 没有检索", "✗ no search"),
+    tr("检索次数", "searches"): lt.searches, tr("步数", "steps"): len(lt.steps), tr("秒", "seconds"): f"{lt.seconds:.1f}",
+    tr("用到的资料", "contexts"): ", ".join(c.ref for c in lt.final.contexts) or "—", tr("回答", "answer"): lt.answer,
+} for n, lt in done.items()])))
+
+tabs = st.tabs([names[n] for n in done])
+for tab, (name, lt) in zip(tabs, done.items()):
+    with tab:
+        notes = lt.notes + lt.final.notes
+        if not lt.retrieved:
+            st.info(tr("这次没有检索：", "No retrieval this time: ") + md_escape(notes[0] if notes else ""),
+                    icon=":material/block:")
+        st.markdown(f"**{tr('回答', 'Answer')}**")
+        audit = lt.final.audit
+        numbers = {c.ref: i for i, c in enumerate(lt.final.contexts, 1)}
+        st.html(answer_html(lt.answer or "—", set(audit.valid) if audit else set(), numbers))
+        if audit is not None and audit.sentences:
+            st.html(html_table(pd.DataFrame([{tr("句子", "sentence"): x.sentence, tr("引用审计", "audit"): support_text(x)}
+                                             for x in audit.sentences])))
+        for note in dict.fromkeys(notes):
+            st.caption(":material/info: " + md_escape(note))
+        st.markdown(f"**{tr('时间线 Timeline', 'Timeline')}** · {tr('预算', 'budget')} {lt.budget}"
+                    f" ({tr('轮' if name == 'self-rag' else '步', 'rounds' if name == 'self-rag' else 'steps')})")
+        for step in lt.steps:
+            render_step(step, f"loops.{name}.{step.n}")
+        st.download_button(tr("下载这次运行（JSON）", "Download this run (JSON)"), lt.to_json(),
+                           file_name=f"rag-{name}.json", mime="application/json", key=f"loops.export.{name}")
+st.caption(tr(f"默认预算：Self-RAG {BUDGETS['self-rag']} 轮，智能体 {BUDGETS['agent']} 步。",
+              f"Default budgets: Self-RAG {BUDGETS['self-rag']} rounds, agent {BUDGETS['agent']} steps."))

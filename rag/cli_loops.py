@@ -1,0 +1,115 @@
+"""`python -m rag ask --strategy self-rag|agent` and `python -m rag eval --strategy ... [--judge]`.
+
+The loop strategies print their timeline (one line a step, every verdict under it); eval prints one row
+per strategy and, with --judge, the judge's figures and how its faithfulness verdicts fall on the
+citation audit's labels. --json gives every step, prompt and verdict.
+Not handled here: argument parsing and the plain commands (cli.py), anything computed (rag/loops/).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rag.backends import choose_judge
+from rag.evaluate.judge import METRICS, audit_agreement
+from rag.loops.compare import compare_strategies, format_runs
+from rag.loops.strategies import STRATEGIES, run_strategy
+from rag.trace import AskSettings, _plain, support_text
+
+
+def _err(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def print_loop(lt) -> None:
+    print(f"strategy: {lt.strategy}   steps: {len(lt.steps)}   searches: {lt.searches}   "
+          f"retrieved: {'yes' if lt.retrieved else 'no'}   {lt.seconds:.1f} s\n")
+    for s in lt.steps:
+        print(f"{s.n:>2}. {s.kind:<8} {s.seconds:5.1f}s  {_short(s.decision, 90)}")
+        if s.thought:
+            print(f"      thought: {_short(s.thought, 100)}")
+        if s.query:
+            print(f"      query: {_short(s.query, 100)}")
+        for h in s.hits:
+            print(f"      hit [{h.ref}] {h.score:.3f} {_short(h.title or h.snippet, 60)}")
+        for v in s.verdicts:
+            print(f"      {'yes' if v.answer else 'no ':<3} {_short(v.asked, 60)}  {v.raw}")
+        if s.raw and s.kind in ("search", "read", "answer", "rewrite", "repeat"):
+            print(f"      model wrote: {_short(s.raw, 100)}")
+    for note in lt.notes + (lt.final.notes if lt.final else []):
+        print(f"note: {note}")
+    print(f"\nanswer: {lt.answer}")
+    if lt.final is not None and lt.final.audit is not None:
+        for s in lt.final.audit.sentences:
+            print(f"  - {support_text(s):<11} {_short(s.sentence, 70)}")
+
+
+def cmd_ask_strategy(args, index, gen_choice, chat, reranker, settings: AskSettings) -> int:
+    lt = run_strategy(args.strategy, args.question, index, settings, gen_choice.backend, chat, reranker,
+                      budget=args.budget)
+    if args.json:
+        print(lt.to_json())
+    else:
+        print_loop(lt)
+    return 0
+
+
+def parse_strategies(text: str | None) -> list[str] | None:
+    names = [n.strip() for n in (text or "").split(",") if n.strip()]
+    bad = [n for n in names if n not in STRATEGIES]
+    if bad or (text is not None and not names):
+        _err(f"error: --strategy {text!r}: choose from {', '.join(STRATEGIES)} (comma-separated)")
+        return None
+    return names
+
+
+def cmd_eval_strategies(args, index, queries, names, gen_choice, chat, reranker, settings: AskSettings) -> int:
+    judge = None
+    if args.judge:
+        same = chat if getattr(getattr(chat, "spec", None), "key", None) == args.judge_model else None
+        jc = choose_judge(args.judge, args.judge_model,
+                          local_chat=(lambda m: same) if same is not None else None)  # one model in memory, not two
+        judge = jc.backend
+        _err(f"judge: {jc.label}" + (f" ({jc.reason})" if jc.reason else ""))
+
+    def progress(done: int, total: int, strategy: str) -> None:
+        _err(f"  {done}/{total} ({strategy})")
+
+    _err(f"answering {len(queries)} queries with {', '.join(names)} on {gen_choice.label}")
+    results = compare_strategies(index, queries, names, settings, gen_choice.backend, chat, reranker, judge,
+                                 args.budget, progress)
+    judged = [r.judged for sr in results for r in sr.runs if r.judged is not None]
+    if args.json:
+        out = {"queries": str(args.queries), "n_queries": len(queries), "generator": gen_choice.label,
+               "judge": judge.label if judge is not None else None,
+               "strategies": [{"strategy": sr.strategy, **sr.means} for sr in results],
+               "judge_vs_audit": audit_agreement(judged) if judged else None,
+               "runs": [{"id": r.query.query_id, "strategy": r.strategy, "figures": r.figures,
+                         "loop": r.loop.to_dict(), "judge": _plain(r.judged) if r.judged else None}
+                        for sr in results for r in sr.runs]}
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    print(f"queries: {args.queries} ({len(queries)})   generator: {gen_choice.label}")
+    print(f"embedder: {index.embedder.label}\n")
+    print(format_runs(results))
+    if judged:
+        table = audit_agreement(judged)
+        print(f"\njudge ({judge.label}): faithfulness verdicts by citation-audit label")
+        for label, row in sorted(table.items()):
+            n = row["yes"] + row["no"]
+            print(f"  {label:<12} judged supported {row['yes']:>3} / {n:<3} ({row['yes'] / n:.0%})")
+        pairs = [(j.scores.get("context precision"), j.gold_precision) for j in judged
+                 if j.scores.get("context precision") is not None and j.gold_precision is not None]
+        if pairs:
+            mj = sum(a for a, _ in pairs) / len(pairs)
+            mg = sum(b for _, b in pairs) / len(pairs)
+            print(f"  context precision: judge {mj:.3f} vs the same average precision from gold ids {mg:.3f} "
+                  f"({len(pairs)} answers)")
+        print("  metrics: " + ", ".join(METRICS) + " (rag/evaluate/judge.py); --json has every prompt and verdict")
+    return 0

@@ -1,0 +1,187 @@
+"""LLM-judged answer evaluation in the spirit of Ragas: four figures, every verdict kept with its prompt.
+
+- faithfulness = supported claims / claims. The claims are the answer's sentences (the citation audit's
+  own, so the two can be set side by side), each asked "does the context support this statement?"
+  against every context the generator saw. Ragas first has the model split the answer into claims; a
+  sentence is our claim, which costs no generation and keeps the comparison with the audit one-to-one.
+- answer relevancy: the judge writes the question the answer answers; the figure is the cosine between
+  it and the real question under the index's embedder (Ragas's method, with one question, not three).
+  A refusal (资料不足) scores 0, as Ragas scores a noncommittal answer.
+- context precision = Σ_k precision@k · v_k / (relevant contexts), v_k = the judge's "is context k useful
+  for the reference answer?" in rank order (Ragas's context precision with a reference); 0 when none is.
+- context recall = reference sentences the contexts support / reference sentences.
+
+The reference is the query's written reference answer when it has one (data/multihop.jsonl), otherwise the
+text of its gold chunks: an FAQ entry is the answer to its golden questions. `gold_precision` is the same
+average precision computed from the gold ids, so the judge's figure can be checked against labels.
+Yes/no verdicts come from rag/models/yes_no.py (the local model's next-token probabilities, or an
+endpoint's reply); none of the prompts was tuned on a set.
+Not handled here: producing answers (rag/pipeline.py, rag/loops/), the citation audit (rag/answer/citations.py).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from rag.answer.citations import is_not_enough, strip_citations
+from rag.ingest.language import detect_lang
+from rag.ingest.sentences import split_sentences
+from rag.models.yes_no import Verdict, ask_yes_no
+
+METRICS = ("faithfulness", "answer relevancy", "context precision", "context recall")
+CONTEXT_CHARS = 700  # each context as the judge reads it, for precision
+
+SUPPORTED = {
+    "zh": ("你核对陈述是否有资料依据，只回答“是”或“否”。",
+           "资料：\n{c}\n\n陈述：{s}\n\n资料支持这个陈述吗？只回答“是”或“否”。"),
+    "en": ("You check statements against sources. Answer only yes or no.",
+           "Context:\n{c}\n\nStatement: {s}\n\nDoes the context support the statement? Answer only yes or no."),
+}
+USEFUL = {
+    "zh": ("你评估检索到的资料，只回答“是”或“否”。",
+           "问题：{q}\n参考答案：{r}\n\n资料：{c}\n\n这段资料对得出参考答案有用吗？只回答“是”或“否”。"),
+    "en": ("You assess retrieved passages. Answer only yes or no.",
+           "Question: {q}\nReference answer: {r}\n\nPassage: {c}\n\nIs the passage useful for arriving at the "
+           "reference answer? Answer only yes or no."),
+}
+QUESTION_FOR = {
+    "zh": ("根据回答，写出它所回答的那个问题。只输出问题，一行。", "回答：{a}\n问题："),
+    "en": ("Write the question that this answer answers. Output only the question, one line.", "Answer: {a}\nQuestion:"),
+}
+
+
+@dataclass(frozen=True)
+class JudgeCheck:
+    metric: str  # one of METRICS
+    item: str  # the claim, the context ref, or the reference sentence that was judged
+    verdict: Verdict | None  # None for answer relevancy (a generation, not a yes/no)
+    audit_label: str = ""  # faithfulness: the citation audit's label for the same sentence
+
+
+@dataclass
+class JudgeResult:
+    scores: dict[str, float | None] = field(default_factory=dict)  # metric -> 0..1, None where it does not apply
+    checks: list[JudgeCheck] = field(default_factory=list)
+    generated_question: str = ""  # answer relevancy: the question the judge read off the answer
+    question_prompt: list[dict] | None = None
+    reference: str = ""
+    reference_source: str = ""  # "written reference" | "gold chunks' text" | ""
+    gold_precision: float | None = None  # average precision of the gold ids among the contexts
+    judge: str = ""
+    seconds: float = 0.0
+
+
+def support_messages(context: str, statement: str, lang: str) -> list[dict]:
+    system, user = SUPPORTED[lang if lang in SUPPORTED else "en"]
+    return [{"role": "system", "content": system}, {"role": "user", "content": user.format(c=context, s=statement)}]
+
+
+def context_block(contexts) -> str:
+    """`[ref] text` for each context, the way the answer prompt shows them."""
+    return "\n\n".join(f"[{c.ref}] {c.text}" for c in contexts)
+
+
+def average_precision(relevant: Sequence[bool]) -> float:
+    """Σ_k precision@k · rel_k / Σ rel_k over a ranked list; 0 when nothing is relevant."""
+    hits, total = 0, 0.0
+    for k, rel in enumerate(relevant, 1):
+        if rel:
+            hits += 1
+            total += hits / k
+    return total / hits if hits else 0.0
+
+
+def _short(chat, messages: list[dict], max_tokens: int = 60) -> str:
+    if getattr(chat, "supports_grammar", False):
+        return chat.complete(messages, max_tokens=max_tokens)
+    return chat.complete(messages)
+
+
+def judge_answer(chat, embedder, question: str, answer: str, contexts, reference: str = "",
+                 gold_ids: Sequence[str] = (), audit=None, gold_text: str = "", lang: str | None = None) -> JudgeResult:
+    """The four figures for one answer; `audit` (a CitationAudit) supplies the claims and their labels.
+
+    `reference` is the written reference answer; without one, `gold_text` (the gold chunks' text) stands in.
+    Context precision and recall need one of them; without either they are None."""
+    t0 = time.perf_counter()
+    lang = lang or detect_lang(question)
+    res = JudgeResult(judge=getattr(chat, "label", "judge"))
+    block = context_block(contexts) if contexts else "(none)"
+    refusal = is_not_enough(answer)
+
+    if audit is not None:
+        claims = [(s.sentence, s.label) for s in audit.sentences if s.label != "not-enough"]
+    else:
+        claims = [(s, "") for s in split_sentences(answer) if not is_not_enough(s)]
+    claims = [(c, lab) for c, lab in claims if strip_citations(c).strip()]
+    if claims and not refusal:
+        yes = 0
+        for sentence, label in claims:
+            v = ask_yes_no(chat, support_messages(block, strip_citations(sentence).strip(), lang), lang,
+                           "is this claim supported by the contexts?", default=False)
+            yes += v.answer
+            res.checks.append(JudgeCheck("faithfulness", sentence, v, label))
+        res.scores["faithfulness"] = yes / len(claims)
+    else:
+        res.scores["faithfulness"] = None  # a refusal or an empty answer states nothing to check
+
+    if refusal or not answer.strip():
+        res.scores["answer relevancy"] = 0.0
+    else:
+        system, user = QUESTION_FOR[lang if lang in QUESTION_FOR else "en"]
+        res.question_prompt = [{"role": "system", "content": system},
+                               {"role": "user", "content": user.format(a=strip_citations(answer).strip())}]
+        generated = (_short(chat, res.question_prompt) or "").strip().splitlines()
+        res.generated_question = generated[0].strip() if generated else ""
+        if res.generated_question:
+            a, b = embedder.embed_queries([question, res.generated_question])
+            res.scores["answer relevancy"] = max(0.0, float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))))
+        else:
+            res.scores["answer relevancy"] = 0.0
+        res.checks.append(JudgeCheck("answer relevancy", res.generated_question, None))
+
+    if reference.strip():
+        res.reference, res.reference_source = reference.strip(), "written reference"
+    elif gold_text.strip():
+        res.reference, res.reference_source = gold_text.strip(), "gold chunks' text"
+    if res.reference and contexts:
+        system, user = USEFUL[lang if lang in USEFUL else "en"]
+        useful = []
+        for c in contexts:
+            messages = [{"role": "system", "content": system},
+                        {"role": "user", "content": user.format(q=question, r=res.reference[:CONTEXT_CHARS],
+                                                                c=c.text[:CONTEXT_CHARS])}]
+            v = ask_yes_no(chat, messages, lang, f"is {c.ref} useful for the reference answer?", default=False)
+            useful.append(v.answer)
+            res.checks.append(JudgeCheck("context precision", c.ref, v))
+        res.scores["context precision"] = average_precision(useful)
+        sentences = [s for s in split_sentences(res.reference) if s.strip()]
+        got = 0
+        for s in sentences:
+            v = ask_yes_no(chat, support_messages(block, s, lang), lang,
+                           "is this reference sentence supported by the contexts?", default=False)
+            got += v.answer
+            res.checks.append(JudgeCheck("context recall", s, v))
+        res.scores["context recall"] = got / len(sentences) if sentences else None
+    else:
+        res.scores["context precision"] = 0.0 if res.reference else None
+        res.scores["context recall"] = 0.0 if res.reference else None
+    if gold_ids and contexts:
+        res.gold_precision = average_precision([c.doc_id in set(gold_ids) for c in contexts])
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def audit_agreement(results: Sequence[JudgeResult]) -> dict[str, dict[str, int]]:
+    """How the judge's faithfulness verdicts fall per citation-audit label: {label: {"yes": n, "no": n}}."""
+    table: dict[str, dict[str, int]] = {}
+    for r in results:
+        for c in r.checks:
+            if c.metric == "faithfulness" and c.verdict is not None and c.audit_label:
+                row = table.setdefault(c.audit_label, {"yes": 0, "no": 0})
+                row["yes" if c.verdict.answer else "no"] += 1
+    return table

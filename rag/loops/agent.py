@@ -1,0 +1,205 @@
+"""An agent loop: retrieval is a tool the model calls, one JSON action per step, until it answers.
+
+    step: the model reads the question and everything so far (its actions, the observations) and writes
+          one action under the grammar of rag/loops/actions.py:
+          search(query) -> observation: the top SEARCH_HITS chunks, ref + title + their start
+          read(ref)     -> observation: that chunk in full (READ_CHARS at most)
+          answer        -> stop
+    budget: `max_steps` actions; on the last one only `answer` is allowed, and the trace says so.
+
+The answer is then written by the same grounded prompt as plain RAG, over the chunks the agent read,
+then the ones its searches returned, in the order it met them (top_k at most), with the same citation
+modes and audit: so plain, Self-RAG and the agent differ only in what reaches the prompt, and the
+comparison measures the loop. An agent that answers before any search gets the no-RAG prompt, and the
+trace says it did not retrieve and gives its thought.
+Not handled here: the action schema (actions.py), retrieval and answering (rag/pipeline.py).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from typing import Callable
+
+from rag.errors import LLMUnavailableError
+from rag.ingest.language import detect_lang
+from rag.loops.actions import ACTIONS, Action, action_grammar, parse_action
+from rag.loops.self_rag import _Recorder, answer_directly
+from rag.loops.steps import LoopTrace, Step, hits_of
+from rag.models.llm import RunControl
+from rag.pipeline import answer_from, check_settings, gather
+from rag.trace import AskSettings
+
+MAX_STEPS = 6
+SEARCH_HITS = 3
+READ_CHARS = 800
+ACTION_TOKENS = 120  # a thought of 160 characters is ~60-100 tokens; the grammar ends the object anyway
+
+SYSTEM = {
+    "zh": (
+        "你是一个会使用检索工具的助手。每一步只输出一个 JSON 动作，不要输出别的内容。\n"
+        "search：在知识库中检索，字段 query 是检索词，会返回最相关的几段资料的 ref、标题和开头。\n"
+        "read：读取一段检索到的资料的全文，字段 ref 是它的 ref。\n"
+        "answer：结束；之后会根据你找到的资料写出回答。\n"
+        "每个动作都有 thought 字段：用一句话写出你为什么这样做。\n"
+        "规则：需要事实的问题先检索再回答；问题有两个部分时，每个部分各检索一次，检索词要不同；"
+        "问候和闲聊不需要检索，直接 answer。"
+    ),
+    "en": (
+        "You are an assistant with a search tool. At each step output exactly one JSON action and nothing else.\n"
+        "search: search the knowledge base; the field query holds the search words; the top passages come back "
+        "with their ref, title and start.\n"
+        "read: read a passage you found in full; the field ref holds its ref.\n"
+        "answer: stop; the answer is then written from the passages you found.\n"
+        "Every action has a thought field: one sentence saying why you take it.\n"
+        "Rules: search before answering a question that needs facts; a question with two parts needs one search "
+        "per part, with different search words; greetings and small talk need no search: answer at once."
+    ),
+}
+# Worked examples, shown as earlier turns: a fictional shop's knowledge base, so no answer leaks into a
+# question set; they show a greeting answered at once and a two-part question searched part by part.
+SHOTS = {
+    "zh": [
+        ("user", "问题：你好呀"),
+        ("assistant", '{"thought": "这是问候，不需要检索。", "action": "answer"}'),
+        ("user", "问题：退货期限是多久？退货运费由谁承担？"),
+        ("assistant", '{"thought": "问题有两部分，先查退货期限。", "action": "search", "query": "退货期限"}'),
+        ("user", "检索“退货期限”的结果：\n[shop_07] 退货政策 签收后七天内可以申请退货，商品需保持完好…\n"
+                 "[shop_02] 换货说明 换货需在签收后十五天内提出…"),
+        ("assistant", '{"thought": "找到了退货期限，再查运费由谁承担。", "action": "search", "query": "退货运费 承担"}'),
+        ("user", "检索“退货运费 承担”的结果：\n[shop_09] 运费规则 因质量问题退货，运费由商家承担；其他原因…"),
+        ("assistant", '{"thought": "两部分都找到了，可以回答。", "action": "answer"}'),
+    ],
+    "en": [
+        ("user", "Question: hi there"),
+        ("assistant", '{"thought": "A greeting needs no search.", "action": "answer"}'),
+        ("user", "Question: How long do I have to return an item, and who pays the return shipping?"),
+        ("assistant", '{"thought": "Two parts; first the return period.", "action": "search", "query": "return period"}'),
+        ("user", "Results for \"return period\":\n[shop_07] Returns Items can be returned within seven days of "
+                 "delivery…\n[shop_02] Exchanges Exchanges must be requested within fifteen days…"),
+        ("assistant", '{"thought": "Found the period; now who pays shipping.", "action": "search", '
+                      '"query": "return shipping cost"}'),
+        ("user", "Results for \"return shipping cost\":\n[shop_09] Shipping The shop pays return shipping for "
+                 "faulty items; otherwise…"),
+        ("assistant", '{"thought": "Both parts found; I can answer.", "action": "answer"}'),
+    ],
+}
+HEAD = {"zh": ("问题：", "检索“{q}”的结果：", "资料 [{r}] 全文：", "（没有结果）", "这一步只能 answer：步数用完了。",
+               "你已经检索过“{q}”。换一个检索词，或者 answer。"),
+        "en": ("Question: ", "Results for \"{q}\":", "Passage [{r}] in full:", "(no results)",
+               "Only answer is allowed at this step: the step budget is used up.",
+               "You already searched \"{q}\". Use other search words, or answer.")}
+
+
+def agent(question: str, index, settings: AskSettings, generator, chat, reranker=None, max_steps: int = MAX_STEPS,
+          control: RunControl | None = None, on_step: Callable[[Step], None] | None = None) -> LoopTrace:
+    """Answer `question` with the agent loop; every action and observation lands in the LoopTrace."""
+    if chat is None:
+        raise LLMUnavailableError("the agent loop needs a language model to choose its actions: install the "
+                                  "bundled local model, or set OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL)")
+    settings = replace(settings, rewrite="none", compare_no_rag=False)
+    question = check_settings(question, settings, chat)
+    lang = detect_lang(question) if settings.lang == "auto" else settings.lang
+    head = HEAD[lang if lang in HEAD else "en"]
+    t_start = time.perf_counter()
+    lt = LoopTrace("agent", question, budget=max(1, int(max_steps)))
+    rec = _Recorder(lt, on_step)
+    key = lang if lang in SYSTEM else "en"
+    messages = [{"role": "system", "content": SYSTEM[key]}, *({"role": r, "content": c} for r, c in SHOTS[key]),
+                {"role": "user", "content": head[0] + question}]
+    seen: dict[str, object] = {}  # ref -> chunk, in the order met
+    read: dict[str, object] = {}
+    searched: set[str] = set()
+    last_trace = None
+    grammar_ok = bool(getattr(chat, "supports_grammar", False))
+    for n in range(1, lt.budget + 1):
+        last = n == lt.budget
+        allowed = ("answer",) if last else ACTIONS
+        prompt = list(messages)
+        if last:
+            prompt[-1] = {**prompt[-1], "content": prompt[-1]["content"] + "\n\n" + head[4]}
+        t0 = time.perf_counter()
+        if grammar_ok:
+            unread = [r for r in seen if r not in read]  # reading a chunk twice tells the model nothing new
+            raw = chat.complete(prompt, grammar=action_grammar(unread, allowed), max_tokens=ACTION_TOKENS)
+        else:
+            raw = chat.complete(prompt)
+        action, why = parse_action(raw, list(seen))
+        if action is not None and action.action not in allowed:
+            action, why = None, f"{action.action} is not allowed at the budget's last step"
+        if action is None:  # only without a grammar: say so and stop rather than guess
+            lt.notes.append(f"step {n}: the model's action could not be read ({why}); the loop stopped there")
+            rec.add(kind="answer", thought="", decision=f"unreadable action ({why}): stop and answer",
+                    prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
+            break
+        messages += [{"role": "assistant", "content": raw}]
+        if action.action == "search" and action.query in searched:
+            messages.append({"role": "user", "content": head[5].format(q=action.query)})
+            rec.add(kind="repeat", thought=action.thought, query=action.query,
+                    decision="repeated an earlier search: told to use other words (no new search)",
+                    prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
+        elif action.action == "search":
+            searched.add(action.query)
+            trace = gather(action.query, index, settings, generator, reranker)
+            last_trace = trace
+            hits = trace.final[:SEARCH_HITS]
+            for c in trace.contexts[:SEARCH_HITS]:
+                seen.setdefault(c.ref, c)
+            obs = _search_observation(trace.contexts[:SEARCH_HITS], action.query, head)
+            messages.append({"role": "user", "content": obs})
+            rec.add(kind="search", thought=action.thought, query=action.query,
+                    decision=f"searched; {len(hits)} hits shown to the model", hits=hits_of(index, hits),
+                    prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
+        elif action.action == "read":
+            chunk = seen[action.ref]
+            read.setdefault(action.ref, chunk)
+            messages.append({"role": "user", "content": head[2].format(r=action.ref) + "\n" + chunk.text[:READ_CHARS]})
+            rec.add(kind="read", thought=action.thought, decision=f"read {action.ref}", prompt=prompt, raw=raw,
+                    seconds=time.perf_counter() - t0)
+        else:
+            rec.add(kind="answer", thought=action.thought,
+                    decision="answer (the step budget's last step allowed nothing else)" if last else "answer",
+                    prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
+            if last:
+                lt.notes.append(f"the step budget ({lt.budget}) was reached: the last step could only answer")
+            break
+
+    t0 = time.perf_counter()
+    if not seen:
+        thought = lt.steps[-1].thought if lt.steps else ""
+        lt.retrieved = lt.searches > 0
+        why = ("the agent answered without searching" if not lt.searches else "the agent's searches found nothing")
+        lt.final = answer_directly(question, settings, generator, lang, control,
+                                   f"{why}" + (f"; its thought: {thought}" if thought else ""))
+    else:
+        trace = last_trace
+        trace.question = question
+        order = list(read) + [r for r in seen if r not in read]
+        trace.contexts = [seen[r] for r in order][: settings.top_k]
+        trace.rewrites["agent searches"] = [s.query for s in lt.steps if s.kind == "search"]
+        answer_from(trace, index, generator, control)
+        lt.final = trace
+    lt.final.timings["answer"] = time.perf_counter() - t0
+    lt.seconds = time.perf_counter() - t_start
+    return lt
+
+
+def _search_observation(chunks, query: str, head) -> str:
+    """What the model reads after a search: each chunk's ref (which it may read or cite), title and start."""
+    lines = [head[1].format(q=query)]
+    for c in chunks:
+        title = str(c.metadata.get("title", ""))
+        start = " ".join(c.text.split())[:100]
+        lines.append(f"[{c.ref}] {title} {start}…" if title and not c.text.startswith(title) else f"[{c.ref}] {start}…")
+    return "\n".join(lines) if chunks else lines[0] + "\n" + head[3]
+
+
+def action_json(action: Action) -> str:
+    """An action as the JSON the grammar produces (for tests and docs)."""
+    out = {"thought": action.thought, "action": action.action}
+    if action.action == "search":
+        out["query"] = action.query
+    if action.action == "read":
+        out["ref"] = action.ref
+    return json.dumps(out, ensure_ascii=False)

@@ -1,0 +1,112 @@
+"""Answer strategies side by side on a question set: what each answer states, what it read, what it cost.
+
+Per question and strategy (rag/loops/strategies.py):
+- "facts found": the share of the query's facts the answer states (any listed spelling, case and spaces
+  ignored; data/multihop.jsonl lists two per question, one from each gold chunk); "all facts": both;
+- "evidence recall": the share of the gold chunks among the contexts the answer was written from;
+- "retrieved": did it search at all (a greeting should not); "searches", "steps", "seconds";
+- with a judge (rag/evaluate/judge.py): faithfulness, answer relevancy, context precision, context recall.
+Means over the questions, seconds as a median (one slow question should not hide the typical wait).
+Not handled here: the strategies (self_rag.py, agent.py), the judge's prompts (rag/evaluate/judge.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Callable, Sequence
+
+from rag.evaluate.evaluation import Query
+from rag.evaluate.judge import METRICS, JudgeResult, judge_answer
+from rag.loops.steps import LoopTrace
+from rag.loops.strategies import run_strategy
+
+FIGURES = ("facts found", "all facts", "evidence recall", "retrieved", "searches", "steps", "seconds")
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", "", text).lower()
+
+
+def facts_found(answer: str, facts: Sequence[Sequence[str]]) -> float | None:
+    """Share of `facts` stated in `answer` (a fact is stated when any of its spellings appears)."""
+    if not facts:
+        return None
+    text = _norm(answer)
+    return sum(any(_norm(s) in text for s in spellings) for spellings in facts) / len(facts)
+
+
+@dataclass
+class QueryRun:
+    query: Query
+    strategy: str
+    loop: LoopTrace
+    figures: dict[str, float | None] = field(default_factory=dict)
+    judged: JudgeResult | None = None
+
+
+@dataclass
+class StrategyRuns:
+    strategy: str
+    runs: list[QueryRun] = field(default_factory=list)
+
+    @property
+    def means(self) -> dict[str, float]:
+        out = {}
+        for name in FIGURES + METRICS:
+            xs = [r.figures[name] for r in self.runs if r.figures.get(name) is not None]
+            if xs:
+                out[name] = median(xs) if name == "seconds" else sum(xs) / len(xs)
+        return out
+
+
+def run_query(q: Query, strategy: str, index, settings, generator, chat, reranker=None, judge=None,
+              budget: int | None = None) -> QueryRun:
+    loop = run_strategy(strategy, q.query, index, settings, generator, chat, reranker, budget=budget)
+    contexts = loop.final.contexts if loop.final else []
+    gold = set(q.gold_ids)
+    fig: dict[str, float | None] = {
+        "facts found": facts_found(loop.answer, q.facts),
+        "evidence recall": (len(gold & {c.doc_id for c in contexts}) / len(gold)) if gold else None,
+        "retrieved": float(loop.retrieved),
+        "searches": float(loop.searches),
+        "steps": float(len(loop.steps)),
+        "seconds": loop.seconds,
+    }
+    fig["all facts"] = None if fig["facts found"] is None else float(fig["facts found"] == 1.0)
+    run = QueryRun(q, strategy, loop, fig)
+    if judge is not None:
+        gold_text = "\n".join(c.text for c in index.chunks if c.doc_id in gold) if not q.reference else ""
+        run.judged = judge_answer(judge, index.embedder, q.query, loop.answer, contexts, q.reference, q.gold_ids,
+                                  loop.final.audit if loop.final else None, gold_text)
+        fig.update(run.judged.scores)
+    return run
+
+
+def compare_strategies(index, queries: Sequence[Query], strategies: Sequence[str], settings, generator, chat,
+                       reranker=None, judge=None, budget: int | None = None,
+                       progress: Callable[[int, int, str], None] | None = None) -> list[StrategyRuns]:
+    """Every strategy on every query (query by query, so a slow run shows progress on all of them)."""
+    out = [StrategyRuns(s) for s in strategies]
+    total = len(queries) * len(strategies)
+    done = 0
+    for q in queries:
+        for sr in out:
+            sr.runs.append(run_query(q, sr.strategy, index, settings, generator, chat, reranker, judge, budget))
+            done += 1
+            if progress:
+                progress(done, total, sr.strategy)
+    return out
+
+
+def format_runs(results: Sequence[StrategyRuns], digits: int = 3) -> str:
+    """A Markdown table: one row per strategy, the figures that any strategy has."""
+    cols = [c for c in FIGURES + METRICS if any(c in r.means for r in results)]
+    lines = ["| strategy | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for r in results:
+        m = r.means
+        cells = [f"{m[c]:.1f}" if c in ("seconds", "searches", "steps") and c in m else
+                 (f"{m[c]:.{digits}f}" if c in m else "-") for c in cols]
+        lines.append(f"| {r.strategy} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,183 @@
+"""Self-RAG style answering (after Asai et al., 2023): the model decides when to retrieve and checks its work.
+
+    decide: does the message need facts? ── no ──> answer from the model's own knowledge (no search)
+       │ yes
+    retrieve (hybrid + rerank, as plain RAG) -> grade each chunk, drop the irrelevant
+       -> draft an answer over the kept chunks -> check each sentence's support
+       -> all supported (or 资料不足)? done.  Otherwise, if rounds are left: rewrite the query toward the
+          first unsupported sentence (or, when nothing was relevant, toward the question) and go again;
+          a later round adds its relevant chunks to the ones already kept.
+
+Every decision is a `Verdict` with its prompt and the model's raw reply (rag/loops/decisions.py), in a
+`Step` of the returned `LoopTrace`. The answer kept is the best-supported draft; a later round wins ties.
+Self-RAG trains its model to emit reflection tokens; here an off-the-shelf instruct model is asked the
+same questions in words, which is what a small bundled model can do, and the README measures how well.
+Not handled here: the prompts (decisions.py), retrieval and answering (rag/pipeline.py).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Callable
+
+from rag.answer.citations import is_not_enough, strip_citations
+from rag.answer.prompt import build_no_rag_prompt
+from rag.errors import LLMUnavailableError
+from rag.evaluate.judge import context_block
+from rag.ingest.language import detect_lang
+from rag.loops import decisions
+from rag.loops.steps import LoopTrace, Step, hits_of
+from rag.models.llm import RunControl
+from rag.pipeline import answer_from, check_settings, gather
+from rag.trace import AskSettings, Trace
+
+MAX_ROUNDS = 2  # retrieval rounds: the first, and one more when support fails
+REWRITE_TOKENS = 48
+
+
+def short_reply(chat, messages: list[dict], max_tokens: int) -> str:
+    """A short generation (a query, an action): capped where the backend takes a cap."""
+    if getattr(chat, "supports_grammar", False):  # the local model: max_tokens keeps a rambling model short
+        return chat.complete(messages, max_tokens=max_tokens)
+    return chat.complete(messages)
+
+
+def answer_directly(question: str, settings: AskSettings, generator, lang: str, control: RunControl | None,
+                    why: str) -> Trace:
+    """The loop chose not to retrieve: the no-RAG prompt, and the reason in the trace's notes."""
+    trace = Trace(question=question, settings=settings)
+    trace.backends["generator"] = generator.label
+    trace.prompt = build_no_rag_prompt(question, lang)
+    t0 = time.perf_counter()
+    trace.answer = "".join(generator.generate(trace.prompt, control=control))
+    trace.timings["generate"] = time.perf_counter() - t0
+    trace.notes.append(why)
+    return trace
+
+
+class _Recorder:
+    def __init__(self, lt: LoopTrace, on_step: Callable[[Step], None] | None):
+        self.lt, self.on_step = lt, on_step
+
+    def add(self, **kw) -> Step:
+        step = Step(n=len(self.lt.steps) + 1, **kw)
+        self.lt.steps.append(step)
+        if self.on_step:
+            self.on_step(step)
+        return step
+
+
+def self_rag(question: str, index, settings: AskSettings, generator, chat, reranker=None,
+             max_rounds: int = MAX_ROUNDS, control: RunControl | None = None,
+             on_step: Callable[[Step], None] | None = None) -> LoopTrace:
+    """Answer `question` the Self-RAG way; every decision lands in the returned LoopTrace."""
+    if chat is None:
+        raise LLMUnavailableError("Self-RAG needs a language model for its decisions: install the bundled local "
+                                  "model, or set OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL)")
+    settings = replace(settings, rewrite="none", compare_no_rag=False)
+    question = check_settings(question, settings, chat)
+    lang = detect_lang(question) if settings.lang == "auto" else settings.lang
+    t_start = time.perf_counter()
+    lt = LoopTrace("self-rag", question, budget=max(1, int(max_rounds)))
+    rec = _Recorder(lt, on_step)
+
+    need = decisions.needs_retrieval(chat, question, lang)
+    if not need.answer:
+        rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
+                decision=f"answer directly, without retrieval: the model judged it a greeting or small talk "
+                         f"(P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else
+                         "answer directly, without retrieval: the model judged it a greeting or small talk",
+                verdicts=(need,), seconds=need.seconds)
+        t0 = time.perf_counter()
+        lt.final = answer_directly(question, settings, generator, lang, control,
+                                   f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})")
+        lt.retrieved = False
+        rec.add(kind="answer", thought="Answer from the model's own knowledge.", decision="answered without retrieval",
+                prompt=lt.final.prompt.messages, raw=lt.final.answer, seconds=time.perf_counter() - t0)
+        lt.seconds = time.perf_counter() - t_start
+        return lt
+    rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
+            decision="retrieve" + (f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""),
+            verdicts=(need,), seconds=need.seconds)
+
+    query, kept, best, best_share, best_round, tried = question, [], None, -1.0, 0, {question}
+    for rnd in range(1, lt.budget + 1):
+        t0 = time.perf_counter()
+        trace = gather(query, index, settings, generator, reranker)
+        trace.question = question  # searched with `query`; the answer is to the question
+        if query != question:
+            trace.rewrites["self-rag query"] = query
+        rec.add(kind="retrieve", thought=f"Round {rnd}: search the knowledge base.", query=query,
+                decision=f"{len(trace.contexts)} chunks after hybrid retrieval and rerank",
+                hits=hits_of(index, trace.final), seconds=time.perf_counter() - t0)
+
+        seen = {c.chunk_id for c in kept}
+        fresh = [c for c in trace.contexts if c.chunk_id not in seen]
+        verdicts = [decisions.is_relevant(chat, question, c.text, lang, c.ref) for c in fresh]
+        new_kept = [c for c, v in zip(fresh, verdicts) if v.answer]
+        dropped = [c.ref for c, v in zip(fresh, verdicts) if not v.answer]
+        kept += new_kept
+        rec.add(kind="grade", thought="Which of these chunks hold information for the question?",
+                decision=f"kept {', '.join(c.ref for c in new_kept) or 'none'}; dropped {', '.join(dropped) or 'none'}",
+                verdicts=tuple(verdicts), seconds=sum(v.seconds for v in verdicts))
+        if not kept and rnd < lt.budget:
+            query = _rewrite(rec, chat, question, lang, None, tried)
+            continue
+        if rnd > 1 and not new_kept and best is not None:  # the same chunks would give the same draft
+            lt.notes.append(f"round {rnd} found no new relevant chunk: kept draft {best_round} "
+                            f"({best_share:.0%} of its sentences supported) instead of writing it again")
+            break
+
+        trace.contexts = list(kept)
+        if dropped:
+            trace.notes.append(f"Self-RAG dropped chunks it judged irrelevant: {', '.join(dropped)}")
+        if not kept:
+            trace.notes.append("Self-RAG judged no retrieved chunk relevant in any round: the prompt has no context")
+        t0 = time.perf_counter()
+        answer_from(trace, index, generator, control)
+        rec.add(kind="draft", thought=f"Draft an answer from the {len(kept)} kept chunks.",
+                decision=f"draft {rnd} written", prompt=trace.prompt.messages, raw=trace.answer,
+                seconds=time.perf_counter() - t0)
+
+        claims = [s for s in trace.audit.sentences if s.label != "not-enough"] if trace.audit else []
+        if is_not_enough(trace.answer) or not claims:
+            share, unsupported = (1.0 if kept else 0.0), None
+            rec.add(kind="check", thought="Is every sentence of the draft supported?",
+                    decision="the draft says the context is not enough: nothing to check")
+        else:
+            block = context_block(kept)
+            checks = [decisions.is_supported(chat, block, s.sentence, lang) for s in claims]
+            share = sum(v.answer for v in checks) / len(checks)
+            unsupported = next((s.sentence for s, v in zip(claims, checks) if not v.answer), None)
+            rec.add(kind="check", thought="Is every sentence of the draft supported by the kept chunks?",
+                    decision=f"{sum(v.answer for v in checks)} of {len(checks)} sentences supported",
+                    verdicts=tuple(checks), seconds=sum(v.seconds for v in checks))
+        if share >= best_share:
+            best, best_share, best_round = trace, share, rnd
+        if unsupported is None:
+            break
+        if rnd < lt.budget:
+            query = _rewrite(rec, chat, question, lang, unsupported, tried)
+        else:
+            lt.notes.append(f"support still failed after {lt.budget} retrieval rounds (the budget): kept the "
+                            f"best-supported draft ({best_share:.0%} of its sentences supported)")
+    lt.final = best
+    lt.seconds = time.perf_counter() - t_start
+    return lt
+
+
+def _rewrite(rec: _Recorder, chat, question: str, lang: str, unsupported: str | None, tried: set[str]) -> str:
+    t0 = time.perf_counter()
+    messages = decisions.rewrite_messages(question, lang, unsupported)
+    raw = short_reply(chat, messages, REWRITE_TOKENS)
+    query = decisions.parse_query(raw)
+    how = "the model's rewrite"
+    if not query or query in tried:
+        query = f"{question} {strip_citations(unsupported or '').strip()}".strip()
+        how = "the model's rewrite was empty or already tried: question + the unsupported sentence"
+    tried.add(query)
+    why = "a sentence lacked support" if unsupported else "no retrieved chunk was relevant"
+    rec.add(kind="rewrite", thought=f"Search again: {why}.", query=query, decision=how, prompt=messages, raw=raw,
+            seconds=time.perf_counter() - t0)
+    return query

@@ -1,0 +1,85 @@
+"""What a loop records: one `Step` per decision or action, and the `LoopTrace` that holds them.
+
+A step keeps what a page needs to show it on a timeline: the kind of step, the model's thought (the
+agent's own words; for Self-RAG, what the step is for), the query it searched with and the hits it got,
+every yes/no `Verdict` with its exact prompt and raw reply, the decision in words, the raw model output
+for generated actions, and the seconds it took. The answer itself is an ordinary `Trace` (contexts,
+prompt, answer, citation audit), so everything the answer page shows applies to a loop's answer too.
+Not handled here: running a loop (self_rag.py, agent.py), rendering it (app_pages/7_loops.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag.models.yes_no import Verdict
+from rag.trace import Trace, _plain
+
+STEP_KINDS = ("decide", "retrieve", "grade", "draft", "check", "rewrite", "search", "read", "repeat", "answer")
+
+
+@dataclass(frozen=True)
+class StepHit:
+    """One hit as a step saw it."""
+
+    ref: str
+    chunk_id: str
+    score: float
+    title: str
+    snippet: str  # the first characters of the chunk, as the agent's observation showed them
+
+
+@dataclass(frozen=True)
+class Step:
+    n: int  # 1-based position in the loop
+    kind: str  # one of STEP_KINDS
+    thought: str  # the agent's own words, or what a Self-RAG step is for
+    decision: str  # what was decided, in words
+    query: str | None = None  # the search query, for retrieve / search / rewrite
+    hits: tuple[StepHit, ...] = ()
+    verdicts: tuple[Verdict, ...] = ()  # yes/no decisions, each with its prompt and raw reply
+    prompt: list[dict] | None = None  # a generated step's exact prompt (agent actions, rewrites, drafts)
+    raw: str = ""  # what the model wrote for it (the agent's JSON action, the rewrite, the draft)
+    seconds: float = 0.0
+
+
+@dataclass
+class LoopTrace:
+    strategy: str  # plain | self-rag | agent
+    question: str
+    steps: list[Step] = field(default_factory=list)
+    final: Trace | None = None  # the answer: its contexts, prompt, answer text and citation audit
+    retrieved: bool = True  # False when the loop answered without searching at all
+    budget: int = 0  # steps (agent) or retrieval rounds (Self-RAG) allowed
+    notes: list[str] = field(default_factory=list)  # budget reached, fallbacks, why it stopped
+    seconds: float = 0.0
+
+    @property
+    def answer(self) -> str:
+        return self.final.answer if self.final is not None else ""
+
+    @property
+    def searches(self) -> int:
+        """Retrieval calls made (Self-RAG rounds, agent searches)."""
+        return sum(s.kind in ("retrieve", "search") for s in self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = _plain(self)
+        out["answer"] = self.answer
+        out["searches"] = self.searches
+        return out
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+
+def hits_of(index, hits, snippet_chars: int = 120) -> tuple[StepHit, ...]:
+    """`Hit`s as a step records them: ref, title and the first characters of each chunk."""
+    out = []
+    for h in hits:
+        c = index.chunk(h.chunk_id)
+        out.append(StepHit(c.ref, c.chunk_id, float(h.score), str(c.metadata.get("title", "")),
+                           " ".join(c.text.split())[:snippet_chars]))
+    return tuple(out)

@@ -1,0 +1,58 @@
+"""Answer strategies by name: plain (single-shot RAG), self-rag and agent, behind one `run_strategy`.
+
+Each returns a `LoopTrace`; plain's has one "retrieve" and one "draft" step around an ordinary `ask`, so
+a page or a table treats the three alike. The error for an unknown name is built from STRATEGIES.
+Not handled here: the loops themselves (self_rag.py, agent.py).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Callable
+
+from rag.errors import ConfigError
+from rag.loops.agent import MAX_STEPS, agent
+from rag.loops.self_rag import MAX_ROUNDS, self_rag
+from rag.loops.steps import LoopTrace, Step, hits_of
+from rag.models.llm import RunControl
+from rag.pipeline import ask
+from rag.trace import AskSettings
+
+STRATEGIES = ("plain", "self-rag", "agent")
+BUDGETS = {"plain": 1, "self-rag": MAX_ROUNDS, "agent": MAX_STEPS}  # retrieval rounds / agent steps
+
+
+def plain(question: str, index, settings: AskSettings, generator, chat=None, reranker=None,
+          control: RunControl | None = None, on_step: Callable[[Step], None] | None = None,
+          on_delta: Callable[[str], None] | None = None) -> LoopTrace:
+    """Single-shot RAG: retrieve once, answer once (rag/pipeline.ask), as a two-step LoopTrace."""
+    t0 = time.perf_counter()
+    trace = ask(question, index, replace(settings, compare_no_rag=False), generator, reranker=reranker, chat=chat,
+                control=control, on_delta=on_delta)
+    lt = LoopTrace("plain", trace.question, budget=1)
+    lt.steps.append(Step(1, "retrieve", "Search once with the question.", f"{len(trace.contexts)} chunks to the prompt",
+                         query=trace.question, hits=hits_of(index, trace.final),
+                         seconds=sum(v for k, v in trace.timings.items() if k in ("retrieve", "rerank", "rewrite"))))
+    lt.steps.append(Step(2, "draft", "Answer from them.", "answered", prompt=trace.prompt.messages if trace.prompt
+                         else None, raw=trace.answer, seconds=trace.timings.get("generate", 0.0)))
+    for s in lt.steps if on_step else ():
+        on_step(s)
+    lt.final = trace
+    lt.seconds = time.perf_counter() - t0
+    return lt
+
+
+def run_strategy(name: str, question: str, index, settings: AskSettings, generator, chat=None, reranker=None,
+                 budget: int | None = None, control: RunControl | None = None,
+                 on_step: Callable[[Step], None] | None = None) -> LoopTrace:
+    """`name` is one of STRATEGIES; `budget` overrides its rounds (self-rag) or steps (agent)."""
+    if name not in STRATEGIES:
+        raise ConfigError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    if budget is not None and budget < 1:
+        raise ConfigError(f"budget={budget} must be 1 or more")
+    if name == "plain":
+        return plain(question, index, settings, generator, chat, reranker, control, on_step)
+    if name == "self-rag":
+        return self_rag(question, index, settings, generator, chat, reranker, budget or MAX_ROUNDS, control, on_step)
+    return agent(question, index, settings, generator, chat, reranker, budget or MAX_STEPS, control, on_step)

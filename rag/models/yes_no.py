@@ -1,0 +1,92 @@
+"""A yes/no question put to a language model, and its verdict kept with the exact prompt and the raw reply.
+
+Self-RAG's decisions (retrieve at all? is this chunk relevant? is this sentence supported?) and the LLM
+judge's checks (faithfulness, context precision and recall) are all yes/no questions. Two ways to read one:
+
+- the bundled local model gives next-token probabilities: verdict = P(yes) / (P(yes) + P(no)) >= 0.5,
+  where P(yes) sums the candidates' first tokens ("是", or "Yes"/"yes", or a label such as "B"); one
+  forward pass, no sampling, and the prompt's start stays in llama.cpp's KV cache when the next question
+  shares it;
+- a small model leans to one answer whatever it reads (the 0.5B said 否 to every Chinese message
+  asked "needs a lookup?"). With `null` prompts (the same prompt, the content replaced by content-free
+  inputs such as "N/A") the verdict is calibrated as in Zhao et al. 2021, "Calibrate Before Use":
+  p_yes' ∝ P(yes) / mean P_null(yes), p_no' ∝ P(no) / mean P_null(no). The content-free prompts' own
+  figures are in the record;
+- an OpenAI-compatible endpoint gives text: the reply's first word decides; a reply that is neither is
+  recorded as unparsable and the caller's `default` stands (and the record says so).
+
+The threshold 0.5 is the even point of a two-way choice, not a tuned number.
+Not handled here: what is asked (rag/loops/, rag/evaluate/judge.py), loading the model (local_llm.py).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+
+from rag.errors import LLMError
+
+CANDIDATES = {"zh": (("是",), ("否",)), "en": (("Yes", "yes"), ("No", "no"))}
+ANSWER_ONLY = {"zh": "只回答“是”或“否”。", "en": "Answer only yes or no."}
+_REPLY_YES = re.compile(r"^\W*(是|对|yes|y\b|true)", re.IGNORECASE)
+_REPLY_NO = re.compile(r"^\W*(否|不|no\b|n\b|false)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One yes/no decision: what was asked, the exact prompt, what the model returned, what it means."""
+
+    asked: str  # the decision in words, e.g. "does the question need the knowledge base?"
+    messages: list[dict] = field(repr=False)  # the exact prompt (OpenAI wire format)
+    raw: str  # the model's raw verdict: "P(是)=0.812 P(否)=0.103" or the reply text
+    p_yes: float | None  # P(yes) / (P(yes) + P(no)); None when read from a reply
+    answer: bool
+    how: str  # "next-token probabilities" | "reply text" | "reply text, unparsable: default kept"
+    seconds: float
+
+
+def _two_way(chat, messages: list[dict], yes: tuple[str, ...], no: tuple[str, ...]) -> tuple[float, float]:
+    lp = chat.next_token_logprobs(messages, yes + no)
+    return sum(math.exp(lp[c]) for c in yes), sum(math.exp(lp[c]) for c in no)
+
+
+def ask_yes_no(chat, messages: list[dict], lang: str, asked: str, default: bool = True,
+               options: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+               null: list[list[dict]] | None = None) -> Verdict:
+    """Put the yes/no question in `messages` to `chat` and read its verdict (see the module docstring).
+
+    `options` replaces the yes and no tokens (e.g. (("B",), ("A",)) for a labelled choice); `null` holds
+    content-free versions of the prompt, for calibration (next-token backends only)."""
+    lang = lang if lang in CANDIDATES else "en"
+    yes, no = options or CANDIDATES[lang]
+    t0 = time.perf_counter()
+    if hasattr(chat, "next_token_logprobs"):
+        p_y, p_n = _two_way(chat, messages, yes, no)
+        raw = f"P({'/'.join(yes)})={p_y:.3f} P({'/'.join(no)})={p_n:.3f}"
+        how = "next-token probabilities"
+        if null:
+            pairs = [_two_way(chat, m, yes, no) for m in null]
+            n_y, n_n = (sum(p[0] for p in pairs) / len(pairs), sum(p[1] for p in pairs) / len(pairs))
+            if n_y > 0 and n_n > 0:
+                raw += f"; content-free P({'/'.join(yes)})={n_y:.3f} P({'/'.join(no)})={n_n:.3f}"
+                p_y, p_n = p_y / n_y, p_n / n_n
+                how = f"next-token probabilities, calibrated on {len(null)} content-free prompts"
+        p = p_y / (p_y + p_n) if p_y + p_n > 0 else 0.5
+        return Verdict(asked, messages, raw, p, p >= 0.5, how, time.perf_counter() - t0)
+    reply = chat.complete(messages)
+    if not isinstance(reply, str):
+        raise LLMError(f"{getattr(chat, 'label', 'the model')} gave no text for a yes/no question")
+    text = reply.strip()
+    if options is not None:
+        said_yes, said_no = text.startswith(yes), text.startswith(no)
+    else:
+        said_yes, said_no = bool(_REPLY_YES.match(text)), bool(_REPLY_NO.match(text))
+    if said_yes and not said_no:
+        answer, how = True, "reply text"
+    elif said_no and not said_yes:
+        answer, how = False, "reply text"
+    else:
+        answer, how = default, f"reply text, unparsable: default ({'yes' if default else 'no'}) kept"
+    return Verdict(asked, messages, text[:200], None, answer, how, time.perf_counter() - t0)

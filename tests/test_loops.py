@@ -1,0 +1,276 @@
+"""Self-RAG, the agent loop and their parts: decisions, the action grammar, budgets, what the trace keeps.
+
+The loop logic is what is tested here; the model's verdicts and actions come from a scripted chat whose
+answers each test writes (the answers themselves are written by the real extractive generator). The
+tests at the end run the real bundled model: its grammar-held actions parse, and a greeting is answered
+without retrieval by both strategies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from rag.answer.extractive import ExtractiveGenerator
+from rag.errors import ConfigError, LLMUnavailableError
+from rag.loops import decisions
+from rag.loops.actions import action_grammar, parse_action
+from rag.loops.agent import agent
+from rag.loops.compare import facts_found
+from rag.loops.self_rag import self_rag
+from rag.loops.strategies import run_strategy
+from rag.models.yes_no import ask_yes_no
+from rag.trace import AskSettings
+
+YES = {"是", "Yes", "yes", "B"}
+
+
+class ScriptedChat:
+    """A chat backend that answers as a test says: `verdict(messages) -> P(yes)` for yes/no questions,
+    `reply(messages, grammar) -> text` for generations. Every call is recorded."""
+
+    name = "scripted"
+    label = "scripted chat (test)"
+
+    def __init__(self, verdict=lambda m: 0.5, reply=lambda m, g: "", grammar: bool = True):
+        self.verdict, self.reply, self.supports_grammar = verdict, reply, grammar
+        self.calls: list[tuple[str, list[dict], str | None]] = []
+
+    def next_token_logprobs(self, messages, candidates):
+        p = min(max(self.verdict(messages), 1e-6), 1 - 1e-6)
+        self.calls.append(("verdict", messages, None))
+        yes = [c for c in candidates if c in YES]
+        no = [c for c in candidates if c not in YES]
+        return {**{c: math.log(p / len(yes)) for c in yes}, **{c: math.log((1 - p) / len(no)) for c in no}}
+
+    def complete(self, messages, stream=False, temperature=None, *, grammar=None, max_tokens=None, control=None):
+        self.calls.append(("complete", messages, grammar))
+        return self.reply(messages, grammar)
+
+
+def _user(messages) -> str:
+    return messages[-1]["content"]
+
+
+@pytest.fixture(scope="module")
+def gen(embedder):
+    return ExtractiveGenerator(embedder)
+
+
+SETTINGS = AskSettings(rerank=False)
+
+
+# ------------------------------------------------------------------------------------------- yes/no
+
+def test_a_verdict_keeps_prompt_raw_reply_and_calibration():
+    chat = ScriptedChat(verdict=lambda m: 0.1 if _user(m) == "N/A" else 0.2)
+    msgs = [{"role": "user", "content": "问题"}]
+    raw = ask_yes_no(chat, msgs, "zh", "q?")
+    assert raw.p_yes == pytest.approx(0.2) and raw.answer is False and raw.messages == msgs
+    cal = ask_yes_no(chat, msgs, "zh", "q?", null=[[{"role": "user", "content": "N/A"}]])
+    # P(yes) 0.2 / 0.1 against P(no) 0.8 / 0.9: the prompt makes yes twice as likely as a content-free one
+    assert cal.p_yes == pytest.approx(2.0 / (2.0 + 0.8 / 0.9)) and cal.answer is True
+    assert "content-free" in cal.raw and "calibrated" in cal.how
+
+
+@pytest.mark.parametrize("reply, options, want, how", [
+    ("是的，支持。", None, True, "reply text"), ("否", None, False, "reply text"), ("No.", None, False, "reply text"),
+    ("maybe", None, True, "unparsable"), ("B", (("B",), ("A",)), True, "reply text"),
+    ("A: small talk", (("B",), ("A",)), False, "reply text"),
+])
+def test_an_endpoint_verdict_is_read_from_its_reply(reply, options, want, how):
+    class Endpoint:
+        label = "endpoint (test)"
+
+        def complete(self, messages, stream=False):
+            return reply
+
+    v = ask_yes_no(Endpoint(), [{"role": "user", "content": "x"}], "zh", "q?", default=True, options=options)
+    assert v.answer is want and how in v.how and v.p_yes is None and v.raw == reply
+
+
+# ------------------------------------------------------------------------------------------ Self-RAG
+
+def _need(p_question: float):
+    """P(B, needs facts) for the question; 0.5 for the content-free calibration messages."""
+    def verdict(m):
+        if m[0]["content"] == decisions.NEED_SYSTEM:
+            return 0.5 if _user(m) in decisions.CONTENT_FREE else p_question
+        return None
+    return verdict
+
+
+def test_self_rag_answers_small_talk_without_retrieving_and_says_why(kb_index, gen):
+    chat = ScriptedChat(verdict=lambda m: _need(0.1)(m) or 0.9)
+    lt = self_rag("你好", kb_index, SETTINGS, gen, chat)
+    assert not lt.retrieved and lt.searches == 0
+    assert [s.kind for s in lt.steps] == ["decide", "answer"]
+    decide = lt.steps[0]
+    assert decide.verdicts[0].answer is False and "P(B)" in decide.verdicts[0].raw
+    assert decide.verdicts[0].messages[-1]["content"] == "你好"  # the exact prompt is kept
+    assert lt.final.contexts == [] and "did not retrieve" in lt.final.notes[0]
+    assert not any(c[0] == "complete" for c in chat.calls)  # the answer came from the generator, no search
+
+
+def test_self_rag_drops_irrelevant_chunks_and_searches_again_within_its_budget(kb_index, gen):
+    def verdict(m):
+        need = _need(0.9)(m)
+        if need is not None:
+            return need
+        text = _user(m)
+        if text.startswith("问题："):  # relevance: only chunks about overfitting; "N/A" is the content-free one
+            return 0.5 if "资料：N/A" in text else (0.9 if "过拟合" in text.split("资料：", 1)[1] else 0.1)
+        return 0.1  # support: no sentence is ever supported
+
+    chat = ScriptedChat(verdict=verdict, reply=lambda m, g: "新的检索查询：正则化 权重衰减")
+    lt = self_rag("什么是过拟合？", kb_index, SETTINGS, gen, chat, max_rounds=2)
+    kinds = [s.kind for s in lt.steps]
+    assert kinds.count("retrieve") == 2 and kinds.count("rewrite") == 1  # one more search, not more
+    grade = next(s for s in lt.steps if s.kind == "grade")
+    assert "dropped faq_" in grade.decision and len(grade.verdicts) == 5
+    rewrite = next(s for s in lt.steps if s.kind == "rewrite")
+    assert rewrite.query == "正则化 权重衰减"  # the "新的检索查询：" label is stripped
+    assert rewrite.prompt and rewrite.raw.startswith("新的检索查询")
+    assert all("过拟合" in c.text for c in lt.final.contexts)
+    assert any("support still failed" in n or "no new relevant chunk" in n for n in lt.notes)
+    assert lt.final.audit is not None
+
+
+def test_self_rag_stops_after_one_round_when_every_sentence_is_supported(kb_index, gen):
+    chat = ScriptedChat(verdict=lambda m: _need(0.9)(m) or 0.9)
+    lt = self_rag("什么是过拟合？", kb_index, SETTINGS, gen, chat)
+    assert [s.kind for s in lt.steps] == ["decide", "retrieve", "grade", "draft", "check"]
+    check = lt.steps[-1]
+    assert check.verdicts and all(v.answer for v in check.verdicts)
+    assert check.verdicts[0].messages[-1]["content"].startswith("资料：\n[faq_")  # the context comes first
+
+
+def test_loops_need_a_language_model(kb_index, gen):
+    with pytest.raises(LLMUnavailableError, match="local model"):
+        self_rag("什么是过拟合？", kb_index, SETTINGS, gen, None)
+    with pytest.raises(LLMUnavailableError, match="local model"):
+        agent("什么是过拟合？", kb_index, SETTINGS, gen, None)
+    with pytest.raises(ConfigError, match="plain, self-rag, agent"):
+        run_strategy("react", "q", kb_index, SETTINGS, gen)
+
+
+# -------------------------------------------------------------------------------------------- agent
+
+def _first_ref(messages) -> str:
+    return re.findall(r"\[(faq_\d+)\]", _user(messages))[0]
+
+
+def test_agent_searches_reads_and_answers_from_what_it_read(kb_index, gen):
+    script = iter([
+        lambda m: '{"thought": "先查过拟合。", "action": "search", "query": "过拟合 缓解"}',
+        lambda m: json.dumps({"thought": "读第一条。", "action": "read", "ref": _first_ref(m)}, ensure_ascii=False),
+        lambda m: '{"thought": "够了。", "action": "answer"}',
+    ])
+    chat = ScriptedChat(reply=lambda m, g: next(script)(m))
+    lt = agent("什么是过拟合？怎么缓解？", kb_index, SETTINGS, gen, chat)
+    assert [s.kind for s in lt.steps] == ["search", "read", "answer"]
+    search, read = lt.steps[0], lt.steps[1]
+    assert search.query == "过拟合 缓解" and search.hits and search.thought == "先查过拟合。"
+    ref = read.decision.split()[-1]
+    assert lt.final.contexts[0].ref == ref  # what it read comes first
+    grammars = [c[2] for c in chat.calls if c[0] == "complete"]
+    assert "read" not in grammars[0].split("act ::=")[1].split("\n")[0]  # nothing to read before a search
+    assert f'"\\"{ref}\\""' in grammars[1]  # read may name only a ref the search returned
+    assert f'"\\"{ref}\\""' not in grammars[2]  # ... and not one already read
+    assert lt.final.audit is not None and lt.retrieved
+
+
+def test_agent_budget_leaves_only_answer_on_the_last_step_and_repeats_are_caught(kb_index, gen):
+    def reply(m, grammar):
+        if "act ::= answer\n" in grammar:  # the grammar allows nothing else, as llama.cpp would enforce
+            return '{"thought": "只能回答。", "action": "answer"}'
+        return '{"thought": "再查一次。", "action": "search", "query": "过拟合"}'
+
+    chat = ScriptedChat(reply=reply)
+    lt = agent("什么是过拟合？", kb_index, SETTINGS, gen, chat, max_steps=3)
+    assert [s.kind for s in lt.steps] == ["search", "repeat", "answer"] and lt.searches == 1
+    assert "budget" in lt.steps[-1].decision and any("budget (3)" in n for n in lt.notes)
+    last_prompt = [c[1] for c in chat.calls if c[0] == "complete"][-1]
+    assert "步数用完了" in _user(last_prompt)
+    assert "你已经检索过“过拟合”" in lt.steps[-1].prompt[-1]["content"]  # the repeat was answered by a note
+
+
+def test_agent_answers_a_greeting_without_searching(kb_index, gen):
+    chat = ScriptedChat(reply=lambda m, g: '{"thought": "这是问候。", "action": "answer"}')
+    lt = agent("你好", kb_index, SETTINGS, gen, chat)
+    assert not lt.retrieved and lt.final.contexts == []
+    assert "without searching" in lt.final.notes[0] and "这是问候" in lt.final.notes[0]
+
+
+def test_agent_without_a_grammar_stops_on_an_unreadable_action_and_says_so(kb_index, gen):
+    chat = ScriptedChat(reply=lambda m, g: "I would search for overfitting.", grammar=False)
+    lt = agent("什么是过拟合？", kb_index, SETTINGS, gen, chat)
+    assert lt.steps[-1].kind == "answer" and "unreadable action" in lt.steps[-1].decision
+    assert any("could not be read" in n for n in lt.notes)
+    assert all(c[2] is None for c in chat.calls)  # no grammar was sent to a backend that takes none
+
+
+@pytest.mark.parametrize("text, ok", [
+    ('{"thought": "t", "action": "search", "query": "q"}', True),
+    ('Sure! {"thought": "t", "action": "answer"} done', True),
+    ('{"thought": "t", "action": "read", "ref": "faq_999"}', False),
+    ('{"thought": "t", "action": "search"}', False),
+    ('{"thought": "t", "action": "fly"}', False),
+    ("no json", False),
+])
+def test_parse_action_reads_what_it_can_and_says_why_not(text, ok):
+    action, why = parse_action(text, ["faq_001"])
+    assert (action is not None) is ok and (why == "") is ok
+
+
+def test_action_grammar_compiles_in_llama_cpp_and_escapes_refs():
+    from tests.conftest import require
+
+    llama_cpp = require("llama_cpp")
+    g = action_grammar(['faq_001', 'odd"ref'], ("search", "read", "answer"))
+    assert '"\\"odd\\\\\\"ref\\""' in g  # the JSON string "odd\"ref", as a GBNF literal
+    llama_cpp.LlamaGrammar.from_string(g, verbose=False)
+    llama_cpp.LlamaGrammar.from_string(action_grammar([], ("answer",)), verbose=False)
+    with pytest.raises(ValueError):
+        action_grammar([], ("read",))  # read with nothing to read leaves no action
+
+
+def test_facts_found_ignores_case_and_spaces():
+    assert facts_found("k 通常取 60，属于按排名融合。", [["60"], ["按排名"]]) == 1.0
+    assert facts_found("EFSEARCH 控制队列", [["efSearch"], ["NumPy"]]) == 0.5
+    assert facts_found("x", []) is None
+
+
+# ---------------------------------------------------------------------------------- the real model
+
+@pytest.fixture(scope="module")
+def local(embedder):
+    from tests.test_local_llm import _need_local
+
+    _need_local()
+    from rag.answer.generation import LLMGenerator
+    from rag.models.local_llm import LocalChat
+
+    chat = LocalChat("0.5b", n_ctx=4096, max_tokens=96)
+    return chat, LLMGenerator(chat)
+
+
+def test_the_bundled_model_answers_a_greeting_without_retrieval_in_both_loops(kb_index, local):
+    chat, generator = local
+    for run in (self_rag, agent):
+        lt = run("你好", kb_index, SETTINGS, generator, chat)
+        assert not lt.retrieved and lt.searches == 0, (run.__name__, [s.decision for s in lt.steps])
+        assert lt.answer.strip() and lt.final.notes  # the trace says why it did not search
+
+
+def test_the_bundled_models_actions_always_parse_under_the_grammar(kb_index, local):
+    chat, generator = local
+    lt = agent("BM25 的参数 b 常取多少？中文做 BM25 之前要先做什么？", kb_index, SETTINGS, generator, chat, max_steps=4)
+    assert lt.searches >= 1
+    seen: list[str] = []
+    for s in lt.steps:
+        action, why = parse_action(s.raw, [h.ref for st in lt.steps for h in st.hits] or seen)
+        assert action is not None, (s.raw, why)

@@ -1,0 +1,108 @@
+"""The evaluation page's LLM-judge panel: answer a few questions with a strategy, then let the model judge
+them (faithfulness, answer relevancy, context precision, context recall), with every verdict visible.
+
+Not handled here: the judge's prompts and formulas (rag/evaluate/judge.py), the strategies (rag/loops/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from rag.evaluate.evaluation import fixed_sample, load_queries
+from rag.evaluate.judge import METRICS, audit_agreement
+from rag.loops.compare import compare_strategies
+from rag.loops.strategies import STRATEGIES
+
+from . import choices, settings
+from .i18n import tr
+from .render import attempt, html_table, md_escape, plain_text
+from .timeline import judge_checks_frame
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+SETS = {"multihop": DATA / "multihop.jsonl", "golden": DATA / "golden.jsonl"}
+
+
+def render(index, gen, chat) -> None:
+    ss = st.session_state
+    st.subheader(tr("LLM 评委 LLM-judged answers", "LLM-judged answers"))
+    st.caption(tr(
+        "评委是随附的本地模型（或左侧配置的接口）。忠实度：回答每句话能否在资料中找到依据；答案相关性：评委根据回答反推问题，"
+        "与原问题的余弦相似度；上下文精确率：有用的资料是否排在前面；上下文召回率：参考答案的每句话能否在资料中找到。"
+        "每个判定都附有提示词和模型的原始输出。",
+        "The judge is the bundled local model (or the endpoint set in the sidebar). Faithfulness: is each answer "
+        "sentence supported by the contexts; answer relevancy: the judge writes the question the answer answers, "
+        "cosine to the real one; context precision: are the useful contexts ranked first; context recall: is each "
+        "reference sentence found in the contexts. Every verdict comes with its prompt and the model's raw output."))
+    if chat is None:
+        st.info(tr("评委需要语言模型：安装随附的本地模型，或在左侧填写接口。",
+                   "The judge needs a language model: install the bundled local model, or fill in the sidebar."))
+        return
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    c1.radio(tr("问题集", "Questions"), list(SETS), key="judge.source", horizontal=True,
+             format_func={"multihop": tr("多跳 data/multihop.jsonl", "multi-hop data/multihop.jsonl"),
+                          "golden": tr("黄金集 data/golden.jsonl", "golden data/golden.jsonl")}.__getitem__)
+    c2.radio(tr("回答策略", "Answer strategy"), list(STRATEGIES), key="judge.strategy", horizontal=True)
+    c3.number_input(tr("问题数", "questions"), 1, 20, key="judge.n")
+    run = c4.button(tr("评审", "Judge"), icon=":material/gavel:", key="judge.run")
+    queries = fixed_sample(attempt(load_queries, SETS[ss["judge.source"]]), int(ss["judge.n"]))
+    key = (ss["index.key"], ss["judge.source"], ss["judge.strategy"], int(ss["judge.n"]),
+           choices.generator_key(ss, gen), settings.ask_settings())
+    if run:
+        bar = st.progress(0.0, text=tr("回答并评审中…", "Answering and judging…"))
+
+        def progress(done: int, total: int, name: str) -> None:
+            bar.progress(done / total, text=f"{name}: {done}/{total}")
+
+        rr = attempt(choices.reranker_choice) if ss["rerank.enabled"] else None
+        results = attempt(compare_strategies, index, queries, [ss["judge.strategy"]], settings.ask_settings(),
+                          gen.backend, chat, rr.backend if rr else None, judge=chat, progress=progress)
+        bar.empty()
+        ss["judge.result"] = (key, results)
+    stored = ss.get("judge.result")
+    if not stored:
+        st.caption(tr("本地小模型上每题约一到两分钟。", "About one to two minutes a question on the bundled small model."))
+        return
+    stored_key, results = stored
+    if stored_key != key:
+        st.caption(":material/warning: " + tr("下面是上一次评审的结果；设置已改变。", "These are the last judging run's results; "
+                                              "the settings changed since."))
+    sr = results[0]
+    means = sr.means
+    st.html(html_table(pd.DataFrame([{tr("策略", "strategy"): sr.strategy,
+                                      **{m: f"{means[m]:.3f}" if m in means else "—" for m in METRICS},
+                                      tr("事实命中", "facts found"): f"{means['facts found']:.3f}"
+                                      if "facts found" in means else "—"}])))
+    judged = [r.judged for r in sr.runs if r.judged is not None]
+    table = audit_agreement(judged)
+    if table:
+        st.caption(tr("评委的忠实度判定与引用审计的标签对照：", "The judge's faithfulness verdicts against the citation "
+                      "audit's labels:"))
+        st.html(html_table(pd.DataFrame([{tr("审计标签", "audit label"): label, tr("评委：有依据", "judge: supported"): row["yes"],
+                                          tr("评委：无依据", "judge: not supported"): row["no"]}
+                                         for label, row in sorted(table.items())])))
+    ids = [r.query.query_id for r in sr.runs]
+    qid = st.selectbox(tr("查看一个问题的评审", "Inspect one question's verdicts"), ids, key="judge.query",
+                       format_func={r.query.query_id: f"{r.query.query_id} · {r.query.query}" for r in sr.runs}.__getitem__)
+    run_ = next(r for r in sr.runs if r.query.query_id == qid)
+    st.caption(tr("回答", "answer"))
+    plain_text(run_.loop.answer or "—", quote=True)
+    j = run_.judged
+    if j is not None:
+        st.html(html_table(pd.DataFrame([{m: "—" if j.scores.get(m) is None else f"{j.scores[m]:.3f}" for m in METRICS}])))
+        if j.generated_question:
+            st.caption(tr("评委反推的问题（答案相关性）：", "The question the judge read off the answer (relevancy): ")
+                       + md_escape(j.generated_question))
+        if j.reference_source:
+            st.caption(tr("参考答案来源：", "reference: ") + md_escape(j.reference_source))
+        st.html(html_table(judge_checks_frame(j)))
+        with st.expander(tr("评委的提示词", "The judge's prompts")):
+            for c in j.checks:
+                if c.verdict is not None:
+                    st.caption(md_escape(f"{c.metric}: {c.item[:80]}"))
+                    st.json(c.verdict.messages, expanded=False)
+            if j.question_prompt:
+                st.caption("answer relevancy")
+                st.json(j.question_prompt, expanded=False)

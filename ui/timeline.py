@@ -1,0 +1,83 @@
+"""A loop's steps drawn as a timeline: each step's kind, thought, query, hits, verdicts and prompt.
+
+Every model-written or corpus string goes through escaping (plain_text, html_table, md_escape): a thought,
+a query or a chunk title is shown as text, never read as Markdown or HTML.
+Not handled here: running the loop (rag/loops/), the page around it (app_pages/6_loops.py).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from rag.evaluate.judge import JudgeResult
+from rag.loops.steps import Step
+
+from .i18n import tr
+from .render import html_table, md_escape, plain_text
+
+ICONS = {"decide": ":material/help:", "retrieve": ":material/search:", "search": ":material/search:",
+         "grade": ":material/rule:", "draft": ":material/edit_note:", "check": ":material/fact_check:",
+         "rewrite": ":material/edit:", "read": ":material/menu_book:", "repeat": ":material/repeat:",
+         "answer": ":material/chat:"}
+
+
+def kind_label(kind: str) -> str:
+    return {"decide": tr("决定是否检索", "decide: retrieve?"), "retrieve": tr("检索", "retrieve"),
+            "search": tr("检索（工具调用）", "search (tool call)"), "grade": tr("给块打分", "grade the chunks"),
+            "draft": tr("起草回答", "draft the answer"), "check": tr("核对支撑", "check support"),
+            "rewrite": tr("改写查询", "rewrite the query"), "read": tr("读全文", "read a chunk"),
+            "repeat": tr("重复的检索", "repeated search"), "answer": tr("回答", "answer")}.get(kind, kind)
+
+
+def verdicts_frame(verdicts) -> pd.DataFrame:
+    return pd.DataFrame([{tr("问了什么", "asked"): v.asked, tr("判定", "verdict"): "✓ yes" if v.answer else "✗ no",
+                          "P(yes)": "—" if v.p_yes is None else f"{v.p_yes:.3f}",
+                          tr("模型原始输出", "raw verdict"): v.raw, tr("读法", "read as"): v.how} for v in verdicts])
+
+
+def step_summary(step: Step) -> str:
+    """The one line a progress box shows while the loop runs (escaped: it may quote the model)."""
+    return md_escape(f"{step.n}. {kind_label(step.kind)} · {step.decision} · {step.seconds:.1f} s")
+
+
+def render_step(step: Step, key: str) -> None:
+    with st.container(border=True):
+        st.markdown(f"{ICONS.get(step.kind, '')} **{step.n} · {md_escape(kind_label(step.kind))}** · "
+                    f"{step.seconds:.1f} s")
+        if step.thought:
+            st.caption(tr("想法 thought", "thought"))
+            plain_text(step.thought, quote=True)
+        if step.query:
+            st.caption(tr("查询 query", "query"))
+            plain_text(step.query)
+        if step.hits:
+            st.html(html_table(pd.DataFrame([{"ref": h.ref, tr("分数", "score"): f"{h.score:.4f}",
+                                              tr("标题", "title"): h.title, tr("开头", "start"): h.snippet}
+                                             for h in step.hits])))
+        if step.verdicts:
+            st.html(html_table(verdicts_frame(step.verdicts)))
+        st.caption(tr("决定 decision", "decision"))
+        plain_text(step.decision)
+        if step.prompt or step.verdicts or step.raw:
+            with st.expander(tr("提示词与模型原始输出", "Prompts and the model's raw output")):
+                if step.raw:
+                    st.caption(tr("模型写的", "what the model wrote"))
+                    st.code(step.raw, language="json" if step.raw.lstrip().startswith("{") else None)
+                if step.prompt:
+                    st.caption(tr("这一步的提示词", "this step's prompt"))
+                    st.json(step.prompt, expanded=False)
+                for i, v in enumerate(step.verdicts, 1):
+                    st.caption(f"{tr('判定', 'verdict')} {i}: {md_escape(v.asked)}")
+                    st.json(v.messages, expanded=False)
+
+
+def judge_checks_frame(result: JudgeResult) -> pd.DataFrame:
+    rows = []
+    for c in result.checks:
+        v = c.verdict
+        rows.append({tr("指标", "metric"): c.metric, tr("评的是", "item"): c.item,
+                     tr("判定", "verdict"): "—" if v is None else ("✓ yes" if v.answer else "✗ no"),
+                     tr("模型原始输出", "raw verdict"): "—" if v is None else v.raw,
+                     tr("引用审计", "citation audit"): c.audit_label or "—"})
+    return pd.DataFrame(rows)
