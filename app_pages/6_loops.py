@@ -94,7 +94,10 @@ for tab, (name, lt) in zip(tabs, done.items()):
                     f" ({tr('轮' if name == 'self-rag' else '步', 'rounds' if name == 'self-rag' else 'steps')})")
         for step in lt.steps:
             render_step(step, f"loops.{name}.{step.n}")
-        st.download_button(tr("下载这次运行（JSON）", "Download this run (JSON)"), lt.to_json(),
+        d1, d2 = st.columns(2)
+        d1.download_button(tr("下载这次运行（Markdown 讲义）", "Download this run (Markdown handout)"), lt.to_markdown(),
+                           file_name=f"rag-{name}.md", mime="text/markdown", key=f"loops.export_md.{name}")
+        d2.download_button(tr("下载这次运行（JSON）", "Download this run (JSON)"), lt.to_json(),
                            file_name=f"rag-{name}.json", mime="application/json", key=f"loops.export.{name}")
 st.caption(tr(f"默认预算：Self-RAG {BUDGETS['self-rag']} 轮，智能体 {BUDGETS['agent']} 步。",
               f"Default budgets: Self-RAG {BUDGETS['self-rag']} rounds, agent {BUDGETS['agent']} steps."))

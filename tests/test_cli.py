@@ -165,3 +165,15 @@ def test_a_bad_index_name_is_refused_before_any_work(capsys):
     with pytest.raises(SystemExit) as e:
         main(["search", "q", "--index", "annoy"])
     assert e.value.code == 2 and "annoy" in capsys.readouterr().err
+
+
+def test_eval_strategy_compares_answer_strategies_and_the_loops_need_a_model(capsys, kb_index):
+    out = _json_out(capsys, ["eval", "--queries", "data/multihop.jsonl", "--limit", "2", "--strategy", "plain",
+                             "--generator", "extractive", "--json"])
+    row = out["strategies"][0]
+    assert row["strategy"] == "plain" and 0 <= row["facts found"] <= 1 and 0 <= row["evidence recall"] <= 1
+    assert row["searches"] == 1 and len(out["runs"]) == 2 and out["runs"][0]["loop"]["steps"][0]["kind"] == "retrieve"
+    assert main(["eval", "--queries", "data/multihop.jsonl", "--strategy", "react"]) == 2
+    assert "plain, self-rag, agent" in capsys.readouterr().err
+    assert main(["ask", "你好", "--strategy", "self-rag", "--generator", "extractive"]) == 2
+    assert "needs a language model" in capsys.readouterr().err

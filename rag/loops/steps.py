@@ -74,6 +74,27 @@ class LoopTrace:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
+    def to_markdown(self) -> str:
+        """A handout: the timeline, step by step with every verdict, then the answer's own trace."""
+        out = [f"# {self.strategy}: {self.question}", "",
+               f"- steps: {len(self.steps)} (budget {self.budget}), searches: {self.searches}, "
+               f"retrieved: {'yes' if self.retrieved else 'no'}, {self.seconds:.1f} s"]
+        out += [f"- note: {n}" for n in self.notes]
+        for st in self.steps:
+            out += ["", f"## {st.n}. {st.kind} ({st.seconds:.1f} s)", ""]
+            if st.thought:
+                out.append(f"- thought: {st.thought}")
+            if st.query:
+                out.append(f"- query: {st.query}")
+            out += [f"- hit [{h.ref}] {h.score:.4f} {h.title or h.snippet}" for h in st.hits]
+            out += [f"- verdict: {'yes' if v.answer else 'no'} · {v.asked} · {v.raw}" for v in st.verdicts]
+            out.append(f"- decision: {st.decision}")
+            if st.raw and st.kind in ("search", "read", "answer", "rewrite", "repeat"):
+                out += ["", "```", st.raw, "```"]
+        if self.final is not None:
+            out += ["", "---", "", self.final.to_markdown()]
+        return "\n".join(out) + "\n"
+
 
 def hits_of(index, hits, snippet_chars: int = 120) -> tuple[StepHit, ...]:
     """`Hit`s as a step records them: ref, title and the first characters of each chunk."""
