@@ -19,16 +19,13 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from typing import Callable
 
-from rag.errors import LLMUnavailableError
-from rag.ingest.language import detect_lang
 from rag.loops.actions import ACTIONS, Action, action_grammar, parse_action
-from rag.loops.self_rag import _Recorder, answer_directly
+from rag.loops.self_rag import _Recorder, answer_directly, loop_setup
 from rag.loops.steps import LoopTrace, Step, hits_of
 from rag.models.llm import RunControl
-from rag.pipeline import answer_from, check_settings, gather
+from rag.pipeline import answer_from, gather
 from rag.trace import AskSettings
 
 MAX_STEPS = 6
@@ -95,12 +92,8 @@ HEAD = {"zh": ("问题：", "检索“{q}”的结果：", "资料 [{r}] 全文�
 def agent(question: str, index, settings: AskSettings, generator, chat, reranker=None, max_steps: int = MAX_STEPS,
           control: RunControl | None = None, on_step: Callable[[Step], None] | None = None) -> LoopTrace:
     """Answer `question` with the agent loop; every action and observation lands in the LoopTrace."""
-    if chat is None:
-        raise LLMUnavailableError("the agent loop needs a language model to choose its actions: install the "
-                                  "bundled local model, or set OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL)")
-    settings = replace(settings, rewrite="none", compare_no_rag=False)
-    question = check_settings(question, settings, chat)
-    lang = detect_lang(question) if settings.lang == "auto" else settings.lang
+    question, settings, lang = loop_setup(question, settings, chat,
+                                          "the agent loop needs a language model to choose its actions")
     head = HEAD[lang if lang in HEAD else "en"]
     t_start = time.perf_counter()
     lt = LoopTrace("agent", question, budget=max(1, int(max_steps)))

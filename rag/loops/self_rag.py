@@ -56,6 +56,17 @@ def answer_directly(question: str, settings: AskSettings, generator, lang: str, 
     return trace
 
 
+def loop_setup(question: str, settings: AskSettings, chat, needs: str) -> tuple[str, AskSettings, str]:
+    """(question, settings, answer language) for a loop; `needs` says what the model is for, if there is none.
+    A loop searches with its own queries, so the settings' rewrite and no-RAG comparison are turned off."""
+    if chat is None:
+        raise LLMUnavailableError(f"{needs}: install the bundled local model, or set OPENAI_BASE_URL (and "
+                                  "OPENAI_API_KEY / OPENAI_MODEL)")
+    settings = replace(settings, rewrite="none", compare_no_rag=False)
+    question = check_settings(question, settings, chat)
+    return question, settings, detect_lang(question) if settings.lang == "auto" else settings.lang
+
+
 class _Recorder:
     def __init__(self, lt: LoopTrace, on_step: Callable[[Step], None] | None):
         self.lt, self.on_step = lt, on_step
@@ -72,12 +83,7 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
              max_rounds: int = MAX_ROUNDS, control: RunControl | None = None,
              on_step: Callable[[Step], None] | None = None) -> LoopTrace:
     """Answer `question` the Self-RAG way; every decision lands in the returned LoopTrace."""
-    if chat is None:
-        raise LLMUnavailableError("Self-RAG needs a language model for its decisions: install the bundled local "
-                                  "model, or set OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL)")
-    settings = replace(settings, rewrite="none", compare_no_rag=False)
-    question = check_settings(question, settings, chat)
-    lang = detect_lang(question) if settings.lang == "auto" else settings.lang
+    question, settings, lang = loop_setup(question, settings, chat, "Self-RAG needs a language model for its decisions")
     t_start = time.perf_counter()
     lt = LoopTrace("self-rag", question, budget=max(1, int(max_rounds)))
     rec = _Recorder(lt, on_step)
