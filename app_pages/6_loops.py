@@ -93,7 +93,7 @@ for tab, (name, lt) in zip(tabs, done.items()):
         st.markdown(f"**{tr('时间线 Timeline', 'Timeline')}** · {tr('预算', 'budget')} {lt.budget}"
                     f" ({tr('轮' if name == 'self-rag' else '步', 'rounds' if name == 'self-rag' else 'steps')})")
         for step in lt.steps:
-            render_step(step, f"loops.{name}.{step.n}")
+            render_step(step, model_thoughts=name == "agent")
         d1, d2 = st.columns(2)
         d1.download_button(tr("下载这次运行（Markdown 讲义）", "Download this run (Markdown handout)"), lt.to_markdown(),
                            file_name=f"rag-{name}.md", mime="text/markdown", key=f"loops.export_md.{name}")

@@ -98,20 +98,22 @@ def _records(judged: dict) -> list[dict]:
     return out
 
 
-def _serve(model_path: Path, port: int, threads: int) -> subprocess.Popen:
+def _serve(model_path: Path, port: int, threads: int, log: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--n_ctx", "4096",
            "--n_threads", str(threads), "--port", str(port), "--host", "127.0.0.1"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    for _ in range(240):
+    with open(log, "wb") as out:  # a file, not a pipe: llama.cpp's load log would fill a pipe and stall the server
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
             return proc
         except OSError:
             if proc.poll() is not None:
-                raise SystemExit(f"llama_cpp.server exited: {proc.stderr.read()[-800:]}")
+                raise SystemExit(f"llama_cpp.server exited: {log.read_text(errors='replace')[-800:]}")
             time.sleep(0.5)
     proc.kill()
-    raise SystemExit("llama_cpp.server did not answer within 120 s")
+    raise SystemExit("llama_cpp.server did not answer within 300 s")
 
 
 def main() -> int:
@@ -129,7 +131,8 @@ def main() -> int:
     if args.limit:
         records = records[: args.limit]
     port = _free_port()
-    server = _serve(assemble(spec_for(args.model)), port, args.threads)
+    tmp_dir = tempfile.TemporaryDirectory()
+    server = _serve(assemble(spec_for(args.model)), port, args.threads, Path(tmp_dir.name) / "server.log")
     try:
         with tempfile.TemporaryDirectory() as tmp:
             src, dst = Path(tmp) / "records.json", Path(tmp) / "ragas.json"
@@ -145,6 +148,7 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(timeout=30)
+        tmp_dir.cleanup()
 
     print(f"{len(records)} judged answers from {args.judged}; Ragas {seconds:.0f} s on the {args.model} model "
           "through llama_cpp.server\n")

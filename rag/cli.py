@@ -23,7 +23,7 @@ from typing import Sequence
 
 from rag import defaults
 from rag.answer.citation_grammar import CITE_MODES
-from rag.backends import GENERATORS, JUDGES, choose_generator, choose_reranker, fallback_notes
+from rag.backends import GENERATORS, JUDGE_MODELS, JUDGES, choose_generator, choose_reranker, fallback_notes
 from rag.cli_loops import cmd_ask_strategy, cmd_eval_strategies, parse_strategies
 from rag.loops.strategies import BUDGETS
 from rag.loops.strategies import STRATEGIES as LOOP_STRATEGIES
@@ -526,8 +526,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--judge", nargs="?", const="local", choices=JUDGES, default=None,
                    help="LLM-judged faithfulness, answer relevancy, context precision and recall: the bundled local "
                         "model (default) or the configured endpoint")
-    e.add_argument("--judge-model", choices=local_model_names(), default=DEFAULT_LOCAL_MODEL,
-                   help="which bundled model judges (--judge local)")
+    e.add_argument("--judge-model", choices=JUDGE_MODELS, default="auto",
+                   help="which bundled model judges (--judge local); auto: the 1.5B where installed, else the 0.5B")
     e.set_defaults(func=cmd_eval)
     return p
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
-from rag.backends import choose_judge
+from rag.backends import choose_judge, judge_model
 from rag.evaluate.judge import METRICS, audit_agreement
 from rag.loops.compare import compare_strategies, format_runs
 from rag.loops.strategies import STRATEGIES, run_strategy
@@ -72,7 +72,8 @@ def parse_strategies(text: str | None) -> list[str] | None:
 def cmd_eval_strategies(args, index, queries, names, gen_choice, chat, reranker, settings: AskSettings) -> int:
     judge = None
     if args.judge:
-        same = chat if getattr(getattr(chat, "spec", None), "key", None) == args.judge_model else None
+        wanted, _ = judge_model(args.judge_model)
+        same = chat if getattr(getattr(chat, "spec", None), "key", None) == wanted else None
         jc = choose_judge(args.judge, args.judge_model,
                           local_chat=(lambda m: same) if same is not None else None)  # one model in memory, not two
         judge = jc.backend

@@ -11,12 +11,13 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from rag.backends import JUDGE_MODELS, choose_judge
 from rag.evaluate.evaluation import fixed_sample, load_queries
 from rag.evaluate.judge import METRICS, audit_agreement
 from rag.loops.compare import compare_strategies
 from rag.loops.strategies import STRATEGIES
 
-from . import choices, settings
+from . import choices, models, settings
 from .i18n import tr
 from .render import attempt, html_table, md_escape, plain_text
 from .timeline import judge_checks_frame
@@ -40,16 +41,21 @@ def render(index, gen, chat) -> None:
         st.info(tr("评委需要语言模型：安装随附的本地模型，或在左侧填写接口。",
                    "The judge needs a language model: install the bundled local model, or fill in the sidebar."))
         return
+    local = getattr(chat, "name", "") == "local"  # an endpoint judges itself; the bundled models can be picked
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     c1.radio(tr("问题集", "Questions"), list(SETS), key="judge.source", horizontal=True,
              format_func={"multihop": tr("多跳 data/multihop.jsonl", "multi-hop data/multihop.jsonl"),
                           "golden": tr("黄金集 data/golden.jsonl", "golden data/golden.jsonl")}.__getitem__)
     c2.radio(tr("回答策略", "Answer strategy"), list(STRATEGIES), key="judge.strategy", horizontal=True)
     c3.number_input(tr("问题数", "questions"), 1, 20, key="judge.n")
+    if local:
+        c4.selectbox(tr("评委模型", "judge model"), list(JUDGE_MODELS), key="judge.model",
+                     help=tr("auto：装了 1.5B 就用 1.5B。0.5B 几乎对每句话都说“否”（见 README）。",
+                             "auto: the 1.5B where installed. The 0.5B says no to nearly every claim (see the README)."))
     run = c4.button(tr("评审", "Judge"), icon=":material/gavel:", key="judge.run")
     queries = fixed_sample(attempt(load_queries, SETS[ss["judge.source"]]), int(ss["judge.n"]))
     key = (ss["index.key"], ss["judge.source"], ss["judge.strategy"], int(ss["judge.n"]),
-           choices.generator_key(ss, gen), settings.ask_settings())
+           choices.generator_key(ss, gen), settings.ask_settings(), ss["judge.model"] if local else None)
     if run:
         bar = st.progress(0.0, text=tr("回答并评审中…", "Answering and judging…"))
 
@@ -57,8 +63,12 @@ def render(index, gen, chat) -> None:
             bar.progress(done / total, text=f"{name}: {done}/{total}")
 
         rr = attempt(choices.reranker_choice) if ss["rerank.enabled"] else None
+        judge = attempt(choose_judge, "local", ss["judge.model"], local_chat=models.local_chat) if local else None
+        if judge is not None and judge.reason:
+            st.caption(":material/info: " + md_escape(judge.reason))
         results = attempt(compare_strategies, index, queries, [ss["judge.strategy"]], settings.ask_settings(),
-                          gen.backend, chat, rr.backend if rr else None, judge=chat, progress=progress)
+                          gen.backend, chat, rr.backend if rr else None, judge=judge.backend if judge else chat,
+                          progress=progress)
         bar.empty()
         ss["judge.result"] = (key, results)
     stored = ss.get("judge.result")
@@ -71,6 +81,8 @@ def render(index, gen, chat) -> None:
                                               "the settings changed since."))
     sr = results[0]
     means = sr.means
+    judged_by = next((r.judged.judge for r in sr.runs if r.judged is not None), "")
+    st.caption(tr("评委：", "judge: ") + md_escape(judged_by))
     st.html(html_table(pd.DataFrame([{tr("策略", "strategy"): sr.strategy,
                                       **{m: f"{means[m]:.3f}" if m in means else "—" for m in METRICS},
                                       tr("事实命中", "facts found"): f"{means['facts found']:.3f}"

@@ -89,6 +89,7 @@ DEFAULTS: dict[str, Any] = {
     "judge.source": "multihop",
     "judge.strategy": "plain",
     "judge.n": 3,
+    "judge.model": "auto",  # rag.backends.JUDGE_MODELS
 }
 
 

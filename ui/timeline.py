@@ -30,6 +30,14 @@ def kind_label(kind: str) -> str:
             "repeat": tr("重复的检索", "repeated search"), "answer": tr("回答", "answer")}.get(kind, kind)
 
 
+def purpose(step: Step) -> str:
+    """What a Self-RAG or plain step is for, in the UI's language (the agent's thoughts are its own words)."""
+    zh = {"decide": "这条消息需要知识库里的事实吗？", "retrieve": "在知识库中检索。", "grade": "这些块里哪些含有回答问题所需的信息？",
+          "draft": "根据保留下来的块起草回答。", "check": "回答的每句话都有保留的块支撑吗？", "rewrite": "改写查询，再检索一次。",
+          "answer": "用模型自己的知识回答。"}
+    return tr(zh.get(step.kind, step.thought), step.thought)
+
+
 def verdicts_frame(verdicts) -> pd.DataFrame:
     return pd.DataFrame([{tr("问了什么", "asked"): v.asked, tr("判定", "verdict"): "✓ yes" if v.answer else "✗ no",
                           "P(yes)": "—" if v.p_yes is None else f"{v.p_yes:.3f}",
@@ -41,13 +49,14 @@ def step_summary(step: Step) -> str:
     return md_escape(f"{step.n}. {kind_label(step.kind)} · {step.decision} · {step.seconds:.1f} s")
 
 
-def render_step(step: Step, key: str) -> None:
+def render_step(step: Step, model_thoughts: bool = False) -> None:
+    """One step in a bordered box; `model_thoughts`: the thought is the model's (the agent), shown as written."""
     with st.container(border=True):
         st.markdown(f"{ICONS.get(step.kind, '')} **{step.n} · {md_escape(kind_label(step.kind))}** · "
                     f"{step.seconds:.1f} s")
         if step.thought:
-            st.caption(tr("想法 thought", "thought"))
-            plain_text(step.thought, quote=True)
+            st.caption(tr("模型的想法 thought", "the model's thought") if model_thoughts else tr("这一步做什么", "what this step is for"))
+            plain_text(step.thought if model_thoughts else purpose(step), quote=True)
         if step.query:
             st.caption(tr("查询 query", "query"))
             plain_text(step.query)
