@@ -123,6 +123,8 @@ def main() -> int:
     ap.add_argument("--model", default="0.5b")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--also", nargs="*", default=[],
+                    help="more judged JSON files of the same answers (e.g. judged by the 1.5B): compared with Ragas too")
     args = ap.parse_args()
 
     from rag.models.gguf_parts import assemble, spec_for
@@ -152,24 +154,40 @@ def main() -> int:
 
     print(f"{len(records)} judged answers from {args.judged}; Ragas {seconds:.0f} s on the {args.model} model "
           "through llama_cpp.server\n")
-    print("| metric | both scored | agree (>= 0.5) | mean abs. difference | Ragas could not score | first reason |")
-    print("|---|---|---|---|---|---|")
-    for name in METRICS:
-        pairs, failed, reason = [], 0, ""
-        for r in records:
-            mine, got = r["ours"].get(name), theirs.get(r["id"], {}).get(name)
-            if got is None or mine is None:
-                continue
-            if got["value"] is None:
-                failed += 1
-                reason = reason or got["error"] or "NaN (its output did not parse)"
-                continue
-            pairs.append((mine, got["value"]))
-        agree = sum((a >= 0.5) == (b >= 0.5) for a, b in pairs)
-        mad = sum(abs(a - b) for a, b in pairs) / len(pairs) if pairs else math.nan
-        share = f"{agree}/{len(pairs)} ({agree / len(pairs):.0%})" if pairs else "-"
-        print(f"| {name} | {len(pairs)} | {share} | {mad:.3f} | {failed} | {reason[:120].replace('|', '/') or '-'} |")
+    ours = {args.judged: {r["id"]: r for r in records}}
+    for path in args.also:
+        other = {r["id"]: r for r in _records(json.load(open(path, encoding="utf-8")))}
+        same = all(other.get(r["id"], {}).get("answer") == r["answer"] for r in records)
+        print(f"{path}: {'the same answers' if same else 'NOT the same answers (compare with care)'}")
+        ours[path] = other
+    print("\n| our judge | metric | both scored | agree (>= 0.5) | mean abs. difference | Ragas could not score | "
+          "first reason |")
+    print("|---|---|---|---|---|---|---|")
+    for path, mine_by_id in ours.items():
+        judge = json.load(open(path, encoding="utf-8")).get("judge") or path
+        for name in METRICS:
+            _row(judge, name, records, mine_by_id, theirs)
     return 0
+
+
+def _row(judge: str, name: str, records, mine_by_id, theirs) -> None:
+    """One table row: our judge's and Ragas's scores for `name`, over the answers both scored."""
+    pairs, failed, reason = [], 0, ""
+    for r in records:
+        mine = mine_by_id.get(r["id"], {}).get("ours", {}).get(name)
+        got = theirs.get(r["id"], {}).get(name)
+        if got is None or mine is None:
+            continue
+        if got["value"] is None:
+            failed += 1
+            reason = reason or got["error"] or "NaN (its output did not parse)"
+            continue
+        pairs.append((mine, got["value"]))
+    agree = sum((a >= 0.5) == (b >= 0.5) for a, b in pairs)
+    mad = sum(abs(a - b) for a, b in pairs) / len(pairs) if pairs else math.nan
+    share = f"{agree}/{len(pairs)} ({agree / len(pairs):.0%})" if pairs else "-"
+    print(f"| {judge[:40]} | {name} | {len(pairs)} | {share} | {mad:.3f} | {failed} | "
+          f"{reason[:120].replace('|', '/') or '-'} |")
 
 
 if __name__ == "__main__":
