@@ -50,7 +50,7 @@ RUN_MS = 120_000  # any later rerun (the machine is slow and shared)
 LLM_ENV_PREFIXES = ("OPENAI_", "RAG_LLM_")
 QUESTION = "什么是重排？为什么需要它？"
 TITLES = {name: LABELS[f"page.{name}"][0] for name in  # each page's header (Chinese-first UI, the default)
-          ("upload", "embeddings", "retrieval", "rerank", "answer", "evaluation")}
+          ("upload", "embeddings", "retrieval", "rerank", "answer", "loops", "evaluation")}
 
 # The docs pictures, in reading order: screenshot name -> file name under docs/screenshots/.
 DOC_NAMES = {
@@ -301,7 +301,7 @@ def shoot(page, name: str) -> Path:
 def test_home(session):
     page = session
     assert_clean(page, "home")
-    assert page.get_by_test_id("stPageLink").count() == 6  # one link per stage
+    assert page.get_by_test_id("stPageLink").count() == 7  # one link per stage: pages 1-7
     table = page.get_by_test_id("stTable").inner_text()
     assert "multilingual-e5-small" in table and "sentence-maxsim" in table
     assert "extractive" in table  # keyless: the labelled fallback generator
@@ -377,6 +377,15 @@ def test_rerank_page(session):
     assert page.locator("[data-testid='stPlotlyChart'] .scatterlayer .trace").count() >= 1
     assert page.get_by_test_id("stDataFrame").count() >= 1
     shoot(page, "rerank")
+
+
+def test_loops_page_without_a_language_model(session):
+    page = session
+    open_page(page, "loops")
+    assert_clean(page, "loops")
+    warning = page.get_by_test_id("stAlertContentWarning").first.inner_text()
+    assert "语言模型" in warning and "extractive" in warning  # what is missing, and what runs instead
+    shoot(page, "loops_keyless")
 
 
 def answer_markers(page):
