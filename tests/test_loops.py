@@ -274,3 +274,54 @@ def test_the_bundled_models_actions_always_parse_under_the_grammar(kb_index, loc
     for s in lt.steps:
         action, why = parse_action(s.raw, [h.ref for st in lt.steps for h in st.hits] or seen)
         assert action is not None, (s.raw, why)
+
+
+# -------------------------------------------------------------------------------------------- judge
+
+def test_average_precision_is_ragas_context_precision():
+    from rag.evaluate.judge import average_precision
+
+    assert average_precision([True, False, True]) == pytest.approx((1 / 1 + 2 / 3) / 2)
+    assert average_precision([False, True]) == pytest.approx(0.5)
+    assert average_precision([False, False]) == 0.0
+
+
+def test_judge_answer_scores_every_metric_from_its_verdicts(kb_index):
+    from rag.answer.citations import audit
+    from rag.evaluate.judge import audit_agreement, judge_answer
+
+    c1, c2 = kb_index.chunk("faq_001"), kb_index.chunk("faq_030")
+    answer = "过拟合指模型在训练集上表现很好，但在没见过的验证集或测试集上明显变差。[faq_001] 过拟合只发生在线性模型上。[faq_001]"
+    a = audit(answer, {c.ref: c.text for c in (c1, c2)}, kb_index.embedder)
+
+    def verdict(m):
+        text = _user(m)
+        if "陈述：" in text:  # faithfulness and context recall: supported when the statement is in a context
+            statement = text.split("陈述：", 1)[1].split("\n")[0]
+            return 0.9 if any(statement.rstrip("。") in c.text for c in (c1, c2)) else 0.1
+        return 0.9 if "过拟合" in text.split("资料：", 1)[1] else 0.1  # context precision: only faq_001 is useful
+
+    chat = ScriptedChat(verdict=verdict, reply=lambda m, g: "什么是过拟合？")
+    reference = "过拟合指模型在训练集上表现很好，但在没见过的验证集或测试集上明显变差。过拟合也叫 underfitting。"
+    res = judge_answer(chat, kb_index.embedder, "什么是过拟合？", answer, [c2, c1], reference=reference,
+                       gold_ids=["faq_001"], audit=a)
+    assert res.scores["faithfulness"] == pytest.approx(0.5)  # one of two sentences is in the context
+    assert res.scores["answer relevancy"] == pytest.approx(1.0, abs=1e-5)  # the judge wrote the question back
+    assert res.scores["context precision"] == pytest.approx(0.5)  # the useful context is ranked second
+    assert res.scores["context recall"] == pytest.approx(0.5)
+    assert res.gold_precision == pytest.approx(0.5) and res.reference_source == "written reference"
+    faith = [c for c in res.checks if c.metric == "faithfulness"]
+    assert [c.audit_label for c in faith] == [s.label for s in a.sentences]
+    table = audit_agreement([res])
+    assert sum(r["yes"] + r["no"] for r in table.values()) == 2
+
+    refusal = judge_answer(chat, kb_index.embedder, "公司年假几天？", "资料不足", [c1], gold_text=c1.text)
+    assert refusal.scores["faithfulness"] is None and refusal.scores["answer relevancy"] == 0.0
+    assert refusal.reference_source == "gold chunks' text"
+
+
+def test_a_loop_run_exports_a_handout(kb_index, gen):
+    chat = ScriptedChat(verdict=lambda m: _need(0.9)(m) or 0.9)
+    md = self_rag("什么是过拟合？", kb_index, SETTINGS, gen, chat).to_markdown()
+    assert md.startswith("# self-rag: 什么是过拟合？") and "## 1. decide" in md and "- verdict: yes" in md
+    assert "# RAG trace" in md  # the answer's own trace follows the timeline
