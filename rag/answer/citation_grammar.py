@@ -12,9 +12,11 @@ Under this grammar (llama.cpp's GBNF) the sampler may only write what the rules 
     root     ::= refusal | sentence+
     refusal  ::= "资料不足" [。.]?
     sentence ::= body end cite+ space
-    body     ::= (char | dot)+        char: anything but a bracket, a terminator or a line break
+    body     ::= (char | num)+        char: anything but a bracket, a terminator, a digit or a line break
                                       (； is not a terminator: the audit keeps "A；B。" as one claim)
-    dot      ::= [.!?] [^ \n...]      . ! ? inside a number or word (0.5, v1.2) does not end a sentence
+    num      ::= [0-9]+ ("." [0-9]+)?  a decimal point (0.5, 1e-5 is digits and letters) does not end a
+                                      sentence; any other . ! ? does, so it must be cited ("Fusion.#..."
+                                      and "60.0.0323.0323..." were how the 0.5B dodged the citation)
     end      ::= [。！？.!?]
     cite     ::= "[" ref "]"
     ref      ::= "faq_003" | "faq_017" | ...    exactly the refs in the prompt
@@ -51,9 +53,9 @@ def citation_grammar(refs: Sequence[str], lang: str = "zh") -> str:
         "root ::= refusal | sentence+",
         f"refusal ::= {_literal(refusal)} [。.]?",
         "sentence ::= body end cite+ space",
-        "body ::= (char | dot)+",
-        "char ::= [^\\[\\]【】。！？.!?\\n]",
-        "dot ::= [.!?] [^ \\n\\[\\]【】。！？.!?]",
+        "body ::= (char | num)+",
+        "char ::= [^\\[\\]【】。！？.!?\\n0-9]",
+        'num ::= [0-9]+ ("." [0-9]+)?',
         "end ::= [。！？.!?]",
         'cite ::= "[" ref "]"',
         "ref ::= " + " | ".join(_literal(r) for r in refs),
