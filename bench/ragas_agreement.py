@@ -160,9 +160,9 @@ def main() -> int:
         same = all(other.get(r["id"], {}).get("answer") == r["answer"] for r in records)
         print(f"{path}: {'the same answers' if same else 'NOT the same answers (compare with care)'}")
         ours[path] = other
-    print("\n| our judge | metric | both scored | agree (>= 0.5) | mean abs. difference | Ragas could not score | "
-          "first reason |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| our judge | metric | both scored | mean: ours / Ragas | agree (>= 0.5) | mean abs. difference | "
+          "Ragas could not score | first reason |")
+    print("|---|---|---|---|---|---|---|---|")
     for path, mine_by_id in ours.items():
         judge = json.load(open(path, encoding="utf-8")).get("judge") or path
         for name in METRICS:
@@ -186,8 +186,9 @@ def _row(judge: str, name: str, records, mine_by_id, theirs) -> None:
     agree = sum((a >= 0.5) == (b >= 0.5) for a, b in pairs)
     mad = sum(abs(a - b) for a, b in pairs) / len(pairs) if pairs else math.nan
     share = f"{agree}/{len(pairs)} ({agree / len(pairs):.0%})" if pairs else "-"
-    print(f"| {judge[:40]} | {name} | {len(pairs)} | {share} | {mad:.3f} | {failed} | "
-          f"{reason[:120].replace('|', '/') or '-'} |")
+    means = f"{sum(a for a, _ in pairs) / len(pairs):.3f} / {sum(b for _, b in pairs) / len(pairs):.3f}" if pairs else "-"
+    why = " ".join(reason.split())[:120].replace("|", "/") or "-"
+    print(f"| {judge.split(' · ')[0]} | {name} | {len(pairs)} | {means} | {share} | {mad:.3f} | {failed} | {why} |")
 
 
 if __name__ == "__main__":
