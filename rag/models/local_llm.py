@@ -4,7 +4,9 @@
 (answers, the no-RAG control, HyDE, multi-query) runs offline on a real one:
 
 - the chat template is the GGUF's own (llama-cpp-python reads `tokenizer.chat_template`);
-- temperature 0 (greedy) and a fixed seed by default, so a classroom demo repeats word for word;
+- temperature 0 (greedy) and a fixed seed by default, so a classroom demo repeats word for word (after the
+  same earlier calls: llama.cpp reuses the KV cache a prompt shares with the previous one, and a different
+  reused prefix can change the arithmetic enough to change a greedy answer; the README measured 3 of 20);
 - `max_tokens` is cut to what the context window leaves after the prompt; `prompt_budget` tells the
   caller how many prompt tokens fit, so it can drop whole context blocks instead (rag/answer/prompt.py);
 - `grammar` (GBNF text) constrains what may be written, e.g. only real refs inside brackets;
