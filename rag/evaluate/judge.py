@@ -30,10 +30,12 @@ import numpy as np
 from rag.answer.citations import is_not_enough, strip_citations
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
+from rag.models.llm import short_reply
 from rag.models.yes_no import Verdict, ask_yes_no
 
 METRICS = ("faithfulness", "answer relevancy", "context precision", "context recall")
 CONTEXT_CHARS = 700  # each context as the judge reads it, for precision
+QUESTION_TOKENS = 60  # answer relevancy: the question the judge writes back is one line
 
 SUPPORTED = {
     "zh": ("你核对陈述是否有资料依据，只回答“是”或“否”。",
@@ -95,12 +97,6 @@ def average_precision(relevant: Sequence[bool]) -> float:
     return total / hits if hits else 0.0
 
 
-def _short(chat, messages: list[dict], max_tokens: int = 60) -> str:
-    if getattr(chat, "supports_grammar", False):
-        return chat.complete(messages, max_tokens=max_tokens)
-    return chat.complete(messages)
-
-
 def judge_answer(chat, embedder, question: str, answer: str, contexts, reference: str = "",
                  gold_ids: Sequence[str] = (), audit=None, gold_text: str = "", lang: str | None = None) -> JudgeResult:
     """The four figures for one answer; `audit` (a CitationAudit) supplies the claims and their labels.
@@ -135,7 +131,7 @@ def judge_answer(chat, embedder, question: str, answer: str, contexts, reference
         system, user = QUESTION_FOR[lang if lang in QUESTION_FOR else "en"]
         res.question_prompt = [{"role": "system", "content": system},
                                {"role": "user", "content": user.format(a=strip_citations(answer).strip())}]
-        generated = (_short(chat, res.question_prompt) or "").strip().splitlines()
+        generated = (short_reply(chat, res.question_prompt, QUESTION_TOKENS) or "").strip().splitlines()
         res.generated_question = generated[0].strip() if generated else ""
         if res.generated_question:
             a, b = embedder.embed_queries([question, res.generated_question])

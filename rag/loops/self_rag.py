@@ -28,19 +28,12 @@ from rag.evaluate.judge import context_block
 from rag.ingest.language import detect_lang
 from rag.loops import decisions
 from rag.loops.steps import LoopTrace, Step, hits_of
-from rag.models.llm import RunControl
+from rag.models.llm import RunControl, short_reply
 from rag.pipeline import answer_from, check_settings, gather
 from rag.trace import AskSettings, Trace
 
 MAX_ROUNDS = 2  # retrieval rounds: the first, and one more when support fails
 REWRITE_TOKENS = 48
-
-
-def short_reply(chat, messages: list[dict], max_tokens: int) -> str:
-    """A short generation (a query, an action): capped where the backend takes a cap."""
-    if getattr(chat, "supports_grammar", False):  # the local model: max_tokens keeps a rambling model short
-        return chat.complete(messages, max_tokens=max_tokens)
-    return chat.complete(messages)
 
 
 def answer_directly(question: str, settings: AskSettings, generator, lang: str, control: RunControl | None,

@@ -426,6 +426,15 @@ class OpenAIChat:
             f"(Ollama: `ollama serve`, then http://localhost:11434/v1).")
 
 
+def short_reply(chat: ChatBackend, messages: list[dict], max_tokens: int) -> str:
+    """A short generation (a query, a question): capped at `max_tokens` where the backend takes a cap (the
+    bundled local model, whose `supports_grammar` marks its richer `complete`), so a rambling small model
+    stays short; an endpoint answers at its own length."""
+    if getattr(chat, "supports_grammar", False):
+        return chat.complete(messages, max_tokens=max_tokens)
+    return chat.complete(messages)
+
+
 def _check_messages(messages) -> None:
     if not isinstance(messages, list) or not messages:
         raise ConfigError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts")
