@@ -24,6 +24,7 @@ import re
 from rag.answer.citations import strip_citations
 from rag.evaluate.judge import support_messages
 from rag.models.yes_no import Verdict, ask_yes_no
+from rag.search.rewrite import parse_query_list
 
 PASSAGE_CHARS = 600  # a chunk is cut to this for grading, so one long chunk cannot eat the time
 
@@ -95,14 +96,11 @@ def rewrite_messages(question: str, lang: str, unsupported: str | None) -> list[
     return [{"role": "system", "content": system}, {"role": "user", "content": user.format(q=question, why=why)}]
 
 
-_PREFIX = re.compile(r"^\s*(新的检索查询|检索查询|查询|new search query|search query|query)\s*[:：]\s*", re.I)
+_PREFIX = re.compile(r"^\s*(新的检索查询|检索查询|查询|new search query|search query|query)\s*[:：]\s*", re.I | re.M)
 
 
 def parse_query(text: str) -> str:
-    """The first non-empty line, without a "查询：" label, list marker or quotes."""
-    for line in (text or "").splitlines():
-        line = _PREFIX.sub("", line).strip().strip("\"'“”‘’`").strip()
-        line = re.sub(r"^([-*•]|\d+[.)、])\s*", "", line).strip()
-        if line:
-            return line[:200]
-    return ""
+    """The model's one query: its "查询：" label removed, then read by the multi-query parser (quotes, list
+    markers, JSON, a thinking block), first item only; "" when nothing usable is left."""
+    found = parse_query_list(_PREFIX.sub("", text or ""), 1)
+    return found[0][:200] if found else ""
