@@ -24,7 +24,6 @@ from typing import Sequence
 from rag import defaults
 from rag.answer.citation_grammar import CITE_MODES
 from rag.backends import GENERATORS, JUDGE_MODELS, JUDGES, choose_generator, choose_reranker, fallback_notes
-from rag.cli_loops import cmd_ask_strategy, cmd_eval_strategies, parse_strategies
 from rag.loops.strategies import BUDGETS
 from rag.loops.strategies import STRATEGIES as LOOP_STRATEGIES
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
@@ -263,6 +262,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
             if args.no_rag or args.compare:
                 _err("error: --no-rag and --compare go with --strategy plain")
                 return 2
+            from rag.cli_loops import cmd_ask_strategy  # imported here: it uses this module's printing helpers
+
             return cmd_ask_strategy(args, index, gen_choice, chat, rr.backend if rr else None, settings)
         streaming = not args.json and sys.stdout.isatty()
         trace = ask(
@@ -420,6 +421,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def _eval_answer_strategies(args: argparse.Namespace) -> int:
     """eval --strategy plain,self-rag,agent [--judge]: answer strategies compared (rag/cli_loops.py)."""
+    from rag.cli_loops import cmd_eval_strategies, parse_strategies  # imported here: it imports this module
+
     names = parse_strategies(args.strategy if args.strategy is not None else "plain")
     if names is None:
         return 2

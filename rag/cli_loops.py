@@ -9,22 +9,13 @@ Not handled here: argument parsing and the plain commands (cli.py), anything com
 from __future__ import annotations
 
 import json
-import sys
 
 from rag.backends import choose_judge, judge_model
+from rag.cli import _err, _short
 from rag.evaluate.judge import METRICS, audit_agreement
 from rag.loops.compare import compare_strategies, format_runs
 from rag.loops.strategies import STRATEGIES, run_strategy
 from rag.trace import AskSettings, _plain, support_text
-
-
-def _err(msg: str) -> None:
-    print(msg, file=sys.stderr)
-
-
-def _short(text: str, n: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def print_loop(lt) -> None:
