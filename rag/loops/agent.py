@@ -22,8 +22,8 @@ import time
 from typing import Callable
 
 from rag.loops.actions import ACTIONS, Action, action_grammar, parse_action
-from rag.loops.self_rag import _Recorder, answer_directly, loop_setup
-from rag.loops.steps import LoopTrace, Step, hits_of
+from rag.loops.self_rag import answer_directly, loop_setup
+from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.models.llm import RunControl
 from rag.pipeline import answer_from, gather
 from rag.trace import AskSettings
@@ -97,7 +97,7 @@ def agent(question: str, index, settings: AskSettings, generator, chat, reranker
     head = HEAD[lang if lang in HEAD else "en"]
     t_start = time.perf_counter()
     lt = LoopTrace("agent", question, budget=max(1, int(max_steps)))
-    rec = _Recorder(lt, on_step)
+    rec = Recorder(lt, on_step)
     key = lang if lang in SYSTEM else "en"
     messages = [{"role": "system", "content": SYSTEM[key]}, *({"role": r, "content": c} for r, c in SHOTS[key]),
                 {"role": "user", "content": head[0] + question}]

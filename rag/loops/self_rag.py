@@ -27,7 +27,7 @@ from rag.errors import LLMUnavailableError
 from rag.evaluate.judge import context_block
 from rag.ingest.language import detect_lang
 from rag.loops import decisions
-from rag.loops.steps import LoopTrace, Step, hits_of
+from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.models.llm import RunControl, short_reply
 from rag.pipeline import answer_from, check_settings, gather
 from rag.trace import AskSettings, Trace
@@ -60,18 +60,6 @@ def loop_setup(question: str, settings: AskSettings, chat, needs: str) -> tuple[
     return question, settings, detect_lang(question) if settings.lang == "auto" else settings.lang
 
 
-class _Recorder:
-    def __init__(self, lt: LoopTrace, on_step: Callable[[Step], None] | None):
-        self.lt, self.on_step = lt, on_step
-
-    def add(self, **kw) -> Step:
-        step = Step(n=len(self.lt.steps) + 1, **kw)
-        self.lt.steps.append(step)
-        if self.on_step:
-            self.on_step(step)
-        return step
-
-
 def self_rag(question: str, index, settings: AskSettings, generator, chat, reranker=None,
              max_rounds: int = MAX_ROUNDS, control: RunControl | None = None,
              on_step: Callable[[Step], None] | None = None) -> LoopTrace:
@@ -79,7 +67,7 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
     question, settings, lang = loop_setup(question, settings, chat, "Self-RAG needs a language model for its decisions")
     t_start = time.perf_counter()
     lt = LoopTrace("self-rag", question, budget=max(1, int(max_rounds)))
-    rec = _Recorder(lt, on_step)
+    rec = Recorder(lt, on_step)
 
     need = decisions.needs_retrieval(chat, question, lang)
     if not need.answer:
@@ -166,7 +154,7 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
     return lt
 
 
-def _rewrite(rec: _Recorder, chat, question: str, lang: str, unsupported: str | None, tried: set[str]) -> str:
+def _rewrite(rec: Recorder, chat, question: str, lang: str, unsupported: str | None, tried: set[str]) -> str:
     t0 = time.perf_counter()
     messages = decisions.rewrite_messages(question, lang, unsupported)
     raw = short_reply(chat, messages, REWRITE_TOKENS)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from rag.models.yes_no import Verdict
 from rag.trace import Trace, _plain
@@ -94,6 +94,20 @@ class LoopTrace:
         if self.final is not None:
             out += ["", "---", "", self.final.to_markdown()]
         return "\n".join(out) + "\n"
+
+
+class Recorder:
+    """Appends numbered steps to a LoopTrace as a loop takes them, and tells `on_step` (a page's progress box)."""
+
+    def __init__(self, lt: LoopTrace, on_step: Callable[[Step], None] | None):
+        self.lt, self.on_step = lt, on_step
+
+    def add(self, **kw) -> Step:
+        step = Step(n=len(self.lt.steps) + 1, **kw)
+        self.lt.steps.append(step)
+        if self.on_step:
+            self.on_step(step)
+        return step
 
 
 def hits_of(index, hits, snippet_chars: int = 120) -> tuple[StepHit, ...]:

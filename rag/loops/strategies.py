@@ -14,7 +14,7 @@ from typing import Callable
 from rag.errors import ConfigError
 from rag.loops.agent import MAX_STEPS, agent
 from rag.loops.self_rag import MAX_ROUNDS, self_rag
-from rag.loops.steps import LoopTrace, Step, hits_of
+from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.models.llm import RunControl
 from rag.pipeline import ask
 from rag.trace import AskSettings
@@ -31,13 +31,13 @@ def plain(question: str, index, settings: AskSettings, generator, chat=None, rer
     trace = ask(question, index, replace(settings, compare_no_rag=False), generator, reranker=reranker, chat=chat,
                 control=control, on_delta=on_delta)
     lt = LoopTrace("plain", trace.question, budget=1)
-    lt.steps.append(Step(1, "retrieve", "Search once with the question.", f"{len(trace.contexts)} chunks to the prompt",
-                         query=trace.question, hits=hits_of(index, trace.final),
-                         seconds=sum(v for k, v in trace.timings.items() if k in ("retrieve", "rerank", "rewrite"))))
-    lt.steps.append(Step(2, "draft", "Answer from them.", "answered", prompt=trace.prompt.messages if trace.prompt
-                         else None, raw=trace.answer, seconds=trace.timings.get("generate", 0.0)))
-    for s in lt.steps if on_step else ():
-        on_step(s)
+    rec = Recorder(lt, on_step)
+    rec.add(kind="retrieve", thought="Search once with the question.",
+            decision=f"{len(trace.contexts)} chunks to the prompt", query=trace.question, hits=hits_of(index, trace.final),
+            seconds=sum(v for k, v in trace.timings.items() if k in ("retrieve", "rerank", "rewrite")))
+    rec.add(kind="draft", thought="Answer from them.", decision="answered",
+            prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
+            seconds=trace.timings.get("generate", 0.0))
     lt.final = trace
     lt.seconds = time.perf_counter() - t0
     return lt
