@@ -2,6 +2,7 @@
 model's thought, the query, the hits, every yes/no verdict with its prompt and raw reply, and the decision;
 the answer at the end is audited like the answer page's. Plain RAG can run beside them for comparison."""
 
+import pandas as pd
 import streamlit as st
 
 from rag.loops.strategies import BUDGETS, STRATEGIES, run_strategy
@@ -10,8 +11,6 @@ from ui import choices, indexing, memo, settings
 from ui.i18n import t, tr
 from ui.render import answer_html, attempt, html_table, md_escape, need_question
 from ui.timeline import render_step, step_summary
-
-import pandas as pd
 
 ss = st.session_state
 st.header(":material/account_tree: " + t("page.loops"))

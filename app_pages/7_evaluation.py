@@ -81,11 +81,10 @@ st.caption(tr(f"{len(queries)} 个问题，其中 {len(answerable)} 个有 gold_
 
 s = settings.ask_settings()
 rr = attempt(choices.reranker_choice) if "hybrid+rerank" in strategies else None
-judge_gen = gen  # the judge panel answers with it whatever the toggle says
-gen = gen if ss["eval.answers"] else None
+answer_gen = gen if ss["eval.answers"] else None  # the strategies' answers; the judge panel always answers
 cites = tuple(ss["eval.cites"]) or ("free",)
 run_key = (ss["index.key"], queries_sig, limit, tuple(strategies), s.rrf_k, s.recall_n, s.depth,
-           rr.label if rr else None, gen.label if gen else None, cites if gen else None)
+           rr.label if rr else None, answer_gen.label if answer_gen else None, cites if answer_gen else None)
 if st.button(tr("运行评估", "Run the evaluation"), type="primary", icon=":material/play_arrow:", key="eval.run", disabled=not strategies):
     bar = st.progress(0.0, text=tr("评估中…", "Evaluating…"))
 
@@ -93,14 +92,14 @@ if st.button(tr("运行评估", "Run the evaluation"), type="primary", icon=":ma
         bar.progress(min(1.0, done / total) if total else 1.0, text=f"{name}: {done}/{total}")
 
     reports = attempt(compare, index, queries, strategies, rr.backend if rr else None, s.depth, s.rrf_k,
-                      s.recall_n, gen.backend if gen else None, progress, chat, cite=cites)
+                      s.recall_n, answer_gen.backend if answer_gen else None, progress, chat, cite=cites)
     bar.empty()
     ss["eval.result"] = (run_key, reports)
 
 with st.expander(tr("LLM 评委：给回答打分（忠实度、相关性、上下文精确率与召回率）",
                    "LLM judge: answers scored for faithfulness, relevancy, context precision and recall"),
                 icon=":material/gavel:", expanded=bool(ss.get("judge.result"))):
-    judge_panel.render(index, judge_gen, chat)
+    judge_panel.render(index, gen, chat)
 
 stored = ss.get("eval.result")
 if not stored:
