@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from rag.backends import fallback_notes
-from rag.trace import grounding_text, support_text
 from ui import choices, indexing, memo, results, settings
+from ui.audit_view import support_table_html
 from ui.i18n import t, tr
 from ui.render import (PART_COLOURS, anchor, answer_html, attempt, html_table, legend_html, md_escape, need_question,
                        plain_text, prompt_html, short)
@@ -96,13 +96,11 @@ if right is not None:
         st.caption(tr("同一个问题、同一个生成器，但不给任何资料。比较它和左边：哪些内容有出处？",
                       "Same question, same generator, no context. Compare with the left: which claims have a source?"))
         if trace.no_rag_grounding:
-            st.markdown(tr("**知识库里能找到支撑吗？** 每句话都拿去检索整个知识库，看最像的块是否支撑它：",
+            st.markdown(tr("**知识库里能找到支撑吗？** 每句话都拿去检索整个知识库，与最像的块里最贴近的句子逐项核对：",
                            "**Does anything in the knowledge base support it?** Each sentence is searched for in the "
-                           "whole knowledge base and judged against the best chunk:"))
-            st.html(html_table(pd.DataFrame([
-                {tr("句子", "sentence"): g.sentence, tr("知识库中的支撑", "support in the corpus"): grounding_text(g)}
-                for g in trace.no_rag_grounding if g.label is not None
-            ])))
+                           "whole knowledge base and checked against the closest sentence of the best chunk:"))
+            st.html(support_table_html([(g.sentence, g.label, "", g.support)
+                                        for g in trace.no_rag_grounding if g.label is not None]))
 
 if trace.notes:
     st.caption("  \n".join(":material/info: " + note for note in dict.fromkeys(trace.notes)))
@@ -121,30 +119,27 @@ if audit is not None:
     refs = [{"ref": r, tr("状态", "status"): "✓ valid"} for r in audit.valid]
     refs += [{"ref": r, tr("状态", "status"): "✗ hallucinated"} for r in audit.hallucinated]
     refs += [{"ref": r, tr("状态", "status"): "– unused"} for r in audit.unused]
-    a1, a2 = st.columns([1, 3])
-    a1.dataframe(pd.DataFrame(refs, columns=["ref", tr("状态", "status")]), hide_index=True, key="answer.refs")
-    LABEL_COLOURS = {"supported": "#dcfce7", "weak": "#fef9c3", "unsupported": "#fee2e2", "no-citation": "#f1f5f9",
-                     "not-enough": "#e0f2fe"}
-    sentences = pd.DataFrame([
-        {tr("句子", "sentence"): s.sentence, "refs": ", ".join(s.refs) or "—",
-         "cosine": "—" if s.cosine is None else f"{s.cosine:.3f}", tr("词重合", "overlap"): f"{s.overlap:.2f}",
-         tr("判定", "label"): support_text(s)}
-        for s in audit.sentences
-    ])
-    if len(sentences):
+    st.dataframe(pd.DataFrame(refs, columns=["ref", tr("状态", "status")]), hide_index=True, key="answer.refs")
+    rows = []
+    for s in audit.sentences:
+        if s.label == "no-citation":
+            detail = (tr(f"未引用；最贴近的是 {s.best_ref}：{s.best_label}", f"uncited; closest is {s.best_ref}: {s.best_label}")
+                      if s.best_ref else tr("未引用，也没有资料支撑", "uncited, and no context supports it"))
+            rows.append((s.sentence, s.label, detail, s.support))
+        else:
+            rows.append((s.sentence, s.label, ", ".join(s.refs), s.support))
+    if rows:
         # Wrapping HTML, not a data grid: a grid cuts each cell to one line, and the whole sentence is the point.
-        def cell_style(col: str, value) -> str:
-            if col == tr("判定", "label"):
-                return f"background:{LABEL_COLOURS.get(value.split(',')[0], '')}"
-            return "min-width:20em" if col == tr("句子", "sentence") else "white-space:nowrap"
-
-        with a2:
-            st.html(html_table(sentences, cell_style))
+        st.html(support_table_html(rows))
     st.caption(tr(
-        "有效 = 引用的 ref 在提供的资料里；幻觉 = 资料里没有这个 ref；未用 = 提供了但没被引用。每句的支撑度看该句与所引资料的词重合率（和余弦相似度）；没有引用的句子会标出最能支撑它的资料（如果有）。",
+        "有效 = 引用的 ref 在提供的资料里；幻觉 = 资料里没有这个 ref；未用 = 提供了但没被引用。每句话先对齐到所引资料里最贴近的"
+        "一两句（证据片段），再逐项核对：数字、数字归属、对象有没有互换、否定和反义词、资料里没有的新名词、是不是只复述了问题。"
+        "这些是基于词的规则，不是理解语义的模型：它们抓不到的错误见 README。",
         "valid = the cited ref was in the context; hallucinated = no such ref in the context; unused = given but "
-        "never cited. A sentence's support is its term overlap (and cosine) with the chunks it cites; a sentence "
-        "without a citation names the context that supports it best, if any.",
+        "never cited. Each sentence is first aligned to the one or two sentences of its cited chunk that cover it "
+        "best (the evidence span), then checked there: numbers, what each number is said of, swapped terms, "
+        "negations and opposites, names the chunk never mentions, and whether it only restates the question. "
+        "These are rules over words, not a model that reads meaning: the README says what they miss.",
     ))
 
 # ------------------------------------------------------------------------------------- contexts

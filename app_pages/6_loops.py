@@ -6,10 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from rag.loops.strategies import BUDGETS, STRATEGIES, run_strategy
-from rag.trace import support_text
 from ui import choices, indexing, memo, settings
 from ui.i18n import t, tr
 from ui.render import answer_html, attempt, html_table, md_escape, need_question
+from ui.audit_view import support_table_html
 from ui.timeline import render_step, step_summary
 
 ss = st.session_state
@@ -85,8 +85,7 @@ for tab, (name, lt) in zip(tabs, done.items()):
         numbers = {c.ref: i for i, c in enumerate(lt.final.contexts, 1)}
         st.html(answer_html(lt.answer or "—", set(audit.valid) if audit else set(), numbers))
         if audit is not None and audit.sentences:
-            st.html(html_table(pd.DataFrame([{tr("句子", "sentence"): x.sentence, tr("引用审计", "audit"): support_text(x)}
-                                             for x in audit.sentences])))
+            st.html(support_table_html([(x.sentence, x.label, ", ".join(x.refs), x.support) for x in audit.sentences]))
         for note in dict.fromkeys(notes):
             st.caption(":material/info: " + md_escape(note))
         st.markdown(f"**{tr('时间线 Timeline', 'Timeline')}** · {tr('预算', 'budget')} {lt.budget}"

@@ -43,7 +43,7 @@ def main() -> int:
     ap.add_argument("--model", default="0.5b")
     args = ap.parse_args()
 
-    from rag.evaluate.judge import support_messages
+    from rag.answer.support import opinion_messages
     from rag.loops import decisions
     from rag.models.local_llm import LocalChat
     from rag.models.yes_no import ask_yes_no
@@ -69,8 +69,8 @@ def main() -> int:
           lambda q, fid: ask_yes_no(chat, rel(q, text(fid), "zh"), "zh", "", null=[rel(q, "N/A", "zh")]))
     ctx = faq["faq_016"]["text"]
     score("is the sentence supported?", STATEMENTS,
-          lambda s: ask_yes_no(chat, support_messages(ctx, s, "zh"), "zh", ""),
-          lambda s: ask_yes_no(chat, support_messages(ctx, s, "zh"), "zh", "", null=[support_messages("N/A", s, "zh")]))
+          lambda s: ask_yes_no(chat, opinion_messages(s, ctx, "zh"), "zh", ""),
+          lambda s: ask_yes_no(chat, opinion_messages(s, ctx, "zh"), "zh", "", null=[opinion_messages("N/A", ctx, "zh")]))
     print(f"model: {chat.label}\n")
     print("| decision | cases | raw P(yes) >= 0.5 | calibrated on content-free prompts |")
     print("|---|---|---|---|")

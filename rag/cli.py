@@ -5,6 +5,7 @@
     python -m rag eval --corpus ../shared/eval/cmrc2018_dev/corpus.jsonl --queries .../queries.jsonl
     python -m rag ask "你好" --strategy self-rag|agent             (the loop's timeline, every decision)
     python -m rag eval --queries data/multihop.jsonl --strategy plain,self-rag,agent [--judge]
+    python -m rag audit --pairs data/support_pairs.jsonl [--json]   (the fact checker on sentence/chunk pairs)
 
 Tables by default, JSON with --json. Errors from the backend are printed with their fix and exit 2.
 Not handled here: anything the pipeline computes; this file only parses arguments and prints.
@@ -43,7 +44,7 @@ from rag.search.retrieval import MODES, retrieve
 from rag.evaluate.strategies import REWRITE_STRATEGIES, SPARSE_STRATEGIES, STRATEGIES, compare
 from rag.evaluate.wins import default_metric, format_counts, win_tie_loss
 from rag.index.tokenize import load_stopwords
-from rag.trace import AskSettings, grounding_text, support_text
+from rag.trace import AskSettings, grounding_text, reasons_text, support_text
 
 
 def _err(msg: str) -> None:
@@ -306,12 +307,17 @@ def _print_trace(trace, streamed: bool) -> None:
         print(f"  valid: {', '.join(a.valid) or '-'}   hallucinated: {', '.join(a.hallucinated) or '-'}")
         print(f"  unused: {', '.join(a.unused) or '-'}")
         for s in a.sentences:
-            cos = f"{s.cosine:.2f}" if s.cosine is not None else "-"
-            print(f"  - {support_text(s):<11} cos={cos} overlap={s.overlap:.2f} {_short(s.sentence, 50)}")
+            print(f"  - {support_text(s):<11} coverage={s.coverage:.2f} {_short(s.sentence, 50)}")
+            if s.support is not None and s.support.evidence is not None:
+                print(f"      evidence [{s.support.evidence.ref}]: {_short(s.support.evidence.text, 60)}")
+            if s.support is not None and s.support.failed:
+                print(f"      why: {reasons_text(s.support)}")
     if trace.no_rag_answer is not None and trace.answer != trace.no_rag_answer:
         print(f"\nwithout RAG: {trace.no_rag_answer}")
         for g in trace.no_rag_grounding:
             print(f"  - {grounding_text(g)}: {_short(g.sentence, 50)}")
+            if g.support is not None and g.support.failed:
+                print(f"      why: {reasons_text(g.support)}")
 
 
 # --- eval ---------------------------------------------------------------------------------------
@@ -532,6 +538,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--judge-model", choices=JUDGE_MODELS, default="auto",
                    help="which bundled model judges (--judge local); auto: the 1.5B where installed, else the 0.5B")
     e.set_defaults(func=cmd_eval)
+
+    from rag.cli_audit import add_parser as add_audit
+
+    add_audit(sub)
     return p
 
 

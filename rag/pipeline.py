@@ -85,7 +85,7 @@ def ask(
             trace.no_rag_prompt = build_no_rag_prompt(trace.question, _lang(trace))
             trace.no_rag_answer = "".join(generator.generate(trace.no_rag_prompt, control=control))
         with _timed(trace, "ground_no_rag"):
-            trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index)
+            trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index, question=trace.question)
     return trace
 
 
@@ -116,7 +116,8 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
     _prompt(trace, generator, _lang(trace))
     _generate(trace, generator, control, on_delta)
     with _timed(trace, "audit"):
-        trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder)
+        trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
+                            question=trace.question)
     return trace
 
 

@@ -109,6 +109,8 @@ def support_text(s) -> str:
         return s.label
     if s.best_ref and s.best_label in ("supported", "weak"):
         return f"no-citation, but {s.best_label} by {s.best_ref}"
+    if s.best_ref and s.best_label in ("contradicted", "restates-question"):
+        return f"no-citation, and {s.best_label} against {s.best_ref}"
     return "no-citation, and no context supports it" if s.best_label else "no-citation"
 
 
@@ -117,7 +119,18 @@ def grounding_text(g: Grounding) -> str:
         return "-"
     if g.best_ref and g.label in ("supported", "weak"):
         return f"{g.label} by {g.best_ref}"
+    if g.best_ref and g.label in ("contradicted", "restates-question"):
+        return f"{g.label} against {g.best_ref}"
     return "nothing in the corpus supports it"
+
+
+def reasons_text(support, lang: str = "en") -> str:
+    """The checker's reasons for a label, joined: the failed checks', else the passed ones'."""
+    return "; ".join(support.reasons(lang)) if support is not None else ""
+
+
+def _cell(text: str | None) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown(trace: Trace) -> str:
@@ -163,13 +176,13 @@ def render_markdown(trace: Trace) -> str:
             f"- hallucinated: {', '.join(a.hallucinated) or '-'}",
             f"- unused: {', '.join(a.unused) or '-'}",
             "",
-            "| sentence | refs | cosine | overlap | label |",
-            "|---|---|---|---|---|",
+            "| sentence | refs | evidence span | coverage | label | why |",
+            "|---|---|---|---|---|---|",
         ]
         for ss in a.sentences:
-            cos = f"{ss.cosine:.3f}" if ss.cosine is not None else "-"
-            sent = ss.sentence.replace("|", "\\|").replace("\n", " ")
-            out.append(f"| {sent} | {', '.join(ss.refs) or '-'} | {cos} | {ss.overlap:.2f} | {support_text(ss)} |")
+            span = ss.support.evidence.text if ss.support is not None and ss.support.evidence else ""
+            out.append(f"| {_cell(ss.sentence)} | {', '.join(ss.refs) or '-'} | {_cell(span) or '-'} | {ss.coverage:.2f} "
+                       f"| {support_text(ss)} | {_cell(reasons_text(ss.support))} |")
     if trace.no_rag_answer is not None:
         out += ["", "## Without RAG (same question, no context)", "", trace.no_rag_answer]
         if trace.no_rag_grounding:

@@ -14,7 +14,7 @@ RAG = ROOT / "rag"
 # Pipeline order. A wing may import itself, the wings before it, and the shared leaves at the top.
 ORDER = ["models", "ingest", "index", "search", "answer", "evaluate", "loops"]
 LEAVES = {"errors", "defaults"}  # imported from anywhere; they import nothing of ours
-JOINERS = {"pipeline", "trace", "backends", "cli", "cli_loops", "__main__"}  # join the stages; only evaluate sits above them
+JOINERS = {"pipeline", "trace", "backends", "cli", "cli_loops", "cli_audit", "__main__"}  # join the stages; only evaluate sits above them
 
 
 def _wing_files() -> dict[str, list[Path]]:

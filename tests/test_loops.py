@@ -145,7 +145,9 @@ def test_self_rag_stops_after_one_round_when_every_sentence_is_supported(kb_inde
     assert [s.kind for s in lt.steps] == ["decide", "retrieve", "grade", "draft", "check"]
     check = lt.steps[-1]
     assert check.verdicts and all(v.answer for v in check.verdicts)
-    assert check.verdicts[0].messages[-1]["content"].startswith("资料：\n[faq_")  # the context comes first
+    assert check.supports and all(x.label == "supported" for x in check.supports)
+    span = check.supports[0].evidence.text  # the model is asked about one sentence and its evidence span
+    assert check.verdicts[0].messages[-1]["content"].startswith(f"证据：{span}")
 
 
 def test_loops_need_a_language_model(kb_index, gen):
@@ -296,8 +298,8 @@ def test_judge_answer_scores_every_metric_from_its_verdicts(kb_index):
 
     def verdict(m):
         text = _user(m)
-        if "陈述：" in text:  # faithfulness and context recall: supported when the statement is in a context
-            statement = text.split("陈述：", 1)[1].split("\n")[0]
+        if "句子：" in text:  # the checker's second opinion (faithfulness, recall): yes when the sentence is in a context
+            statement = text.split("句子：", 1)[1].split("\n")[0]
             return 0.9 if any(statement.rstrip("。") in c.text for c in (c1, c2)) else 0.1
         return 0.9 if "过拟合" in text.split("资料：", 1)[1] else 0.1  # context precision: only faq_001 is useful
 
@@ -312,8 +314,10 @@ def test_judge_answer_scores_every_metric_from_its_verdicts(kb_index):
     assert res.gold_precision == pytest.approx(0.5) and res.reference_source == "written reference"
     faith = [c for c in res.checks if c.metric == "faithfulness"]
     assert [c.audit_label for c in faith] == [s.label for s in a.sentences]
+    assert faith[0].support.label == "supported" and faith[1].support.label != "supported"  # the audit's notion
+    assert faith[0].verdict.answer and faith[1].verdict is None  # the judge is asked only where the checks pass
     table = audit_agreement([res])
-    assert sum(r["yes"] + r["no"] for r in table.values()) == 2
+    assert sum(r["yes"] + r["no"] for r in table.values()) == 1
 
     refusal = judge_answer(chat, kb_index.embedder, "公司年假几天？", "资料不足", [c1], gold_text=c1.text)
     assert refusal.scores["faithfulness"] is None and refusal.scores["answer relevancy"] == 0.0

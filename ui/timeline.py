@@ -13,6 +13,7 @@ import streamlit as st
 from rag.evaluate.judge import JudgeResult
 from rag.loops.steps import Step
 
+from .audit_view import support_table_html
 from .i18n import tr
 from .render import html_table, md_escape, plain_text
 
@@ -64,6 +65,8 @@ def render_step(step: Step, model_thoughts: bool = False) -> None:
             st.html(html_table(pd.DataFrame([{"ref": h.ref, tr("分数", "score"): f"{h.score:.4f}",
                                               tr("标题", "title"): h.title, tr("开头", "start"): h.snippet}
                                              for h in step.hits])))
+        if step.supports:
+            st.html(support_table_html([(x.sentence, x.label, "", x) for x in step.supports]))
         if step.verdicts:
             st.html(html_table(verdicts_frame(step.verdicts)))
         st.caption(tr("决定 decision", "decision"))

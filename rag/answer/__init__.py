@@ -6,6 +6,11 @@
 - `citations.py`: parsing `[ref]` markers, auditing them (valid / hallucinated / unused), per-sentence
   support (an uncited sentence names the context that supports it best), and citation events while
   an answer streams.
+- `support.py`: the one fact checker behind every "supported" in the app: align a sentence to its
+  evidence span, then check numbers, bindings, swapped terms, negations, new names and restatements;
+  a model's yes/no as an optional second opinion.
+- `fact_text.py`: text as the checks read it: numbers by value, names, content words, clauses.
+- `fact_lexicon.py`: the small word lists the checks use (negations, opposites, generic words, units).
 - `citation_grammar.py`: constrained citations, a grammar under which every sentence cites a real ref.
 - `grounding.py`: whether anything in the corpus supports each sentence of the no-RAG answer.
 """

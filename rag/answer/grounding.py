@@ -2,12 +2,14 @@
 
 The no-RAG answer cites nothing, so the citation audit has nothing to check. Here each of its sentences
 is searched for in the whole index (hybrid retrieval, the sentence as the query), and the best of the
-top `k` chunks is judged exactly as if the sentence had cited it (rag/answer/citations.best_support).
+top `k` chunks is judged exactly as if the sentence had cited it, by the app's one fact checker
+(rag/answer/support.py, through citations.best_support): evidence span, number, binding, swap and
+negation checks, and "restates the question" when the sentence only says the question back.
 A student then sees, beside the model's confident answer, "supported by faq_030" or "nothing in the
 knowledge base supports this".
 
-It is evidence of support, not of truth: a sentence the corpus never mentions may still be right, and
-a supported one may paraphrase a chunk wrongly (the overlap and cosine heuristics do not read meaning).
+It is evidence of support, not of truth: a sentence the corpus never mentions may still be right, and the
+checks are rules over words (fact_lexicon.py says what they cannot catch).
 Not handled here: answers with citations (rag/answer/citations.audit).
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.answer.citations import best_support, is_not_enough, strip_citations
+from rag.answer.support import Support
 from rag.index.build import Index
 from rag.ingest.sentences import split_sentences
 from rag.search.retrieval import retrieve
@@ -25,11 +28,13 @@ from rag.search.retrieval import retrieve
 class Grounding:
     sentence: str
     best_ref: str | None  # the corpus chunk that supports it best (None: nothing was found)
-    label: str | None  # supported | weak | unsupported (None for an empty sentence)
+    label: str | None  # a support.LABELS label (None for an empty sentence, a list marker or a heading)
+    support: Support | None = None  # the checker's finding: evidence span, checks and their reasons
 
 
-def ground_in_corpus(answer: str, index: Index, k: int = 3) -> list[Grounding]:
-    """One Grounding per sentence of `answer`, searching the whole `index` for support."""
+def ground_in_corpus(answer: str, index: Index, k: int = 3, question: str = "") -> list[Grounding]:
+    """One Grounding per sentence of `answer`, searching the whole `index` for support; `question` lets a
+    sentence that only restates it be labelled so."""
     out = []
     for sentence in split_sentences(answer or "", semicolons=False):
         claim = strip_citations(sentence)
@@ -38,6 +43,9 @@ def ground_in_corpus(answer: str, index: Index, k: int = 3) -> list[Grounding]:
             continue
         hits = retrieve(index, claim, "hybrid", k, max(k, 20)).ranked()
         contexts = {index.chunk(h.chunk_id).ref: index.chunk(h.chunk_id).text for h in hits}
-        (ref, label), = best_support([claim], contexts, index.embedder)
-        out.append(Grounding(sentence, ref, label))  # label None: a list marker or heading, not a claim
+        found, = best_support([claim], contexts, index.embedder, question)
+        if found is None:  # a list marker or heading, not a claim
+            out.append(Grounding(sentence, None, None))
+            continue
+        out.append(Grounding(sentence, found.evidence.ref if found.evidence else None, found.label, found))
     return out

@@ -5,6 +5,8 @@
   loop that runs them, with answer-level figures when a generator is given.
 - `wins.py`: fusion against each single retriever, query by query: win, tie or loss.
 - `chunkers.py`: chunkers compared on span metrics, overall and per kind of question.
+- `audit_pairs.py`: labelled sentence/chunk pairs read from JSONL and run through the audit's checker
+  (`python -m rag audit`, bench/bench_audit.py).
 - `judge.py`: LLM-judged answers: faithfulness, answer relevancy, context precision and recall, every
   verdict kept; how the judge's faithfulness falls on the citation audit's labels.
 """

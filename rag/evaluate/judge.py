@@ -1,15 +1,19 @@
 """LLM-judged answer evaluation in the spirit of Ragas: four figures, every verdict kept with its prompt.
 
 - faithfulness = supported claims / claims. The claims are the answer's sentences (the citation audit's
-  own, so the two can be set side by side), each asked "does the context support this statement?"
-  against every context the generator saw. Ragas first has the model split the answer into claims; a
-  sentence is our claim, which costs no generation and keeps the comparison with the audit one-to-one.
+  own), each checked against every context the generator saw by the app's one fact checker
+  (rag/answer/support.py), with the judge model as its second opinion: the sentence is aligned to its
+  evidence span, the span's numbers, bindings, terms and negations are checked, and where they pass the
+  judge says yes or no on that sentence and span alone. So the judge's "supported" is the audit's, plus
+  the judge's doubt. Ragas first has the model split the answer into claims; a sentence is our claim, which
+  costs no generation and keeps the comparison with the audit one-to-one.
 - answer relevancy: the judge writes the question the answer answers; the figure is the cosine between
   it and the real question under the index's embedder (Ragas's method, with one question, not three).
   A refusal (资料不足) scores 0, as Ragas scores a noncommittal answer.
 - context precision = Σ_k precision@k · v_k / (relevant contexts), v_k = the judge's "is context k useful
   for the reference answer?" in rank order (Ragas's context precision with a reference); 0 when none is.
-- context recall = reference sentences the contexts support / reference sentences.
+- context recall = reference sentences the contexts support / reference sentences, by the same checker and
+  second opinion.
 
 The reference is the query's written reference answer when it has one (data/multihop.jsonl), otherwise the
 text of its gold chunks: an FAQ entry is the answer to its golden questions. `gold_precision` is the same
@@ -28,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from rag.answer.citations import is_not_enough, strip_citations
+from rag.answer.support import Checker, Support, model_opinion
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
 from rag.models.llm import short_reply
@@ -37,12 +42,6 @@ METRICS = ("faithfulness", "answer relevancy", "context precision", "context rec
 CONTEXT_CHARS = 700  # each context as the judge reads it, for precision
 QUESTION_TOKENS = 60  # answer relevancy: the question the judge writes back is one line
 
-SUPPORTED = {
-    "zh": ("你核对陈述是否有资料依据，只回答“是”或“否”。",
-           "资料：\n{c}\n\n陈述：{s}\n\n资料支持这个陈述吗？只回答“是”或“否”。"),
-    "en": ("You check statements against sources. Answer only yes or no.",
-           "Context:\n{c}\n\nStatement: {s}\n\nDoes the context support the statement? Answer only yes or no."),
-}
 USEFUL = {
     "zh": ("你评估检索到的资料，只回答“是”或“否”。",
            "问题：{q}\n参考答案：{r}\n\n资料：{c}\n\n这段资料对得出参考答案有用吗？只回答“是”或“否”。"),
@@ -60,8 +59,9 @@ QUESTION_FOR = {
 class JudgeCheck:
     metric: str  # one of METRICS
     item: str  # the claim, the context ref, or the reference sentence that was judged
-    verdict: Verdict | None  # None for answer relevancy (a generation, not a yes/no)
+    verdict: Verdict | None  # None for answer relevancy, and where the checks failed before the judge was asked
     audit_label: str = ""  # faithfulness: the citation audit's label for the same sentence
+    support: Support | None = None  # faithfulness and recall: the checker's finding (span, reasons, opinion)
 
 
 @dataclass
@@ -75,16 +75,6 @@ class JudgeResult:
     gold_precision: float | None = None  # average precision of the gold ids among the contexts
     judge: str = ""
     seconds: float = 0.0
-
-
-def support_messages(context: str, statement: str, lang: str) -> list[dict]:
-    system, user = SUPPORTED[lang if lang in SUPPORTED else "en"]
-    return [{"role": "system", "content": system}, {"role": "user", "content": user.format(c=context, s=statement)}]
-
-
-def context_block(contexts) -> str:
-    """`[ref] text` for each context, the way the answer prompt shows them."""
-    return "\n\n".join(f"[{c.ref}] {c.text}" for c in contexts)
 
 
 def average_precision(relevant: Sequence[bool]) -> float:
@@ -106,7 +96,6 @@ def judge_answer(chat, embedder, question: str, answer: str, contexts, reference
     t0 = time.perf_counter()
     lang = lang or detect_lang(question)
     res = JudgeResult(judge=getattr(chat, "label", "judge"))
-    block = context_block(contexts) if contexts else "(none)"
     refusal = is_not_enough(answer)
 
     if audit is not None:
@@ -114,13 +103,14 @@ def judge_answer(chat, embedder, question: str, answer: str, contexts, reference
     else:
         claims = [(s, "") for s in split_sentences(answer) if not is_not_enough(s)]
     claims = [(c, lab) for c, lab in claims if strip_citations(c).strip()]
+    checker = Checker(embedder=embedder, opinion=model_opinion(chat))
+    chunks = {c.ref: c.text for c in contexts}
     if claims and not refusal:
         yes = 0
         for sentence, label in claims:
-            v = ask_yes_no(chat, support_messages(block, strip_citations(sentence).strip(), lang), lang,
-                           "is this claim supported by the contexts?", default=False)
-            yes += v.answer
-            res.checks.append(JudgeCheck("faithfulness", sentence, v, label))
+            found = checker.check(strip_citations(sentence).strip(), chunks, question)
+            yes += found.label == "supported"
+            res.checks.append(JudgeCheck("faithfulness", sentence, found.opinion, label, found))
         res.scores["faithfulness"] = yes / len(claims)
     else:
         res.scores["faithfulness"] = None  # a refusal or an empty answer states nothing to check
@@ -158,10 +148,9 @@ def judge_answer(chat, embedder, question: str, answer: str, contexts, reference
         sentences = [s for s in split_sentences(res.reference) if s.strip()]
         got = 0
         for s in sentences:
-            v = ask_yes_no(chat, support_messages(block, s, lang), lang,
-                           "is this reference sentence supported by the contexts?", default=False)
-            got += v.answer
-            res.checks.append(JudgeCheck("context recall", s, v))
+            found = checker.check(s, chunks)
+            got += found.label == "supported"
+            res.checks.append(JudgeCheck("context recall", s, found.opinion, support=found))
         res.scores["context recall"] = got / len(sentences) if sentences else None
     else:
         res.scores["context precision"] = 0.0 if res.reference else None

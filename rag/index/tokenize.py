@@ -43,6 +43,12 @@ def jieba_tokenize(text: str) -> list[str]:
     return [tok.lower() for tok in _get_jieba().lcut(text) if tok.strip()]
 
 
+def jieba_spans(text: str) -> list[tuple[str, int, int]]:
+    """(token, start, end) for every jieba token of `text`, lower-cased, whitespace dropped: the same tokens
+    as `jieba_tokenize`, with where each one sits (the audit highlights matched words with them)."""
+    return [(tok.lower(), a, b) for tok, a, b in _get_jieba().tokenize(text) if tok.strip()]
+
+
 def whitespace_tokenize(text: str) -> list[str]:
     """Split on whitespace and lower-case: enough for English and for hand-checkable examples."""
     return text.lower().split()

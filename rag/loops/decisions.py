@@ -6,10 +6,11 @@
   greetings and questions alike; the labelled, calibrated form separated them.
 - `is_relevant`: does this chunk hold information for the question? Calibrated on the same prompt with the
   passage replaced by "N/A": a chunk is kept when it makes "yes" likelier than no passage at all does.
-- `is_supported`: does the kept context support this answer sentence? The judge's faithfulness prompt
-  (rag/evaluate/judge.py), read as it comes (not calibrated): a statement with no context is, rightly,
-  not supported, so a content-free prompt is no neutral baseline. The context comes first, so the
-  sentences of one draft share its KV-cached start.
+- `check_support`: is this answer sentence supported by the kept chunks? The app's one fact checker
+  (rag/answer/support.py): the sentence is aligned to its evidence span and checked there; where the
+  checks let it through, the model gives its yes/no on that one sentence and span (raw, not calibrated: a
+  statement with no content is, rightly, unsupported, so a content-free prompt is no neutral baseline).
+  The answer audit, the judge's faithfulness and this decision so call "supported" the same thing.
 - `rewrite_query`: a new search query aimed at what the draft could not support.
 
 Which reading each decision uses was chosen on a few dozen messages, passages and statements written for
@@ -22,7 +23,7 @@ from __future__ import annotations
 import re
 
 from rag.answer.citations import strip_citations
-from rag.evaluate.judge import support_messages
+from rag.answer.support import Checker, Support, model_opinion
 from rag.models.yes_no import Verdict, ask_yes_no
 from rag.search.rewrite import parse_query_list
 
@@ -82,10 +83,11 @@ def is_relevant(chat, question: str, passage: str, lang: str, ref: str = "") -> 
                       null=[relevance_messages(question, "N/A", lang)])
 
 
-def is_supported(chat, context: str, sentence: str, lang: str) -> Verdict:
-    statement = strip_citations(sentence).strip()
-    return ask_yes_no(chat, support_messages(context, statement, lang), lang,
-                      "does the kept context support this sentence?", default=True)
+def check_support(chat, chunks, sentence: str, question: str = "", embedder=None) -> Support:
+    """The checker's finding for one draft sentence over the kept chunks (ref -> text), with the model's
+    second opinion where the checks call it supported."""
+    checker = Checker(embedder=embedder, opinion=model_opinion(chat))
+    return checker.check(strip_citations(sentence).strip(), dict(chunks), question)
 
 
 def rewrite_messages(question: str, lang: str, unsupported: str | None) -> list[dict]:

@@ -24,7 +24,6 @@ from typing import Callable
 from rag.answer.citations import is_not_enough, strip_citations
 from rag.answer.prompt import build_no_rag_prompt
 from rag.errors import LLMUnavailableError
-from rag.evaluate.judge import context_block
 from rag.ingest.language import detect_lang
 from rag.loops import decisions
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
@@ -133,13 +132,17 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
             rec.add(kind="check", thought="Is every sentence of the draft supported?",
                     decision="the draft says the context is not enough: nothing to check")
         else:
-            block = context_block(kept)
-            checks = [decisions.is_supported(chat, block, s.sentence, lang) for s in claims]
-            share = sum(v.answer for v in checks) / len(checks)
-            unsupported = next((s.sentence for s, v in zip(claims, checks) if not v.answer), None)
+            t0 = time.perf_counter()
+            chunks = {c.ref: c.text for c in kept}
+            supports = [decisions.check_support(chat, chunks, s.sentence, question, index.embedder) for s in claims]
+            good = [x.label == "supported" for x in supports]
+            share = sum(good) / len(good)
+            unsupported = next((s.sentence for s, ok in zip(claims, good) if not ok), None)
             rec.add(kind="check", thought="Is every sentence of the draft supported by the kept chunks?",
-                    decision=f"{sum(v.answer for v in checks)} of {len(checks)} sentences supported",
-                    verdicts=tuple(checks), seconds=sum(v.seconds for v in checks))
+                    decision=f"{sum(good)} of {len(good)} sentences supported (" +
+                             ", ".join(x.label for x in supports) + ")",
+                    verdicts=tuple(x.opinion for x in supports if x.opinion is not None), supports=tuple(supports),
+                    seconds=time.perf_counter() - t0)
         if share >= best_share:
             best, best_share, best_round = trace, share, rnd
         if unsupported is None:

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from rag.answer.support import Support
 from rag.models.yes_no import Verdict
 from rag.trace import Trace, _plain
 
@@ -40,6 +41,7 @@ class Step:
     query: str | None = None  # the search query, for retrieve / search / rewrite
     hits: tuple[StepHit, ...] = ()
     verdicts: tuple[Verdict, ...] = ()  # yes/no decisions, each with its prompt and raw reply
+    supports: tuple[Support, ...] = ()  # a check step: the fact checker's finding per sentence (span, reasons)
     prompt: list[dict] | None = None  # a generated step's exact prompt (agent actions, rewrites, drafts)
     raw: str = ""  # what the model wrote for it (the agent's JSON action, the rewrite, the draft)
     seconds: float = 0.0
@@ -88,6 +90,7 @@ class LoopTrace:
                 out.append(f"- query: {st.query}")
             out += [f"- hit [{h.ref}] {h.score:.4f} {h.title or h.snippet}" for h in st.hits]
             out += [f"- verdict: {'yes' if v.answer else 'no'} · {v.asked} · {v.raw}" for v in st.verdicts]
+            out += [f"- support: {x.label} · {x.sentence} · {'; '.join(x.reasons('en'))}" for x in st.supports]
             out.append(f"- decision: {st.decision}")
             if st.raw and st.kind in ("search", "read", "answer", "rewrite", "repeat"):
                 out += ["", "```", st.raw, "```"]

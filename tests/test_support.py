@@ -1,0 +1,208 @@
+"""The fact checker behind the citation audit (rag/answer/support.py): each check on hand-made cases in both
+languages, each wrong case beside a faithful paraphrase of the same fact, so a check that flags everything or
+nothing fails."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag.answer.fact_text import Reading, number_key, stem, zh_numeral
+from rag.answer.support import Checker, check_sentence, evidence_spans
+
+BM25 = ("BM25 的打分公式是怎样的？k1 和 b 代表什么？\nBM25 是经典的关键词检索排序函数。k1 控制词频饱和的速度，常取 1.2 到 2.0，"
+        "越大词频的影响越持久；b 控制文档长度归一化的强度，取值 0 到 1，常用 0.75，b=0 表示不考虑长度。")
+RRF = ("RRF（倒数排名融合）是怎么计算的？\nRRF 由 Cormack 等人于 2009 年提出。文档 d 的融合分数为它在各列表中 1/(k + rank) 的总和；"
+       "k 是平滑常数，通常取 60。")
+NORM = ("BatchNorm 和 LayerNorm 有什么区别？\n批归一化（BatchNorm）在一个 mini-batch 内对每个特征通道求统计量，依赖批大小。"
+        "层归一化（LayerNorm）在单个样本内部对所有特征求统计量，与批大小无关，适合变长序列。")
+LORA = "LoRA 是什么？\nLoRA 冻结预训练模型的原始权重 W，只训练两个窄矩阵 A 和 B。训练时只更新 A 和 B，不需要更新原始权重。"
+CLUSTER = ("Storage quotas\nEach student has 20 GB in the home directory. The home directory is backed up every night. "
+           "Scratch space is never backed up, and files in scratch that have not been read for 30 days are removed.")
+LIMITS = "Running jobs\nThe default limit is 2 hours and the maximum is 24 hours. A GPU job may run for at most 8 hours."
+
+
+def label(sentence: str, chunk: str, question: str = "") -> str:
+    return check_sentence(sentence, {"c": chunk}, question).label
+
+
+def failed(sentence: str, chunk: str, question: str = "") -> set[str]:
+    return {c.name for c in check_sentence(sentence, {"c": chunk}, question).failed}
+
+
+# ------------------------------------------------------------------------------------------- numbers
+
+@pytest.mark.parametrize("right, wrong, chunk", [
+    ("RRF 中的平滑常数 k 通常取 60。", "RRF 中的平滑常数 k 通常取 10。", RRF),
+    ("RRF 是 Cormack 等人在 2009 年提出的。", "RRF 是 Cormack 等人在 2012 年提出的。", RRF),
+    ("Each student has 20 GB in the home directory.", "Each student has 50 GB in the home directory.", CLUSTER),
+    ("Files in scratch that nobody read for 30 days are removed.", "Files in scratch that nobody read for 60 days are removed.",
+     CLUSTER),
+])
+def test_a_changed_number_is_caught_and_its_paraphrase_is_not(right, wrong, chunk):
+    assert label(right, chunk) == "supported"
+    assert label(wrong, chunk) == "contradicted" and "numbers" in failed(wrong, chunk)
+
+
+def test_the_reason_names_both_numbers_in_the_uis_language():
+    s = check_sentence("RRF 中的平滑常数 k 通常取 10。", {"faq_030": RRF})
+    (check,) = [c for c in s.failed if c.name == "numbers"]
+    assert "10" in check.zh and "60" in check.zh and "10" in check.en and "60" in check.en
+    assert s.reasons("zh") != s.reasons("en")
+
+
+def test_a_number_with_another_unit_is_another_number():
+    assert label("A GPU job may run for at most 8 hours.", LIMITS) == "supported"
+    assert label("A GPU job may run for at most 8 days.", LIMITS) == "contradicted"
+
+
+# ------------------------------------------------------------------------------------------- binding
+
+@pytest.mark.parametrize("right, wrong, chunk", [
+    ("BM25 的 k1 参数常取 1.2 到 2.0。", "BM25 的 b 参数常取 1.2 到 2.0。", BM25),  # the issue's case: k1's range
+    ("BM25 里 b 常用 0.75。", "BM25 里 k1 常用 0.75。", BM25),
+    ("The default limit is 2 hours.", "The default limit is 24 hours.", LIMITS),
+])
+def test_a_range_bound_to_the_wrong_term_is_caught(right, wrong, chunk):
+    assert label(right, chunk) == "supported"
+    got = failed(wrong, chunk)
+    assert label(wrong, chunk) == "contradicted" and got & {"binding", "swap"}, got
+
+
+# ---------------------------------------------------------------------------------------------- swap
+
+@pytest.mark.parametrize("right, wrong, chunk", [
+    ("LayerNorm 与批大小无关，适合变长序列。", "BatchNorm 与批大小无关，适合变长序列。", NORM),
+    ("L1 正则化倾向于把很多权重压成零。", "L2 正则化倾向于把很多权重压成零。",
+     "正则化是什么？\nL2 正则化让权重整体变小但通常不为零。L1 正则化加的是权重绝对值之和，倾向于把许多权重压成恰好为零。"),
+    ("The home directory is backed up every night.", "Scratch space is backed up every night.", CLUSTER),
+])
+def test_two_terms_swapped_are_caught(right, wrong, chunk):
+    assert label(right, chunk) == "supported"
+    assert label(wrong, chunk) == "contradicted"
+
+
+# ------------------------------------------------------------------------------------------ polarity
+
+@pytest.mark.parametrize("right, wrong, chunk", [
+    ("LoRA 训练时不需要更新原始权重。", "LoRA 训练时需要更新原始权重。", LORA),
+    ("LoRA 冻结预训练模型的原始权重 W。", "LoRA 更新预训练模型的原始权重 W。", LORA),  # an opposite pair
+    ("缩放点积注意力要除以 √d_k。", "缩放点积注意力要乘以 d_k。",
+     "注意力机制是怎么计算的？\n缩放点积注意力为 softmax(QKᵀ/√d_k)·V：先用查询与所有键做点积，除以 √d_k 防止数值过大。"),
+    ("Scratch space is never backed up.", "Scratch space is backed up.", CLUSTER),
+])
+def test_a_negation_or_an_opposite_is_caught(right, wrong, chunk):
+    assert label(right, chunk) == "supported"
+    assert label(wrong, chunk) == "contradicted" and "polarity" in failed(wrong, chunk)
+
+
+def test_a_negation_of_something_the_sentence_leaves_out_does_not_count():
+    chunk = "过拟合是什么？\n过拟合指模型在训练集上表现很好，但在没见过的验证集或测试集上明显变差。"
+    assert label("过拟合时模型在训练集上表现很好，在验证集或测试集上却明显变差。", chunk) == "supported"
+
+
+# -------------------------------------------------------------------------------------- restatement
+
+@pytest.mark.parametrize("question, restated, answer, chunk", [
+    ("混合检索里的 RRF 是怎么计算的？", "混合检索中的 RRF 是通过计算每个查询的 RRF 值来计算的。",
+     "RRF 把文档在各列表中 1/(k + rank) 的值相加，k 通常取 60。", RRF),
+    ("LoRA 为什么能节省显存？", "LoRA 能够节省显存。", "LoRA 只训练两个窄矩阵 A 和 B，冻结原始权重。", LORA),
+    ("Why is scratch space risky?", "Scratch space is risky.", "Scratch space is never backed up.", CLUSTER),
+])
+def test_a_restated_question_is_not_supported_and_an_answer_is(question, restated, answer, chunk):
+    assert label(restated, chunk, question) == "restates-question"
+    assert label(answer, chunk, question) == "supported"
+
+
+def test_without_the_question_a_restatement_is_judged_on_its_words():
+    assert label("LoRA 能够节省显存。", LORA) != "restates-question"
+
+
+# -------------------------------------------------------------------------------------- new term, span
+
+def test_a_name_the_chunk_never_mentions_is_unsupported():
+    assert label("LoRA 是 Google 提出的，冻结原始权重 W。", LORA) == "unsupported"
+    assert "new-term" in failed("LoRA 是 Google 提出的，冻结原始权重 W。", LORA)
+
+
+def test_the_evidence_span_is_one_sentence_of_the_chunk_with_the_shared_words_marked():
+    s = check_sentence("RRF 中的平滑常数 k 通常取 60。", {"faq_030": RRF})
+    ev = s.evidence
+    assert ev.ref == "faq_030" and RRF[ev.start:ev.end] == ev.text
+    assert "通常取 60" in ev.text and "Cormack" not in ev.text  # not the title nor the whole chunk
+    marked = {ev.text[a:b] for a, b in ev.matched}
+    assert {"60", "平滑", "常数"} <= marked
+
+
+def test_spans_do_not_break_at_a_wrapped_line_and_skip_questions():
+    chunk = "What is a quota?\nEach student has 20 GB in the home\ndirectory. Teams share 500 GB."
+    spans = [chunk[a:b] for a, b, n in evidence_spans(chunk) if n == 1]
+    assert spans == ["Each student has 20 GB in the home\ndirectory.", "Teams share 500 GB."]
+
+
+def test_the_best_chunk_wins_and_a_model_opinion_can_only_lower_the_label():
+    chunks = {"a": CLUSTER, "b": RRF}
+    s = check_sentence("RRF 中的平滑常数 k 通常取 60。", chunks)
+    assert s.evidence.ref == "b" and s.label == "supported"
+
+    class Verdict:
+        def __init__(self, p):
+            self.p_yes, self.answer, self.raw = p, p >= 0.5, f"P={p}"
+
+    doubting = Checker(opinion=lambda sentence, span, lang: Verdict(0.2))
+    trusting = Checker(opinion=lambda sentence, span, lang: Verdict(0.9))
+    assert doubting.check("RRF 中的平滑常数 k 通常取 60。", chunks).label == "weak"
+    assert trusting.check("RRF 中的平滑常数 k 通常取 60。", chunks).label == "supported"
+    wrong = doubting.check("RRF 中的平滑常数 k 通常取 10。", chunks)
+    assert wrong.label == "contradicted" and wrong.opinion is None  # the model is only asked about a "supported"
+    shown = trusting.check("RRF 中的平滑常数 k 通常取 60。", chunks)
+    assert shown.heuristic_label == "supported" and [c.name for c in shown.checks][-1] == "model"
+
+
+# -------------------------------------------------------------------------------------------- reading
+
+def test_numbers_are_compared_by_value():
+    assert number_key("2.0") == number_key("2") and number_key("1e-05") == number_key("1e-5")
+    assert number_key("10%") != number_key("10") and zh_numeral("两") == 2 and zh_numeral("二十") == 20
+    r = Reading("两个窄矩阵，秩 r 取 4 到 64，Recall@10 是 0.75，得分为 1/r。")
+    assert sorted(u.key for u in r.units if u.kind == "num") == sorted([number_key(x) for x in ("2", "4", "64", "0.75")])
+    assert stem("hours") == stem("hour") and stem("normalisation") == stem("normalise")
+
+
+def test_a_clause_without_a_subject_inherits_the_names_before_it():
+    r = Reading("k1 控制词频饱和的速度，常取 1.2 到 2.0；b 控制长度归一化，常用 0.75。")
+    inherited = {r.text[c.start:c.end]: [u.key for u in c.inherited] for c in r.clauses}
+    assert inherited["常取 1.2 到 2.0"] == ["k1"] and inherited["常用 0.75"] == ["b"]
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+
+def test_cli_audit_prints_a_verdict_per_good_line_and_an_error_per_bad_one(tmp_path, capsys):
+    from rag.cli import main
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [
+        {"id": "good", "ref": "faq_030", "sentence": "RRF 中的平滑常数 k 通常取 60。"},
+        {"id": "wrong", "ref": "faq_030", "sentence": "RRF 中的平滑常数 k 通常取 10。"},
+        {"id": "lost", "ref": "faq_999", "sentence": "这条资料不存在。"},
+    ]) + "\n[1, 2]\n", "utf-8")
+    assert main(["audit", "--pairs", str(pairs), "--json"]) == 2
+    out, err = capsys.readouterr()
+    rows = {r["id"]: r for r in map(json.loads, out.splitlines())}
+    assert rows["good"]["label"] == "supported" and "通常取 60" in rows["good"]["evidence"]
+    assert rows["wrong"]["label"] == "contradicted"
+    assert any(c["check"] == "numbers" and not c["passed"] and "10" in c["reason"] for c in rows["wrong"]["checks"])
+    assert "faq_999" in rows["lost"]["error"] and "not a chunk" in rows["lost"]["error"]
+    assert "line 4 is not a pair record" in err
+
+
+def test_cli_audit_in_text(tmp_path, capsys):
+    from rag.cli import main
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"id": "p1", "ref": "faq_026", "sentence": "BM25 的 b 参数常取 1.2 到 2.0。"},
+                                ensure_ascii=False) + "\n", "utf-8")
+    assert main(["audit", "--pairs", str(pairs)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("p1\tcontradicted") and "k1" in out and "evidence [faq_026]" in out

@@ -1,0 +1,80 @@
+"""The citation audit as a student reads it: each sentence beside its evidence span, the words they share
+marked in the span, every check with its verdict and reason in the UI's language, and the model's second
+opinion where one ran.
+
+Everything from the answer or the corpus is escaped (html.escape) before it goes into the table.
+Not handled here: the checks themselves (rag/answer/support.py), the rest of the answer page (app_pages/5_answer.py).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from .i18n import lang, tr
+
+LABEL_COLOURS = {"supported": "#dcfce7", "weak": "#fef9c3", "unsupported": "#fee2e2", "contradicted": "#fecaca",
+                 "restates-question": "#ede9fe", "no-citation": "#f1f5f9", "not-enough": "#e0f2fe"}
+CHECK_NAMES = {"numbers": ("数字", "numbers"), "binding": ("数字归属", "binding"), "swap": ("对象互换", "swap"),
+               "polarity": ("否定/反义", "polarity"), "new-term": ("新名词", "new term"),
+               "restates": ("复述问题", "restates"), "coverage": ("覆盖", "coverage"), "model": ("模型复核", "model")}
+LABEL_NAMES = {"supported": "有支撑 supported", "weak": "部分支撑 weak", "unsupported": "无支撑 unsupported",
+               "contradicted": "与证据矛盾 contradicted", "restates-question": "只复述问题 restates the question",
+               "no-citation": "未引用 no-citation", "not-enough": "资料不足 not-enough"}
+
+
+def evidence_html(evidence) -> str:
+    """The evidence span with the words it shares with the sentence in <mark>, its ref in front."""
+    if evidence is None:
+        return "<span style='color:#94a3b8'>—</span>"
+    text, out, pos = evidence.text, [], 0
+    for a, b in sorted(evidence.matched):
+        if a < pos:
+            continue
+        out += [html.escape(text[pos:a]),
+                f"<mark style='background:#fde68a;padding:0 1px;border-radius:2px'>{html.escape(text[a:b])}</mark>"]
+        pos = b
+    out.append(html.escape(text[pos:]))
+    ref = (f"<span style='font-size:0.75em;background:#334155;color:white;border-radius:3px;padding:0 4px;"
+           f"margin-right:4px'>{html.escape(evidence.ref)}</span>")
+    return ref + "".join(out)
+
+
+def checks_html(support) -> str:
+    """One line per check: ✓ or ✗, its name and its reason, failed checks first."""
+    if support is None:
+        return "<span style='color:#94a3b8'>—</span>"
+    ui = lang()
+    rows = []
+    for c in sorted(support.checks, key=lambda c: c.passed):
+        mark, colour = ("✓", "#166534") if c.passed else ("✗", "#991b1b")
+        name = CHECK_NAMES.get(c.name, (c.name, c.name))[0 if ui == "zh" else 1]
+        rows.append(f"<div><span style='color:{colour};font-weight:600'>{mark}</span> "
+                    f"<b>{html.escape(name)}</b>：{html.escape(c.reason(ui))}</div>")
+    return "".join(rows)
+
+
+def label_html(label: str, detail: str = "") -> str:
+    name = LABEL_NAMES.get(label, label)
+    shown = name.split(" ", 1)[0] if lang() == "zh" else name.split(" ", 1)[-1]
+    extra = f"<div style='font-size:0.85em;color:#475569'>{html.escape(detail)}</div>" if detail else ""
+    return (f"<span style='background:{LABEL_COLOURS.get(label, '#fff')};padding:1px 6px;border-radius:4px;"
+            f"white-space:nowrap'>{html.escape(shown)}</span>{extra}")
+
+
+def support_table_html(rows: Sequence[tuple[str, str, str, object]]) -> str:
+    """rows: (sentence, label, detail, Support or None) -> a wrapping table: sentence | label | evidence | checks."""
+    head = [tr("句子", "sentence"), tr("判定", "label"), tr("证据片段（共有的词已标出）", "evidence span (shared words marked)"),
+            tr("各项检查", "checks")]
+    th = "".join(f"<th style='text-align:left;padding:6px 8px;border-bottom:1px solid #cbd5e1;font-weight:500;"
+                 f"color:#475569'>{html.escape(h)}</th>" for h in head)
+    td = "padding:6px 8px;border-bottom:1px solid #e2e8f0;vertical-align:top"
+    body = []
+    for sentence, label, detail, support in rows:
+        evidence = getattr(support, "evidence", None)
+        body.append(f"<tr><td style='{td};min-width:14em'>{html.escape(sentence)}</td>"
+                    f"<td style='{td}'>{label_html(label, detail)}</td>"
+                    f"<td style='{td};min-width:16em'>{evidence_html(evidence)}</td>"
+                    f"<td style='{td};min-width:14em;font-size:0.92em'>{checks_html(support)}</td></tr>")
+    return ("<table style='width:100%;border-collapse:collapse;font-size:0.9em;line-height:1.6'>"
+            f"<thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table>")
