@@ -38,6 +38,12 @@ with st.container(border=True):
                      "constrained: a grammar lets the local model write only refs that are in the context inside "
                      "brackets, so a hallucinated ref cannot be produced."))
     c3.toggle(tr("同时回答“无 RAG”版本", "Also answer without RAG"), key="answer.compare")
+    c3.toggle(tr("审计时请模型复核", "Model second opinion in the audit"), key="answer.second_opinion",
+              help=tr("检查放行的每句话，再请随附的本地模型（有 1.5B 时用 1.5B）只看这句话和它的证据片段回答“是/否”，并显示 P(是)。"
+                      "每句多花约 1–4 秒；是否有用见 README。",
+                      "For each sentence the checks let through, the bundled local model (the 1.5B where installed) "
+                      "answers yes/no on that sentence and its evidence span alone, with P(yes) shown. About 1-4 s "
+                      "more per sentence; whether it helps: see the README."))
     regenerate = c4.button(tr("重新生成", "Regenerate"), icon=":material/refresh:", key="answer.regenerate")
     c4.caption(tr(f"检索：{ss['retrieval.mode']} · recall_n {ss['retrieval.recall_n']} · top_k {ss['rerank.top_k']}"
                   f" · {t('rerank')} {'✓' if ss['rerank.enabled'] else '✗'}",
@@ -52,8 +58,9 @@ with left:
     answer_box = st.empty()
 if trace is None or regenerate:
     with answer_box.container():
+        opinion = attempt(choices.opinion_chat, stop=False)
         trace = attempt(ask_streaming, q, index, settings.ask_settings(), gen.backend,
-                        rr.backend if rr else None, chat)
+                        rr.backend if rr else None, chat, opinion)
     trace.notes += fallback_notes(gen, rr)
     memo.remember("trace", key, trace)
 ss["answer.last_trace"] = trace  # the trace the export buttons and the evaluation drill-down read

@@ -85,6 +85,24 @@ def _reranker(args: argparse.Namespace, embedder):
     return rr
 
 
+def _opinion_chat(args: argparse.Namespace, chat):
+    """--second-opinion: the bundled model that gives the audit its yes/no (auto: the 1.5B where installed);
+    the generator's own local model object when it is the same model, so it is not loaded twice."""
+    if args.second_opinion == "none":
+        return None
+    from rag.backends import judge_model
+    from rag.models.local_llm import LocalChat, local_available
+
+    key, _ = judge_model(args.second_opinion)
+    ok, why = local_available(key)
+    if not ok:
+        _err(f"second opinion: {why}; the checks run alone")
+        return None
+    if isinstance(chat, LocalChat) and chat.spec.key == key:
+        return chat
+    return LocalChat(key)
+
+
 def _embedder(args: argparse.Namespace):
     """--embedder (else the default) with --threads, behind the vector cache unless --no-cache."""
     embedder = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
@@ -258,6 +276,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             rewrite=args.rewrite,
             compare_no_rag=args.compare,
             cite=args.cite,
+            second_opinion=args.second_opinion != "none",
         )
         if args.strategy != "plain":
             if args.no_rag or args.compare:
@@ -275,6 +294,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             reranker=rr.backend if rr else None,
             chat=chat,
             on_delta=(lambda d: print(d, end="", flush=True)) if streaming else None,
+            opinion_chat=_opinion_chat(args, chat),
         )
         trace.notes += fallback_notes(gen_choice, rr)
         if streaming:
@@ -500,6 +520,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--reranker", help="cross-encoder name/path, sentence-maxsim (default, offline fallback), or "
                                       "llm-judge (the local model's P(yes), within $RAG_JUDGE_BUDGET_S s per query)")
     a.add_argument("--no-rerank", action="store_true")
+    a.add_argument("--second-opinion", nargs="?", const="auto", choices=("none", "auto", "0.5b", "1.5b"), default="none",
+                   help="the audit also asks a bundled model yes/no on each sentence its checks call supported "
+                        "(auto: the 1.5B where installed); off by default (README: whether it helps)")
     a.add_argument("--rewrite", choices=("none", "hyde", "multi-query"), default="none")
     a.add_argument("--offline", action="store_true",
                    help="ignore any configured LLM endpoint (the bundled local model still runs; "

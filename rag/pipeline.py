@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 
 from rag.ingest.chunking import context_for
 from rag.answer.citations import CitationStream, audit
+from rag.answer.support import model_opinion
 from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError
 from rag.answer.generation import Generator
 from rag.index.build import Index
@@ -71,21 +72,24 @@ def ask(
     chat: ChatBackend | None = None,
     on_delta: Callable[[str], None] | None = None,
     control: RunControl | None = None,
+    opinion_chat: ChatBackend | None = None,
 ) -> Trace:
     """Answer `question` from `index`; every intermediate result lands in the returned Trace.
 
     `control` lets another thread stop the generation (GenerationCancelled is raised, the model is
-    freed, and the no-RAG answer is not started) and hear that the model is queued."""
+    freed, and the no-RAG answer is not started) and hear that the model is queued. `opinion_chat` is the
+    model asked for the audit's second opinion when `settings.second_opinion` is on."""
     control = control if control is not None else RunControl()
     trace = gather(question, index, settings, generator, reranker, chat)
-    answer_from(trace, index, generator, control, on_delta)
+    answer_from(trace, index, generator, control, on_delta, opinion_chat)
     if settings.compare_no_rag and not control.stopped and trace.error is None:  # a failing endpoint: one wait
         control.status("no-rag")
         with _timed(trace, "generate_no_rag"):
             trace.no_rag_prompt = build_no_rag_prompt(trace.question, _lang(trace))
             trace.no_rag_answer = "".join(generator.generate(trace.no_rag_prompt, control=control))
         with _timed(trace, "ground_no_rag"):
-            trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index, question=trace.question)
+            trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index, question=trace.question,
+                                                      opinion=_opinion(trace, opinion_chat))
     return trace
 
 
@@ -110,15 +114,28 @@ def gather(question: str, index: Index, settings: AskSettings, generator: Genera
 
 
 def answer_from(trace: Trace, index: Index, generator: Generator, control: RunControl | None = None,
-                on_delta: Callable[[str], None] | None = None) -> Trace:
+                on_delta: Callable[[str], None] | None = None, opinion_chat: ChatBackend | None = None) -> Trace:
     """The second half of `ask`: the prompt over `trace.contexts`, the streamed answer, the citation audit."""
     control = control if control is not None else RunControl()
     _prompt(trace, generator, _lang(trace))
     _generate(trace, generator, control, on_delta)
     with _timed(trace, "audit"):
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
-                            question=trace.question)
+                            question=trace.question, opinion=_opinion(trace, opinion_chat))
     return trace
+
+
+def _opinion(trace: Trace, chat: ChatBackend | None):
+    """The audit's second opinion for this trace: the model's yes/no, when asked for and a model is there."""
+    if not trace.settings.second_opinion:
+        return None
+    if chat is None:
+        note = "the audit's second opinion needs a local model (install the bundled model); the checks ran alone"
+        if note not in trace.notes:
+            trace.notes.append(note)
+        return None
+    trace.backends["second opinion"] = f"yes/no of {chat.label} on each sentence and its evidence span"
+    return model_opinion(chat)
 
 
 def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None) -> None:

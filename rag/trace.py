@@ -37,6 +37,7 @@ class AskSettings:
     compare_no_rag: bool = False
     lang: str = "auto"  # auto | zh | en
     cite: str = "free"  # free | constrained (a grammar allows only the context refs in brackets)
+    second_opinion: bool = False  # the audit also asks a model's yes/no on each sentence its checks call supported
 
 
 @dataclass

@@ -206,3 +206,15 @@ def test_cli_audit_in_text(tmp_path, capsys):
     assert main(["audit", "--pairs", str(pairs)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("p1\tcontradicted") and "k1" in out and "evidence [faq_026]" in out
+
+
+def test_the_same_thing_said_of_another_subject_is_a_swap():
+    chunk = "流水线是怎样的？\n一条索引流水线包括切块、编码和建索引三步，其中编码通常最耗时。编码的速度取决于模型大小。"
+    assert label("编码通常是最耗时的一步。", chunk) == "supported"
+    assert label("切块通常是最耗时的一步。", chunk) == "contradicted" and "swap" in failed("切块通常是最耗时的一步。", chunk)
+
+
+def test_a_word_that_carries_its_own_negation_counts():
+    chunk = "token 数有什么用？\ntoken 数决定上下文占用和 API 计费，同一段话在不同模型上的 token 数可能不同。"
+    assert label("token 数决定 API 计费。", chunk) == "supported"
+    assert label("token 数与 API 计费无关。", chunk) == "contradicted"

@@ -64,6 +64,21 @@ def generator_choice(embedder, ss: MutableMapping | None = None) -> tuple[Choice
                             local_model=ss["llm.local_model"], local_chat=models.local_chat)
 
 
+def opinion_chat(ss: MutableMapping | None = None):
+    """The model asked for the audit's second opinion: the bundled 1.5B where installed, else the 0.5B (the
+    judge's choice, rag/backends.judge_model); None when neither can run or the option is off."""
+    from rag.backends import judge_model
+    from rag.models.local_llm import local_available
+
+    ss = st.session_state if ss is None else ss
+    if not ss.get("answer.second_opinion"):
+        return None
+    key, _ = judge_model("auto")
+    if not local_available(key)[0]:
+        return None
+    return models.local_chat(key)
+
+
 def sidebar_generator(ss: MutableMapping | None = None) -> Choice:
     """The generator the sidebar settings lead to, for its caption (the embedder loads from its cache)."""
     ss = st.session_state if ss is None else ss

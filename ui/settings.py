@@ -78,6 +78,7 @@ DEFAULTS: dict[str, Any] = {
     "answer.compare": True,
     "answer.lang": "auto",
     "answer.cite": defaults.CITE,
+    "answer.second_opinion": False,  # the audit's model second opinion (README: what it costs, whether it helps)
     "eval.source": "golden",
     "eval.strategies": list(STRATEGIES),
     "eval.answers": False,
@@ -145,6 +146,7 @@ def ask_settings(ss: MutableMapping | None = None) -> AskSettings:
         compare_no_rag=bool(ss["answer.compare"]),
         lang=ss["answer.lang"],
         cite=ss["answer.cite"],
+        second_opinion=bool(ss["answer.second_opinion"]),
     )
 
 

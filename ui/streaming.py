@@ -34,7 +34,8 @@ class _Status(str):
     """A status message from the backend, told apart from answer text on the same queue."""
 
 
-def ask_streaming(question: str, index, settings: AskSettings, generator, reranker=None, chat=None) -> Trace:
+def ask_streaming(question: str, index, settings: AskSettings, generator, reranker=None, chat=None,
+                  opinion_chat=None) -> Trace:
     """Run `ask`, showing the answer as it is written; returns the finished Trace."""
     deltas: queue.Queue = queue.Queue()
     outcome: dict = {}
@@ -44,7 +45,7 @@ def ask_streaming(question: str, index, settings: AskSettings, generator, rerank
     def work() -> None:
         try:
             outcome["trace"] = ask(question, index, settings, generator, reranker=reranker, chat=chat,
-                                   on_delta=deltas.put, control=control)
+                                   on_delta=deltas.put, control=control, opinion_chat=opinion_chat)
         except BaseException as exc:  # handed to the page's thread, which shows or re-raises it
             outcome["error"] = exc
         finally:

@@ -144,7 +144,7 @@ class Reading:
         for i, clause in enumerate(out):
             bare = [u for u in clause.units if u.kind == "term" and not depth[u.start]]  # "（weight decay）" is no subject
             if i == 0 or bare or not self._continues(clause):
-                continue
+                continue  # "而 BM25 分数…" names its own subject
             if not self.zh:  # "A GPU job asks for one GPU at a time and may run for at most 8 hours"
                 prev = out[i - 1]
                 clause.inherited = [u for u in prev.inherited + prev.units if u.kind != "num"][:3]
@@ -186,16 +186,20 @@ class Reading:
     def negations(self, a: int, b: int) -> list[tuple[str, list[str]]]:
         """The negation tokens between offsets a and b, each with what it negates: for a negation word (不, 无需,
         not) the next content unit in the clause (two in English, where articles and prepositions come
-        between: "no access to the internet"); for a word that carries its own negation (没见, 不同) the rest
-        of the word."""
+        between: "no access to the internet"); a word that carries its own negation (无关, 不同) negates the
+        clause itself (empty scope). A negation inside quotes, or in a phrase that describes a noun (…的), is
+        left out."""
         out = []
+        quoted = _quote_depths(self.text)
         for tok, s, e in self.tokens:
-            if not (a <= s < b) or not is_negation(tok):
-                continue
+            if not (a <= s < b) or not is_negation(tok) or quoted[s]:
+                continue  # "电脑开不了机" in quotes is an example, not the text's own claim
+            if self.zh and "的" in self.text[e:e + 2]:
+                continue  # "没见过的验证集", "训练数据中没有的知识": it describes a noun, it negates no claim
             if tok in lex.NEGATIONS_ZH or tok in lex.NEGATIONS_EN or tok.endswith("n't"):
                 scope = [u.key for u in self.units if e <= u.start < b][:1 if self.zh else 2]
             else:
-                scope = [tok[1:]]
+                scope = []  # 无关, 不同, 不足: the word negates the clause's own relation
             out.append((tok, scope))
         return out
 
@@ -206,6 +210,17 @@ def soft_break(text: str, i: int) -> bool:
     before = text[:i].rstrip()
     after = text[i + 1:i + 2]
     return bool(before) and before[-1] not in "。！？!?.:：" and (after.islower() or "\u4e00" <= after <= "\u9fff")
+
+
+def _quote_depths(text: str) -> list[int]:
+    depth, out = 0, []
+    for ch in text:
+        if ch in "“「『":
+            depth += 1
+        out.append(depth)
+        if ch in "”」』":
+            depth = max(0, depth - 1)
+    return out
 
 
 def _bracket_depths(text: str) -> list[int]:

@@ -32,9 +32,9 @@ class Grounding:
     support: Support | None = None  # the checker's finding: evidence span, checks and their reasons
 
 
-def ground_in_corpus(answer: str, index: Index, k: int = 3, question: str = "") -> list[Grounding]:
+def ground_in_corpus(answer: str, index: Index, k: int = 3, question: str = "", opinion=None) -> list[Grounding]:
     """One Grounding per sentence of `answer`, searching the whole `index` for support; `question` lets a
-    sentence that only restates it be labelled so."""
+    sentence that only restates it be labelled so; `opinion` is the checker's optional model second opinion."""
     out = []
     for sentence in split_sentences(answer or "", semicolons=False):
         claim = strip_citations(sentence)
@@ -43,7 +43,7 @@ def ground_in_corpus(answer: str, index: Index, k: int = 3, question: str = "") 
             continue
         hits = retrieve(index, claim, "hybrid", k, max(k, 20)).ranked()
         contexts = {index.chunk(h.chunk_id).ref: index.chunk(h.chunk_id).text for h in hits}
-        found, = best_support([claim], contexts, index.embedder, question)
+        found, = best_support([claim], contexts, index.embedder, question, opinion)
         if found is None:  # a list marker or heading, not a claim
             out.append(Grounding(sentence, None, None))
             continue

@@ -424,9 +424,44 @@ def _swap(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: 
             found = _swapped(mine, g, s, c, span, whole, evidence, title, names_too=g is best)
             if found is not None:
                 return found
+        found = _subject_swap(c, span, whole, evidence)
+        if found is not None:
+            return found
 
 
     return None
+
+
+def _subject_swap(c: Clause, span: Reading, whole: Reading, evidence: Evidence) -> Check | None:
+    own = [u for u in c.units if u.kind != "num"]
+    if len(own) < 3:
+        return None
+    m, nxt = own[0], own[1]
+    if any(_clause_has(span, g, m) and _clause_has(span, g, nxt) for g in span.clauses):
+        return None
+    if not span.found(m):
+        return None
+    found = None
+    for g in span.clauses:
+        theirs = [u for u in g.units if u.kind != "num"]
+        if len(theirs) < 2 or not _same(theirs[1], nxt) or _clause_has(span, g, m):
+            continue
+        v = theirs[0]
+        if any(_same(v, u) or v.key == u.key for u in own) or v.key in lex.GENERIC_ZH:
+            continue
+        if m.kind != v.kind or _script(m.key) != _script(v.key) or _aliases(whole, m, v):
+            continue
+        if len(theirs) > 2 and not any(_clause_has(span, g, u) for u in own[2:]):
+            continue  # the span clause goes on to say something else ("上层节点稀疏" vs "下层节点稠密")
+        shared = sum(_clause_has(span, g, u) for u in own[1:])
+        if found is None or shared > found[0]:
+            found = (shared, g, v)
+    if found is None:
+        return None
+    _, g, v = found
+    where = span.text[g.start:g.end].strip()
+    return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+                 f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
 
 
 def _swapped(mine: list[Unit], g: Clause, s: Reading, c: Clause, span: Reading, whole: Reading,
@@ -453,8 +488,8 @@ def _swapped(mine: list[Unit], g: Clause, s: Reading, c: Clause, span: Reading, 
 def _has_word(r: Reading, a: int, b: int, word: str) -> bool:
     if word.isascii():
         return any(t == word or t.rstrip("s") == word for t in r.tokens_in(a, b))
-    if len(word) == 1:
-        return word in r.tokens_in(a, b)
+    if len(word) == 1:  # 快 / 慢: the token itself, or a degree word made with it (越慢, 更快, 太大)
+        return any(t == word or (len(t) <= 3 and t.endswith(word) and t[0] in "越更太很较过最偏") for t in r.tokens_in(a, b))
     return word in r.low[a:b]
 
 
