@@ -143,7 +143,7 @@ def main() -> None:
         for pid in results:
             verdicts[combo][pid] = verdicts["checks"][pid] and p_yes[f"{key} {reading}"].get(pid, 1.0) >= t
 
-    for half in ("dev", "test", "fresh"):
+    for half in ("dev", "test", "fresh", "fresh2"):
         subset = [p for p in pairs if p.half == half]
         if not subset:
             continue

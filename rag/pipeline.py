@@ -87,6 +87,8 @@ def ask(
         with _timed(trace, "generate_no_rag"):
             trace.no_rag_prompt = build_no_rag_prompt(trace.question, _lang(trace))
             trace.no_rag_answer = "".join(generator.generate(trace.no_rag_prompt, control=control))
+        if generator.is_fallback:  # the stand-in's fixed "cannot answer without context" note states no fact
+            return trace
         with _timed(trace, "ground_no_rag"):
             trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index, question=trace.question,
                                                       opinion=_opinion(trace, opinion_chat))

@@ -16,7 +16,7 @@ from .i18n import lang, tr
 LABEL_COLOURS = {"supported": "#dcfce7", "weak": "#fef9c3", "unsupported": "#fee2e2", "contradicted": "#fecaca",
                  "restates-question": "#ede9fe", "no-citation": "#f1f5f9", "not-enough": "#e0f2fe"}
 CHECK_NAMES = {"numbers": ("数字", "numbers"), "binding": ("数字归属", "binding"), "swap": ("对象互换", "swap"),
-               "polarity": ("否定/反义", "polarity"), "new-term": ("新名词", "new term"),
+               "polarity": ("否定/反义", "polarity"), "new-term": ("新名词", "new term"), "new-number": ("新数字", "new number"),
                "restates": ("复述问题", "restates"), "coverage": ("覆盖", "coverage"), "model": ("模型复核", "model")}
 LABEL_NAMES = {"supported": "有支撑 supported", "weak": "部分支撑 weak", "unsupported": "无支撑 unsupported",
                "contradicted": "与证据矛盾 contradicted", "restates-question": "只复述问题 restates the question",
@@ -63,18 +63,19 @@ def label_html(label: str, detail: str = "") -> str:
 
 
 def support_table_html(rows: Sequence[tuple[str, str, str, object]]) -> str:
-    """rows: (sentence, label, detail, Support or None) -> a wrapping table: sentence | label | evidence | checks."""
-    head = [tr("句子", "sentence"), tr("判定", "label"), tr("证据片段（共有的词已标出）", "evidence span (shared words marked)"),
-            tr("各项检查", "checks")]
+    """rows: (sentence, label, detail, Support or None) -> a wrapping two-column table: the sentence with its
+    label | the evidence span with the shared words marked, then every check with its reason. Two columns
+    fit the half-width no-RAG side as well as the full-width audit."""
+    head = [tr("句子与判定", "sentence and label"), tr("证据片段（共有的词已标出）与各项检查", "evidence span (shared words marked) and checks")]
     th = "".join(f"<th style='text-align:left;padding:6px 8px;border-bottom:1px solid #cbd5e1;font-weight:500;"
                  f"color:#475569'>{html.escape(h)}</th>" for h in head)
     td = "padding:6px 8px;border-bottom:1px solid #e2e8f0;vertical-align:top"
     body = []
     for sentence, label, detail, support in rows:
         evidence = getattr(support, "evidence", None)
-        body.append(f"<tr><td style='{td};min-width:14em'>{html.escape(sentence)}</td>"
-                    f"<td style='{td}'>{label_html(label, detail)}</td>"
-                    f"<td style='{td};min-width:16em'>{evidence_html(evidence)}</td>"
-                    f"<td style='{td};min-width:14em;font-size:0.92em'>{checks_html(support)}</td></tr>")
-    return ("<table style='width:100%;border-collapse:collapse;font-size:0.9em;line-height:1.6'>"
+        body.append(f"<tr><td style='{td};width:38%'>{html.escape(sentence)}<div style='margin-top:4px'>"
+                    f"{label_html(label, detail)}</div></td>"
+                    f"<td style='{td}'><div style='border-left:3px solid #cbd5e1;padding-left:8px;margin-bottom:4px'>"
+                    f"{evidence_html(evidence)}</div><div style='font-size:0.92em'>{checks_html(support)}</div></td></tr>")
+    return ("<table style='width:100%;border-collapse:collapse;font-size:0.9em;line-height:1.6;table-layout:fixed'>"
             f"<thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table>")

@@ -4,15 +4,17 @@
       -> align: the chunk sentence, or two adjacent sentences, that covers the sentence's content best
          = the evidence span (shown beside the sentence, the shared words highlighted)
       -> checks against the span, each with its reason in Chinese and English:
-           numbers   every number, range bound, percentage and year of the sentence is in the span
+           numbers   every number, range bound, percentage and year of the sentence is in the span (one the
+                     span has no number against at all is a "new number": unsupported, not contradicted)
            binding   a number and the term it is said of sit together (b's 0.75 is not k1's 1.2 到 2.0)
            swap      the span says the same thing of a sibling term (L1 for L2, 验证集 for 测试集)
            polarity  negations agree clause by clause, and no opposite pair differs (增大/减小, 乘以/除以)
            new term  a name or identifier the chunk never mentions (Google, GPU)
            restates  every content word is the question's own: the sentence states no fact
            coverage  the share of the sentence's content units found in the span
-      -> label: contradicted (a fact check failed) | restates-question | unsupported (coverage below
-         WEAK_COVERAGE, or a new term) | weak (below SUPPORTED_COVERAGE) | supported
+      -> label: contradicted (a fact check failed on a span that covers the sentence at least weakly) |
+         restates-question | unsupported (coverage below WEAK_COVERAGE, or a new term) | weak (below
+         SUPPORTED_COVERAGE) | supported
       -> optional second opinion: a model's yes/no on the sentence and the span alone (its P(yes) kept);
          see `model_opinion` for what it does to the label.
 
@@ -49,7 +51,7 @@ _RANK = {"supported": 4, "weak": 3, "contradicted": 2, "restates-question": 1, "
 class Check:
     """One check's verdict on a sentence, with its reason in both UI languages."""
 
-    name: str  # numbers | binding | swap | polarity | new-term | restates | coverage | model
+    name: str  # numbers | new-number | binding | swap | polarity | new-term | restates | coverage | model
     passed: bool
     zh: str
     en: str
@@ -202,11 +204,11 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
     checks.append(Check("coverage", cov >= checker.supported_coverage,
                         f"证据覆盖了这句话 {cov:.0%} 的内容词", f"the evidence covers {cov:.0%} of the sentence's content words"))
     failed = {c.name for c in checks if not c.passed}
-    if failed & set(FACT_CHECKS):
-        label = "contradicted"
+    if failed & set(FACT_CHECKS) and cov >= checker.weak_coverage:  # a contradiction of a span about something else
+        label = "contradicted"                                        # is no contradiction: that is "unsupported"
     elif "restates" in failed:
         label = "restates-question"
-    elif "new-term" in failed or cov < checker.weak_coverage:
+    elif failed & {"new-term", "new-number"} or cov < checker.weak_coverage:
         label = "unsupported"
     elif cov < checker.supported_coverage:
         label = "weak"
@@ -233,6 +235,9 @@ def _numbers(s: Reading, span: Reading, whole: Reading) -> Check | None:
                          f"the sentence says {u.shown} {unit}; the evidence says {u.shown} {', '.join(sorted(theirs))}")
     if not missing:
         return Check("numbers", True, f"数字 {_shown(nums)} 都在证据里", f"the numbers {_shown(nums)} are all in the evidence")
+    if not here:  # the span states no number at all: the sentence adds one ("2019 年", "两个指标"), it contradicts none
+        return Check("new-number", False, f"证据里没有数字，句中的 {_shown(missing)} 没有出处",
+                     f"the evidence states no number; the sentence's {_shown(missing)} has no source")
     says = _shown(here) or "—"
     return Check("numbers", False,
                  f"句中的 {_shown(missing)} 在证据里找不到（证据这里的数字是 {says}）",
