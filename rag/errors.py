@@ -56,5 +56,9 @@ class LLMUnavailableError(LLMError):
     """No language model is configured, so a stage that needs one cannot run."""
 
 
+class LLMUnsupportedError(LLMError):
+    """The backend cannot do what was asked (an endpoint gives no next-token probabilities here)."""
+
+
 class GenerationCancelled(LLMError):
     """The caller stopped a generation (Stop, a rerun, leaving the page); the model is free again."""

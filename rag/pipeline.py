@@ -76,22 +76,32 @@ def ask(
 ) -> Trace:
     """Answer `question` from `index`; every intermediate result lands in the returned Trace.
 
-    `control` lets another thread stop the generation (GenerationCancelled is raised, the model is
-    freed, and the no-RAG answer is not started) and hear that the model is queued. `opinion_chat` is the
-    model asked for the audit's second opinion when `settings.second_opinion` is on."""
+    `control` is the one handle of the whole run: every model call in it (rewrite, LLM-judge rerank, answer,
+    no-RAG answer, the audit's second opinion) is queued with a notice, can be stopped (GenerationCancelled
+    is raised, the model is freed, nothing after it starts) and reports what it could not honour.
+    `opinion_chat` is the model asked for the audit's second opinion when `settings.second_opinion` is on.
+    A failure after the answer (the no-RAG call, its grounding) is a note: the answer and its audit stand."""
     control = control if control is not None else RunControl()
-    trace = gather(question, index, settings, generator, reranker, chat)
+    trace = gather(question, index, settings, generator, reranker, chat, control)
     answer_from(trace, index, generator, control, on_delta, opinion_chat)
-    if settings.compare_no_rag and not control.stopped and trace.error is None:  # a failing endpoint: one wait
+    if settings.compare_no_rag and trace.error is None:  # a failing endpoint: one wait, not two
+        control.check("the run")
         control.status("no-rag")
-        with _timed(trace, "generate_no_rag"):
-            trace.no_rag_prompt = build_no_rag_prompt(trace.question, _lang(trace))
-            trace.no_rag_answer = "".join(generator.generate(trace.no_rag_prompt, control=control))
-        if generator.is_fallback:  # the stand-in's fixed "cannot answer without context" note states no fact
-            return trace
-        with _timed(trace, "ground_no_rag"):
-            trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index, question=trace.question,
-                                                      opinion=_opinion(trace, opinion_chat))
+        try:
+            with _timed(trace, "generate_no_rag"):
+                trace.no_rag_prompt = build_no_rag_prompt(trace.question, _lang(trace))
+                trace.no_rag_answer = "".join(_drain(generator.generate(trace.no_rag_prompt, control=control)))
+            trace.no_rag_generation = _figures(control)
+            if not generator.is_fallback:  # the stand-in's fixed "cannot answer without context" note states no fact
+                with _timed(trace, "ground_no_rag"):
+                    trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index, question=trace.question,
+                                                              opinion=_opinion(trace, opinion_chat, control))
+        except GenerationCancelled:
+            raise
+        except LLMError as exc:
+            trace.no_rag_answer = None
+            trace.notes.append(f"the answer without RAG failed ({exc}); the RAG answer and its audit above stand")
+    _keep_notes(trace, control)
     return trace
 
 
@@ -99,18 +109,34 @@ def _lang(trace: Trace) -> str:
     return detect_lang(trace.question) if trace.settings.lang == "auto" else trace.settings.lang
 
 
+def _drain(deltas: Iterator[str]) -> Iterator[str]:
+    """`deltas`, closed when the caller stops reading, so the model is freed now and not at garbage collection."""
+    try:
+        yield from deltas
+    finally:
+        deltas.close()
+
+
+def _keep_notes(trace: Trace, control: RunControl) -> None:
+    for note in control.notes:  # what a backend could not honour (an endpoint given a grammar)
+        if note not in trace.notes:
+            trace.notes.append(note)
+
+
 def gather(question: str, index: Index, settings: AskSettings, generator: Generator,
-           reranker: Reranker | None = None, chat: ChatBackend | None = None) -> Trace:
+           reranker: Reranker | None = None, chat: ChatBackend | None = None,
+           control: RunControl | None = None) -> Trace:
     """The first half of `ask`: rewrites, retrieval, rerank and the contexts, in a new Trace.
 
     Self-RAG and the agent loop (rag/loops/) call it, look at (and may drop) `trace.contexts`, then call
     `answer_from`."""
+    control = control if control is not None else RunControl()
     question = check_settings(question, settings, chat)
     trace = Trace(question=question, settings=settings)
     trace.backends["embedder"] = index.embedder.label
     trace.backends["generator"] = generator.label
-    _retrieve(trace, index, chat)
-    _rerank(trace, index, reranker)
+    _retrieve(trace, index, chat, control)
+    _rerank(trace, index, reranker, control)
     _contexts(trace, index)
     return trace
 
@@ -123,11 +149,12 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
     _generate(trace, generator, control, on_delta)
     with _timed(trace, "audit"):
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
-                            question=trace.question, opinion=_opinion(trace, opinion_chat))
+                            question=trace.question, opinion=_opinion(trace, opinion_chat, control))
+    _keep_notes(trace, control)
     return trace
 
 
-def _opinion(trace: Trace, chat: ChatBackend | None):
+def _opinion(trace: Trace, chat: ChatBackend | None, control: RunControl):
     """The audit's second opinion for this trace: the model's yes/no, when asked for and a model is there."""
     if not trace.settings.second_opinion:
         return None
@@ -137,46 +164,74 @@ def _opinion(trace: Trace, chat: ChatBackend | None):
             trace.notes.append(note)
         return None
     trace.backends["second opinion"] = f"yes/no of {chat.label} on each sentence and its evidence span"
-    return model_opinion(chat)
+    return model_opinion(chat, control=control)
 
 
-def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None) -> None:
-    """HyDE / multi-query rewrites (if asked) and retrieval -> trace.retrieval, per_query, candidates."""
+def _weights(settings: AskSettings) -> dict[str, float]:
+    return dict(settings.weights)
+
+
+def _sparse(trace: Trace, index: Index) -> bool:
+    """Whether the learned-sparse list joins the fusion: asked for by the settings, and built in the index."""
+    if trace.settings.sparse and index.sparse is None:
+        trace.notes.append("the settings ask for the learned-sparse list, but this index has none: fused without it")
+    return trace.settings.sparse and index.sparse is not None
+
+
+def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None, control: RunControl) -> None:
+    """HyDE / multi-query rewrites (if asked) and retrieval -> trace.retrieval, per_query, candidates. A rewrite
+    that fails is a note, and the question alone is searched, in the same mode, weights and lists."""
     s, question = trace.settings, trace.question
     depth = max(s.depth, s.recall_n)
+    use_sparse = _sparse(trace, index)
     query_vector = None
     if s.rewrite == "hyde":
         with _timed(trace, "rewrite"):
-            hypothesis = hyde(question, chat)
-            trace.rewrites["hyde"] = hypothesis
             trace.backends["rewrite"] = f"HyDE via {chat.label}"
-            if not hypothesis.strip():
+            try:
+                hypothesis = hyde(question, chat, control=control)
+            except GenerationCancelled:
+                raise
+            except LLMError as exc:
+                hypothesis = ""
+                trace.notes.append(f"HyDE failed ({exc}); searched with the question alone")
+            trace.rewrites["hyde"] = hypothesis
+            if not hypothesis.strip() and not any(n.startswith("HyDE failed") for n in trace.notes):
                 trace.notes.append("HyDE returned nothing usable; searched with the question alone")
-            query_vector = hyde_vector(index, question, hypothesis)
+            query_vector = hyde_vector(index, question, hypothesis) if hypothesis.strip() else None
     with _timed(trace, "retrieve"):
-        trace.retrieval = retrieve(index, question, s.mode, s.recall_n, depth, s.rrf_k, dict(s.weights), query_vector,
-                                   use_sparse=index.sparse is not None)  # an index with the sparse list fuses it
+        trace.retrieval = retrieve(index, question, s.mode, s.recall_n, depth, s.rrf_k, _weights(s), query_vector,
+                                   use_sparse=use_sparse)
         candidates = trace.retrieval.ranked()
     if s.rewrite == "multi-query":
         with _timed(trace, "rewrite"):
-            variants = multi_query(question, chat, s.n_queries)
-            trace.rewrites["queries"] = [question, *variants]
             trace.backends["rewrite"] = f"multi-query via {chat.label}"
-            if not variants:
+            try:
+                variants = multi_query(question, chat, s.n_queries, control=control)
+            except GenerationCancelled:
+                raise
+            except LLMError as exc:
+                variants = []
+                trace.notes.append(f"multi-query failed ({exc}); used the original question only")
+            trace.rewrites["queries"] = [question, *variants]
+            if not variants and not any(n.startswith("multi-query failed") for n in trace.notes):
                 trace.notes.append("multi-query produced no usable variants; used the original question only")
         with _timed(trace, "retrieve"):
-            trace.per_query, fused = retrieve_many(index, trace.rewrites["queries"], s.recall_n, depth, s.rrf_k)
+            trace.per_query, fused = retrieve_many(index, trace.rewrites["queries"], s.recall_n, depth, s.rrf_k,
+                                                   mode=s.mode, weights=_weights(s), use_sparse=use_sparse)
             candidates = fused[: s.recall_n]
     trace.candidates = list(candidates)
 
 
-def _rerank(trace: Trace, index: Index, reranker: Reranker | None) -> None:
+def _rerank(trace: Trace, index: Index, reranker: Reranker | None, control: RunControl) -> None:
     s, candidates = trace.settings, trace.candidates
     if s.rerank and reranker is not None and candidates:
         with _timed(trace, "rerank"):
-            trace.rerank = rerank_candidates(trace.question, candidates, index, reranker, s.top_k)
+            trace.rerank = rerank_candidates(trace.question, candidates, index, reranker, s.top_k, control=control)
             trace.final = trace.rerank.hits
         trace.backends["reranker"] = reranker.label
+        if trace.rerank.note:
+            trace.notes.append(f"rerank: {trace.rerank.note}")
     else:
         trace.final = list(candidates[: s.top_k])
         trace.backends["reranker"] = "none (retrieval order kept)"
@@ -194,12 +249,11 @@ def _contexts(trace: Trace, index: Index) -> None:
 
 def _prompt(trace: Trace, generator: Generator, lang: str) -> None:
     """The grounded prompt, cut at whole context blocks when the generator's window is too small."""
-    budget = getattr(generator, "prompt_budget", None)
-    counter = getattr(generator, "count_tokens", None)
-    if budget is None or counter is None:
+    budget = generator.prompt_budget
+    if budget is None:
         trace.prompt = build_prompt(trace.question, trace.contexts, lang)
         return
-    trace.prompt, dropped = fit_prompt(trace.question, trace.contexts, lang, counter, budget)
+    trace.prompt, dropped = fit_prompt(trace.question, trace.contexts, lang, generator.count_tokens, budget)
     if dropped:
         trace.dropped_contexts = dropped
         trace.contexts = trace.contexts[: len(trace.contexts) - len(dropped)]
@@ -211,7 +265,7 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
               on_delta: Callable[[str], None] | None) -> None:
     grammar = None
     if trace.settings.cite == "constrained":
-        if getattr(generator, "supports_grammar", False) and trace.contexts:
+        if generator.supports_grammar and trace.contexts:
             grammar = citation_grammar([c.ref for c in trace.contexts], trace.prompt.lang)
             trace.backends["citations"] = "constrained: a grammar allows only the context refs inside brackets"
         elif generator.is_fallback:
@@ -221,9 +275,10 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
                                f"{generator.label} wrote freely")
     stream = CitationStream([c.ref for c in trace.contexts])
     parts: list[str] = []
+    deltas = generator.generate(trace.prompt, control=control, grammar=grammar)
     with _timed(trace, "generate"):
         try:
-            for delta in generator.generate(trace.prompt, control=control, grammar=grammar):
+            for delta in deltas:
                 parts.append(delta)
                 trace.citation_events.extend(stream.feed(delta))
                 if on_delta:
@@ -235,11 +290,20 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
                 raise
             trace.error = str(exc)  # it broke mid-answer: keep what arrived, audit it, say it broke
             trace.notes.append(f"the answer is incomplete: {exc}")
+        finally:
+            deltas.close()  # whatever stopped the loop, the model is free now (not when the frame is collected)
     trace.answer = "".join(parts)
-    trace.generation = dict(control.stats)
-    if trace.generation.get("decode_s") and trace.generation.get("tokens", 0) > 1:
-        trace.generation["decode_tok_per_s"] = (trace.generation["tokens"] - 1) / trace.generation["decode_s"]
-    control.stats.clear()  # the no-RAG answer reports its own figures
+    trace.generation = _figures(control)
+
+
+def _figures(control: RunControl) -> dict[str, float]:
+    """The figures the last generation left in control.stats (first token, tokens, decode speed), taken out so
+    the next generation of the run reports its own."""
+    out = {k: control.stats.pop(k) for k in ("prompt_tokens", "tokens", "first_token_s", "decode_s")
+           if k in control.stats}
+    if out.get("decode_s") and out.get("tokens", 0) > 1:
+        out["decode_tok_per_s"] = (out["tokens"] - 1) / out["decode_s"]
+    return out
 
 
 def ask_no_rag(question: str, generator: Generator, lang: str = "auto") -> Trace:
@@ -252,6 +316,6 @@ def ask_no_rag(question: str, generator: Generator, lang: str = "auto") -> Trace
     trace.backends["generator"] = generator.label
     with _timed(trace, "generate_no_rag"):
         trace.no_rag_prompt = build_no_rag_prompt(question, lang)
-        trace.no_rag_answer = "".join(generator.generate(trace.no_rag_prompt))
+        trace.no_rag_answer = "".join(_drain(generator.generate(trace.no_rag_prompt)))
     trace.answer = trace.no_rag_answer
     return trace

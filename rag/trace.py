@@ -25,12 +25,13 @@ from rag.search.retrieval import RetrievalResult
 
 @dataclass(frozen=True)
 class AskSettings:
-    mode: str = "hybrid"  # dense | bm25 | hybrid: the list that feeds rerank/generation
+    mode: str = "hybrid"  # dense | bm25 | hybrid | sparse: the list that feeds rerank/generation
     recall_n: int = 20  # candidates taken from retrieval (and given to the reranker)
     top_k: int = 5  # contexts given to the generator
     depth: int = 50  # candidates per retriever before fusion
     rrf_k: int = 60
-    weights: tuple[tuple[str, float], ...] = (("dense", 1.0), ("bm25", 1.0))
+    weights: tuple[tuple[str, float], ...] = (("dense", 1.0), ("bm25", 1.0))  # RRF weight per list (sparse too)
+    sparse: bool = False  # the learned-sparse list joins the fusion (the index must have it: with_sparse)
     rerank: bool = True
     rewrite: str = "none"  # none | hyde | multi-query
     n_queries: int = 3  # multi-query variants (the original is added)
@@ -59,6 +60,7 @@ class Trace:
     audit: CitationAudit | None = None
     no_rag_prompt: Prompt | None = None
     no_rag_answer: str | None = None
+    no_rag_generation: dict[str, float] = field(default_factory=dict)  # the no-RAG answer's figures, as `generation`
     no_rag_grounding: list[Grounding] = field(default_factory=list)  # each no-RAG sentence's best support in the corpus
     dropped_contexts: list[str] = field(default_factory=list)  # refs left out to fit the model's context window
     generation: dict[str, float] = field(default_factory=dict)  # first_token_s, tokens, decode_s, decode_tok_per_s
@@ -66,7 +68,7 @@ class Trace:
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
 
     def to_dict(self) -> dict[str, Any]:
-        return _plain(self)
+        return to_plain(self)
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
@@ -75,22 +77,22 @@ class Trace:
         return render_markdown(self)
 
 
-def _plain(obj: Any) -> Any:
+def to_plain(obj: Any) -> Any:
     """Dataclasses -> dicts, recursively; properties like validity_rate are included where defined."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out = {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        out = {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
         for name in ("validity_rate", "unsupported_rate"):
             if hasattr(type(obj), name):
                 out[name] = getattr(obj, name)
         return out
     if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
+        return {str(k): to_plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
+        return [to_plain(v) for v in obj]
     if isinstance(obj, float):
         return round(obj, 6)
     if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
-        return _plain(obj.item())
+        return to_plain(obj.item())
     return obj
 
 

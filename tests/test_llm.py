@@ -244,14 +244,14 @@ def test_llm_generator_streams_deltas(fake_llm):
     assert fake_llm.chat_requests[0].body["stream"] is True
 
 
-def test_llm_generator_with_non_streaming_backend_yields_once():
-    class WholeAnswer:  # a ChatBackend that ignores stream=True
-        name, label = "whole", "whole-answer backend"
+def test_llm_generator_passes_grammar_and_control_and_closes_the_stream():
+    from rag.models.llm import RunControl
+    from tests.fake_chat import FakeChat
 
-        def complete(self, messages, stream=False):
-            return "the whole answer"
-
-    assert list(LLMGenerator(WholeAnswer()).generate(_Prompt())) == ["the whole answer"]
+    chat = FakeChat(reply=lambda m, g: "the whole answer")
+    control = RunControl()
+    assert "".join(LLMGenerator(chat).generate(_Prompt(), control=control, grammar="root ::= x")) == "the whole answer"
+    assert chat.calls[0]["grammar"] == "root ::= x" and chat.calls[0]["control"] is control
 
 
 def test_not_enough_phrases():

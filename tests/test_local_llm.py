@@ -136,33 +136,66 @@ def test_constrained_citations_never_leave_the_given_refs(chat):
     assert seen, "the grammar makes every sentence cite: some ref must appear in six answers"
 
 
-def test_two_concurrent_generations_are_serialised_and_both_finish(chat):
+def test_a_second_caller_is_told_it_is_queued_and_runs_only_after_the_first(chat):
+    """The interleaving is forced: the first stream holds the model (one delta read), the second thread must
+    report "queued" while it is held, and produces nothing until the first is closed."""
     messages = build_prompt("什么是过拟合？", TWO, "zh").messages
-    controls = [RunControl(), RunControl()]
-    statuses: list[list[str]] = [[], []]
-    for c, s in zip(controls, statuses):
-        c.on_status = s.append
-    results: dict[int, str] = {}
-    inside = []  # (thread, enter, leave): the model's busy spans
-
-    def run(i: int) -> None:
-        out = []
-        for d in chat.complete(messages, stream=True, max_tokens=6, control=controls[i]):
-            out.append(d)
-            inside.append((i, time.perf_counter()))
-        results[i] = "".join(out)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(timeout=120)
-    assert results.get(0) and results.get(1)
-    assert sum("queued" in s for s in statuses) == 1  # exactly one of them had to wait, and was told
-    order = [i for i, _ in inside]
-    first = order[0]
-    assert order == sorted(order, key=lambda i: i != first)  # one whole generation, then the other
+    first = chat.complete(messages, stream=True, max_tokens=40, control=RunControl())
+    next(first)  # the model is held from here
+    queued = threading.Event()
+    second = RunControl(on_status=lambda s: queued.set() if s == "queued" else None)
+    out: list[str] = []
+    th = threading.Thread(target=lambda: out.extend(chat.complete(messages, stream=True, max_tokens=4,
+                                                                  control=second)))
+    th.start()
+    assert queued.wait(timeout=60), "the second caller was never told it is queued"
+    assert out == []  # still nothing: it waits for the model
+    first.close()  # frees the model: the second may run now
+    th.join(timeout=120)
+    assert not th.is_alive() and "".join(out)
+    assert second.stats["waited_s"] > 0 and second.stats["tokens"] >= 1
     assert not chat.busy
+
+
+def test_the_model_is_freed_when_the_consumer_raises_even_with_the_traceback_kept_and_gc_off(chat, kb_index):
+    """Bug: the lock was released only when the stream's generator was collected, and a kept exception
+    (with its traceback, its frames and the stream) kept it held. The pipeline closes the stream itself."""
+    import gc
+
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import AskSettings, ask
+
+    gen = LLMGenerator(chat)
+    def boom(delta: str) -> None:
+        raise RuntimeError("the page went away")
+
+    gc.disable()
+    try:
+        with pytest.raises(RuntimeError) as kept:
+            ask("什么是过拟合？", kb_index, AskSettings(top_k=2), gen, on_delta=boom)
+        assert kept.value.__traceback__ is not None  # the frames are still reachable from here
+        assert not chat.busy
+    finally:
+        gc.enable()
+
+
+def test_the_engine_verdict_is_tried_again_on_a_cpu_with_other_flags(tmp_path, monkeypatch):
+    """Bug: the self-test stamp was keyed on the library file only, so a cache moved to a CPU without the
+    same instructions skipped the child test and crashed in process."""
+    _need_local()
+    from rag.models import local_llm
+
+    fake = tmp_path / "model.gguf"
+    fake.write_bytes(b"GGUF")
+    monkeypatch.setattr(local_llm, "_SELFTEST", "print('ok')")  # a child that passes: the stamp is written
+    monkeypatch.setattr(local_llm, "_engine_checked", {})
+    assert local_llm.engine_selftest(fake) == ""
+    assert "cpu:" + local_llm.cpu_fingerprint() in fake.with_name("model.gguf.engine-ok").read_text("utf-8")
+    # the same cache on another CPU: the child must run again (and here it crashes, as a bad build would)
+    monkeypatch.setattr(local_llm, "_SELFTEST", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
+    monkeypatch.setattr(local_llm, "_engine_checked", {})
+    monkeypatch.setattr(local_llm, "cpu_fingerprint", lambda: "0" * 16)
+    assert "crashed" in local_llm.engine_selftest(fake)
 
 
 def test_a_cancelled_generation_frees_the_model(chat):
@@ -192,9 +225,11 @@ def test_a_caller_stopped_while_queued_never_runs(chat):
         except GenerationCancelled as exc:
             errors.append(exc)
 
+    is_queued = threading.Event()
+    waiting.on_status = lambda s: is_queued.set() if s == "queued" else None
     th = threading.Thread(target=queued)
     th.start()
-    time.sleep(0.3)
+    assert is_queued.wait(timeout=60)  # it is waiting for the model now: stop it there
     waiting.stop()
     th.join(timeout=10)
     first.close()
@@ -324,3 +359,65 @@ def test_the_llm_judge_ranks_the_answering_passage_first_and_respects_its_budget
     res = rerank("RRF 是怎么计算的？", cands, texts, none, top_k=3)
     assert res.note.startswith("judged 1 of 3") and [h.chunk_id for h in res.hits][1:] == ["b", "c"]
     assert np.isnan([m.score for m in res.moves][1:]).all()
+
+
+def test_two_sessions_one_stopped_mid_rerank_the_other_finishing(chat, kb_index):
+    """Two sessions share the bundled model through the LLM-judge reranker: A is stopped while it judges, B
+    waits (told it is queued), gets the model when A lets go, and finishes its answer."""
+    from rag.answer.extractive import ExtractiveGenerator
+    from rag.pipeline import AskSettings, ask
+    from rag.search.llm_judge import LLMJudgeReranker
+
+    judge = LLMJudgeReranker(chat, budget_s=3)
+    gen = ExtractiveGenerator(kb_index.embedder)
+    settings = AskSettings(recall_n=6, top_k=2)
+    a_running, b_queued = threading.Event(), threading.Event()
+    a = RunControl(on_status=lambda s: a_running.set() if s == "running" else None)
+    b = RunControl(on_status=lambda s: b_queued.set() if s == "queued" else None)
+    out: dict = {}
+
+    def session(name, question, control):
+        try:
+            out[name] = ask(question, kb_index, settings, gen, reranker=judge, control=control)
+        except GenerationCancelled as exc:
+            out[name] = exc
+
+    ta = threading.Thread(target=session, args=("a", "什么是过拟合？", a))
+    ta.start()
+    assert a_running.wait(60)  # A holds the model, judging its first candidate
+    tb = threading.Thread(target=session, args=("b", "RRF 怎么计算？", b))
+    tb.start()
+    assert b_queued.wait(60)  # B waits behind A, and was told so
+    a.stop()
+    ta.join(60)
+    tb.join(120)
+    assert not ta.is_alive() and not tb.is_alive()
+    assert isinstance(out["a"], GenerationCancelled)
+    trace = out["b"]
+    assert trace.answer and trace.rerank is not None and trace.rerank.reranker == judge.label
+    assert b.stats["waited_s"] > 0 and not chat.busy
+
+
+def test_cli_llm_judge_reuses_the_answering_model_instead_of_loading_it_twice(capsys, monkeypatch, kb_index):
+    """Bug: `ask --generator local --reranker llm-judge` loaded the bundled model twice."""
+    import json
+
+    from rag.cli import main
+    from rag.models import local_llm
+
+    _need_local()
+    built = []
+    real_init = local_llm.LocalChat.__init__
+
+    def counting_init(self, *a, **k):
+        built.append(a[:1])
+        real_init(self, *a, **k)
+
+    monkeypatch.setattr(local_llm.LocalChat, "__init__", counting_init)
+    monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "16")
+    monkeypatch.setenv("RAG_JUDGE_BUDGET_S", "2")
+    assert main(["ask", "什么是过拟合？", "--json", "--generator", "local", "--reranker", "llm-judge",
+                 "--top-k", "2", "--recall-n", "4"]) == 0
+    trace = json.loads(capsys.readouterr().out)
+    assert "LLM" in trace["backends"]["reranker"] or "judge" in trace["backends"]["reranker"]
+    assert len(built) == 1

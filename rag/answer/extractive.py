@@ -89,6 +89,11 @@ class ExtractiveGenerator:
     name = "extractive"
     label = "extractive (no language model): picks cited sentences from the retrieved chunks"
     is_fallback = True
+    supports_grammar = False  # it only cites what it quotes: constrained by construction, no grammar needed
+    prompt_budget = None  # it reads any number of contexts
+
+    def count_tokens(self, messages: list[dict]) -> int | None:
+        return None
 
     def __init__(self, embedder, min_score: float | None = None, max_sentences: int = 3,
                  chunk_weight: float = CHUNK_WEIGHT, lexical_weight: float = LEXICAL_WEIGHT,

@@ -1,10 +1,10 @@
 """Generation: a `Prompt` in, the answer out as a stream of text deltas.
 
 `Generator` is the Protocol every answer writer follows; `LLMGenerator` streams from a language model
-through a `ChatBackend` (rag/models/llm.py). A backend that cannot stream yields its whole answer once.
-`control` (a RunControl) lets the caller stop a generation and hear that it is queued; `grammar` (GBNF,
-see rag/answer/citation_grammar.py) constrains the output where the backend supports it
-(`supports_grammar`), and is ignored, visibly, by the caller where it does not.
+through a `ChatBackend` (rag/models/llm.py). `control` (a RunControl) lets the caller stop a generation
+and hear that it is queued; `grammar` (GBNF, see rag/answer/citation_grammar.py) constrains the output
+where the generator `supports_grammar`, and the caller says in the trace where it does not.
+`prompt_budget` and `count_tokens` say how many prompt tokens fit (None: the generator does not say).
 Not handled here: the offline extractive stand-in (rag/answer/extractive.py), checking citations
 (rag/answer/citations.py), retries and error mapping (rag/models/llm.py).
 """
@@ -25,6 +25,10 @@ class Generator(Protocol):
     name: str
     label: str  # what the user sees, e.g. "OpenAI-compatible: gpt-4o-mini @ api.openai.com"
     is_fallback: bool  # True for stand-ins that are not a language model
+    supports_grammar: bool  # a grammar passed to generate() is enforced
+    prompt_budget: int | None  # prompt tokens that still leave room for an answer; None: not known
+
+    def count_tokens(self, messages: list[dict]) -> int | None: ...
 
     def generate(self, prompt: Prompt, control: RunControl | None = None, grammar: str | None = None
                  ) -> Iterator[str]: ...
@@ -39,7 +43,7 @@ class LLMGenerator:
         self.chat = chat
         self.name = chat.name
         self.label = chat.label
-        self.supports_grammar = bool(getattr(chat, "supports_grammar", False))
+        self.supports_grammar = chat.supports_grammar
 
     def __repr__(self) -> str:
         return f"LLMGenerator({self.label!r})"
@@ -47,29 +51,17 @@ class LLMGenerator:
     @property
     def prompt_budget(self) -> int | None:
         """Prompt tokens the backend can take, or None when it does not say (remote endpoints)."""
-        return getattr(self.chat, "prompt_budget", None)
+        return self.chat.prompt_budget
 
     def count_tokens(self, messages: list[dict]) -> int | None:
-        counter = getattr(self.chat, "count_tokens", None)
-        return counter(messages) if counter is not None else None
+        return self.chat.count_tokens(messages)
 
     def generate(self, prompt: Prompt, control: RunControl | None = None, grammar: str | None = None
                  ) -> Iterator[str]:
-        extra: dict = {}
-        if control is not None:
-            extra["control"] = control
-        if grammar is not None and self.supports_grammar:
-            extra["grammar"] = grammar
-        out = self.chat.complete(prompt.messages, stream=True, **extra)
-        if isinstance(out, str):  # a backend that does not stream
-            if out:
-                yield out
-            return
+        out = self.chat.complete(prompt.messages, stream=True, grammar=grammar, control=control)
         try:
             for delta in out:
                 if delta:
                     yield delta
         finally:
-            close = getattr(out, "close", None)
-            if close is not None:  # a generator that stops early frees the model now, not at garbage collection
-                close()
+            out.close()  # a generation that stops early frees the model now, not at garbage collection

@@ -131,9 +131,9 @@ def check_sentence(sentence: str, chunks: Mapping[str, str], question: str = "",
                    heuristic_label=best.label)
     if checker.opinion is not None and best.label == "supported" and best.evidence is not None:
         verdict = checker.opinion(claim, best.evidence.text, lang)
-        p = getattr(verdict, "p_yes", None)
-        doubt = (p is not None and p < checker.doubt_below) or (p is None and not getattr(verdict, "answer", True))
-        shown = f"P(yes)={p:.2f}" if p is not None else getattr(verdict, "raw", "")
+        p = verdict.p_yes
+        doubt = (p is not None and p < checker.doubt_below) or (p is None and not verdict.answer)
+        shown = f"P(yes)={p:.2f}" if p is not None else verdict.raw
         check = Check("model", not doubt, f"模型的第二意见：{'存疑' if doubt else '支持'}（{shown}）",
                       f"the model's second opinion: {'doubts it' if doubt else 'supports it'} ({shown})")
         best = Support(best.sentence, "weak" if doubt else best.label, best.evidence, best.checks + (check,),
@@ -625,16 +625,17 @@ def opinion_messages(sentence: str, evidence: str, lang: str) -> list[dict]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user.format(e=evidence, s=sentence)}]
 
 
-def model_opinion(chat, calibrate: bool = False) -> Opinion:
+def model_opinion(chat, calibrate: bool = False, control=None) -> Opinion:
     """An Opinion backed by `chat`: its yes/no Verdict (rag/models/yes_no.py) on the sentence and its span.
 
     `calibrate` divides by the model's verdict on a content-free sentence over the same span (Zhao et al.
-    2021). Whether either reading helps was measured (bench/bench_audit.py) before any default used it."""
+    2021). Whether either reading helps was measured (bench/bench_audit.py) before any default used it.
+    `control` (a RunControl) queues, stops and times each question like any other model call."""
     from rag.models.yes_no import ask_yes_no
 
     def ask(sentence: str, evidence: str, lang: str):
         null = [opinion_messages(CONTENT_FREE, evidence, lang)] if calibrate else None
         return ask_yes_no(chat, opinion_messages(sentence, evidence, lang), lang,
-                          "does the evidence span support the sentence?", default=True, null=null)
+                          "does the evidence span support the sentence?", default=True, null=null, control=control)
 
     return ask

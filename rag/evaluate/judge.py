@@ -35,7 +35,8 @@ from rag.answer.citations import is_not_enough, strip_citations
 from rag.answer.support import Checker, Support, model_opinion
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
-from rag.models.llm import short_reply
+from rag.errors import GenerationCancelled, LLMError
+from rag.models.llm import RunControl, short_reply
 from rag.models.yes_no import Verdict, ask_yes_no
 
 METRICS = ("faithfulness", "answer relevancy", "context precision", "context recall")
@@ -75,6 +76,7 @@ class JudgeResult:
     gold_precision: float | None = None  # average precision of the gold ids among the contexts
     judge: str = ""
     seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # a metric whose judge call failed, and why
 
 
 def average_precision(relevant: Sequence[bool]) -> float:
@@ -88,77 +90,106 @@ def average_precision(relevant: Sequence[bool]) -> float:
 
 
 def judge_answer(chat, embedder, question: str, answer: str, contexts, reference: str = "",
-                 gold_ids: Sequence[str] = (), audit=None, gold_text: str = "", lang: str | None = None) -> JudgeResult:
+                 gold_ids: Sequence[str] = (), audit=None, gold_text: str = "", lang: str | None = None,
+                 control: RunControl | None = None) -> JudgeResult:
     """The four figures for one answer; `audit` (a CitationAudit) supplies the claims and their labels.
 
     `reference` is the written reference answer; without one, `gold_text` (the gold chunks' text) stands in.
-    Context precision and recall need one of them; without either they are None."""
+    Context precision and recall need one of them; without either they are None. `control` queues, stops
+    and times every judge call; a metric whose model call fails is None with a note, the others stand."""
     t0 = time.perf_counter()
+    control = control if control is not None else RunControl()
     lang = lang or detect_lang(question)
-    res = JudgeResult(judge=getattr(chat, "label", "judge"))
-    refusal = is_not_enough(answer)
+    res = JudgeResult(judge=chat.label)
+    if reference.strip():
+        res.reference, res.reference_source = reference.strip(), "written reference"
+    elif gold_text.strip():
+        res.reference, res.reference_source = gold_text.strip(), "gold chunks' text"
+    checker = Checker(embedder=embedder, opinion=model_opinion(chat, control=control))
+    steps = (("faithfulness", lambda: _faithfulness(res, checker, question, answer, contexts, audit)),
+             ("answer relevancy", lambda: _relevancy(res, chat, embedder, question, answer, lang, control)),
+             ("context precision", lambda: _precision(res, chat, question, contexts, lang, control)),
+             ("context recall", lambda: _recall(res, checker, contexts)))
+    for metric, run in steps:
+        control.check("the judge")
+        try:
+            res.scores[metric] = run()
+        except GenerationCancelled:
+            raise
+        except LLMError as exc:
+            res.scores[metric] = None
+            res.notes.append(f"{metric}: the judge's call failed ({exc}); the other figures stand")
+    if gold_ids and contexts:
+        res.gold_precision = average_precision([c.doc_id in set(gold_ids) for c in contexts])
+    res.seconds = time.perf_counter() - t0
+    return res
 
+
+def _faithfulness(res: JudgeResult, checker: Checker, question: str, answer: str, contexts, audit) -> float | None:
     if audit is not None:
         claims = [(s.sentence, s.label) for s in audit.sentences if s.label != "not-enough"]
     else:
         claims = [(s, "") for s in split_sentences(answer) if not is_not_enough(s)]
     claims = [(c, lab) for c, lab in claims if strip_citations(c).strip()]
-    checker = Checker(embedder=embedder, opinion=model_opinion(chat))
+    if not claims or is_not_enough(answer):
+        return None  # a refusal or an empty answer states nothing to check
     chunks = {c.ref: c.text for c in contexts}
-    if claims and not refusal:
-        yes = 0
-        for sentence, label in claims:
-            found = checker.check(strip_citations(sentence).strip(), chunks, question)
-            yes += found.label == "supported"
-            res.checks.append(JudgeCheck("faithfulness", sentence, found.opinion, label, found))
-        res.scores["faithfulness"] = yes / len(claims)
-    else:
-        res.scores["faithfulness"] = None  # a refusal or an empty answer states nothing to check
+    yes = 0
+    for sentence, label in claims:
+        found = checker.check(strip_citations(sentence).strip(), chunks, question)
+        yes += found.label == "supported"
+        res.checks.append(JudgeCheck("faithfulness", sentence, found.opinion, label, found))
+    return yes / len(claims)
 
-    if refusal or not answer.strip():
-        res.scores["answer relevancy"] = 0.0
-    else:
-        system, user = QUESTION_FOR[lang if lang in QUESTION_FOR else "en"]
-        res.question_prompt = [{"role": "system", "content": system},
-                               {"role": "user", "content": user.format(a=strip_citations(answer).strip())}]
-        generated = (short_reply(chat, res.question_prompt, QUESTION_TOKENS) or "").strip().splitlines()
-        res.generated_question = generated[0].strip() if generated else ""
-        if res.generated_question:
-            a, b = embedder.embed_queries([question, res.generated_question])
-            res.scores["answer relevancy"] = max(0.0, float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))))
-        else:
-            res.scores["answer relevancy"] = 0.0
-        res.checks.append(JudgeCheck("answer relevancy", res.generated_question, None))
 
-    if reference.strip():
-        res.reference, res.reference_source = reference.strip(), "written reference"
-    elif gold_text.strip():
-        res.reference, res.reference_source = gold_text.strip(), "gold chunks' text"
-    if res.reference and contexts:
-        system, user = USEFUL[lang if lang in USEFUL else "en"]
-        useful = []
-        for c in contexts:
-            messages = [{"role": "system", "content": system},
-                        {"role": "user", "content": user.format(q=question, r=res.reference[:CONTEXT_CHARS],
-                                                                c=c.text[:CONTEXT_CHARS])}]
-            v = ask_yes_no(chat, messages, lang, f"is {c.ref} useful for the reference answer?", default=False)
-            useful.append(v.answer)
-            res.checks.append(JudgeCheck("context precision", c.ref, v))
-        res.scores["context precision"] = average_precision(useful)
-        sentences = [s for s in split_sentences(res.reference) if s.strip()]
-        got = 0
-        for s in sentences:
-            found = checker.check(s, chunks)
-            got += found.label == "supported"
-            res.checks.append(JudgeCheck("context recall", s, found.opinion, support=found))
-        res.scores["context recall"] = got / len(sentences) if sentences else None
-    else:
-        res.scores["context precision"] = 0.0 if res.reference else None
-        res.scores["context recall"] = 0.0 if res.reference else None
-    if gold_ids and contexts:
-        res.gold_precision = average_precision([c.doc_id in set(gold_ids) for c in contexts])
-    res.seconds = time.perf_counter() - t0
-    return res
+def _relevancy(res: JudgeResult, chat, embedder, question: str, answer: str, lang: str, control) -> float:
+    if is_not_enough(answer) or not answer.strip():
+        return 0.0
+    system, user = QUESTION_FOR[lang if lang in QUESTION_FOR else "en"]
+    res.question_prompt = [{"role": "system", "content": system},
+                           {"role": "user", "content": user.format(a=strip_citations(answer).strip())}]
+    generated = (short_reply(chat, res.question_prompt, QUESTION_TOKENS, control) or "").strip().splitlines()
+    res.generated_question = generated[0].strip() if generated else ""
+    res.checks.append(JudgeCheck("answer relevancy", res.generated_question, None))
+    if not res.generated_question:
+        return 0.0
+    a, b = embedder.embed_queries([question, res.generated_question])
+    return max(0.0, float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))))
+
+
+def _precision(res: JudgeResult, chat, question: str, contexts, lang: str, control) -> float | None:
+    if not res.reference:
+        return None
+    if not contexts:
+        return 0.0
+    system, user = USEFUL[lang if lang in USEFUL else "en"]
+    useful = []
+    for c in contexts:
+        messages = [{"role": "system", "content": system},
+                    {"role": "user", "content": user.format(q=question, r=res.reference[:CONTEXT_CHARS],
+                                                            c=c.text[:CONTEXT_CHARS])}]
+        v = ask_yes_no(chat, messages, lang, f"is {c.ref} useful for the reference answer?", default=False,
+                       control=control)
+        useful.append(v.answer)
+        res.checks.append(JudgeCheck("context precision", c.ref, v))
+    return average_precision(useful)
+
+
+def _recall(res: JudgeResult, checker: Checker, contexts) -> float | None:
+    if not res.reference:
+        return None
+    if not contexts:
+        return 0.0
+    sentences = [s for s in split_sentences(res.reference) if s.strip()]
+    if not sentences:
+        return None
+    chunks = {c.ref: c.text for c in contexts}
+    got = 0
+    for s in sentences:
+        found = checker.check(s, chunks)
+        got += found.label == "supported"
+        res.checks.append(JudgeCheck("context recall", s, found.opinion, support=found))
+    return got / len(sentences)
 
 
 def audit_agreement(results: Sequence[JudgeResult]) -> dict[str, dict[str, int]]:

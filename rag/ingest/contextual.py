@@ -22,6 +22,7 @@ import hashlib
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
@@ -31,6 +32,7 @@ from rag.ingest.chunking import Chunk, ChunkSet
 from rag.ingest.documents import Document
 from rag.ingest.language import detect_lang
 from rag.models.embedding_cache import default_cache_dir
+from rag.models.llm import RunControl
 
 PROMPT_VERSION = "ctx-v1"
 MAX_TOKENS = 80  # one sentence
@@ -43,8 +45,9 @@ PROMPTS = {
            "In one sentence, say what this passage is about and which part of the document it belongs to, so that "
            "it makes sense without the rest. Output only that sentence."),
 }
-_memory: dict[str, str] = {}
-_memory_lock = threading.Lock()
+MEMORY_ENTRIES = 4096  # contexts kept in memory (about 100 bytes each), least recently used dropped first
+_memory: OrderedDict[str, str] = OrderedDict()  # key -> context sentence, shared by every session: bounded, and
+_memory_lock = threading.Lock()  # keyed by a hash of the text, so one user's upload is never shown to another
 
 
 def index_text(chunk: Chunk) -> str:
@@ -89,9 +92,8 @@ def _first_sentence(text: str) -> str:
 
 def _document_part(chat, doc: str, chunk: Chunk, messages_for: Callable[[str], list[dict]]) -> str:
     """The whole document if the prompt fits the model's window, else the part around the chunk."""
-    budget = getattr(chat, "prompt_budget", None)
-    count = getattr(chat, "count_tokens", None)
-    if budget is None or count is None or count(messages_for(doc)) <= budget:
+    budget, count = chat.prompt_budget, chat.count_tokens
+    if budget is None or count(messages_for(doc)) <= budget:  # an endpoint says no budget: it gets the document
         return doc
     width = max(len(chunk.text) * 2, 400)
     while width > len(chunk.text):
@@ -104,16 +106,20 @@ def _document_part(chat, doc: str, chunk: Chunk, messages_for: Callable[[str], l
 
 
 def contextualize(chunk_set: ChunkSet, docs: Sequence[Document], chat, persist: bool = False,
-                  progress: Callable[[int, int], None] | None = None) -> tuple[ChunkSet, dict]:
+                  progress: Callable[[int, int], None] | None = None,
+                  control: RunControl | None = None) -> tuple[ChunkSet, dict]:
     """`chunk_set` with metadata["context"] on every indexed chunk, and what it cost:
-    {"generated": n, "cached": n, "seconds": s, "seconds_per_generated": s}."""
+    {"generated": n, "cached": n, "seconds": s, "seconds_per_generated": s}. `control` queues, stops and
+    times each model call (and is checked between chunks)."""
     if chat is None:
         raise ConfigError("contextual chunking needs a language model (the bundled local model, or an endpoint)")
+    control = control if control is not None else RunControl()
     by_id = {d.doc_id: d for d in docs}
-    model = getattr(chat, "label", "model")
+    model = chat.label
     out, generated, cached = [], 0, 0
     t0 = time.perf_counter()
     for i, chunk in enumerate(chunk_set.chunks, 1):
+        control.check("contextual chunking")
         doc = by_id.get(chunk.doc_id)
         if doc is None or doc.text.strip() == chunk.text.strip():  # a whole-document chunk needs no context
             out.append(chunk)
@@ -121,6 +127,8 @@ def contextualize(chunk_set: ChunkSet, docs: Sequence[Document], chat, persist: 
             key = _key(model, doc.text, chunk.text)
             with _memory_lock:
                 context = _memory.get(key)
+                if context is not None:
+                    _memory.move_to_end(key)
             if context is None and persist:
                 context = _disk(_db_path(), key)
             if context is None:
@@ -132,7 +140,7 @@ def contextualize(chunk_set: ChunkSet, docs: Sequence[Document], chat, persist: 
                             {"role": "user", "content": user.format(doc=text, chunk=chunk.text)}]
 
                 answer = chat.complete(messages_for(_document_part(chat, doc.text, chunk, messages_for)),
-                                       max_tokens=MAX_TOKENS, temperature=0.0)
+                                       max_tokens=MAX_TOKENS, temperature=0.0, control=control)
                 context = _first_sentence(str(answer))
                 generated += 1
                 if persist:
@@ -141,6 +149,8 @@ def contextualize(chunk_set: ChunkSet, docs: Sequence[Document], chat, persist: 
                 cached += 1
             with _memory_lock:
                 _memory[key] = context
+                while len(_memory) > MEMORY_ENTRIES:
+                    _memory.popitem(last=False)
             out.append(replace(chunk, metadata={**chunk.metadata, "context": context}))
         if progress is not None:
             progress(i, len(chunk_set.chunks))

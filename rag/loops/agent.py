@@ -17,7 +17,6 @@ Not handled here: the action schema (actions.py), retrieval and answering (rag/p
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Callable
 
@@ -94,6 +93,7 @@ def agent(question: str, index, settings: AskSettings, generator, chat, reranker
     """Answer `question` with the agent loop; every action and observation lands in the LoopTrace."""
     question, settings, lang = loop_setup(question, settings, chat,
                                           "the agent loop needs a language model to choose its actions")
+    control = control if control is not None else RunControl()
     head = HEAD[lang if lang in HEAD else "en"]
     t_start = time.perf_counter()
     lt = LoopTrace("agent", question, budget=max(1, int(max_steps)))
@@ -105,19 +105,17 @@ def agent(question: str, index, settings: AskSettings, generator, chat, reranker
     read: dict[str, object] = {}
     searched: set[str] = set()
     last_trace = None
-    grammar_ok = bool(getattr(chat, "supports_grammar", False))
     for n in range(1, lt.budget + 1):
+        control.check("the agent loop")
         last = n == lt.budget
         allowed = ("answer",) if last else ACTIONS
         prompt = list(messages)
         if last:
             prompt[-1] = {**prompt[-1], "content": prompt[-1]["content"] + "\n\n" + head[4]}
         t0 = time.perf_counter()
-        if grammar_ok:
-            unread = [r for r in seen if r not in read]  # reading a chunk twice tells the model nothing new
-            raw = chat.complete(prompt, grammar=action_grammar(unread, allowed), max_tokens=ACTION_TOKENS)
-        else:
-            raw = chat.complete(prompt)
+        unread = [r for r in seen if r not in read]  # reading a chunk twice tells the model nothing new
+        grammar = action_grammar(unread, allowed) if chat.supports_grammar else None  # an endpoint is parsed tolerantly
+        raw = chat.complete(prompt, grammar=grammar, max_tokens=ACTION_TOKENS, control=control)
         action, why = parse_action(raw, list(seen))
         if action is not None and action.action not in allowed:
             action, why = None, f"{action.action} is not allowed at the budget's last step"
@@ -134,7 +132,7 @@ def agent(question: str, index, settings: AskSettings, generator, chat, reranker
                     prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
         elif action.action == "search":
             searched.add(action.query)
-            trace = gather(action.query, index, settings, generator, reranker)
+            trace = gather(action.query, index, settings, generator, reranker, control=control)
             last_trace = trace
             hits = trace.final[:SEARCH_HITS]
             for c in trace.contexts[:SEARCH_HITS]:
@@ -186,13 +184,3 @@ def _search_observation(chunks, query: str, head) -> str:
         start = " ".join(c.text.split())[:100]
         lines.append(f"[{c.ref}] {title} {start}…" if title and not c.text.startswith(title) else f"[{c.ref}] {start}…")
     return "\n".join(lines) if chunks else lines[0] + "\n" + head[3]
-
-
-def action_json(action: Action) -> str:
-    """An action as the JSON the grammar produces (for tests and docs)."""
-    out = {"thought": action.thought, "action": action.action}
-    if action.action == "search":
-        out["query"] = action.query
-    if action.action == "read":
-        out["ref"] = action.ref
-    return json.dumps(out, ensure_ascii=False)

@@ -19,6 +19,7 @@ from typing import Callable, Sequence
 
 from rag.evaluate.evaluation import Query
 from rag.evaluate.judge import METRICS, JudgeResult, judge_answer
+from rag.models.llm import RunControl
 from rag.loops.steps import LoopTrace
 from rag.loops.strategies import run_strategy
 
@@ -62,8 +63,8 @@ class StrategyRuns:
 
 
 def run_query(q: Query, strategy: str, index, settings, generator, chat, reranker=None, judge=None,
-              budget: int | None = None) -> QueryRun:
-    loop = run_strategy(strategy, q.query, index, settings, generator, chat, reranker, budget=budget)
+              budget: int | None = None, control: RunControl | None = None) -> QueryRun:
+    loop = run_strategy(strategy, q.query, index, settings, generator, chat, reranker, budget=budget, control=control)
     contexts = loop.final.contexts if loop.final else []
     gold = set(q.gold_ids)
     fig: dict[str, float | None] = {
@@ -79,21 +80,25 @@ def run_query(q: Query, strategy: str, index, settings, generator, chat, reranke
     if judge is not None:
         gold_text = "\n".join(c.text for c in index.chunks if c.doc_id in gold) if not q.reference else ""
         run.judged = judge_answer(judge, index.embedder, q.query, loop.answer, contexts, q.reference, q.gold_ids,
-                                  loop.final.audit if loop.final else None, gold_text)
+                                  loop.final.audit if loop.final else None, gold_text, control=control)
         fig.update(run.judged.scores)
     return run
 
 
 def compare_strategies(index, queries: Sequence[Query], strategies: Sequence[str], settings, generator, chat,
                        reranker=None, judge=None, budget: int | None = None,
-                       progress: Callable[[int, int, str], None] | None = None) -> list[StrategyRuns]:
-    """Every strategy on every query (query by query, so a slow run shows progress on all of them)."""
+                       progress: Callable[[int, int, str], None] | None = None,
+                       control: RunControl | None = None) -> list[StrategyRuns]:
+    """Every strategy on every query (query by query, so a slow run shows progress on all of them). `control`
+    is the whole run's handle: every model call in it is queued with a notice and can be stopped."""
     out = [StrategyRuns(s) for s in strategies]
     total = len(queries) * len(strategies)
     done = 0
     for q in queries:
         for sr in out:
-            sr.runs.append(run_query(q, sr.strategy, index, settings, generator, chat, reranker, judge, budget))
+            if control is not None:
+                control.check("the comparison")
+            sr.runs.append(run_query(q, sr.strategy, index, settings, generator, chat, reranker, judge, budget, control))
             done += 1
             if progress:
                 progress(done, total, sr.strategy)

@@ -24,6 +24,7 @@ import re
 
 from rag.answer.citations import strip_citations
 from rag.answer.support import Checker, Support, model_opinion
+from rag.models.llm import RunControl
 from rag.models.yes_no import Verdict, ask_yes_no
 from rag.search.rewrite import parse_query_list
 
@@ -64,11 +65,11 @@ def _need_messages(message: str) -> list[dict]:
     return out + [{"role": "user", "content": message}]
 
 
-def needs_retrieval(chat, question: str, lang: str) -> Verdict:
+def needs_retrieval(chat, question: str, lang: str, control: RunControl | None = None) -> Verdict:
     """B (needs facts: retrieve) or A (greeting, small talk: answer directly)."""
     return ask_yes_no(chat, _need_messages(question), lang, "does the message need facts from the knowledge base "
                       "(B), or is it a greeting or small talk (A)?", default=True, options=(("B",), ("A",)),
-                      null=[_need_messages(x) for x in CONTENT_FREE])
+                      null=[_need_messages(x) for x in CONTENT_FREE], control=control)
 
 
 def relevance_messages(question: str, passage: str, lang: str) -> list[dict]:
@@ -77,16 +78,18 @@ def relevance_messages(question: str, passage: str, lang: str) -> list[dict]:
             {"role": "user", "content": user.format(q=question, p=passage[:PASSAGE_CHARS])}]
 
 
-def is_relevant(chat, question: str, passage: str, lang: str, ref: str = "") -> Verdict:
+def is_relevant(chat, question: str, passage: str, lang: str, ref: str = "",
+                control: RunControl | None = None) -> Verdict:
     return ask_yes_no(chat, relevance_messages(question, passage, lang), lang,
                       f"is {ref or 'this chunk'} relevant to the question?", default=True,
-                      null=[relevance_messages(question, "N/A", lang)])
+                      null=[relevance_messages(question, "N/A", lang)], control=control)
 
 
-def check_support(chat, chunks, sentence: str, question: str = "", embedder=None) -> Support:
+def check_support(chat, chunks, sentence: str, question: str = "", embedder=None,
+                  control: RunControl | None = None) -> Support:
     """The checker's finding for one draft sentence over the kept chunks (ref -> text), with the model's
     second opinion where the checks call it supported."""
-    checker = Checker(embedder=embedder, opinion=model_opinion(chat))
+    checker = Checker(embedder=embedder, opinion=model_opinion(chat, control=control))
     return checker.check(strip_citations(sentence).strip(), dict(chunks), question)
 
 

@@ -64,11 +64,12 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
              on_step: Callable[[Step], None] | None = None) -> LoopTrace:
     """Answer `question` the Self-RAG way; every decision lands in the returned LoopTrace."""
     question, settings, lang = loop_setup(question, settings, chat, "Self-RAG needs a language model for its decisions")
+    control = control if control is not None else RunControl()
     t_start = time.perf_counter()
     lt = LoopTrace("self-rag", question, budget=max(1, int(max_rounds)))
     rec = Recorder(lt, on_step)
 
-    need = decisions.needs_retrieval(chat, question, lang)
+    need = decisions.needs_retrieval(chat, question, lang, control)
     if not need.answer:
         rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
                 decision=f"answer directly, without retrieval: the model judged it a greeting or small talk "
@@ -89,8 +90,9 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
 
     query, kept, best, best_share, best_round, tried = question, [], None, -1.0, 0, {question}
     for rnd in range(1, lt.budget + 1):
+        control.check("Self-RAG")
         t0 = time.perf_counter()
-        trace = gather(query, index, settings, generator, reranker)
+        trace = gather(query, index, settings, generator, reranker, control=control)
         trace.question = question  # searched with `query`; the answer is to the question
         if query != question:
             trace.rewrites["self-rag query"] = query
@@ -100,7 +102,7 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
 
         seen = {c.chunk_id for c in kept}
         fresh = [c for c in trace.contexts if c.chunk_id not in seen]
-        verdicts = [decisions.is_relevant(chat, question, c.text, lang, c.ref) for c in fresh]
+        verdicts = [decisions.is_relevant(chat, question, c.text, lang, c.ref, control) for c in fresh]
         new_kept = [c for c, v in zip(fresh, verdicts) if v.answer]
         dropped = [c.ref for c, v in zip(fresh, verdicts) if not v.answer]
         kept += new_kept
@@ -108,7 +110,7 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
                 decision=f"kept {', '.join(c.ref for c in new_kept) or 'none'}; dropped {', '.join(dropped) or 'none'}",
                 verdicts=tuple(verdicts), seconds=sum(v.seconds for v in verdicts))
         if not kept and rnd < lt.budget:
-            query = _rewrite(rec, chat, question, lang, None, tried)
+            query = _rewrite(rec, chat, question, lang, None, tried, control)
             continue
         if rnd > 1 and not new_kept and best is not None:  # the same chunks would give the same draft
             lt.notes.append(f"round {rnd} found no new relevant chunk: kept draft {best_round} "
@@ -134,7 +136,8 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
         else:
             t0 = time.perf_counter()
             chunks = {c.ref: c.text for c in kept}
-            supports = [decisions.check_support(chat, chunks, s.sentence, question, index.embedder) for s in claims]
+            supports = [decisions.check_support(chat, chunks, s.sentence, question, index.embedder, control)
+                        for s in claims]
             good = [x.label == "supported" for x in supports]
             share = sum(good) / len(good)
             unsupported = next((s.sentence for s, ok in zip(claims, good) if not ok), None)
@@ -148,7 +151,7 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
         if unsupported is None:
             break
         if rnd < lt.budget:
-            query = _rewrite(rec, chat, question, lang, unsupported, tried)
+            query = _rewrite(rec, chat, question, lang, unsupported, tried, control)
         else:
             lt.notes.append(f"support still failed after {lt.budget} retrieval rounds (the budget): kept the "
                             f"best-supported draft ({best_share:.0%} of its sentences supported)")
@@ -157,10 +160,11 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
     return lt
 
 
-def _rewrite(rec: Recorder, chat, question: str, lang: str, unsupported: str | None, tried: set[str]) -> str:
+def _rewrite(rec: Recorder, chat, question: str, lang: str, unsupported: str | None, tried: set[str],
+             control: RunControl) -> str:
     t0 = time.perf_counter()
     messages = decisions.rewrite_messages(question, lang, unsupported)
-    raw = short_reply(chat, messages, REWRITE_TOKENS)
+    raw = short_reply(chat, messages, REWRITE_TOKENS, control)
     query = decisions.parse_query(raw)
     how = "the model's rewrite"
     if not query or query in tried:

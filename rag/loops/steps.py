@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from rag.answer.support import Support
 from rag.models.yes_no import Verdict
-from rag.trace import Trace, _plain
+from rag.trace import Trace, to_plain
 
 STEP_KINDS = ("decide", "retrieve", "grade", "draft", "check", "rewrite", "search", "read", "repeat", "answer")
 
@@ -68,7 +68,7 @@ class LoopTrace:
         return sum(s.kind in ("retrieve", "search") for s in self.steps)
 
     def to_dict(self) -> dict[str, Any]:
-        out = _plain(self)
+        out = to_plain(self)
         out["answer"] = self.answer
         out["searches"] = self.searches
         return out

@@ -1,7 +1,10 @@
 """The language-model backend: one OpenAI-compatible chat endpoint (OpenAI, DeepSeek, Qwen, Ollama, ...).
 
+`ChatBackend` is the one interface every chat model implements (this endpoint client and the bundled
+local model, rag/models/local_llm.py); `RunControl` is the handle every model call takes, so any call can be
+queued with a notice, stopped, and timed from when it got the model.
 `llm_config_from_env` reads the endpoint from environment variables or `.streamlit/secrets.toml`;
-`OpenAIChat.complete(messages, stream)` sends the OpenAI wire format and returns the answer text (or an
+`OpenAIChat.complete(messages, stream=...)` sends the OpenAI wire format and returns the answer text (or an
 iterator of text deltas). Failures become the typed errors of `rag/errors.py`, each saying what to fix:
 401/403 -> LLMAuthError, 404 -> LLMNotFoundError, unreachable/timeout -> LLMConnectionError.
 
@@ -21,13 +24,14 @@ import email.utils
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 from urllib.parse import urlparse
 
+from rag import config
 from rag.errors import (ConfigError, GenerationCancelled, LLMAuthError, LLMConnectionError, LLMError,
-                        LLMNotFoundError)
+                        LLMNotFoundError, LLMUnsupportedError)
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
@@ -112,15 +116,6 @@ def _lookup(sources: list[Mapping], *names: str) -> str | None:
     return None
 
 
-def _number(text: str | None, name: str, cast: Callable, default):
-    if text is None:
-        return default
-    try:
-        return cast(text)
-    except ValueError:
-        raise ConfigError(f"{name}={text!r} is not a number: set it like {name}={default}") from None
-
-
 def llm_config_from_env(environ: Mapping[str, str] = os.environ, secrets: Mapping | None = None) -> LLMConfig | None:
     """Read the LLM endpoint; None when neither a base URL nor a key is configured (the app runs offline).
 
@@ -165,32 +160,29 @@ def llm_config_from_env(environ: Mapping[str, str] = os.environ, secrets: Mappin
         base_url=base_url,
         api_key=api_key or NO_KEY,
         model=model,
-        timeout=_number(found["timeout"], "RAG_LLM_TIMEOUT", float, 60.0),
-        max_retries=_number(found["max_retries"], "RAG_LLM_MAX_RETRIES", int, 3),
+        timeout=config.parse("RAG_LLM_TIMEOUT", found["timeout"]),  # the one check every RAG_* variable gets
+        max_retries=config.parse("RAG_LLM_MAX_RETRIES", found["max_retries"]),
     )
-
-
-@runtime_checkable
-class ChatBackend(Protocol):
-    name: str
-    label: str
-
-    def complete(self, messages: list[dict], stream: bool = False) -> str | Iterator[str]: ...
 
 
 class RunControl:
     """One call's handle, held by the caller while a backend works in another thread.
 
-    `stop()` asks the backend to end the call at its next token (it then raises GenerationCancelled and
-    frees the model); `status(msg)` is how a backend says it is waiting ("queued" behind another session);
-    `stats` is where a backend reports this call's figures (first-token latency, tokens, decode time), so
-    a backend shared by every session keeps no per-call state of its own.
+    - `stop()` asks the backend to end the call at its next token (it then raises GenerationCancelled and
+      frees the model); a loop between model calls calls `check()`, which raises once stopped;
+    - `status(msg)` is how a backend says it is waiting ("queued" behind another session) or running;
+    - `stats` is where a backend reports this call's figures (first-token latency, tokens, decode time, and
+      "waited_s", the seconds spent queued for the model), so a shared backend keeps no per-call state;
+    - `note(msg)` is where a backend says what it could not honour (an endpoint given a grammar); the
+      pipeline copies these notes into the trace.
+    One control may serve every call of a run (a question's rewrite, rerank, answer, audit).
     """
 
     def __init__(self, on_status: Callable[[str], None] | None = None):
         self._stop = threading.Event()
         self.on_status = on_status
         self.stats: dict[str, float] = {}
+        self.notes: list[str] = []
 
     def stop(self) -> None:
         self._stop.set()
@@ -199,9 +191,57 @@ class RunControl:
     def stopped(self) -> bool:
         return self._stop.is_set()
 
+    def check(self, what: str = "the run") -> None:
+        """Raise GenerationCancelled if the caller has stopped this run (between two model calls)."""
+        if self._stop.is_set():
+            raise GenerationCancelled(f"{what} was stopped")
+
     def status(self, message: str) -> None:
         if self.on_status is not None:
             self.on_status(message)
+
+    def note(self, message: str) -> None:
+        if message not in self.notes:
+            self.notes.append(message)
+
+    def waited(self, seconds: float) -> None:
+        self.stats["waited_s"] = self.stats.get("waited_s", 0.0) + seconds
+
+
+@runtime_checkable
+class ChatBackend(Protocol):
+    """The one interface of a chat model. Both backends (OpenAIChat below, LocalChat in local_llm.py)
+    implement all of it, and no caller probes for a method or an attribute. What a backend does with a
+    request it cannot honour is declared here, once:
+
+    | argument / method      | LocalChat (llama.cpp)                 | OpenAIChat (any endpoint)                       |
+    |------------------------|---------------------------------------|-------------------------------------------------|
+    | stream                 | deltas as they are decoded            | deltas as the server streams them               |
+    | temperature            | used (None: greedy, the default)      | sent (None: the client's default)               |
+    | max_tokens             | cuts the answer (and to the window)   | sent as max_tokens                              |
+    | grammar (GBNF)         | enforced                              | ignored: `control.note` says so (the trace)     |
+    | control                | queued notice, stop, stats            | stop between deltas and before the request      |
+    | next_token_logprobs    | read from the logits                  | LLMUnsupportedError (supports_logprobs False)   |
+    | count_tokens           | the model's own tokenizer             | None: it does not say                           |
+    | prompt_budget          | tokens that leave room for an answer  | None: it does not say                           |
+    """
+
+    name: str
+    label: str
+    supports_grammar: bool
+    supports_logprobs: bool
+
+    @property
+    def prompt_budget(self) -> int | None: ...
+
+    def complete(self, messages: list[dict], *, stream: bool = False, temperature: float | None = None,
+                 max_tokens: int | None = None, grammar: str | None = None,
+                 control: RunControl | None = None) -> str | Iterator[str]: ...
+
+    def next_token_logprobs(self, messages: list[dict], candidates: Sequence[str], *,
+                            control: RunControl | None = None) -> dict[str, float]: ...
+
+    def count_tokens(self, messages: list[dict]) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -242,6 +282,9 @@ class OpenAIChat:
     """`ChatBackend` over the `openai` package, pointed at any OpenAI-compatible base URL."""
 
     name = "openai"
+    supports_grammar = False  # llama.cpp grammars are not part of the OpenAI wire format
+    supports_logprobs = False  # yes/no verdicts are read from the reply text instead (rag/models/yes_no.py)
+    prompt_budget = None  # the endpoint does not say how many prompt tokens it takes
 
     def __init__(self, config: LLMConfig, temperature: float | None = 0.2, sleep: Callable[[float], None] = time.sleep):
         if not isinstance(config, LLMConfig):
@@ -270,15 +313,21 @@ class OpenAIChat:
             )
         return self._client
 
-    def complete(self, messages: list[dict], stream: bool = False, temperature: float | None = None,
-                 *, control: RunControl | None = None) -> str | Iterator[str]:
+    def complete(self, messages: list[dict], *, stream: bool = False, temperature: float | None = None,
+                 max_tokens: int | None = None, grammar: str | None = None,
+                 control: RunControl | None = None) -> str | Iterator[str]:
         """The answer text, or (stream=True) an iterator of text deltas.
 
         The request (with retries) is made before this returns, so auth/404/connection errors raise here,
         not on the first `next()`; an error in the middle of a stream raises LLMConnectionError from the iterator.
+        A `grammar` cannot be sent: it is ignored and `control` says so.
         """
-        _check_messages(messages)
-        raw = self._create(messages, stream, self.temperature if temperature is None else temperature)
+        check_messages(messages)
+        if control is not None:
+            control.check(f"{self.label}: the call")
+            if grammar is not None:
+                control.note(f"{self.label} takes no llama.cpp grammar: it wrote freely")
+        raw = self._create(messages, stream, self.temperature if temperature is None else temperature, max_tokens)
         if stream:
             return self._deltas(self._parsed(raw, stream=True), control)
         response = self._parsed(raw, stream=False)
@@ -311,7 +360,15 @@ class OpenAIChat:
             f"OpenAI chat completion: {why}; it starts with {self._scrub(shown)!r}. Check that OPENAI_BASE_URL "
             "points at the API (it usually ends in /v1), not at a web page or a proxy's error page.")
 
-    def _create(self, messages: list[dict], stream: bool, temperature: float | None):
+    def next_token_logprobs(self, messages: list[dict], candidates: Sequence[str], *,
+                            control: RunControl | None = None) -> dict[str, float]:
+        raise LLMUnsupportedError(f"{self.label}: an OpenAI-compatible endpoint gives no next-token probabilities "
+                                  "here; yes/no questions read its reply text (supports_logprobs is False)")
+
+    def count_tokens(self, messages: list[dict]) -> int | None:
+        return None  # the endpoint's tokenizer is not known here
+
+    def _create(self, messages: list[dict], stream: bool, temperature: float | None, max_tokens: int | None = None):
         import openai
 
         client = self._openai()
@@ -320,6 +377,8 @@ class OpenAIChat:
         while True:
             attempt += 1
             extra = {} if temperature is None else {"temperature": temperature}  # None: the server's default
+            if max_tokens is not None:
+                extra["max_tokens"] = int(max_tokens)
             try:
                 return client.chat.completions.with_raw_response.create(
                     model=self.config.model, messages=messages, stream=stream, **extra)
@@ -426,16 +485,14 @@ class OpenAIChat:
             f"(Ollama: `ollama serve`, then http://localhost:11434/v1).")
 
 
-def short_reply(chat: ChatBackend, messages: list[dict], max_tokens: int) -> str:
-    """A short generation (a query, a question): capped at `max_tokens` where the backend takes a cap (the
-    bundled local model, whose `supports_grammar` marks its richer `complete`), so a rambling small model
-    stays short; an endpoint answers at its own length."""
-    if getattr(chat, "supports_grammar", False):
-        return chat.complete(messages, max_tokens=max_tokens)
-    return chat.complete(messages)
+def short_reply(chat: ChatBackend, messages: list[dict], max_tokens: int, control: RunControl | None = None) -> str:
+    """A short generation (a query, a question), capped at `max_tokens` so a rambling small model stays short."""
+    out = chat.complete(messages, max_tokens=max_tokens, control=control)
+    return out if isinstance(out, str) else "".join(out)
 
 
-def _check_messages(messages) -> None:
+def check_messages(messages) -> None:
+    """ConfigError unless `messages` is a non-empty list of OpenAI-format {"role", "content"} dicts."""
     if not isinstance(messages, list) or not messages:
         raise ConfigError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts")
     for i, message in enumerate(messages):

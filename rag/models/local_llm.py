@@ -33,9 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
+from rag import config
 from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
 from rag.models.gguf_parts import GGUF_MODELS, assemble, is_installed, spec_for
-from rag.models.llm import RunControl, _check_messages
+from rag.models.llm import RunControl, check_messages
 
 DEFAULT_MODEL = "0.5b"  # chosen from the measured figures in the README ("The bundled local LLM")
 N_CTX = 4096  # tokens: five FAQ chunks plus rules and question take ~1,200; uploads' chunks are longer
@@ -81,7 +82,8 @@ def engine_selftest(model_path: Path) -> str:
     A build of llama.cpp for the wrong CPU features does not raise, it kills the process (e.g. AMX
     tiles on a VM that does not grant them: SIGSEGV on the first batched prompt). The app must not die
     with it, so the first load tries in a child process; the verdict is kept beside the model file,
-    keyed by the engine's own file, so an upgrade or rebuild is tried again.
+    keyed by the engine's own files and this CPU's flags, so an upgrade, a rebuild or a cache moved to
+    another CPU is tried again.
     """
     import llama_cpp
 
@@ -91,6 +93,7 @@ def engine_selftest(model_path: Path) -> str:
     lib = Path(llama_cpp.__file__).parent
     libs = sorted(lib.glob("lib/*.so")) or sorted(lib.glob("**/*.so"))
     fingerprint = ";".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in libs)
+    fingerprint += ";cpu:" + cpu_fingerprint()  # a cache moved to a host without the same instructions tests again
     stamp = model_path.with_name(model_path.name + ".engine-ok")
     try:
         if stamp.read_text("utf-8") == fingerprint:
@@ -119,15 +122,22 @@ def engine_selftest(model_path: Path) -> str:
     return why
 
 
-def _env_int(name: str, default: int) -> int:
+def cpu_fingerprint() -> str:
+    """A digest of this CPU's instruction-set flags (/proc/cpuinfo), or of what the platform says elsewhere: a
+    build that ran here may crash on a CPU without the same instructions."""
+    import hashlib
+    import platform
+
     try:
-        return max(1, int(os.environ.get(name) or default))
-    except ValueError:
-        return default
+        flags = next(line for line in Path("/proc/cpuinfo").read_text("utf-8", "replace").splitlines()
+                     if line.startswith(("flags", "Features")))
+    except (OSError, StopIteration):
+        flags = f"{platform.machine()} {platform.processor()}"
+    return hashlib.sha1(" ".join(sorted(flags.split(":", 1)[-1].split())).encode()).hexdigest()[:16]
 
 
 def default_threads() -> int:
-    return _env_int("RAG_LLM_THREADS", _env_int("RAG_THREADS", 1))
+    return config.value("RAG_LLM_THREADS") or config.value("RAG_THREADS")
 
 
 class LocalChat:
@@ -135,6 +145,7 @@ class LocalChat:
 
     name = "local"
     supports_grammar = True
+    supports_logprobs = True
 
     def __init__(self, model: str = DEFAULT_MODEL, n_ctx: int = N_CTX, threads: int | None = None,
                  seed: int = 0, temperature: float = 0.0, max_tokens: int | None = None,
@@ -153,7 +164,7 @@ class LocalChat:
         self.threads = default_threads() if threads is None else max(1, int(threads))
         self.seed = seed
         self.temperature = temperature
-        self.max_tokens = max_tokens or _env_int("RAG_LLM_MAX_TOKENS", MAX_TOKENS)
+        self.max_tokens = max_tokens or config.value("RAG_LLM_MAX_TOKENS")
         self.label = f"{self.spec.title} {self.spec.quant} · bundled · llama.cpp, local"
         self._lock = threading.Lock()  # one generation at a time: llama.cpp contexts are not thread-safe
         self._grammars: OrderedDict[str, object] = OrderedDict()  # GBNF text -> compiled grammar (under _lock)
@@ -188,11 +199,11 @@ class LocalChat:
 
     # ------------------------------------------------------------------------------ generation
 
-    def complete(self, messages: list[dict], stream: bool = False, temperature: float | None = None, *,
-                 grammar: str | None = None, max_tokens: int | None = None,
+    def complete(self, messages: list[dict], *, stream: bool = False, temperature: float | None = None,
+                 max_tokens: int | None = None, grammar: str | None = None,
                  control: RunControl | None = None) -> str | Iterator[str]:
         """The answer text, or (stream=True) an iterator of text deltas that holds the model while it runs."""
-        _check_messages(messages)
+        check_messages(messages)
         prompt_tokens = self.count_tokens(messages)
         room = self.n_ctx - prompt_tokens - _SAFETY
         if room < 8:
@@ -204,13 +215,22 @@ class LocalChat:
         return deltas if stream else "".join(deltas)
 
     def _acquire(self, control: RunControl | None) -> None:
+        """Take the model; a caller that has to wait hears "queued", may stop while it waits, and the seconds
+        it waited go to control.stats["waited_s"], so a time budget can count only the time it held the model."""
+        if control is not None:
+            control.check(f"{self.label}: the call")
         if self._lock.acquire(blocking=False):
             return
+        t0 = time.perf_counter()
         if control is not None:
             control.status("queued")
-        while not self._lock.acquire(timeout=0.1):
-            if control is not None and control.stopped:
-                raise GenerationCancelled(f"{self.label}: stopped while queued for the model")
+        try:
+            while not self._lock.acquire(timeout=0.05):
+                if control is not None and control.stopped:
+                    raise GenerationCancelled(f"{self.label}: stopped while queued for the model")
+        finally:
+            if control is not None:
+                control.waited(time.perf_counter() - t0)
 
     def _grammar(self, text: str):
         from llama_cpp import LlamaGrammar
@@ -259,12 +279,13 @@ class LocalChat:
 
     # --------------------------------------------------------------------------- next-token judge
 
-    def next_token_logprobs(self, messages: list[dict], candidates: Sequence[str]) -> dict[str, float]:
+    def next_token_logprobs(self, messages: list[dict], candidates: Sequence[str], *,
+                            control: RunControl | None = None) -> dict[str, float]:
         """Log-probability of each candidate's first token as the assistant's first token after `messages`
         (a yes/no judge reads P("yes") here). The prompt is laid out in the model's ChatML template; the part
         it shares with the previous call (llama.cpp's KV cache) is not evaluated again, so judging many
         passages for one question costs each passage's own tokens, not the instructions' each time."""
-        _check_messages(messages)
+        check_messages(messages)
         template = str(self._llm.metadata.get("tokenizer.chat_template", ""))
         if "<|im_start|>" not in template:
             raise LLMError(f"{self.label}: the next-token judge lays prompts out in ChatML; this model's template "
@@ -275,8 +296,10 @@ class LocalChat:
             raise LLMError(f"{self.label}: a judge prompt of {len(tokens)} tokens does not fit the {self.n_ctx}-token "
                            "window: shorten the passages")
         ids = [self._llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)[0] for c in candidates]
-        self._acquire(None)
+        self._acquire(control)
         try:
+            if control is not None:
+                control.status("running")
             llm = self._llm
             seen = llm.input_ids[: llm.n_tokens].tolist()
             keep = 0

@@ -27,9 +27,9 @@ import time
 from dataclasses import dataclass, field
 
 from rag.errors import LLMError
+from rag.models.llm import ChatBackend, RunControl
 
 CANDIDATES = {"zh": (("是",), ("否",)), "en": (("Yes", "yes"), ("No", "no"))}
-ANSWER_ONLY = {"zh": "只回答“是”或“否”。", "en": "Answer only yes or no."}
 _REPLY_YES = re.compile(r"^\W*(是|对|yes|y\b|true)", re.IGNORECASE)
 _REPLY_NO = re.compile(r"^\W*(否|不|no\b|n\b|false)", re.IGNORECASE)
 
@@ -47,27 +47,29 @@ class Verdict:
     seconds: float
 
 
-def _two_way(chat, messages: list[dict], yes: tuple[str, ...], no: tuple[str, ...]) -> tuple[float, float]:
-    lp = chat.next_token_logprobs(messages, yes + no)
+def _two_way(chat, messages: list[dict], yes: tuple[str, ...], no: tuple[str, ...],
+             control: RunControl | None) -> tuple[float, float]:
+    lp = chat.next_token_logprobs(messages, yes + no, control=control)
     return sum(math.exp(lp[c]) for c in yes), sum(math.exp(lp[c]) for c in no)
 
 
-def ask_yes_no(chat, messages: list[dict], lang: str, asked: str, default: bool = True,
+def ask_yes_no(chat: ChatBackend, messages: list[dict], lang: str, asked: str, default: bool = True,
                options: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
-               null: list[list[dict]] | None = None) -> Verdict:
+               null: list[list[dict]] | None = None, control: RunControl | None = None) -> Verdict:
     """Put the yes/no question in `messages` to `chat` and read its verdict (see the module docstring).
 
     `options` replaces the yes and no tokens (e.g. (("B",), ("A",)) for a labelled choice); `null` holds
-    content-free versions of the prompt, for calibration (next-token backends only)."""
+    content-free versions of the prompt, for calibration (backends that give next-token probabilities);
+    `control` queues, stops and times the call like any other model call."""
     lang = lang if lang in CANDIDATES else "en"
     yes, no = options or CANDIDATES[lang]
     t0 = time.perf_counter()
-    if hasattr(chat, "next_token_logprobs"):
-        p_y, p_n = _two_way(chat, messages, yes, no)
+    if chat.supports_logprobs:
+        p_y, p_n = _two_way(chat, messages, yes, no, control)
         raw = f"P({'/'.join(yes)})={p_y:.3f} P({'/'.join(no)})={p_n:.3f}"
         how = "next-token probabilities"
         if null:
-            pairs = [_two_way(chat, m, yes, no) for m in null]
+            pairs = [_two_way(chat, m, yes, no, control) for m in null]
             n_y, n_n = (sum(p[0] for p in pairs) / len(pairs), sum(p[1] for p in pairs) / len(pairs))
             if n_y > 0 and n_n > 0:
                 raw += f"; content-free P({'/'.join(yes)})={n_y:.3f} P({'/'.join(no)})={n_n:.3f}"
@@ -75,9 +77,9 @@ def ask_yes_no(chat, messages: list[dict], lang: str, asked: str, default: bool 
                 how = f"next-token probabilities, calibrated on {len(null)} content-free prompts"
         p = p_y / (p_y + p_n) if p_y + p_n > 0 else 0.5
         return Verdict(asked, messages, raw, p, p >= 0.5, how, time.perf_counter() - t0)
-    reply = chat.complete(messages)
+    reply = chat.complete(messages, control=control)
     if not isinstance(reply, str):
-        raise LLMError(f"{getattr(chat, 'label', 'the model')} gave no text for a yes/no question")
+        raise LLMError(f"{chat.label} gave no text for a yes/no question")
     text = reply.strip()
     if options is not None:
         said_yes, said_no = text.startswith(yes), text.startswith(no)

@@ -126,3 +126,10 @@ def _weights(lists: Mapping[str, Sequence[Hit]], weights: Mapping[str, float] | 
 def _check_top_k(top_k: int | None) -> None:
     if top_k is not None and top_k < 1:
         raise ConfigError(f"top_k={top_k} must be >= 1, or None to keep every fused hit")
+
+
+def rrf_ceiling(weights: Mapping[str, float], k: int) -> tuple[str, float]:
+    """The most an RRF score can be with these list `weights` (every list ranks the chunk first), written out
+    and summed: ("1/(60+1) + 1/(60+1) + 1/(60+1)", 0.04918) for three lists of weight 1."""
+    terms = [f"{w:g}/({k}+1)" for w in weights.values()]
+    return " + ".join(terms), sum(weights.values()) / (k + 1)

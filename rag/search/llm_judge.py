@@ -16,14 +16,15 @@ Not handled here: loading the model (rag/models/local_llm.py), sorting and recor
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from typing import Sequence
 
 import numpy as np
 
-from rag.errors import ConfigError, LLMError, ModelUnavailableError
+from rag import config
+from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
+from rag.models.llm import RunControl
 from rag.ingest.language import detect_lang
 
 NAME = "llm-judge"
@@ -40,11 +41,7 @@ PROMPTS = {
 
 
 def default_budget() -> float:
-    raw = os.environ.get("RAG_JUDGE_BUDGET_S", "").strip()
-    try:
-        return float(raw) if raw else BUDGET_S
-    except ValueError:
-        raise ConfigError(f"RAG_JUDGE_BUDGET_S={raw!r} must be a number of seconds, e.g. 30") from None
+    return config.value("RAG_JUDGE_BUDGET_S")
 
 
 class LLMJudgeReranker:
@@ -52,7 +49,7 @@ class LLMJudgeReranker:
     is_fallback = False  # a real model, but labelled as a judge, not a cross-encoder
 
     def __init__(self, chat, budget_s: float | None = None, max_chars: int = MAX_CHARS):
-        if chat is None or not hasattr(chat, "next_token_logprobs"):
+        if chat is None or not chat.supports_logprobs:
             raise ModelUnavailableError("the LLM judge needs the bundled local model (it reads next-token "
                                         "probabilities, which an OpenAI-compatible endpoint does not give here)")
         self.chat = chat
@@ -71,29 +68,40 @@ class LLMJudgeReranker:
         return {"pairs": pairs, "seconds_per_pair": seconds / pairs if pairs else 0.0,
                 "reached": pairs / offered if offered else 0.0}
 
-    def judge(self, query: str, text: str, lang: str | None = None) -> float:
+    def judge(self, query: str, text: str, lang: str | None = None, control: RunControl | None = None) -> float:
         """P(yes) for one passage; `lang` (zh or en) picks the prompt, from the question when not given."""
         lang = lang or ("zh" if detect_lang(query) == "zh" else "en")
         system, user, (yes, no) = PROMPTS[lang]
         messages = [{"role": "system", "content": system},
                     {"role": "user", "content": user.format(q=query, p=text[: self.max_chars])}]
-        lp = self.chat.next_token_logprobs(messages, yes + no)
+        lp = self.chat.next_token_logprobs(messages, yes + no, control=control)
         y = math.log(sum(math.exp(lp[t]) for t in yes))
         n = math.log(sum(math.exp(lp[t]) for t in no))
         return 1.0 / (1.0 + math.exp(n - y))
 
-    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        """P(yes) per candidate, NaN for the candidates the time budget did not reach."""
+    def score(self, query: str, texts: Sequence[str], control: RunControl | None = None) -> np.ndarray:
+        """P(yes) per candidate, NaN for the candidates the time budget did not reach or that failed.
+
+        The budget counts the seconds spent holding the model, not the seconds queued behind another
+        session (control.stats["waited_s"]); a candidate that fails is left unjudged and the failure is
+        said through `control` (it becomes the rerank's note), not swallowed."""
+        control = control if control is not None else RunControl()
         out = np.full(len(texts), np.nan)
         lang = "zh" if detect_lang(query) == "zh" else "en"  # one prompt language for all of a query's passages
-        t0 = time.perf_counter()
+        t0, waited0 = time.perf_counter(), control.stats.get("waited_s", 0.0)
+        failed: list[str] = []
         for i, text in enumerate(texts):
-            if i and time.perf_counter() - t0 >= self.budget_s:
+            held = time.perf_counter() - t0 - (control.stats.get("waited_s", 0.0) - waited0)
+            if i and held >= self.budget_s:
                 break
             try:
-                out[i] = self.judge(query, text, lang)
-            except LLMError:  # a passage that does not fit the window: not judged, not fatal
-                continue
+                out[i] = self.judge(query, text, lang, control)
+            except GenerationCancelled:
+                raise
+            except LLMError as exc:  # e.g. a passage that does not fit the window: not judged, not fatal, said
+                failed.append(str(exc))
+        if failed:
+            control.note(f"the LLM judge could not judge {len(failed)} of {len(texts)} candidates ({failed[0]})")
         with self._totals_lock:
             self._totals[0] += int((~np.isnan(out)).sum())
             self._totals[1] += time.perf_counter() - t0

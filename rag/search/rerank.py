@@ -40,6 +40,7 @@ import numpy as np
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.search.hits import Hit
 from rag.models.hub import load_model, use_short_timeouts
+from rag.models.llm import RunControl
 from rag.ingest.sentences import split_sentences
 
 FALLBACK = "sentence-maxsim"
@@ -71,8 +72,9 @@ class Reranker(Protocol):
     label: str  # what a user sees
     is_fallback: bool
 
-    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts),) relevance scores, higher is better."""
+    def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
+        """(len(texts),) relevance scores, higher is better (NaN: not scored). `control` (a RunControl) is
+        how a reranker that calls a shared language model is queued, stopped and timed; the others ignore it."""
         ...
 
 
@@ -115,7 +117,7 @@ class CrossEncoderReranker:
         local = source == "local directory"
         self.label = f"cross-encoder {Path(model_name_or_path).name + ' (local directory)' if local else model_name_or_path}"
 
-    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+    def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
         if not texts:
             return np.zeros(0, dtype=np.float32)
         pairs = [(query, t) for t in texts]
@@ -141,7 +143,7 @@ class SentenceMaxSimReranker:
             f"{getattr(embedder, 'label', getattr(embedder, 'name', 'the embedder'))}{blend}"
         )
 
-    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+    def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
         if not texts:
             return np.zeros(0, dtype=np.float32)
         q = np.asarray(self.embedder.embed_queries([query]), dtype=np.float32)[0]
@@ -188,6 +190,7 @@ def rerank(
     texts: Mapping[str, str],
     reranker: Reranker,
     top_k: int = 5,
+    control=None,
 ) -> RerankResult:
     """Score every candidate with `reranker`, sort by score (ties keep the candidate order), keep top_k.
 
@@ -201,7 +204,9 @@ def rerank(
     if len({h.chunk_id for h in candidates}) != len(candidates):
         raise ConfigError("candidates contain the same chunk_id twice: deduplicate the retrieved list first")
     ordered = sorted(candidates, key=lambda h: h.rank)
-    scores = reranker.score(query, [texts[h.chunk_id] for h in ordered]) if ordered else np.zeros(0)
+    control = control if control is not None else RunControl()
+    said = len(control.notes)
+    scores = reranker.score(query, [texts[h.chunk_id] for h in ordered], control=control) if ordered else np.zeros(0)
     scores = np.asarray(scores, dtype=np.float64).reshape(len(ordered))
     unscored = np.isnan(scores)  # NaN: a reranker with a time budget did not reach it
     # scored first by score, then the unscored in candidate order; ties keep the candidate order
@@ -211,12 +216,13 @@ def rerank(
     moves = [RerankMove(h.chunk_id, h.rank, after.get(h.chunk_id), float(scores[i])) for i, h in enumerate(ordered)]
     note = f"judged {int((~unscored).sum())} of {len(ordered)} candidates within the time budget; the rest keep " \
            "their retrieval order after them" if unscored.any() else ""
+    note = "; ".join([note, *control.notes[said:]] if note else control.notes[said:])  # e.g. the judge's failures
     return RerankResult(hits, moves, reranker.label, bool(reranker.is_fallback), note)
 
 
-def rerank_candidates(query: str, candidates: Sequence[Hit], index, reranker: Reranker, top_k: int = 5
-                      ) -> RerankResult:
+def rerank_candidates(query: str, candidates: Sequence[Hit], index, reranker: Reranker, top_k: int = 5,
+                      control=None) -> RerankResult:
     """The one "retrieved candidates -> reranked top_k" step every caller uses (the pipeline, the rerank
     page, the evaluation), so they cannot disagree: the texts come from `index` (an Index)."""
     texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in candidates}
-    return rerank(query, candidates, texts, reranker, top_k)
+    return rerank(query, candidates, texts, reranker, top_k, control)

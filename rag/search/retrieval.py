@@ -116,17 +116,23 @@ def retrieve_many(
     k: int = 10,
     depth: int = 50,
     rrf_k: int = 60,
+    mode: str = "hybrid",
+    weights: Mapping[str, float] | None = None,
+    use_sparse: bool = False,
 ) -> tuple[list[RetrievalResult], list[Hit]]:
-    """Multi-query: hybrid retrieval for every query, then one RRF over all their hybrid lists.
+    """Multi-query: the same retrieval (`mode`, list `weights`, the sparse list or not) for every query, then
+    one RRF over their `mode` lists.
 
     Returns the per-query results and the fused list (retriever names "q1", "q2", ... in the
     provenance, q1 being the original question).
     """
     if not queries:
         raise ConfigError("retrieve_many needs at least one query")
+    check_params(mode, k, depth)
     vecs = index.embedder.embed_queries(list(queries))
     results = [
-        retrieve(index, q, "hybrid", k, depth, rrf_k, query_vector=v) for q, v in zip(queries, vecs)
+        retrieve(index, q, mode, depth, depth, rrf_k, weights, query_vector=v, use_sparse=use_sparse)
+        for q, v in zip(queries, vecs)
     ]
-    lists = {f"q{i + 1}": r.hybrid for i, r in enumerate(results)}
+    lists = {f"q{i + 1}": getattr(r, r.mode) for i, r in enumerate(results)}
     return results, rrf(lists, k=rrf_k, top_k=depth, name="multi-query")

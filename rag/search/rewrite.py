@@ -25,7 +25,7 @@ import numpy as np
 from rag.index.build import Index
 from rag.errors import ConfigError, LLMUnavailableError
 from rag.models.embedding_cache import embed_transient
-from rag.models.llm import ChatBackend
+from rag.models.llm import ChatBackend, RunControl
 from rag.ingest.language import detect_lang
 
 HYDE_SYSTEM = {
@@ -72,14 +72,15 @@ def _text(out) -> str:
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S)  # reasoning models (deepseek-r1, qwen3) think aloud
 
 
-def hyde(question: str, chat: ChatBackend | None, lang: str | None = None) -> str:
-    """A hypothetical passage answering `question`, in the question's language; "" if the model wrote nothing."""
+def hyde(question: str, chat: ChatBackend | None, lang: str | None = None, control: RunControl | None = None) -> str:
+    """A hypothetical passage answering `question`, in the question's language; "" if the model wrote nothing.
+    `control` queues, stops and times the call like the answer's."""
     if chat is None:
         raise LLMUnavailableError(NEEDS_LLM.format(what="HyDE"))
     if not question or not question.strip():
         raise ConfigError("the question is empty; type a question first")
     lang = _lang(question, lang)
-    out = _text(chat.complete(hyde_messages(question.strip(), lang), stream=False))
+    out = _text(chat.complete(hyde_messages(question.strip(), lang), control=control))
     return _THINK.sub("", out).strip()
 
 
@@ -87,7 +88,8 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold().rstrip("?？.。!！")
 
 
-def multi_query(question: str, chat: ChatBackend | None, n: int = 3, lang: str | None = None) -> list[str]:
+def multi_query(question: str, chat: ChatBackend | None, n: int = 3, lang: str | None = None,
+                control: RunControl | None = None) -> list[str]:
     """Up to n rewordings of `question` (the original and its duplicates are not included)."""
     if chat is None:
         raise LLMUnavailableError(NEEDS_LLM.format(what="Multi-query rewriting"))
@@ -97,7 +99,7 @@ def multi_query(question: str, chat: ChatBackend | None, n: int = 3, lang: str |
         raise ConfigError(f"n={n} must be >= 1 (number of query variants)")
     question = question.strip()
     lang = _lang(question, lang)
-    out = _text(chat.complete(multi_query_messages(question, n, lang), stream=False))
+    out = _text(chat.complete(multi_query_messages(question, n, lang), control=control))
     original = _norm(question)
     variants = [q for q in parse_query_list(out, n + 1) if _norm(q) != original]
     return variants[:n]
@@ -245,10 +247,11 @@ def query_points(index: Index, question: str, rewrites: dict) -> tuple[dict[str,
     return vectors, texts
 
 
-def make_rewrites(kind: str, question: str, chat: ChatBackend, n_queries: int = 3) -> dict:
+def make_rewrites(kind: str, question: str, chat: ChatBackend, n_queries: int = 3,
+                  control: RunControl | None = None) -> dict:
     """One rewrite on request, in the trace's shape: {"hyde": passage} or {"queries": [question, *variants]}."""
     if kind == "hyde":
-        return {"hyde": hyde(question, chat)}
+        return {"hyde": hyde(question, chat, control=control)}
     if kind == "multi-query":
-        return {"queries": [question, *multi_query(question, chat, n_queries)]}
+        return {"queries": [question, *multi_query(question, chat, n_queries, control=control)]}
     raise ConfigError(f"unknown rewrite {kind!r}; choose hyde or multi-query")
