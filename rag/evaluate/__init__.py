@@ -3,6 +3,8 @@
 - `evaluation.py`: Hit@k, Recall@k, MRR@k, nDCG@k over documents, and the per-strategy report.
 - `strategies.py`: the strategies compared (dense, BM25, hybrid, rerank, HyDE, multi-query) and the
   loop that runs them, with answer-level figures when a generator is given.
+- `index_check.py`: an approximate dense index against exact search: the same figures on both, and how
+  far their top-k agree (`rag eval --index`).
 - `wins.py`: fusion against each single retriever, query by query: win, tie or loss.
 - `chunkers.py`: chunkers compared on span metrics, overall and per kind of question.
 - `audit_pairs.py`: labelled sentence/chunk pairs read from JSONL and run through the audit's checker

@@ -16,7 +16,8 @@ from typing import Callable, Sequence
 
 from rag.errors import ConfigError
 from rag.evaluate.evaluation import SPAN_METRICS, Query, StrategyReport, span_figures
-from rag.evaluate.strategies import compare
+from rag.trace import AskSettings
+from rag.evaluate.strategies import EvalSettings, compare
 from rag.index.build import build_index
 from rag.ingest.chunking import CHUNKERS, chunk_documents
 from rag.ingest.documents import Document
@@ -56,7 +57,7 @@ def compare_chunkers(docs: Sequence[Document], queries: Sequence[Query], embedde
         if transform is not None:
             chunk_set = transform(chunk_set)
         index = build_index(chunk_set, embedder)
-        (report,) = compare(index, queries, [strategy], None, depth, rrf_k)
+        (report,) = compare(index, queries, [strategy], None, EvalSettings(AskSettings(depth=depth, rrf_k=rrf_k)))
         lengths = [len(c.text) for c in chunk_set.chunks]
         by_kind: dict[str, list[dict[str, float]]] = {}
         for qid, rank in report.span_ranks.items():

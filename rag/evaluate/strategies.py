@@ -20,6 +20,7 @@ Not handled here: the metrics themselves (evaluation.py), rendering (the evaluat
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from rag.errors import ConfigError
@@ -29,6 +30,7 @@ from rag.index.build import Index
 from rag.search.hits import Hit
 from rag.search.rerank import rerank_candidates
 from rag.search.retrieval import retrieve
+from rag.trace import AskSettings
 
 STRATEGIES = ("dense", "bm25", "hybrid", "hybrid+rerank")
 SPARSE_STRATEGIES = ("sparse", "hybrid3")  # need the learned-sparse list (index.sparse)
@@ -43,69 +45,90 @@ def _check_strategy(strategy: str) -> None:
         raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(known)}")
 
 
-def hit_search(index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60,
-               recall_n: int = 20) -> Callable[[str], list[Hit]]:
-    """query -> the ranked chunk hits of one strategy (not the rewrite ones): what document ranks and span
-    ranks are both read from."""
+@dataclass(frozen=True)
+class EvalSettings:
+    """One evaluation's settings: the AskSettings every strategy starts from (depth, RRF k, weights, recall_n,
+    top_k, citation mode), and the citation modes answers are made in (answer figures once per mode).
+    Each strategy then runs with `settings_for(strategy, ask)`, the retrieval half and the answer half alike."""
+
+    ask: AskSettings = field(default_factory=AskSettings)
+    cites: tuple[str, ...] = ("free",)
+
+
+def settings_for(strategy: str, base: AskSettings) -> AskSettings:
+    """The AskSettings one strategy runs with: the ranking it reads (mode), rerank, rewrite and the sparse list.
+    hit_search (document and span ranks) and answer_figures (the answers) both take them from here, so one
+    evaluation row never mixes two retrievers."""
     _check_strategy(strategy)
+    mode = {"dense": "dense", "bm25": "bm25", "sparse": "sparse"}.get(strategy, "hybrid")
+    return replace(base, mode=mode, rerank=strategy == "hybrid+rerank",
+                   rewrite=strategy if strategy in REWRITE_STRATEGIES else "none",
+                   sparse=strategy in SPARSE_STRATEGIES, depth=max(base.depth, base.recall_n))
+
+
+def hit_search(index: Index, strategy: str, reranker=None, settings: AskSettings | None = None
+               ) -> Callable[[str], list[Hit]]:
+    """query -> the ranked chunk hits of one strategy (not the rewrite ones): what document ranks and span
+    ranks are both read from. The ranking is the strategy's list cut at `depth` (hybrid+rerank: the top
+    `recall_n`, reranked)."""
+    s = settings_for(strategy, settings or AskSettings())
     if strategy in REWRITE_STRATEGIES:
         raise ConfigError(f"{strategy} ranks documents through rewrites; chunk hits come from "
                           f"{', '.join(STRATEGIES + SPARSE_STRATEGIES)}")
-    depth = max(depth, recall_n)
-    if strategy in SPARSE_STRATEGIES:
-        mode = "sparse" if strategy == "sparse" else "hybrid"
-        return lambda q: retrieve(index, q, mode, depth, depth, rrf_k, use_sparse=True).ranked()
-    if strategy != "hybrid+rerank":
-        return lambda q: retrieve(index, q, strategy, depth, depth, rrf_k).ranked()
+    weights = dict(s.weights)
+    if not s.rerank:
+        return lambda q: retrieve(index, q, s.mode, s.depth, s.depth, s.rrf_k, weights, use_sparse=s.sparse).ranked()
     if reranker is None:
         raise ConfigError("hybrid+rerank needs a reranker; load one with rag.backends.choose_reranker")
 
     def reranked(q: str) -> list[Hit]:
-        cands = retrieve(index, q, "hybrid", recall_n, depth, rrf_k).ranked()
+        cands = retrieve(index, q, s.mode, s.recall_n, s.depth, s.rrf_k, weights, use_sparse=s.sparse).ranked()
         return rerank_candidates(q, cands, index, reranker, top_k=len(cands)).hits
 
     return reranked
 
 
-def strategy_search(
-    index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60, recall_n: int = 20, chat=None,
-    hits: Callable[[str], list[Hit]] | None = None,
-) -> Search:
+def strategy_search(index: Index, strategy: str, reranker=None, settings: AskSettings | None = None, chat=None,
+                    hits: Callable[[str], list[Hit]] | None = None) -> Search:
     """query -> ranked document ids for one strategy (`hits`: an already built hit_search to read from)."""
     _check_strategy(strategy)
     doc_of = lambda cid: index.chunk(cid).doc_id  # noqa: E731
+    s = settings_for(strategy, settings or AskSettings())
     if strategy in REWRITE_STRATEGIES:
-        return _rewrite_search(index, strategy, chat, max(depth, recall_n), rrf_k, doc_of)
-    hits = hits or hit_search(index, strategy, reranker, depth, rrf_k, recall_n)
+        return _rewrite_search(index, strategy, chat, s, doc_of)
+    hits = hits or hit_search(index, strategy, reranker, s)
     return lambda q: doc_ranking(hits(q), doc_of)
 
 
-def _rewrite_search(index: Index, strategy: str, chat, depth: int, rrf_k: int, doc_of) -> Search:
+def _rewrite_search(index: Index, strategy: str, chat, s: AskSettings, doc_of) -> Search:
+    """Document ranks through the pipeline's own rewrite step, so they rank what the answers are written from."""
     from rag.errors import LLMUnavailableError
-    from rag.search.retrieval import retrieve_many
-    from rag.search.rewrite import hyde, hyde_vector, multi_query
+    from rag.pipeline import gather
 
     if chat is None:
         raise LLMUnavailableError(
             f"the {strategy} strategy needs a language model to write rewrites; install the bundled local "
             "model or set OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL)"
         )
-    if strategy == "hyde":
-        return lambda q: doc_ranking(
-            retrieve(index, q, "hybrid", depth, depth, rrf_k, query_vector=hyde_vector(index, q, hyde(q, chat))).ranked(),
-            doc_of,
-        )
-    return lambda q: doc_ranking(retrieve_many(index, [q, *multi_query(q, chat)], depth, depth, rrf_k)[1], doc_of)
+    ranking = replace(s, rerank=False, recall_n=s.depth, top_k=s.depth)
+
+    def search(q: str) -> list[str]:
+        from rag.answer.extractive import ExtractiveGenerator  # gather needs a generator only for its label
+
+        trace = gather(q, index, ranking, ExtractiveGenerator(index.embedder), None, chat)
+        return doc_ranking(trace.candidates, doc_of)
+
+    return search
 
 
-def chunk_search(index: Index, strategy: str, reranker=None, depth: int = 50, rrf_k: int = 60, recall_n: int = 20,
+def chunk_search(index: Index, strategy: str, reranker=None, settings: AskSettings | None = None,
                  hits: Callable[[str], list[Hit]] | None = None):
     """query -> the texts the LLM would read for each retrieved chunk, best first (a child's parent once)."""
     from rag.ingest.chunking import context_for
 
     if strategy in REWRITE_STRATEGIES:
         raise ConfigError("span metrics run on dense, bm25, hybrid, hybrid+rerank, sparse and hybrid3")
-    hits = hits or hit_search(index, strategy, reranker, depth, rrf_k, recall_n)
+    hits = hits or hit_search(index, strategy, reranker, settings)
 
     def texts(q: str) -> list[str]:
         seen: dict[str, str] = {}
@@ -117,24 +140,28 @@ def chunk_search(index: Index, strategy: str, reranker=None, depth: int = 50, rr
     return texts
 
 
-def strategy_label(index: Index, strategy: str, reranker=None, rrf_k: int = 60, recall_n: int = 20, chat=None) -> str:
-    via = getattr(chat, "label", "no language model")
+def strategy_label(index: Index, strategy: str, reranker=None, settings: AskSettings | None = None, chat=None) -> str:
+    s = settings or AskSettings()
+    rrf_k, recall_n = s.rrf_k, s.recall_n
+    via = chat.label if chat is not None else "no language model"
+    sparse = index.sparse.label if index.sparse is not None else "learned sparse (not built)"
+    rr = reranker.label if reranker is not None else "no reranker"
     return {
         "hyde": f"HyDE (question + hypothetical answer via {via}) in RRF k={rrf_k} hybrid",
         "multi-query": f"RRF k={rrf_k} over hybrid lists of the question + variants via {via}",
         "dense": f"dense ({index.embedder.label})",
         "bm25": f"BM25 (jieba, k1={index.bm25.k1:g}, b={index.bm25.b:g})",
         "hybrid": f"RRF k={rrf_k} of dense + BM25",
-        "sparse": getattr(index.sparse, "label", "learned sparse (not built)"),
+        "sparse": sparse,
         "hybrid3": f"RRF k={rrf_k} of dense + BM25 + learned sparse",
-        "hybrid+rerank": f"RRF top {recall_n} reranked by {getattr(reranker, 'label', 'no reranker')}",
+        "hybrid+rerank": f"RRF top {recall_n} reranked by {rr}",
     }[strategy]
 
 
 def answer_figures(
-    index: Index, queries: Sequence[Query], strategy: str, generator, reranker=None, rrf_k: int = 60,
-    recall_n: int = 20, top_k: int = 5, progress: Callable[[int, int], None] | None = None, chat=None,
-    cite: str = "free", depth: int = 50,
+    index: Index, queries: Sequence[Query], strategy: str, generator, reranker=None,
+    settings: AskSettings | None = None, progress: Callable[[int, int], None] | None = None, chat=None,
+    control=None,
 ) -> dict[str, float]:
     """Answer every query with this strategy's retrieval and audit the citations.
 
@@ -151,18 +178,13 @@ def answer_figures(
 
     from rag.answer.citations import is_not_enough
     from rag.pipeline import ask
-    from rag.trace import AskSettings
 
-    settings = AskSettings(
-        mode="bm25" if strategy == "bm25" else "dense" if strategy == "dense" else "hybrid",
-        recall_n=max(recall_n, top_k), top_k=top_k, depth=max(depth, recall_n), rrf_k=rrf_k,
-        rerank=strategy == "hybrid+rerank", rewrite=strategy if strategy in REWRITE_STRATEGIES else "none",
-        cite=cite,
-    )
+    base = settings or AskSettings()
+    settings = settings_for(strategy, replace(base, recall_n=max(base.recall_n, base.top_k)))
     validity, unsupported, abstained, refused, cited_share, hallucinated = [], [], [], [], [], []
     first_token, tok_s = [], []
     for i, q in enumerate(queries, 1):
-        trace = ask(q.query, index, settings, generator, reranker=reranker, chat=chat)
+        trace = ask(q.query, index, settings, generator, reranker=reranker, chat=chat, control=control)
         refusal = is_not_enough(trace.answer)
         a = trace.audit
         if q.gold_ids:
@@ -198,21 +220,19 @@ def answer_figures(
     return out
 
 
-class _OnceReranker:
+class OnceReranker:
     """A reranker that scores each (query, candidate texts) once within one compare() run (an LLM judge
     takes seconds per pair; answer_figures reranks the lists the rankings already reranked)."""
 
     def __init__(self, inner):
-        self._inner = inner
+        self.inner = inner
+        self.name, self.label, self.is_fallback = inner.name, inner.label, inner.is_fallback
         self._seen: dict = {}
 
-    def __getattr__(self, name):  # name, label, is_fallback, totals, budget_s ... of the inner reranker
-        return getattr(self._inner, name)
-
-    def score(self, query, texts):
+    def score(self, query, texts, control=None):
         key = (query, tuple(texts))
         if key not in self._seen:
-            self._seen[key] = self._inner.score(query, texts)
+            self._seen[key] = self.inner.score(query, texts, control=control)
         return self._seen[key]
 
 
@@ -221,40 +241,40 @@ def compare(
     queries: Sequence[Query],
     strategies: Sequence[str] = STRATEGIES,
     reranker=None,
-    depth: int = 50,
-    rrf_k: int = 60,
-    recall_n: int = 20,
+    settings: EvalSettings | None = None,
     generator=None,
     progress: Callable[[int, int, str], None] | None = None,
     chat=None,
-    cite: str | Sequence[str] = "free",
+    control=None,
 ) -> list[StrategyReport]:
     """Run each strategy on `queries`; progress(done, total, strategy) counts (strategy, query) steps.
 
-    `cite` may name several modes ("free", "constrained"): each strategy's answers are then made once
-    per mode, and the answer-level figures are keyed "<figure> · <mode>", side by side in one report."""
-    cites = (cite,) if isinstance(cite, str) else tuple(cite) or ("free",)
+    With a generator, each strategy's answers are made once per citation mode in `settings.cites`, and the
+    answer-level figures are keyed "<figure> · <mode>" when there are several, side by side in one report."""
+    settings = settings or EvalSettings()
+    cites = settings.cites or ("free",)
     if not strategies:
         raise ConfigError("choose at least one strategy to evaluate")
     if reranker is not None:  # the answers rerank the lists the rankings reranked: score each once
-        reranker = _OnceReranker(reranker)
+        reranker = OnceReranker(reranker)
     answerable = [q for q in queries if q.gold_ids]
     per = len(answerable) + (len(queries) * len(cites) if generator is not None else 0)
     total, reports = per * len(strategies), []
     for s_i, name in enumerate(strategies):
+        s = settings_for(name, settings.ask)
         # one retrieval (and rerank) per query, read for document ranks and span ranks alike
         hits = None if name in REWRITE_STRATEGIES else \
-            functools.lru_cache(maxsize=None)(hit_search(index, name, reranker, depth, rrf_k, recall_n))
-        search = strategy_search(index, name, reranker, depth, rrf_k, recall_n, chat, hits=hits)
+            functools.lru_cache(maxsize=None)(hit_search(index, name, reranker, s))
+        search = strategy_search(index, name, reranker, s, chat, hits=hits)
         base = s_i * per
         step = (lambda d, _t, b=base, n=name: progress(b + d, total, n)) if progress else None
-        label = strategy_label(index, name, reranker, rrf_k, recall_n, chat)
+        label = strategy_label(index, name, reranker, s, chat)
         # A set of only unanswerable questions (data/out_of_scope.jsonl) has answer figures but no ranking to score.
         report = evaluate_strategy(name, label, queries, search, step) if answerable or generator is None \
             else StrategyReport(name, label)
         spans = [q for q in answerable if q.answer]
         if spans and name not in REWRITE_STRATEGIES:  # does a retrieved context hold the answer span?
-            contexts = chunk_search(index, name, reranker, depth, rrf_k, recall_n, hits=hits)
+            contexts = chunk_search(index, name, reranker, s, hits=hits)
             found = {q.query_id: contexts(q.query) for q in spans}
             report.span_ranks = {q.query_id: span_rank(found[q.query_id], q.answer) for q in spans}
             figures = [span_figures(r) for r in report.span_ranks.values()]
@@ -264,8 +284,8 @@ def compare(
         for c_i, mode in enumerate(cites if generator is not None else ()):
             after = base + len(answerable) + c_i * len(queries)
             answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
-            figures = answer_figures(index, queries, name, generator, reranker, rrf_k, recall_n,
-                                     progress=answer_step, chat=chat, cite=mode, depth=depth)
+            figures = answer_figures(index, queries, name, generator, reranker, replace(s, cite=mode),
+                                     progress=answer_step, chat=chat, control=control)
             suffix = f" · {mode}" if len(cites) > 1 else ""
             report.extra.update({f"{k}{suffix}": v for k, v in figures.items()})
         reports.append(report)
