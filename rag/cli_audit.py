@@ -18,6 +18,7 @@ import sys
 
 from rag import defaults
 from rag.answer.support import Checker, model_opinion
+from rag.cli_common import err, load_corpus, short
 from rag.evaluate.audit_pairs import audit_pairs, load_pairs
 from rag.ingest.chunking import CHUNKERS, chunk_documents
 
@@ -35,8 +36,6 @@ def add_parser(sub) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from rag.cli import _err, _load_corpus, _short
-
     pairs, errors = load_pairs(args.pairs)
     params = defaults.CHUNK_PARAMS if args.chunker == defaults.CHUNKER else {}
     corpora: dict[str, dict[str, str]] = {}
@@ -45,7 +44,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         path = corpus or args.corpus
         key = path or ""
         if key not in corpora:
-            docs = _load_corpus(path)
+            docs = load_corpus(path)
             corpora[key] = {c.ref: c.text for c in chunk_documents(docs, args.chunker, **params).chunks}
         return corpora[key]
 
@@ -60,7 +59,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         s = r.support
         if s is None:
             failed += 1
-            _err(f"{r.pair.pair_id}: error: {r.error}")
+            err(f"{r.pair.pair_id}: error: {r.error}")
             if args.json:
                 print(json.dumps({"id": r.pair.pair_id, "error": r.error}, ensure_ascii=False))
             continue
@@ -73,9 +72,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 "opinion": None if s.opinion is None else {"p_yes": s.opinion.p_yes, "raw": s.opinion.raw},
             }, ensure_ascii=False))
             continue
-        print(f"{r.pair.pair_id}\t{s.label}\t{_short(s.sentence, 60)}")
+        print(f"{r.pair.pair_id}\t{s.label}\t{short(s.sentence, 60)}")
         if s.evidence is not None:
-            print(f"  evidence [{s.evidence.ref}]: {_short(s.evidence.text, 90)}")
+            print(f"  evidence [{s.evidence.ref}]: {short(s.evidence.text, 90)}")
         print("  why: " + "; ".join(s.reasons(lang)))
     if not args.json:
         done = len(results) - failed

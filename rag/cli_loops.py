@@ -11,34 +11,35 @@ from __future__ import annotations
 import json
 
 from rag.backends import choose_judge, judge_model
-from rag.cli import _err, _short
+from rag.cli_common import err, short
 from rag.evaluate.judge import METRICS, audit_agreement
 from rag.loops.compare import compare_strategies, format_runs
 from rag.loops.strategies import STRATEGIES, run_strategy
-from rag.trace import AskSettings, _plain, support_text
+from rag.models.local_llm import LocalChat
+from rag.trace import AskSettings, support_text, to_plain
 
 
 def print_loop(lt) -> None:
     print(f"strategy: {lt.strategy}   steps: {len(lt.steps)}   searches: {lt.searches}   "
           f"retrieved: {'yes' if lt.retrieved else 'no'}   {lt.seconds:.1f} s\n")
     for s in lt.steps:
-        print(f"{s.n:>2}. {s.kind:<8} {s.seconds:5.1f}s  {_short(s.decision, 90)}")
+        print(f"{s.n:>2}. {s.kind:<8} {s.seconds:5.1f}s  {short(s.decision, 90)}")
         if s.thought:
-            print(f"      thought: {_short(s.thought, 100)}")
+            print(f"      thought: {short(s.thought, 100)}")
         if s.query:
-            print(f"      query: {_short(s.query, 100)}")
+            print(f"      query: {short(s.query, 100)}")
         for h in s.hits:
-            print(f"      hit [{h.ref}] {h.score:.3f} {_short(h.title or h.snippet, 60)}")
+            print(f"      hit [{h.ref}] {h.score:.3f} {short(h.title or h.snippet, 60)}")
         for v in s.verdicts:
-            print(f"      {'yes' if v.answer else 'no ':<3} {_short(v.asked, 60)}  {v.raw}")
+            print(f"      {'yes' if v.answer else 'no ':<3} {short(v.asked, 60)}  {v.raw}")
         if s.raw and s.kind in ("search", "read", "answer", "rewrite", "repeat"):
-            print(f"      model wrote: {_short(s.raw, 100)}")
+            print(f"      model wrote: {short(s.raw, 100)}")
     for note in lt.notes + (lt.final.notes if lt.final else []):
         print(f"note: {note}")
     print(f"\nanswer: {lt.answer}")
     if lt.final is not None and lt.final.audit is not None:
         for s in lt.final.audit.sentences:
-            print(f"  - {support_text(s):<11} {_short(s.sentence, 70)}")
+            print(f"  - {support_text(s):<11} {short(s.sentence, 70)}")
 
 
 def cmd_ask_strategy(args, index, gen_choice, chat, reranker, settings: AskSettings) -> int:
@@ -55,7 +56,7 @@ def parse_strategies(text: str | None) -> list[str] | None:
     names = [n.strip() for n in (text or "").split(",") if n.strip()]
     bad = [n for n in names if n not in STRATEGIES]
     if bad or (text is not None and not names):
-        _err(f"error: --strategy {text!r}: choose from {', '.join(STRATEGIES)} (comma-separated)")
+        err(f"error: --strategy {text!r}: choose from {', '.join(STRATEGIES)} (comma-separated)")
         return None
     return names
 
@@ -64,16 +65,16 @@ def cmd_eval_strategies(args, index, queries, names, gen_choice, chat, reranker,
     judge = None
     if args.judge:
         wanted, _ = judge_model(args.judge_model)
-        same = chat if getattr(getattr(chat, "spec", None), "key", None) == wanted else None
+        same = chat if isinstance(chat, LocalChat) and chat.spec.key == wanted else None
         jc = choose_judge(args.judge, args.judge_model,
                           local_chat=(lambda m: same) if same is not None else None)  # one model in memory, not two
         judge = jc.backend
-        _err(f"judge: {jc.label}" + (f" ({jc.reason})" if jc.reason else ""))
+        err(f"judge: {jc.label}" + (f" ({jc.reason})" if jc.reason else ""))
 
     def progress(done: int, total: int, strategy: str) -> None:
-        _err(f"  {done}/{total} ({strategy})")
+        err(f"  {done}/{total} ({strategy})")
 
-    _err(f"answering {len(queries)} queries with {', '.join(names)} on {gen_choice.label}")
+    err(f"answering {len(queries)} queries with {', '.join(names)} on {gen_choice.label}")
     results = compare_strategies(index, queries, names, settings, gen_choice.backend, chat, reranker, judge,
                                  args.budget, progress)
     judged = [r.judged for sr in results for r in sr.runs if r.judged is not None]
@@ -83,7 +84,7 @@ def cmd_eval_strategies(args, index, queries, names, gen_choice, chat, reranker,
                "strategies": [{"strategy": sr.strategy, **sr.means} for sr in results],
                "judge_vs_audit": audit_agreement(judged) if judged else None,
                "runs": [{"id": r.query.query_id, "strategy": r.strategy, "figures": r.figures,
-                         "loop": r.loop.to_dict(), "judge": _plain(r.judged) if r.judged else None}
+                         "loop": r.loop.to_dict(), "judge": to_plain(r.judged) if r.judged else None}
                         for sr in results for r in sr.runs]}
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0

@@ -13,8 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RAG = ROOT / "rag"
 # Pipeline order. A wing may import itself, the wings before it, and the shared leaves at the top.
 ORDER = ["models", "ingest", "index", "search", "answer", "evaluate", "loops"]
-LEAVES = {"errors", "defaults"}  # imported from anywhere; they import nothing of ours
-JOINERS = {"pipeline", "trace", "backends", "cli", "cli_loops", "cli_audit", "__main__"}  # join the stages; only evaluate sits above them
+LEAVES = {"errors", "defaults", "config"}  # imported from anywhere; they import nothing of ours but errors
+JOINERS = {"pipeline", "trace", "backends", "cli", "cli_common", "cli_eval", "cli_loops", "cli_audit",
+           "__main__"}  # join the stages; only evaluate sits above them
 
 
 def _wing_files() -> dict[str, list[Path]]:
@@ -100,3 +101,54 @@ def test_contracts_list_exactly_the_trace_and_settings_fields():
         assert actual <= documented, f"docs/CONTRACTS.md misses {cls.__name__} fields {sorted(actual - documented)}"
         extra = {w for w in documented if w not in actual and "_" in w}
         assert not extra, f"docs/CONTRACTS.md lists {cls.__name__} fields that do not exist: {sorted(extra)}"
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    return ".".join(p for p in rel.parts if p != "__init__")
+
+
+def test_no_private_name_crosses_a_module_boundary():
+    """`from rag.x import _y` means a helper two modules share: make it public where it is defined."""
+    offenders = []
+    for path in RAG.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rag"):
+                offenders += [f"{path.relative_to(ROOT)}: from {node.module} import {a.name}"
+                              for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not offenders, "private names imported across modules:\n" + "\n".join(offenders)
+
+
+def test_no_import_circle_inside_rag():
+    """Every import counts, those inside functions too: a circle hidden in a function is still a circle."""
+    graph: dict[str, set[str]] = {}
+    modules = {_module_name(p): p for p in RAG.rglob("*.py")}
+    for name, path in modules.items():
+        deps = set()
+        for mod in _rag_imports(path) - {"relative"}:
+            while mod and mod not in modules:  # "rag.models.llm.RunControl" style imports are not modules
+                mod = mod.rpartition(".")[0]
+            if mod and mod != name and mod != "rag":
+                deps.add(mod)
+        graph[name] = deps
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                return stack[stack.index(dep):] + [dep]
+            if dep not in state:
+                found = visit(dep)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            circle = visit(node)
+            assert circle is None, "import circle: " + " -> ".join(circle)

@@ -87,14 +87,6 @@ def short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def hits_frame(hits: Sequence[Hit], text_of: Callable[[str], str], n: int | None = None) -> pd.DataFrame:
-    rows = [
-        {t("rank"): h.rank, t("chunk"): h.chunk_id, t("score"): round(h.score, 5), t("text"): short(text_of(h.chunk_id))}
-        for h in (hits if n is None else hits[:n])
-    ]
-    return pd.DataFrame(rows, columns=[t("rank"), t("chunk"), t("score"), t("text")])
-
-
 def rrf_short(hit: Hit | None, rrf_k: int, lists: Sequence[str] = ("dense", "bm25")) -> str:
     """A fused hit's RRF sum in a short form for a table cell, one term per list in `lists` order:
     `1/(60+1) + 1/(60+3) = 0.03226`; a weight is written only when it is not 1 (`1.5/(60+1)`), and a

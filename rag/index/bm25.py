@@ -187,10 +187,6 @@ class BM25:
         """As `search`, for an already-tokenised query."""
         return top_k(self.get_scores_tokens(tokens), k)
 
-    def batch_search(self, queries: Sequence[str], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """`search` for each query (one (indices, scores) pair per query, in order)."""
-        return [self.search(q, k) for q in queries]
-
     # ---- inspection -----------------------------------------------------------------------------
     def explain(self, query: str, doc_index: int) -> list[TermScore]:
         """Why document `doc_index` scored what it did: one row per distinct query term, in query

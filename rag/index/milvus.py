@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 import threading
 import time
 from typing import Sequence
@@ -28,6 +27,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from rag import config
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.index.vectorstore import VectorStore
 from rag.models.embedding_cache import default_cache_dir
@@ -39,7 +39,7 @@ _build_lock = threading.Lock()  # one writer at a time per process: two sessions
 
 def default_uri() -> str:
     """RAG_MILVUS_URI, else a Milvus Lite file next to the embedding cache."""
-    uri = os.environ.get("RAG_MILVUS_URI", "").strip()
+    uri = config.value("RAG_MILVUS_URI")
     if uri:
         return uri
     folder = default_cache_dir() / "milvus"
@@ -61,7 +61,7 @@ def _client(uri: str):
     except ImportError as e:  # pragma: no cover - pymilvus and milvus-lite are in requirements.txt
         raise ModelUnavailableError("the Milvus backend needs pymilvus and milvus-lite: "
                                     "pip install pymilvus milvus-lite (both in requirements.txt)") from e
-    token = os.environ.get("RAG_MILVUS_TOKEN", "")
+    token = config.value("RAG_MILVUS_TOKEN")
     try:
         return MilvusClient(uri, token=token) if token else MilvusClient(uri)
     except Exception as e:  # pymilvus raises its own types for a bad path or an unreachable server

@@ -35,11 +35,6 @@ class Projection:
     def n_components(self) -> int:
         return int(self.components.shape[0])
 
-    @property
-    def total_explained(self) -> float:
-        """Share of the variance the picture keeps (the rest is invisible in it)."""
-        return float(self.explained_variance_ratio.sum())
-
     def transform(self, vectors: np.ndarray) -> np.ndarray:
         """Project new vectors (e.g. queries) onto the same axes: (m, dim) -> (m, d)."""
         v = np.atleast_2d(np.asarray(vectors, dtype=np.float64))

@@ -21,6 +21,8 @@ from rag.errors import ConfigError
 
 
 class VectorStore:
+    label = "exact"  # what the retrieval page and `rag search --json` call this index (every vector compared)
+
     def __init__(self, dim: int):
         if not isinstance(dim, (int, np.integer)) or dim < 1:
             raise ConfigError(f"dim={dim!r} must be a positive integer (the embedder's dim)")

@@ -37,7 +37,7 @@ from typing import Callable, Iterable
 
 from rag.ingest.documents import Document
 from rag.errors import ConfigError
-from rag.ingest.sentences import sentence_spans
+from rag.ingest.sentences import hard_split, sentence_spans
 
 Span = tuple[int, int]  # [start, end) character offsets into Document.text
 
@@ -83,22 +83,12 @@ def _sentences_in(text: str, a: int, b: int) -> list[Span]:
     return [(a + s, a + e) for s, e in sentence_spans(text[a:b])]
 
 
-def _hard_split(text: str, span: Span, size: int) -> list[Span]:
-    """A span longer than `size` -> consecutive pieces of at most `size` characters."""
-    pieces = []
-    for a in range(span[0], span[1], size):
-        piece = _stripped(text, a, min(a + size, span[1]))
-        if piece:
-            pieces.append(piece)
-    return pieces
-
-
 def _units(text: str, a: int, b: int, size: int, atomic: Iterable[Span] = ()) -> list[Span]:
     """Packing units in [a, b): sentences (hard-split above `size`) and `atomic` spans kept whole."""
     units, pos = [], a
     for s, e in list(atomic) + [(b, b)]:
         for sent in _sentences_in(text, pos, s):
-            units.extend(_hard_split(text, sent, size) if sent[1] - sent[0] > size else [sent])
+            units.extend(hard_split(text, sent, size) if sent[1] - sent[0] > size else [sent])
         if e > s:
             units.append((s, e))
         pos = e

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from rag.errors import ConfigError
-from rag.ingest.chunking import _hard_split  # the sentence chunker's cut of an over-long sentence
 from rag.ingest.documents import Document
-from rag.ingest.sentences import sentence_spans
+from rag.ingest.sentences import hard_split, sentence_spans  # the sentence chunker's cut of an over-long sentence
 
 Span = tuple[int, int]
 
@@ -56,7 +55,7 @@ def semantic_curve(doc: Document, embedder, breakpoint_percentile: float = 95, m
     p, max_size, min_size = _check(breakpoint_percentile, max_size, min_size)
     sentences: list[Span] = []
     for span in sentence_spans(doc.text):
-        sentences.extend(_hard_split(doc.text, span, max_size) if span[1] - span[0] > max_size else [span])
+        sentences.extend(hard_split(doc.text, span, max_size) if span[1] - span[0] > max_size else [span])
     if len(sentences) < 2:
         return Curve([], [], 1.0, [], sentences)
     vecs = np.asarray(embedder.embed_documents([doc.text[s:e] for s, e in sentences]), dtype=np.float32)

@@ -72,6 +72,21 @@ def split_sentences(text: str, semicolons: bool = True) -> list[str]:
     return [text[a:b] for a, b in sentence_spans(text, semicolons)]
 
 
+def hard_split(text: str, span: tuple[int, int], size: int) -> list[tuple[int, int]]:
+    """A span longer than `size` -> consecutive pieces of at most `size` characters (whitespace trimmed off
+    their ends, empty pieces dropped): the chunkers' cut of a sentence too long to keep whole."""
+    pieces = []
+    for a in range(span[0], span[1], size):
+        b = min(a + size, span[1])
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            pieces.append((a, b))
+    return pieces
+
+
 def _full_stop(text: str, i: int) -> bool:
     """Is the "." at text[i] the end of a sentence (not a decimal point, file name or abbreviation)?"""
     nxt = text[i + 1] if i + 1 < len(text) else ""

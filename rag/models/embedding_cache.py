@@ -36,7 +36,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from rag.models.embedding import Embedder, Progress, _check_texts
+from rag import config
+from rag.models.embedding import Embedder, Progress, check_texts
 from rag.errors import ConfigError
 
 
@@ -45,7 +46,7 @@ SEED_DIR = Path(__file__).resolve().parents[2] / "data" / "vectors"
 
 def default_cache_dir() -> Path:
     """$RAG_CACHE_DIR, else ~/.cache/rag-teach/embeddings: the folder every on-disk cache of the backend uses."""
-    return Path(os.environ.get("RAG_CACHE_DIR") or Path.home() / ".cache" / "rag-teach" / "embeddings")
+    return config.value("RAG_CACHE_DIR")
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ class CachedEmbedder(Embedder):
         self._model_lock = threading.Lock()  # one inner model call at a time
         self.fingerprint = str(getattr(inner, "fingerprint", "") or "")
         try:
-            self.max_vectors = max(1, int(os.environ.get("RAG_CACHE_MAX_VECTORS") or self.MAX_VECTORS))
+            self.max_vectors = config.value("RAG_CACHE_MAX_VECTORS")
         except ValueError:
             raise ConfigError("RAG_CACHE_MAX_VECTORS must be a whole number, e.g. 200000") from None
         meta = {"model": inner.name, "dim": str(inner.dim), "document_prefix": self.document_prefix,
@@ -141,7 +142,7 @@ class CachedEmbedder(Embedder):
 
     def embed_documents_with_stats(self, texts: Sequence[str], progress: Progress | None = None,
                                    store: bool = True) -> tuple[np.ndarray, CacheStats]:
-        texts = _check_texts(texts)
+        texts = check_texts(texts)
         n = len(texts)
         keys = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
         found = self._read(list(dict.fromkeys(keys)))  # sha1 -> cached vector
@@ -198,7 +199,7 @@ class CachedEmbedder(Embedder):
                 for key, blob in db.execute(f"SELECT sha1, vector FROM vectors WHERE sha1 IN ({marks})", part):
                     if len(blob) == 4 * self.dim:  # a damaged row counts as missing
                         found[key] = np.frombuffer(blob, dtype=np.float32)
-        if len(found) < len(keys) and os.environ.get("RAG_SHIPPED_VECTORS", "1") != "0":
+        if len(found) < len(keys) and config.value("RAG_SHIPPED_VECTORS"):
             seed = self._shipped()
             found.update({k: seed[k] for k in keys if k not in found and k in seed})
         return found
@@ -234,7 +235,7 @@ class CachedEmbedder(Embedder):
             return inner(texts, top_k=top_k, progress=progress)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = _check_texts(texts)
+        texts = check_texts(texts)
         with self._lock:
             vectors = {t: self._queries[t] for t in texts if t in self._queries}  # query text -> vector
         missing = [t for t in dict.fromkeys(texts) if t not in vectors]

@@ -26,6 +26,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag import config
 from rag.errors import ModelUnavailableError
 
 _CHUNK = 8 << 20  # bytes per read while copying and hashing
@@ -65,7 +66,7 @@ GGUF_MODELS: dict[str, GGUFSpec] = {
 
 
 def model_dir() -> Path:
-    return Path(os.environ.get("RAG_MODEL_DIR") or Path.home() / ".cache" / "rag-teach" / "models")
+    return config.value("RAG_MODEL_DIR")
 
 
 def spec_for(key: str) -> GGUFSpec:

@@ -1,0 +1,189 @@
+"""What every `python -m rag` command shares: argument types, printing to stderr, and turning the common
+arguments into a corpus, an index, an embedder, a generator, a reranker and the AskSettings.
+
+Each command module (cli.py for search and ask, cli_eval.py, cli_loops.py, cli_audit.py) imports this one,
+never another command module, so the CLI has no import circle.
+Not handled here: parsing (cli.py), anything the pipeline computes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from rag import defaults
+from rag.backends import Choice, choose_generator, choose_reranker
+from rag.errors import LoaderError
+from rag.index.build import Index, build_index
+from rag.index.dense_index import use_index, with_sparse
+from rag.index.tokenize import load_stopwords
+from rag.ingest.chunking import chunk_documents
+from rag.ingest.documents import Document, load_files, load_knowledge_base, load_path
+from rag.models.embedding import default_embedder_name, load_embedder
+from rag.models.embedding_cache import CachedEmbedder
+from rag.search.llm_judge import LLMJudgeReranker
+from rag.trace import AskSettings
+
+QUESTION_MAX_CHARS = 1000  # the app caps its question box at this many characters too (ui/sidebar.py)
+
+
+def err(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def short(text: str, n: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def at_least(lo: int, meaning: str):
+    """argparse type: a whole number >= lo, so a bad --k or --limit fails before any work starts."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"{value} must be {meaning}")
+        return value
+
+    return parse
+
+
+positive = at_least(1, "1 or more")
+non_negative = at_least(0, "0 (all) or more")
+
+
+def question_text(text: str) -> str:
+    """argparse type for a question or query: not empty, and not longer than the app allows."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: type a question or query")
+    if len(text) > QUESTION_MAX_CHARS:
+        raise argparse.ArgumentTypeError(f"is {len(text):,} characters long; a question may have at most "
+                                         f"{QUESTION_MAX_CHARS:,} (ask a shorter question, or put the text in --corpus)")
+    return text
+
+
+def load_corpus(path: str | None) -> list[Document]:
+    """The bundled knowledge base, one file, or every file of a folder (e.g. data/longform)."""
+    if path is None:
+        return load_knowledge_base()
+    if os.path.isdir(path):
+        files = sorted(f for f in os.listdir(path) if not f.startswith("."))
+        report = load_files([(f, Path(path, f).read_bytes()) for f in files])
+        for e in report.errors:
+            err(f"warning: {e}")
+        if not report.documents:
+            raise LoaderError(path, "no file in this folder could be read; see the warnings above")
+        return report.documents
+    return load_path(path)
+
+
+def embedder(args: argparse.Namespace):
+    """--embedder (else the default) with --threads, behind the vector cache unless --no-cache."""
+    inner = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
+    return inner if args.no_cache else CachedEmbedder(inner)
+
+
+def local_model(args: argparse.Namespace) -> str:
+    """The bundled model a command runs: --local-model where the command has it (search has not), else the default."""
+    from rag.models.local_llm import DEFAULT_MODEL
+
+    return vars(args).get("local_model") or DEFAULT_MODEL
+
+
+def contextualize(args: argparse.Namespace, chunk_set, docs):
+    from rag.ingest.contextual import contextualize as run
+    from rag.models.local_llm import LocalChat
+
+    chat = LocalChat(local_model(args))
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\rcontexts {done}/{total}", end="", file=sys.stderr)
+
+    chunk_set, stats = run(chunk_set, docs, chat, persist=not args.no_cache, progress=progress)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    err(f"contextual chunking with {chat.label}: {stats['generated']} contexts written "
+        f"({stats['seconds_per_generated']:.1f} s each), {stats['cached']} from the cache, {stats['seconds']:.0f} s")
+    return chunk_set
+
+
+def build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> Index:
+    """Load, chunk (--chunker, else `default_chunker` with its default parameters) and index the corpus."""
+    t0 = time.perf_counter()
+    chunker = args.chunker or default_chunker
+    params = defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER and not args.chunker else {}
+    docs = load_corpus(args.corpus)
+    emb = embedder(args)
+    chunk_set = chunk_documents(docs, chunker, embedder=emb, **params)  # semantic chunking embeds sentences
+    if args.contextual:
+        chunk_set = contextualize(args, chunk_set, docs)
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\rembedding {done}/{total}", end="", file=sys.stderr)
+
+    stopwords = load_stopwords() if args.stopwords else frozenset()
+    index = build_index(chunk_set, emb, progress=progress, stopwords=stopwords,
+                        persist_tokens=not args.no_cache)  # the CLI reads files on the user's own machine
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    err(f"indexed {len(docs)} documents -> {len(chunk_set.chunks)} chunks ({chunker}) with "
+        f"{emb.label} in {time.perf_counter() - t0:.1f}s")
+    if args.sparse:
+        t1 = time.perf_counter()
+        index = with_sparse(index)
+        err(f"{index.sparse.label}: {len(index.chunks)} chunks in {time.perf_counter() - t1:.1f}s (a third list in RRF)")
+    if args.index != "exact":
+        t1 = time.perf_counter()
+        index = use_index(index, args.index)
+        err(f"dense search on {index.searcher.label}, built in {time.perf_counter() - t1:.2f}s")
+    return index
+
+
+def generator(args: argparse.Namespace, emb) -> tuple[Choice, object]:
+    """(the generator that answers, the chat backend rewrites and judges use, or None); says which on stderr."""
+    choice, chat = choose_generator(emb, offline=bool(vars(args).get("offline")), generator=args.generator,
+                                    local_model=local_model(args))
+    err(f"generator: {choice.label}" + (f" ({choice.reason})" if choice.reason else ""))
+    return choice, chat
+
+
+def reranker(args: argparse.Namespace, emb, chat=None) -> Choice:
+    """--reranker (else the offline fallback). The LLM judge reuses `chat` when it is the same bundled model,
+    so the model is not loaded twice."""
+    from rag.models.local_llm import LocalChat
+
+    def judge_chat():
+        wanted = local_model(args)
+        return chat if isinstance(chat, LocalChat) and chat.spec.key == wanted else LocalChat(wanted)
+
+    rr = choose_reranker(args.reranker, emb, chat=judge_chat)
+    if args.reranker and rr.reason:  # the reranker the user named did not load: say so, do not hide it
+        err(f"reranker: {rr.reason}")
+    return rr
+
+
+def judge_totals(rr: Choice | None) -> str:
+    """The LLM judge's totals over the run, in one line ("" for any other reranker)."""
+    backend = rr.backend if rr is not None else None
+    if not isinstance(backend, LLMJudgeReranker) or not backend.totals["pairs"]:
+        return ""
+    t = backend.totals
+    return (f"{backend.name}: {t['pairs']} (question, passage) pairs judged, {t['seconds_per_pair']:.2f} s per pair, "
+            f"{t['reached']:.0%} of the candidates reached within {backend.budget_s:g} s per query")
+
+
+def settings(args: argparse.Namespace, **over) -> AskSettings:
+    """The AskSettings the common arguments give (recall_n, depth, RRF k, sparse, citations), with `over`."""
+    recall_n = vars(args).get("recall_n") or defaults.RECALL_N
+    base = dict(recall_n=recall_n, depth=max(args.depth, recall_n), rrf_k=args.rrf_k, sparse=bool(args.sparse),
+                cite=vars(args).get("cite") or defaults.CITE)
+    base.update(over)
+    return AskSettings(**base)
