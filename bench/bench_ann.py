@@ -33,7 +33,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-EVAL = Path(os.environ.get("RAG_EVAL_DIR") or ROOT.parent / "shared" / "eval")
+from rag import config  # noqa: E402
+
+EVAL = config.value("RAG_EVAL_DIR")  # ../shared/eval unless RAG_EVAL_DIR says
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -27,7 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-EVAL = Path(os.environ.get("RAG_EVAL_DIR") or ROOT.parent / "shared" / "eval")
+from rag import config  # noqa: E402
+
+EVAL = config.value("RAG_EVAL_DIR")  # ../shared/eval unless RAG_EVAL_DIR says
 
 
 def synthetic_texts(n: int, seed: int) -> list[str]:

@@ -22,8 +22,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EVAL = Path(os.environ.get("RAG_EVAL_DIR") or ROOT.parent / "shared" / "eval")
 sys.path.insert(0, str(ROOT))
+from rag import config  # noqa: E402
+
+EVAL = config.value("RAG_EVAL_DIR")  # ../shared/eval unless RAG_EVAL_DIR says
 
 CHILD = r"""
 import json, sys, time

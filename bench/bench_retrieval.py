@@ -33,7 +33,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EVAL = Path(os.environ.get("RAG_EVAL_DIR") or ROOT.parent / "shared" / "eval")  # ../shared/eval
+sys.path.insert(0, str(ROOT))
+from rag import config  # noqa: E402
+
+EVAL = config.value("RAG_EVAL_DIR")  # ../shared/eval unless RAG_EVAL_DIR says
 SENTENCE_ENDS = frozenset("。！？!?")
 
 
@@ -60,7 +63,6 @@ ARGS = parse_args()
 # Thread counts must be fixed before NumPy/SciPy load their BLAS.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "RAG_THREADS"):
     os.environ[_var] = str(ARGS.threads)
-sys.path.insert(0, str(ROOT))
 
 import json  # noqa: E402
 

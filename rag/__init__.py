@@ -19,9 +19,18 @@ This package never imports streamlit; the app in `app.py` and `app_pages/` rende
 
 import os as _os
 
-# Two contended cores: numeric libraries default to one thread unless the user says otherwise.
+from rag import config as _config
+from rag.errors import ConfigError as _ConfigError
+
+# Two contended cores: numeric libraries default to one thread unless the user says otherwise. This runs at
+# import, before any numeric library loads; a bad RAG_THREADS is left for the first reader to report (with
+# config's message), so importing the package never fails.
+try:
+    _threads = str(_config.value("RAG_THREADS"))
+except _ConfigError:
+    _threads = "1"
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    _os.environ.setdefault(_var, _os.environ.get("RAG_THREADS", "1"))
+    _os.environ.setdefault(_var, _threads)
 _os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Idle OpenMP threads sleep instead of spinning, so a parallel embedder yields a contended core
 # (rag/models/e5_engine.py has the measurements).

