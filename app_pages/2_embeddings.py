@@ -10,6 +10,7 @@ from rag.search.rewrite import make_rewrites, query_points
 from ui import charts, choices, indexing, memo, results, settings
 from ui.i18n import t, tr
 from ui.render import attempt, md_escape, need_question, short
+from ui.worker import run_in_worker
 
 ss = st.session_state
 st.header(":material/scatter_plot: " + t("page.embeddings"))
@@ -37,8 +38,9 @@ group_by = c3.radio(tr("颜色 Colour by", "Colour by"), ["section", "document"]
 
 # Rewrites: from the answer page's trace for this question, or generated here on request.
 rr = choices.reranker_choice() if ss["rerank.enabled"] else None
-gen, chat = attempt(choices.generator_choice, index.embedder)
-trace = results.current_trace(gen, rr)
+trace = results.current_trace(rr)
+gen_choice = attempt(choices.generator_choice, index.embedder, stop=False)  # only the rewrite buttons need it
+chat = gen_choice[1] if gen_choice else None
 rewrites = dict(trace.rewrites) if trace is not None else {}
 with st.expander(tr("查询改写 Query rewrites (HyDE / multi-query)", "Query rewrites (HyDE / multi-query)"),
                  expanded=bool(rewrites)):
@@ -50,11 +52,12 @@ with st.expander(tr("查询改写 Query rewrites (HyDE / multi-query)", "Query r
     for col, kind in ((b1, "hyde"), (b2, "multi-query")):
         if col.button(f"{tr('生成', 'Generate')} {kind}", key=f"embeddings.make_{kind}", disabled=chat is None,
                       help=None if chat else tr("没有可用的语言模型", "no language model available")):
-            made = attempt(make_rewrites, kind, q, chat, int(ss["answer.n_queries"]), stop=False)
+            made = attempt(run_in_worker, lambda control, emit, kind=kind: make_rewrites(
+                kind, q, chat, int(ss["answer.n_queries"]), control), stop=False)
             if made is not None:
-                memo.remember("rewrites", (q, kind, choices.generator_key(ss, gen)), made)
+                memo.remember("rewrites", (q, kind, choices.generator_identity(ss)), made)
     for kind in ("hyde", "multi-query"):
-        made = memo.peek("rewrites", (q, kind, choices.generator_key(ss, gen)))
+        made = memo.peek("rewrites", (q, kind, choices.generator_identity(ss)))
         if made:
             rewrites.update(made)
     if rewrites.get("hyde"):

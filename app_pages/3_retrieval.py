@@ -10,6 +10,8 @@ import html
 import pandas as pd
 import streamlit as st
 
+from rag.search.fusion import rrf_ceiling
+
 from rag.search.ranktable import fusion_arithmetic, side_by_side
 from rag.search.retrieval import MODES
 from rag.index.tokenize import jieba_tokenize
@@ -38,8 +40,7 @@ with st.container(border=True):
 
 settings = settings.ask_settings()
 rr = attempt(choices.reranker_choice, stop=False) if ss["rerank.enabled"] else None
-gen, _ = attempt(choices.generator_choice, index.embedder)
-trace = results.current_trace(gen, rr)
+trace = results.current_trace(rr)
 res = attempt(results.retrieval_result, index, q, trace)
 if trace is not None and trace.retrieval is not None:
     st.caption(tr("（来自回答页已有的 trace，未重新计算）", "(from the answer page's trace; nothing recomputed)"))
@@ -85,15 +86,13 @@ st.dataframe(
     column_config={t("rank"): st.column_config.NumberColumn(width="small")},
 )
 
-wd, wb = settings.weights[0][1], settings.weights[1][1]
+ceiling, top = rrf_ceiling(res.weights, res.rrf_k)  # every list that took part, the sparse one too
 st.info(tr(
     f"**分数的尺度不同，不能直接相加。** 余弦 cosine ∈ [-1, 1]（向量已归一化，越大越像）；BM25 ≥ 0 且没有上限，"
-    f"取决于查询词的数量和稀有程度；RRF 只看名次：rrf(d) = Σ wᵢ/(k + rankᵢ(d))，当前最大值是 "
-    f"{wd:g}/({res.rrf_k}+1) + {wb:g}/({res.rrf_k}+1) = {(wd + wb) / (res.rrf_k + 1):.5f}。",
+    f"取决于查询词的数量和稀有程度；RRF 只看名次：rrf(d) = Σ wᵢ/(k + rankᵢ(d))，当前最大值是 {ceiling} = {top:.5f}。",
     f"**The scores live on different scales and cannot be added.** Cosine ∈ [-1, 1] (normalised vectors, higher is "
     f"closer); BM25 ≥ 0 with no upper bound, growing with the number and rarity of matched terms; RRF uses ranks "
-    f"only: rrf(d) = Σ wᵢ/(k + rankᵢ(d)), at most {wd:g}/({res.rrf_k}+1) + {wb:g}/({res.rrf_k}+1) = "
-    f"{(wd + wb) / (res.rrf_k + 1):.5f} here.",
+    f"only: rrf(d) = Σ wᵢ/(k + rankᵢ(d)), at most {ceiling} = {top:.5f} here.",
 ))
 
 if trace is not None and trace.per_query:

@@ -40,8 +40,7 @@ if rr.is_fallback:
 else:
     st.success(f"{t('real')}: **{md_escape(rr.label)}**", icon=":material/check_circle:")
 
-gen, _ = attempt(choices.generator_choice, index.embedder)
-trace = results.current_trace(gen, rr if ss["rerank.enabled"] else None)
+trace = results.current_trace(rr if ss["rerank.enabled"] else None)
 res = attempt(results.retrieval_result, index, q, trace)
 s = settings.ask_settings()
 if not ss["rerank.enabled"]:

@@ -50,7 +50,7 @@ with st.container(border=True):
                   f"retrieval: {ss['retrieval.mode']} · recall_n {ss['retrieval.recall_n']} · top_k "
                   f"{ss['rerank.top_k']} · rerank {'on' if ss['rerank.enabled'] else 'off'}"))
 
-key = results.trace_key(ss, gen, rr)
+key = results.trace_key(ss, rr)
 trace = memo.peek("trace", key)
 left, right = st.columns(2) if ss["answer.compare"] else (st.container(), None)
 with left:

@@ -11,6 +11,7 @@ from ui.i18n import t, tr
 from ui.render import answer_html, attempt, html_table, md_escape, need_question
 from ui.audit_view import support_table_html
 from ui.timeline import render_step, step_summary
+from ui.worker import run_in_worker
 
 ss = st.session_state
 st.header(":material/account_tree: " + t("page.loops"))
@@ -48,13 +49,16 @@ with st.container(border=True):
 
 s = settings.ask_settings()
 budgets = {"plain": 1, "self-rag": int(ss["loops.rounds"]), "agent": int(ss["loops.steps"])}
-keys = {name: (ss["index.key"], q, s, choices.generator_key(ss, gen), rr.label if rr else None, name, budgets[name])
+keys = {name: (ss["index.key"], q, s, choices.generator_identity(ss), rr.label if rr else None, name, budgets[name])
         for name in ss["loops.strategies"]}
 if run:
     for name in ss["loops.strategies"]:
         with st.status(f"{names[name]} …", expanded=True) as box:
-            lt = attempt(run_strategy, name, q, index, s, gen.backend, chat, rr.backend if rr else None,
-                         budget=budgets[name], on_step=lambda step: box.write(step_summary(step)))
+            # In a worker with the run's RunControl: queued behind another session it says so, and Stop,
+            # a rerun or leaving the page stops it at the next token, also between two of its steps.
+            lt = attempt(run_in_worker, lambda control, emit, n=name: run_strategy(
+                n, q, index, s, gen.backend, chat, rr.backend if rr else None, budget=budgets[n], control=control,
+                on_step=lambda step: emit("step", step)), lambda kind, step: box.write(step_summary(step)))
             box.update(label=f"{names[name]} · {len(lt.steps)} {tr('步', 'steps')} · {lt.seconds:.1f} s",
                        state="complete", expanded=False)
         memo.remember("loop", keys[name], lt)

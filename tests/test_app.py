@@ -466,6 +466,28 @@ def test_bad_llm_settings_show_an_error_not_a_crash():
     assert any("http" in e.value for e in at.sidebar.error)
 
 
+def test_a_bad_endpoint_setting_does_not_stop_pages_that_need_no_generator():
+    """Bug: every page built the generator just to make a trace key, so a bad endpoint stopped retrieval and
+    rerank too. Only the answer page needs the generator now."""
+    at = new_app()
+    at.sidebar.radio(key="llm.generator").set_value("endpoint")
+    at.sidebar.text_input(key="llm.base_url").set_value("ftp://nowhere").run()
+    assert not at.exception
+    for page in ("retrieval", "rerank"):
+        go(at, page)
+        assert not at.main.error, [e.value for e in at.main.error]
+        assert frames(at), f"the {page} page drew no table"
+
+
+def test_a_bad_rag_variable_is_said_in_the_sidebar_and_the_pages_still_run(monkeypatch):
+    monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "lots")
+    at = new_app()
+    shown = [e.value.replace("\\", "") for e in at.sidebar.error]  # md_escape: RAG\\_LLM...
+    assert any("RAG_LLM_MAX_TOKENS='lots' must be a whole number" in m for m in shown), shown
+    go(at, "retrieval")  # a page that does not read the variable draws as usual
+    assert frames(at)
+
+
 # --------------------------------------------------------------------------------------- i18n
 
 

@@ -85,7 +85,11 @@ def sidebar_generator(ss: MutableMapping | None = None) -> Choice:
     return generator_choice(models.embedder(ss["applied.embedder"]), ss)[0]
 
 
-def generator_key(ss: MutableMapping, choice: Choice) -> tuple:
-    """What identifies the generator for memoising: its label and a digest of the key (never the key)."""
+def generator_identity(ss: MutableMapping) -> tuple:
+    """What identifies the generator a session's settings lead to, for memoising, read from the settings alone:
+    building the generator to name it would let a bad endpoint setting stop pages that need no generator
+    (retrieval, rerank). The key is only digested, never kept."""
     key = str(ss.get("llm.api_key") or "")
-    return (choice.label, hashlib.sha256(key.encode()).hexdigest()[:12] if key else "")
+    return (ss.get("llm.generator"), ss.get("llm.local_model"), bool(ss.get("llm.offline")),
+            str(ss.get("llm.base_url") or "").strip(), str(ss.get("llm.model") or "").strip(),
+            hashlib.sha256(key.encode()).hexdigest()[:12] if key else "")

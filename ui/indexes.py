@@ -16,6 +16,7 @@ from typing import Sequence
 
 import streamlit as st
 
+from rag import config
 from rag.errors import RagError
 from rag.index.build import Index
 from rag.index.dense_index import build_searcher
@@ -30,7 +31,7 @@ def app_milvus_uri() -> str:
     """RAG_MILVUS_URI when set (a server), else a Milvus Lite file in a temporary folder of this process,
     removed when it exits: the collections hold the chunks' text, and an upload must not outlive the
     server on disk (the vector cache stores vectors only)."""
-    uri = os.environ.get("RAG_MILVUS_URI", "").strip()
+    uri = config.value("RAG_MILVUS_URI")
     if uri:
         return uri
     if not _milvus_dir:

@@ -25,6 +25,7 @@ from rag.ingest.chunking import NEEDS_EMBEDDER, ChunkSet, chunk_documents
 
 from . import models
 from .i18n import t
+from .worker import run_in_worker
 from .memo import memo
 
 
@@ -59,9 +60,11 @@ def _contextual(ss: MutableMapping, chunks: ChunkSet, bar) -> ChunkSet:
 
     try:
         chat = models.local_chat(ss.get("llm.local_model") or DEFAULT_LOCAL_MODEL)
-        out, stats = contextualize(chunks, ss["corpus.docs"], chat, persist=False,  # an upload stays off disk
-                                   progress=lambda d, n: bar.progress(d / n if n else 1.0,
-                                                                      text=f"{t('context_progress')} {d}/{n}"))
+        docs = ss["corpus.docs"]
+        out, stats = run_in_worker(  # queued behind another session it says so; leaving the page stops it
+            lambda control, emit: contextualize(chunks, docs, chat, persist=False,  # an upload stays off disk
+                                                progress=lambda d, n: emit("progress", (d, n)), control=control),
+            lambda kind, p: bar.progress(p[0] / p[1] if p[1] else 1.0, text=f"{t('context_progress')} {p[0]}/{p[1]}"))
     except RagError as e:
         ss["index.contextual_error"] = str(e)
         return chunks

@@ -21,6 +21,7 @@ from . import choices, models, settings
 from .i18n import tr
 from .render import attempt, html_table, md_escape, plain_text
 from .timeline import judge_checks_frame
+from .worker import run_in_worker
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SETS = {"multihop": DATA / "multihop.jsonl", "golden": DATA / "golden.jsonl"}
@@ -41,7 +42,7 @@ def render(index, gen, chat) -> None:
         st.info(tr("评委需要语言模型：安装随附的本地模型，或在左侧填写接口。",
                    "The judge needs a language model: install the bundled local model, or fill in the sidebar."))
         return
-    local = getattr(chat, "name", "") == "local"  # an endpoint judges itself; the bundled models can be picked
+    local = chat is not None and chat.name == "local"  # an endpoint judges itself; the bundled models can be picked
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     c1.radio(tr("问题集", "Questions"), list(SETS), key="judge.source", horizontal=True,
              format_func={"multihop": tr("多跳 data/multihop.jsonl", "multi-hop data/multihop.jsonl"),
@@ -55,7 +56,7 @@ def render(index, gen, chat) -> None:
     run = c4.button(tr("评审", "Judge"), icon=":material/gavel:", key="judge.run")
     queries = fixed_sample(attempt(load_queries, SETS[ss["judge.source"]]), int(ss["judge.n"]))
     key = (ss["index.key"], ss["judge.source"], ss["judge.strategy"], int(ss["judge.n"]),
-           choices.generator_key(ss, gen), settings.ask_settings(), ss["judge.model"] if local else None)
+           choices.generator_identity(ss), settings.ask_settings(), ss["judge.model"] if local else None)
     if run:
         bar = st.progress(0.0, text=tr("回答并评审中…", "Answering and judging…"))
 
@@ -66,9 +67,11 @@ def render(index, gen, chat) -> None:
         judge = attempt(choose_judge, "local", ss["judge.model"], local_chat=models.local_chat) if local else None
         if judge is not None and judge.reason:
             st.caption(":material/info: " + md_escape(judge.reason))
-        results = attempt(compare_strategies, index, queries, [ss["judge.strategy"]], settings.ask_settings(),
-                          gen.backend, chat, rr.backend if rr else None, judge=judge.backend if judge else chat,
-                          progress=progress)
+        strategy, ask = ss["judge.strategy"], settings.ask_settings()  # the worker must not touch session_state
+        results = attempt(run_in_worker, lambda control, emit: compare_strategies(
+            index, queries, [strategy], ask, gen.backend, chat, rr.backend if rr else None,
+            judge=judge.backend if judge else chat, progress=lambda d, n, name: emit("progress", (d, n, name)),
+            control=control), lambda kind, p: progress(*p))
         bar.empty()
         ss["judge.result"] = (key, results)
     stored = ss.get("judge.result")

@@ -13,19 +13,20 @@ from rag.backends import Choice
 from rag.index.build import Index
 from rag.trace import Trace
 
-from .choices import generator_key
+from .choices import generator_identity
 from .indexing import index_key
 from .memo import memo, peek
+from .worker import run_in_worker
 from .settings import ask_settings, question
 
 
-def trace_key(ss: MutableMapping, gen: Choice, rr: Choice | None) -> tuple:
-    return (index_key(ss), question(ss), ask_settings(ss), generator_key(ss, gen), rr.label if rr else None)
+def trace_key(ss: MutableMapping, rr: Choice | None) -> tuple:
+    return (index_key(ss), question(ss), ask_settings(ss), generator_identity(ss), rr.label if rr else None)
 
 
-def current_trace(gen: Choice, rr: Choice | None) -> Trace | None:
+def current_trace(rr: Choice | None) -> Trace | None:
     """The trace the answer page made for exactly this question and these settings, if any."""
-    return peek("trace", trace_key(st.session_state, gen, rr))
+    return peek("trace", trace_key(st.session_state, rr))
 
 
 def retrieval_result(index: Index, q: str, trace: Trace | None = None):
@@ -39,7 +40,7 @@ def retrieval_result(index: Index, q: str, trace: Trace | None = None):
     s = ask_settings(ss)
     return memo("retrieval", (ss["index.key"], q, s),
                 lambda: retrieve(index, q, s.mode, s.recall_n, s.depth, s.rrf_k, dict(s.weights),
-                                 use_sparse=index.sparse is not None))  # as the pipeline does
+                                 use_sparse=s.sparse and index.sparse is not None))  # as the pipeline does
 
 
 def rerank_result(index: Index, q: str, rr: Choice, trace: Trace | None = None):
@@ -51,5 +52,6 @@ def rerank_result(index: Index, q: str, rr: Choice, trace: Trace | None = None):
     ss = st.session_state
     s = ask_settings(ss)
     candidates = retrieval_result(index, q, trace).ranked()[: s.recall_n]
-    return memo("rerank", (ss["index.key"], q, s, rr.label),
-                lambda: rerank_candidates(q, candidates, index, rr.backend, s.top_k))
+    return memo("rerank", (ss["index.key"], q, s, rr.label),  # in a worker: an LLM judge is queued and stoppable
+                lambda: run_in_worker(lambda control, emit: rerank_candidates(q, candidates, index, rr.backend, s.top_k,
+                                                                              control=control)))
