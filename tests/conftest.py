@@ -62,3 +62,24 @@ def kb_index(embedder):
 
     chunks = chunk_documents(load_knowledge_base(), defaults.CHUNKER, **defaults.CHUNK_PARAMS)
     return build_index(chunks, embedder)
+
+
+@pytest.fixture
+def network_attempts(monkeypatch):
+    """Every outgoing connection the code under test tries, refused at once and recorded as (host, port):
+    a test of "fails fast with no network" asserts on what was tried, not on a wall clock."""
+    import socket
+
+    attempts: list = []
+
+    def connect(self, address):
+        attempts.append(address)
+        raise ConnectionRefusedError(f"this test allows no connection ({address})")
+
+    def connect_ex(self, address):
+        attempts.append(address)
+        return 111  # ECONNREFUSED
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    return attempts
