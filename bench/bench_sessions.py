@@ -1,0 +1,146 @@
+"""A classroom check: N browser sessions ask at once, on the bundled local model, through the answer page's path.
+
+    .venv/bin/python bench/bench_sessions.py                 # N = 1, 4, 8; 128-token answers (~4 min)
+    .venv/bin/python bench/bench_sessions.py --sessions 1,4,8,16 --max-tokens 384
+
+Method. Each session is a thread with its own settings (ui/settings.py's defaults, as a new browser session
+gets them: hybrid retrieval, the offline reranker, the answer and the no-RAG comparison) and its own golden
+question (data/golden.jsonl, in order: no two sessions ask the same). It calls `ui.streaming.ask_streaming`,
+the function the answer page calls, which runs `rag.pipeline.ask` in a worker thread through
+`ui/worker.py`; Streamlit runs in bare mode (no browser), so drawing is a no-op. The model is the one
+`ui.models.local_chat` shares across sessions, so the sessions queue for it as a class does.
+Per session the bench records, through the run's events: whether it finished, whether it was told it was
+queued, and its time to first token (from its start to the first answer delta it saw, so retrieval and
+waiting in the queue count). Per N: sessions finished, sessions told "queued", the median and 95th
+percentile of time to first token, and total tokens per second (answer and no-RAG tokens of all sessions
+over the batch's wall time). Timings on shared cores are noisy: the ratios against N = 1, measured in the
+same run, are the figures to compare across machines. A session that has not finished within --timeout
+seconds counts as hung; the bench then exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sessions", default="1,4,8", help="comma-separated numbers of sessions at once")
+    p.add_argument("--max-tokens", type=int, default=128, help="longest answer in tokens (the app's default: 384)")
+    p.add_argument("--model", default="0.5b", help="the bundled model (0.5b or 1.5b)")
+    p.add_argument("--timeout", type=float, default=900, help="seconds after which a session counts as hung")
+    return p.parse_args(argv)
+
+
+ARGS = parse_args()
+os.environ["RAG_LLM_MAX_TOKENS"] = str(ARGS.max_tokens)  # read when the shared model is first loaded
+from streamlit import logger as streamlit_logger  # noqa: E402
+
+from rag.index.build import build_index  # noqa: E402
+from ui import choices, indexing, models, settings  # noqa: E402
+from ui.streaming import ask_streaming  # noqa: E402
+
+streamlit_logger.set_log_level("error")  # bare mode warns on every Streamlit call made without a browser
+
+
+def questions() -> list[str]:
+    with open(ROOT / "data" / "golden.jsonl", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return [r["query"] for r in rows if r.get("answerable", True)]
+
+
+def new_session(question: str) -> dict:
+    """A new browser session's state: every default, the bundled knowledge base, the local model chosen."""
+    ss: dict = {}
+    settings.init(ss)
+    ss["llm.generator"], ss["llm.local_model"], ss["question"] = "local", ARGS.model, question
+    return ss
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def run_batch(n: int, qs: list[str], index) -> dict:
+    sessions = [new_session(q) for q in qs[:n]]
+    out = [{"finished": False, "queued": False, "ttft": None, "tokens": 0, "error": ""} for _ in sessions]
+
+    def session(i: int, ss: dict) -> None:
+        rec, t0 = out[i], time.perf_counter()
+
+        def observe(kind, payload):
+            if kind == "status" and payload == "queued":
+                rec["queued"] = True
+            elif kind == "delta" and rec["ttft"] is None:
+                rec["ttft"] = time.perf_counter() - t0
+
+        try:
+            gen, chat = choices.generator_choice(index.embedder, ss)
+            rr = choices.reranker_choice(ss) if ss["rerank.enabled"] else None
+            trace = ask_streaming(ss["question"], index, settings.ask_settings(ss), gen.backend,
+                                  reranker=rr.backend if rr else None, chat=chat, observe=observe)
+        except Exception as exc:  # noqa: BLE001 - a failed session is a row of the table, not a crash
+            rec["error"] = f"{type(exc).__name__}: {exc}"
+            return
+        rec["finished"] = bool(trace.answer)
+        rec["tokens"] = trace.generation.get("tokens", 0) + trace.no_rag_generation.get("tokens", 0)
+
+    threads = [threading.Thread(target=session, args=(i, ss), name=f"session-{i}") for i, ss in enumerate(sessions)]
+    t0 = time.perf_counter()
+    for th in threads:
+        th.start()
+    deadline = t0 + ARGS.timeout
+    for th in threads:
+        th.join(max(0.0, deadline - time.perf_counter()))
+    wall = time.perf_counter() - t0
+    hung = sum(th.is_alive() for th in threads)
+    ttfts = [r["ttft"] for r in out if r["ttft"] is not None]
+    return {"n": n, "finished": sum(r["finished"] for r in out), "hung": hung, "queued": sum(r["queued"] for r in out),
+            "ttft_median": statistics.median(ttfts) if ttfts else float("nan"),
+            "ttft_p95": p95(ttfts) if ttfts else float("nan"),
+            "tok_s": sum(r["tokens"] for r in out) / wall, "wall": wall,
+            "errors": [r["error"] for r in out if r["error"]]}
+
+
+def main() -> int:
+    ns = [int(x) for x in ARGS.sessions.split(",")]
+    qs = questions()
+    if max(ns) > len(qs):
+        sys.exit(f"only {len(qs)} golden questions: at most that many sessions, each with its own question")
+    ss = new_session(qs[0])
+    emb = models.embedder(ss["applied.embedder"])
+    index = build_index(indexing.chunk_set(ss, *ss["applied.chunk"]), emb)  # the knowledge base, shared read-only
+    chat = models.local_chat(ARGS.model)
+    chat.complete([{"role": "user", "content": "你好"}], max_tokens=2)  # load and warm the shared model first
+    print(f"bench_sessions: {chat.label}, {chat.threads} llama.cpp thread(s), answers of at most {ARGS.max_tokens} "
+          f"tokens plus the no-RAG comparison, {os.cpu_count()} CPUs\n")
+    rows = [run_batch(n, qs, index) for n in ns]
+    ref = rows[0]
+    print("| sessions | every session finished | told \"queued\" | TTFT median | TTFT p95 | total tok/s "
+          f"| TTFT median / N={ref['n']} | tok/s / N={ref['n']} |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        done = "yes" if r["finished"] == r["n"] else f"no ({r['finished']} of {r['n']}, {r['hung']} hung)"
+        print(f"| {r['n']} | {done} | {r['queued']} | {r['ttft_median']:.1f} s | {r['ttft_p95']:.1f} s "
+              f"| {r['tok_s']:.1f} | {r['ttft_median'] / ref['ttft_median']:.1f}x | {r['tok_s'] / ref['tok_s']:.2f}x |")
+    for r in rows:
+        for e in r["errors"]:
+            print(f"N={r['n']}: {e}")
+    return 0 if all(r["finished"] == r["n"] and not r["hung"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    os._exit(code)  # a hung session's thread must not keep the process alive
