@@ -64,3 +64,30 @@ def test_the_page_going_away_stops_the_worker(fake_llm, kb_index, monkeypatch):
         t.join(timeout=30)
     assert not any(t.is_alive() for t in workers)  # it stopped at its next delta, not after 200 chars
     assert len(fake_llm.chat_requests) == 1  # the worker is done, and it never started the no-RAG answer
+
+
+def test_a_queued_run_shows_the_notice_and_clears_it_when_it_runs(monkeypatch):
+    """ui/worker.py, which every page's model call goes through (answer, loops, evaluation, judge, rewrites):
+    the backend's "queued" status becomes the notice in the page, and "running" clears it."""
+    from ui import worker
+
+    shown: list[tuple[str, str]] = []
+
+    class Placeholder:
+        def info(self, text, **k):
+            shown.append(("info", text))
+
+        def empty(self):
+            shown.append(("empty", ""))
+
+    monkeypatch.setattr(worker.st, "empty", Placeholder)
+
+    def work(control, emit):
+        control.status("queued")
+        control.status("running")
+        return "done"
+
+    assert worker.run_in_worker(work) == "done"
+    infos = [i for i, (kind, _) in enumerate(shown) if kind == "info"]
+    assert len(infos) == 1 and shown[infos[0]][1] == worker.queued_text()
+    assert ("empty", "") in shown[infos[0] + 1:]  # cleared once the run had the model

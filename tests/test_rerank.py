@@ -245,3 +245,61 @@ def test_every_reranker_follows_the_protocol(any_reranker):
     assert isinstance(any_reranker.label, str) and isinstance(any_reranker.is_fallback, bool)
     again = any_reranker.score(QUERY, TEXTS)
     np.testing.assert_allclose(scores, again, atol=1e-6)  # deterministic
+
+
+# ------------------------------------------------------------------------------------------ LLM judge
+
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _judge_chat(clock, queued_s=0.0, fail_on=""):
+    """A FakeChat whose verdicts cost 0.1 s on `clock`; its first call first waits `queued_s` behind another
+    session (reported through control.waited, as LocalChat does); a passage containing `fail_on` fails."""
+    from rag.errors import LLMError
+    from tests.fake_chat import FakeChat
+
+    class JudgeChat(FakeChat):
+        def next_token_logprobs(self, messages, candidates, *, control=None):
+            if not self.calls and queued_s:
+                clock.now += queued_s
+                control.waited(queued_s)
+            if fail_on and fail_on in messages[-1]["content"]:
+                self.calls.append({"kind": "failed"})
+                raise LLMError("the passage does not fit the window")
+            clock.now += 0.1
+            return super().next_token_logprobs(messages, candidates, control=control)
+
+    return JudgeChat(verdict=lambda m: 0.9 if "相关" in m[-1]["content"] else 0.2)
+
+
+def test_the_llm_judges_budget_counts_time_holding_the_model_not_time_queued(monkeypatch):
+    """Bug: the budget started before the model was free, so under load it judged one candidate."""
+    from rag.search import llm_judge
+    from rag.models.llm import RunControl
+
+    clock = _Clock()
+    monkeypatch.setattr(llm_judge.time, "perf_counter", clock)
+    judge = llm_judge.LLMJudgeReranker(_judge_chat(clock, queued_s=30.0), budget_s=1.0)
+    control = RunControl()
+    scores = judge.score("什么是重排？", [f"段落 {i}" for i in range(20)], control=control)
+    assert control.stats["waited_s"] == 30.0
+    assert int((~np.isnan(scores)).sum()) == 10  # 1 s of 0.1 s verdicts, after 30 s in the queue
+
+
+def test_the_llm_judges_failures_are_said_in_the_rerank_note(monkeypatch):
+    """Bug: a failed judge call was swallowed ("judged 0 of 20" and no reason)."""
+    from rag.search import llm_judge
+
+    clock = _Clock()
+    monkeypatch.setattr(llm_judge.time, "perf_counter", clock)
+    judge = llm_judge.LLMJudgeReranker(_judge_chat(clock, fail_on="坏"), budget_s=60)
+    hits = [Hit(chunk_id=c, score=1.0 / r, rank=r, retriever="hybrid") for r, c in enumerate(["a", "b", "c"], 1)]
+    texts = {"a": "坏的段落", "b": "相关的段落", "c": "另一段"}
+    result = rerank("什么是重排？", hits, texts, judge, top_k=2)
+    assert "could not judge 1 of 3" in result.note and "does not fit the window" in result.note
+    assert [h.chunk_id for h in result.hits][0] == "b"
