@@ -421,3 +421,29 @@ def test_cli_llm_judge_reuses_the_answering_model_instead_of_loading_it_twice(ca
     trace = json.loads(capsys.readouterr().out)
     assert "LLM" in trace["backends"]["reranker"] or "judge" in trace["backends"]["reranker"]
     assert len(built) == 1
+
+
+def test_a_restored_rules_state_gives_the_same_greedy_answer_as_a_cold_prompt(chat):
+    """The rules' KV state is computed once and restored (PREFIX_STATES); the answer must not change for it,
+    whatever ran in between (here a no-RAG call with other rules)."""
+    from rag.answer.prompt import build_no_rag_prompt
+
+    messages = build_prompt("RRF 的 k 通常取多少？", TWO, "zh").messages
+    chat._prefixes.clear()
+    chat._llm.reset()
+    cold = RunControl()
+    first = chat.complete(messages, max_tokens=16, control=cold)
+    assert cold.stats["cached_prefix_tokens"] == 0 and cold.stats["prefix_tokens"] > 100  # computed, then saved
+    chat.complete(build_no_rag_prompt("今天天气怎么样？", "zh").messages, max_tokens=4)  # other rules in between
+    warm = RunControl()
+    again = chat.complete(messages, max_tokens=16, control=warm)
+    assert warm.stats["cached_prefix_tokens"] == cold.stats["prefix_tokens"]  # restored, not recomputed
+    assert again == first
+
+
+def test_the_answer_grammar_compiles_with_a_sentence_cap_and_without_the_refusal(chat):
+    messages = build_prompt("什么是过拟合？", TWO, "zh", refusal=False).messages
+    grammar = citation_grammar(["faq_001", "faq_030"], max_sentences=2, refusal=False)
+    out = chat.complete(messages, max_tokens=80, grammar=grammar)
+    assert out and not out.startswith("资料不足")
+    assert 1 <= len(parse_citations(out)) and out.count("。") <= 2 and "？" not in out

@@ -52,13 +52,34 @@ def test_messages_are_the_openai_wire_format():
     ("en", ["Use only information in the context", "square brackets", "[faq_003]", "Never invent a ref",
             '"not enough information"']),
 ])
-def test_rules_present_in_both_languages(lang, phrases):
-    p = build_prompt("how do I reset my password?", CHUNKS, lang=lang)
+def test_plain_rules_present_in_both_languages(lang, phrases):
+    p = build_prompt("how do I reset my password?", CHUNKS, lang=lang, style="plain")
     for phrase in phrases:
         assert phrase in p.system
     assert NOT_ENOUGH[lang] in p.system
     other = "en" if lang == "zh" else "zh"
     assert NOT_ENOUGH[other] not in p.system
+
+
+@pytest.mark.parametrize("lang, phrases", [
+    ("zh", ["第一句话直接回答问题", "公式", "照抄资料", "方括号", "不要编造编号"]),
+    ("en", ["first sentence answers the question", "formula", "Copy the", "square brackets", "never invent"]),
+])
+def test_answer_first_rules_are_the_same_for_every_question(lang, phrases):
+    """Their KV state is computed once (rag/models/local_llm.py): the rules may not name a question's refs."""
+    p = build_prompt("how do I reset my password?", CHUNKS, lang=lang)
+    q = build_prompt("another question?", CHUNKS[1:], lang=lang)
+    assert p.system == q.system and "faq_003" not in p.system and "manual" not in p.system
+    for phrase in phrases:
+        assert phrase in p.system
+    assert NOT_ENOUGH[lang] in p.system
+    gated = build_prompt("how do I reset my password?", CHUNKS, lang=lang, refusal=False)
+    assert NOT_ENOUGH[lang] not in gated.system and gated.system == p.system.rsplit("\n", 1)[0]
+
+
+def test_an_unknown_prompt_style_is_refused():
+    with pytest.raises(ConfigError, match="answer-first, plain"):
+        build_prompt("q?", CHUNKS, style="chatty")
 
 
 def test_english_headings_and_auto_language():

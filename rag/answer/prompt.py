@@ -25,6 +25,61 @@ if TYPE_CHECKING:  # only for the annotation: prompt building needs nothing but 
 
 NOT_ENOUGH = {"zh": "资料不足", "en": "not enough information"}  # the exact "cannot answer" reply
 
+# "answer-first" (the default): the rules are the same for every question, so their KV state is computed once
+# (rag/models/local_llm.py keeps it) and a question pays only for its own contexts; the first rule asks for
+# the answer itself in the first sentence (the formula, the number, the list), copied from the context; two
+# worked examples (EXAMPLES) show what that looks like.
+SYSTEM_ANSWER_FIRST = {
+    "zh": (
+        "你是知识库问答助手，只根据用户消息里的“资料”回答。\n"
+        "1. 第一句话直接回答问题：问怎么算就写出公式，问多少就写出数字，问是什么就给出定义，问有哪些就列出要点；"
+        "照抄资料里的原词、数字和公式，不要复述问题。\n"
+        "2. 不用资料以外的知识，不猜测。\n"
+        "3. 每句话末尾写上它所依据的资料编号，也就是那条资料开头方括号里的编号，不要编造编号。\n"
+        "4. 资料里完全没有相关内容时，只回复“{not_enough}”。"
+    ),
+    "en": (
+        "You answer questions from a knowledge base, using only the context in the user message.\n"
+        "1. Your first sentence answers the question itself: the formula for \"how is it computed\", the number "
+        "for \"how many\", the definition for \"what is\", the points for \"which\" or \"how to\". Copy the "
+        "context's words, numbers and formulas; do not restate the question.\n"
+        "2. Use nothing but the context; do not guess.\n"
+        "3. End each sentence with the id of the context it comes from, in square brackets, as it opens that "
+        "context; never invent an id.\n"
+        "4. Only if the context has nothing relevant, reply exactly \"{not_enough}\"."
+    ),
+}
+# Two worked examples, sent as earlier turns of the conversation (a small model copies a demonstrated answer
+# far better than it follows a rule): the answer's first sentence copies the context sentence that answers,
+# formula and number included, and cites it. They are about a shop, not the corpus, so they lend the answer
+# no fact; like the rules, their KV state is computed once.
+EXAMPLES = {
+    "zh": (
+        ("资料：\n\n[shop_1] 退货政策\n签收后七天内可以无理由退货，运费由买家承担。定制商品不支持退货。\n\n"
+         "[shop_2] 会员积分\n每消费 1 元积 1 分，积分一年后清零。\n\n问题：买的东西不想要了，多久之内能退？",
+         "签收后七天内可以无理由退货，运费由买家承担。[shop_1]"),
+        ("资料：\n\n[shop_3] 发票\n下单时可以选择电子发票，订单完成后发到邮箱。\n\n"
+         "[shop_4] 运费怎么算？\n运费按重量计算：首重 1 公斤 8 元，之后每公斤加 2 元。满 99 元包邮。\n\n问题：邮费是怎么算的？",
+         "运费按重量计算：首重 1 公斤 8 元，之后每公斤加 2 元。[shop_4]满 99 元包邮。[shop_4]"),
+    ),
+    "en": (
+        ("Context:\n\n[shop_1] Returns\nItems can be returned within seven days of delivery; the buyer pays the "
+         "postage. Custom-made items cannot be returned.\n\n[shop_2] Points\nEach dollar spent earns one point; "
+         "points expire after a year.\n\nQuestion: I don't want what I bought. How long do I have to return it?",
+         "Items can be returned within seven days of delivery; the buyer pays the postage. [shop_1]"),
+        ("Context:\n\n[shop_3] Invoices\nAn electronic invoice is emailed when the order is complete.\n\n"
+         "[shop_4] How is shipping charged?\nShipping is charged by weight: $8 for the first kilogram and $2 for "
+         "each further kilogram. Orders over $99 ship free.\n\nQuestion: How is the shipping cost worked out?",
+         "Shipping is charged by weight: $8 for the first kilogram and $2 for each further kilogram. [shop_4] "
+         "Orders over $99 ship free. [shop_4]"),
+    ),
+}
+PROMPT_STYLES = ("answer-first", "plain")
+WITH_EXAMPLES = False  # measured: the worked examples did not raise the 0.5B's facts stated (README)
+
+# "plain": the earlier wording, kept so the measurement (bench/bench_answers.py) can show what the
+# answer-first rules change; its example citation names the first context's ref, so the rules differ by
+# question and nothing of them can be reused between questions.
 SYSTEM_RAG = {
     "zh": (
         "你是一个严谨的知识库问答助手。请只根据用户消息中给出的“资料”回答问题。\n"
@@ -92,6 +147,7 @@ class Prompt:
     messages: list[dict]  # OpenAI wire format: [{"role": "system", ...}, {"role": "user", ...}]
     lang: str  # "zh" | "en"
     rag: bool  # False for the no-RAG control prompt
+    examples: tuple[tuple[str, str], ...] = ()  # worked (user, assistant) turns sent before the question
 
     def segments(self) -> list[tuple[str, str]]:
         """(kind, text) pieces in the order sent, kind in system | heading | context | question,
@@ -100,6 +156,8 @@ class Prompt:
         Joining the user-message pieces with blank lines reproduces `user` exactly.
         """
         out = [("system", self.system)]
+        for user, answer in self.examples:
+            out += [("example", user), ("example", answer)]
         heading = HEADINGS[self.lang]
         if self.rag:
             out.append(("heading", heading["context"]))
@@ -128,27 +186,42 @@ def context_blocks(contexts: Sequence[Chunk]) -> list[ContextBlock]:
     ]
 
 
-def build_prompt(question: str, contexts: Sequence[Chunk], lang: str = "zh") -> Prompt:
-    """The grounded prompt. `contexts` are the chunks the model may cite, best first (parents, not children)."""
+def build_prompt(question: str, contexts: Sequence[Chunk], lang: str = "zh", style: str = "answer-first",
+                 refusal: bool = True) -> Prompt:
+    """The grounded prompt. `contexts` are the chunks the model may cite, best first (parents, not children).
+    `style`: "answer-first" (fixed rules, the answer in the first sentence) or "plain" (the earlier wording).
+    `refusal=False` drops the answer-first rule about replying 资料不足: the answerability gate decided that."""
     question, lang = _check(question, lang)
+    if style not in PROMPT_STYLES:
+        raise ConfigError(f"unknown prompt style {style!r}; choose one of {', '.join(PROMPT_STYLES)}")
     blocks = context_blocks(contexts)
     example = blocks[0].ref if blocks else "faq_003"  # a real ref, so a copied example is still valid
-    system = SYSTEM_RAG[lang].format(example=example, not_enough=NOT_ENOUGH[lang])
     heading = HEADINGS[lang]
     body = "\n\n".join(b.render() for b in blocks) if blocks else heading["none"]
     user = f"{heading['context']}\n\n{body}\n\n{heading['question']}{question}"
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-    return Prompt(question, blocks, system, user, messages, lang, rag=True)
+    examples = ()
+    if style == "answer-first":
+        system = SYSTEM_ANSWER_FIRST[lang].format(not_enough=NOT_ENOUGH[lang])
+        if not refusal:
+            system = system.rsplit("\n", 1)[0]  # the last rule is the one about the cannot-answer reply
+        examples = EXAMPLES[lang] if WITH_EXAMPLES else ()
+    else:
+        system = SYSTEM_RAG[lang].format(example=example, not_enough=NOT_ENOUGH[lang])
+    messages = [{"role": "system", "content": system}]
+    for shown, answered in examples:
+        messages += [{"role": "user", "content": shown}, {"role": "assistant", "content": answered}]
+    messages.append({"role": "user", "content": user})
+    return Prompt(question, blocks, system, user, messages, lang, rag=True, examples=examples)
 
 
-def fit_prompt(question: str, contexts: Sequence[Chunk], lang: str, count_tokens, budget: int
-               ) -> tuple[Prompt, list[str]]:
+def fit_prompt(question: str, contexts: Sequence[Chunk], lang: str, count_tokens, budget: int,
+               style: str = "answer-first", refusal: bool = True) -> tuple[Prompt, list[str]]:
     """The grounded prompt with as many whole context blocks as fit in `budget` tokens (counted by
     `count_tokens(messages)`), best first, and the refs left out. A chunk is never cut in the middle:
     half a chunk can read as a claim it does not make."""
     kept = list(contexts)
     while True:
-        prompt = build_prompt(question, kept, lang)
+        prompt = build_prompt(question, kept, lang, style, refusal)
         if not kept or count_tokens(prompt.messages) <= budget:
             return prompt, [c.ref for c in contexts[len(kept):]]
         kept.pop()

@@ -12,7 +12,11 @@
 - `grammar` (GBNF text) constrains what may be written, e.g. only real refs inside brackets;
 - one llama.cpp context is not thread-safe, and one object serves every browser session, so calls are
   serialised by a lock: a caller that has to wait hears "queued" through its `RunControl`, can stop
-  while it waits, and a stopped generation releases the model at its next token.
+  while it waits, and a stopped generation releases the model at its next token;
+- the rules are paid for once: the KV state of everything before a prompt's last message (the answer's
+  rules and worked examples, the no-RAG instruction, a judge's instructions) is computed once and kept (`PREFIX_STATES` of them, a few MB
+  each); every call restores its own, then evaluates only the rest. Each call therefore starts from the
+  same state whatever ran before it (a no-RAG call in between included), so greedy answers repeat.
 
 Threads: `RAG_LLM_THREADS` (else `RAG_THREADS`, else 1); answer length: `RAG_LLM_MAX_TOKENS` (else 384). On two contended cores, two llama.cpp threads ran
 8-10x slower than one; bench/bench_local_llm.py measures 1 vs 2 on the machine at hand.
@@ -43,6 +47,8 @@ N_CTX = 4096  # tokens: five FAQ chunks plus rules and question take ~1,200; upl
 MAX_TOKENS = 384  # answer tokens at most; a short teaching answer is 50-200
 _MESSAGE_OVERHEAD = 6  # template tokens per message (<|im_start|>role\n ... <|im_end|>\n), rounded up
 _SAFETY = 16  # tokens kept free so an approximate count never overflows the window
+PREFIX_STATES = 4  # system-message KV states kept (answer rules, no-RAG, judges), least recently used out
+PREFIX_MIN = 32  # a system message shorter than this is not worth a saved state
 
 
 def engine_available() -> tuple[bool, str]:
@@ -168,6 +174,7 @@ class LocalChat:
         self.label = f"{self.spec.title} {self.spec.quant} · bundled · llama.cpp, local"
         self._lock = threading.Lock()  # one generation at a time: llama.cpp contexts are not thread-safe
         self._grammars: OrderedDict[str, object] = OrderedDict()  # GBNF text -> compiled grammar (under _lock)
+        self._prefixes: OrderedDict[tuple, tuple[bytes, np.ndarray]] = OrderedDict()  # head tokens -> KV state
         try:
             self._llm = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.threads,
                               n_threads_batch=self.threads, seed=seed, verbose=False)
@@ -232,6 +239,54 @@ class LocalChat:
             if control is not None:
                 control.waited(time.perf_counter() - t0)
 
+    def _head_tokens(self, messages: list[dict]) -> list[int] | None:
+        """The tokens of every message before the last (the rules, and worked examples sent as earlier turns)
+        as the ChatML template lays them out, or None (nothing before the last message, too short to be worth
+        a state, or a model whose template is not ChatML)."""
+        if len(messages) < 2 or messages[0].get("role") != "system":
+            return None
+        if "<|im_start|>" not in str(self._llm.metadata.get("tokenizer.chat_template", "")):
+            return None
+        text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages[:-1])
+        head = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        return head if len(head) >= PREFIX_MIN else None
+
+    def _restore_prefix(self, messages: list[dict], control: RunControl | None) -> None:
+        """Put the KV state of exactly this prompt's system message in place (called holding the lock), so
+        llama.cpp evaluates only what follows it: restored from a saved state, or computed once and saved.
+        Whatever the context held beyond the head is discarded, so every call starts from the same state."""
+        import ctypes
+
+        import llama_cpp
+
+        head = self._head_tokens(messages)
+        if head is None:
+            return
+        llm, key = self._llm, tuple(head)
+        ctx = llm._ctx.ctx
+        if key in self._prefixes:
+            data, ids = self._prefixes[key]
+            self._prefixes.move_to_end(key)
+            buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+            if llama_cpp.llama_state_set_data(ctx, buf, len(data)) != len(data):
+                raise LLMError(f"{self.label}: could not restore the saved state of the prompt's rules")
+            llm.input_ids[: len(ids)] = ids
+            llm.n_tokens = len(ids)
+            how = "restored"
+        else:
+            llm.reset()
+            llm.eval(head)
+            size = llama_cpp.llama_state_get_size(ctx)
+            buf = (ctypes.c_uint8 * size)()
+            n = llama_cpp.llama_state_get_data(ctx, buf, size)
+            self._prefixes[key] = (bytes(buf)[:n], llm.input_ids[: llm.n_tokens].copy())
+            while len(self._prefixes) > PREFIX_STATES:
+                self._prefixes.popitem(last=False)
+            how = "computed"
+        if control is not None:
+            control.stats["cached_prefix_tokens"] = len(head) if how == "restored" else 0
+            control.stats["prefix_tokens"] = len(head)
+
     def _grammar(self, text: str):
         from llama_cpp import LlamaGrammar
 
@@ -251,6 +306,7 @@ class LocalChat:
                 control.status("running")
                 control.stats.update(prompt_tokens=prompt_tokens, tokens=0)
             t0 = time.perf_counter()
+            self._restore_prefix(messages, control)
             first = None
             chunks = self._llm.create_chat_completion(
                 messages=messages, stream=True, temperature=temperature, seed=self.seed,
@@ -301,6 +357,7 @@ class LocalChat:
             if control is not None:
                 control.status("running")
             llm = self._llm
+            self._restore_prefix(messages, control)
             seen = llm.input_ids[: llm.n_tokens].tolist()
             keep = 0
             for a, b in zip(seen, tokens):
