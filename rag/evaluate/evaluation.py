@@ -54,6 +54,9 @@ def load_queries(path: str | Path) -> list[Query]:
             continue
         try:
             rec = json.loads(line)
+            if not isinstance(rec, dict):  # valid JSON, but a list, a string, a number or null
+                raise TypeError(f"it is a JSON {_json_kind(rec)}, not an object like "
+                                '{"id": "q1", "query": "...", "gold_ids": ["faq_001"]}')
             raw_gold = rec.get("gold_ids", [])
             if not isinstance(raw_gold, list):  # a bare string would be split into characters
                 raise TypeError(f"gold_ids must be a list of ids, e.g. [\"faq_001\"], not {type(raw_gold).__name__}")
@@ -66,6 +69,10 @@ def load_queries(path: str | Path) -> list[Query]:
             facts = rec.get("facts", [])
             if not isinstance(facts, list) or not all(isinstance(f, list) and f for f in facts):
                 raise TypeError("facts must be a list of lists of spellings, e.g. [[\"60\"], [\"排名\", \"名次\"]]")
+            answers = rec.get("answers", [])  # the public sets' gold answer spans: one fact, any of them states it
+            if not facts and isinstance(answers, list) and answers and all(isinstance(x, str) and x.strip()
+                                                                           for x in answers):
+                facts = [answers]
             out.append(Query(str(rec["id"]), str(rec["query"]), gold, bool(rec.get("answerable", bool(gold))),
                              answer, str(rec.get("type", "")), str(rec.get("reference", "")),
                              tuple(tuple(str(x) for x in f) for f in facts)))
@@ -78,6 +85,23 @@ def load_queries(path: str | Path) -> list[Query]:
         raise LoaderError(str(path), "no queries found; expected JSONL lines with id, query, gold_ids",
                           "没有找到查询：应当是每行含 id、query、gold_ids 的 JSONL")
     return out
+
+
+def facts_found(answer: str, facts: Sequence[Sequence[str]]) -> float | None:
+    """Share of `facts` stated in `answer`: a fact is stated when any of its spellings appears (case and
+    whitespace ignored). None when the query lists no facts."""
+    if not facts:
+        return None
+    text = _squash(answer)
+    return sum(any(_squash(s) in text for s in spellings) for spellings in facts) / len(facts)
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text).lower()
+
+
+def _json_kind(value) -> str:
+    return {list: "list", str: "string", bool: "true/false", type(None): "null"}.get(type(value), "number")
 
 
 def doc_ranking(hits: Sequence[Hit], doc_of: Callable[[str], str]) -> list[str]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from rag.errors import ConfigError
-from rag.evaluate.evaluation import (SPAN_METRICS, Query, StrategyReport, doc_ranking, evaluate_strategy, span_figures,
+from rag.evaluate.evaluation import (SPAN_METRICS, facts_found, Query, StrategyReport, doc_ranking, evaluate_strategy, span_figures,
                                      span_rank)
 from rag.index.build import Index
 from rag.search.hits import Hit
@@ -170,7 +170,9 @@ def answer_figures(
     - "citation validity": mean of valid refs / cited refs (answers that cite something);
     - "hallucinated refs": refs cited that were not in the context, per answer;
     - "unsupported rate": mean share of cited sentences the cited chunk does not support;
-    and "false refusal@answerable", the share of answerable queries answered 资料不足.
+    and "false refusal@answerable", the share of answerable queries answered 资料不足; where queries list the
+    facts their answer must state (`facts`, or a public set's gold `answers`), "key facts@answerable", the
+    mean share of them the answer states (a refusal states none).
     On unanswerable ones: "abstain@unanswerable". With a model that reports them (the local one):
     "first token s" and "decode tok/s", medians over every answer.
     """
@@ -181,7 +183,7 @@ def answer_figures(
 
     base = settings or AskSettings()
     settings = settings_for(strategy, replace(base, recall_n=max(base.recall_n, base.top_k)))
-    validity, unsupported, abstained, refused, cited_share, hallucinated = [], [], [], [], [], []
+    validity, unsupported, abstained, refused, cited_share, hallucinated, facts = [], [], [], [], [], [], []
     first_token, tok_s = [], []
     for i, q in enumerate(queries, 1):
         trace = ask(q.query, index, settings, generator, reranker=reranker, chat=chat, control=control)
@@ -189,6 +191,9 @@ def answer_figures(
         a = trace.audit
         if q.gold_ids:
             refused.append(float(refusal))
+            stated = facts_found(trace.answer, q.facts)
+            if stated is not None:
+                facts.append(0.0 if refusal else stated)
             if a is not None and not refusal:
                 claims = [s for s in a.sentences if s.label != "not-enough"]
                 if claims:
@@ -210,7 +215,8 @@ def answer_figures(
     out = {}
     for name, xs in (("cited sentences", cited_share), ("citation validity", validity),
                      ("hallucinated refs", hallucinated), ("unsupported rate", unsupported),
-                     ("false refusal@answerable", refused), ("abstain@unanswerable", abstained)):
+                     ("false refusal@answerable", refused), ("key facts@answerable", facts),
+                     ("abstain@unanswerable", abstained)):
         if xs:
             out[name] = mean(xs)
     if first_token:

@@ -12,30 +12,17 @@ Not handled here: the strategies (self_rag.py, agent.py), the judge's prompts (r
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from statistics import median
 from typing import Callable, Sequence
 
-from rag.evaluate.evaluation import Query
+from rag.evaluate.evaluation import Query, facts_found
 from rag.evaluate.judge import METRICS, JudgeResult, judge_answer
 from rag.models.llm import RunControl
 from rag.loops.steps import LoopTrace
 from rag.loops.strategies import run_strategy
 
 FIGURES = ("facts found", "all facts", "evidence recall", "retrieved", "searches", "steps", "seconds")
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", "", text).lower()
-
-
-def facts_found(answer: str, facts: Sequence[Sequence[str]]) -> float | None:
-    """Share of `facts` stated in `answer` (a fact is stated when any of its spellings appears)."""
-    if not facts:
-        return None
-    text = _norm(answer)
-    return sum(any(_norm(s) in text for s in spellings) for spellings in facts) / len(facts)
 
 
 @dataclass

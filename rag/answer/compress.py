@@ -1,0 +1,143 @@
+"""Query-focused context compression: keep the sentences of each retrieved chunk that answer the question.
+
+A small model reads a five-chunk prompt (about 1,000 tokens) slowly, on one core about 100 tokens a second,
+and the key sentence drowns among the others. The extractive stand-in (rag/answer/extractive.py) already
+finds that sentence well, so compression reuses its scorer, RECOMP-style (extractive, no model call):
+
+    score(s) = cos(q, s) + CHUNK_WEIGHT * cos(q, chunk) + LEXICAL_WEIGHT * overlap(q, chunk)
+
+Every candidate sentence of every context is ranked by that score; sentences are kept best first while the
+kept text stays within `budget` tokens, and no sentence more than `drop_below` under the best one is kept
+(it is not about the question, whatever room is left). The best sentence is always kept. A sentence that
+leans on the one before it ("这样分工的原因是…") brings that one along. Within a chunk the kept sentences stay
+in document order, with "…" where something was cut; a chunk with nothing kept leaves the prompt (its ref
+with it, so it cannot be cited). The chunk's title stays in its block's header.
+
+`Compression` records, per chunk, every sentence with its score and whether it was kept, and the tokens
+before and after, so the answer page and the trace can show what the model did not see.
+Not handled here: where the contexts come from (retrieval, rerank), the prompt's wording (prompt.py), and
+token-level pruning (LongLLMLingua): the bundled models give no cheap per-token importance here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from rag.answer.extractive import ANAPHORA, ExtractiveGenerator
+from rag.answer.prompt import build_prompt
+from rag.errors import ConfigError
+from rag.ingest.sentences import sentence_spans
+
+BUDGET_TOKENS = 200  # the kept sentences of all chunks together (chosen on the golden set, README)
+DROP_BELOW = 0.35  # a sentence scoring this far under the best one is not kept, room or not
+GAP = "…"
+
+
+@dataclass(frozen=True)
+class SentenceChoice:
+    start: int  # offsets into the chunk's text
+    end: int
+    text: str
+    score: float | None  # None: not a candidate (a title repeated, a question, a fragment)
+    kept: bool
+
+
+@dataclass(frozen=True)
+class CompressedChunk:
+    ref: str
+    chunk_id: str
+    sentences: tuple[SentenceChoice, ...]
+    text: str  # what the model sees: the kept sentences, "…" between gaps; "" when nothing was kept
+    tokens_before: int
+    tokens_after: int
+
+    @property
+    def kept(self) -> bool:
+        return bool(self.text)
+
+
+@dataclass(frozen=True)
+class Compression:
+    chunks: tuple[CompressedChunk, ...]
+    budget: int
+    drop_below: float
+    tokens_before: int  # the contexts' tokens, whole
+    tokens_after: int  # the kept sentences' tokens
+
+    @property
+    def dropped_refs(self) -> list[str]:
+        return [c.ref for c in self.chunks if not c.kept]
+
+    def summary(self) -> str:
+        saved = self.tokens_before - self.tokens_after
+        kept = sum(c.kept for c in self.chunks)
+        return (f"compressed the contexts from {self.tokens_before} to {self.tokens_after} tokens ({saved} saved): "
+                f"{kept} of {len(self.chunks)} chunks kept a sentence")
+
+
+def approx_tokens(text: str) -> int:
+    """A tokenizer-free estimate: about 1.5 Chinese characters or 4 other characters a token."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return round(cjk / 1.5 + (len(text) - cjk) / 4)
+
+
+def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_TOKENS,
+             drop_below: float = DROP_BELOW, count: Callable[[str], int] | None = None,
+             ) -> tuple[list, Compression]:
+    """(the contexts with only their kept sentences, best-ranked chunk first; what was kept and dropped).
+
+    `count(text) -> tokens` is the generator's tokenizer where it has one, else `approx_tokens`."""
+    if budget < 1:
+        raise ConfigError(f"compression budget={budget} must be at least 1 token")
+    if drop_below < 0:
+        raise ConfigError(f"drop_below={drop_below} must be >= 0")
+    count = count or approx_tokens
+    contexts = list(contexts)
+    if not contexts:
+        return [], Compression((), budget, drop_below, 0, 0)
+    prompt = build_prompt(question, contexts, "zh")
+    scored = ExtractiveGenerator(embedder).score_sentences(prompt)  # best first, every chunk's candidates
+    by_chunk: dict[int, dict[int, float]] = {}  # block n -> {sentence start: score}
+    for s in scored:
+        by_chunk.setdefault(s.n, {})[s.start] = s.score
+    spans = {b.n: sentence_spans(b.text, semicolons=False) for b in prompt.contexts}
+    kept: dict[int, set[int]] = {b.n: set() for b in prompt.contexts}
+    used = 0
+    best = scored[0].score if scored else None
+    for s in scored:
+        if s.score < best - drop_below:
+            break
+        extra = [(s.start, s.end)]
+        if s.sentence.lstrip().startswith(ANAPHORA):  # the sentence it leans on comes along
+            before = [(a, b) for a, b in spans[s.n] if b <= s.start]
+            if before and before[-1][0] not in kept[s.n]:
+                extra.insert(0, before[-1])
+        text = prompt.contexts[s.n - 1].text
+        cost = sum(count(text[a:b]) for a, b in extra if a not in kept[s.n])
+        if used and used + cost > budget:
+            continue  # a shorter sentence further down may still fit
+        for a, _ in extra:
+            kept[s.n].add(a)
+        used += cost
+    out, report = [], []
+    for chunk, block in zip(contexts, prompt.contexts):
+        choices, pieces, previous = [], [], None  # previous: index of the last kept sentence
+        for i, (a, b) in enumerate(spans[block.n]):
+            keep = a in kept[block.n]
+            choices.append(SentenceChoice(a, b, block.text[a:b], by_chunk.get(block.n, {}).get(a), keep))
+            if keep:
+                if (previous is None and i > 0) or (previous is not None and i != previous + 1):
+                    pieces.append(GAP)  # something was cut before this sentence
+                pieces.append(block.text[a:b].strip())
+                previous = i
+        if previous is not None and previous < len(spans[block.n]) - 1:
+            pieces.append(GAP)
+        text = "".join(pieces)
+        report.append(CompressedChunk(chunk.ref, chunk.chunk_id, tuple(choices), text, count(block.text),
+                                      count(text) if text else 0))
+        if text:
+            out.append(replace(chunk, text=text))
+    compression = Compression(tuple(report), budget, drop_below, sum(c.tokens_before for c in report),
+                              sum(c.tokens_after for c in report))
+    return out, compression

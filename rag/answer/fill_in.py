@@ -1,0 +1,65 @@
+"""Fill in what the model left out: the stand-in's answer sentences that the model's answer does not state.
+
+The bundled models are small writers: given the right context they often restate the question, or name the
+topic and stop ("RRF 由 Cormack 等人提出…" for "RRF 怎么算？"). The extractive stand-in picks the sentences
+that answer far more reliably (rag/answer/extractive.py). So after the model has written, every sentence the
+stand-in would have quoted is checked against the model's answer, and the ones it does not cover are
+appended, verbatim, in 「」 and cited: the model phrases, the stand-in makes sure the facts are there, and
+the page marks which sentences are whose.
+
+A quote is covered when the answer holds at least COVERED of its content words (jieba, no stopwords) and
+every number it states. A model answer of exactly 资料不足, when the gate (answerability.py) found the
+contexts do answer, is replaced by the quotes.
+Not handled here: choosing the sentences (extractive.py), checking any sentence's support (support.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rag.answer.citations import content_tokens, is_not_enough, term_overlap
+from rag.answer.extractive import ExtractiveGenerator, quote
+from rag.answer.prompt import Prompt
+
+COVERED = 0.7  # share of a quote's content words the answer must hold to count as having stated it
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class FillIn:
+    ref: str
+    sentence: str
+    covered: bool  # the model's answer already states it
+    overlap: float  # share of its content words found in the answer
+
+
+def covered(sentence: str, answer: str) -> tuple[bool, float]:
+    words = content_tokens(sentence)
+    share = term_overlap(words, answer) if words else 1.0
+    numbers = set(_NUMBER.findall(sentence))
+    return share >= COVERED and numbers <= set(_NUMBER.findall(answer)), share
+
+
+def fill_in(answer: str, prompt: Prompt, embedder) -> tuple[str, list[FillIn]]:
+    """(the answer with the uncovered quotes appended, what was checked). Unchanged when the stand-in
+    would quote nothing."""
+    chosen = [s for s in ExtractiveGenerator(embedder).score_sentences(prompt) if s.chosen]
+    chosen.sort(key=lambda s: (s.n, s.start))
+    model_refused = is_not_enough(answer)
+    checks = []
+    for s in chosen:
+        ok, share = (False, 0.0) if model_refused else covered(s.sentence, answer)
+        checks.append(FillIn(s.ref, s.sentence.strip(), ok, share))
+    missing = [c for c in checks if not c.covered]
+    if not missing:
+        return answer, checks
+    quotes = "".join(f"「{quote(c.sentence)}」[{c.ref}]" for c in missing)
+    if model_refused:
+        return quotes, checks
+    return answer.rstrip() + "\n" + quotes, checks
+
+
+def quoted_refs(checks: Sequence[FillIn]) -> list[str]:
+    return [c.ref for c in checks if not c.covered]

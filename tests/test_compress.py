@@ -1,0 +1,157 @@
+"""The answer's inputs and outputs around the model, on the bundled knowledge base with the real embedder:
+query-focused compression (rag/answer/compress.py), the answerability gate (answerability.py), the question's
+answer form (answer_form.py) and the fill-in of what the model left out (fill_in.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.answer.answer_form import has_form, question_form
+from rag.answer.answerability import decide
+from rag.answer.compress import GAP, approx_tokens, compress
+from rag.answer.fill_in import covered, fill_in
+from rag.answer.prompt import build_prompt
+from rag.errors import ConfigError
+
+# (question, the chunks given, a phrase of each sentence that holds the answer's facts)
+CASES = [
+    ("混合检索里的 RRF 是怎么计算的？", ["faq_030", "faq_029", "faq_028"], ["1/(k + rank)", "通常取 60"]),
+    ("LoRA 的秩 r 一般取多大？", ["faq_016", "faq_015", "faq_017"], ["4 到 64"]),
+    ("BM25 里的 b 参数控制什么？", ["faq_026", "faq_027", "faq_028"], ["文档长度归一化"]),
+    ("微调预训练模型时学习率一般设多少？", ["faq_004", "faq_015", "faq_003"], ["1e-5 到 5e-5"]),
+    ("为什么要在 softmax 之前除以根号 d_k？", ["faq_013", "faq_012", "faq_020"], ["防止数值过大"]),
+]
+
+
+@pytest.mark.parametrize("question, refs, facts", CASES)
+def test_compression_keeps_every_sentence_that_holds_a_fact(kb_index, question, refs, facts):
+    chunks = [kb_index.chunk(r) for r in refs]
+    kept, report = compress(question, chunks, kb_index.embedder)
+    text = "\n".join(c.text for c in kept)
+    for fact in facts:
+        assert fact in text, (fact, text)
+    assert report.tokens_after <= report.budget + max(approx_tokens(s.text) for c in report.chunks
+                                                      for s in c.sentences)  # one sentence past it at most
+    assert report.tokens_after < report.tokens_before
+
+
+def test_compression_keeps_order_marks_gaps_and_drops_empty_chunks(kb_index):
+    chunks = [kb_index.chunk(r) for r in ("faq_030", "faq_046", "faq_040", "faq_029", "faq_028")]
+    kept, report = compress("混合检索里的 RRF 是怎么计算的？", chunks, kb_index.embedder, budget=60)
+    assert [c.ref for c in kept] == [c.ref for c in report.chunks if c.kept]  # best-ranked chunk first, as given
+    assert report.dropped_refs and set(report.dropped_refs) | {c.ref for c in kept} == {c.ref for c in chunks}
+    first = report.chunks[0]
+    spans = [s for s in first.sentences if s.kept]
+    assert spans and [s.start for s in spans] == sorted(s.start for s in spans)  # document order
+    assert GAP in first.text  # something of the chunk was cut, and the cut is marked
+    for c in report.chunks:
+        assert all(s.text.strip() in chunks[[x.ref for x in chunks].index(c.ref)].text for s in c.sentences)
+
+
+def test_compression_refuses_a_budget_below_one(kb_index):
+    with pytest.raises(ConfigError, match="budget"):
+        compress("q？", [kb_index.chunk("faq_030")], kb_index.embedder, budget=0)
+
+
+@pytest.mark.parametrize("question, form", [
+    ("混合检索里的 RRF 是怎么计算的？", "formula"), ("How is the RRF score computed?", "formula"),
+    ("LoRA 的秩通常取多大？", "number"), ("How many lists does RRF fuse?", "number"),
+    ("常见的损失函数有哪些？", "list"), ("什么是 RAG？", None), ("Why use citations?", None),
+])
+def test_the_form_a_question_asks_for(question, form):
+    assert question_form(question) == form
+
+
+def test_which_sentences_have_a_form():
+    assert has_form("文档 d 的融合分数为它在各列表中 1/(k + rank) 的总和", "formula")
+    assert has_form("θ ← θ − η·∇L(θ)", "formula")
+    assert not has_form("cross-encoder 把查询和文档拼接成一段输入", "formula")  # a hyphen is not a minus
+    assert has_form("秩 r 通常只有 4 到 64", "number") and not has_form("秩很小", "number")
+    assert has_form("常见选择有 FAISS、Milvus、Qdrant 和 Chroma", "list")
+    assert not has_form("anything", None)
+
+
+# ------------------------------------------------------------------------------ the answerability gate
+
+IN_SCOPE = ["什么是过拟合？怎么缓解？", "RRF 的 k 通常取多少？", "LoRA 为什么能省显存？", "温度设成 0 会怎么样？"]
+OUT_OF_SCOPE = ["红烧肉怎么做才好吃？", "明天北京的天气怎么样？", "马拉松全程是多少公里？", "怎样给汽车换轮胎？"]
+
+
+def _contexts(kb_index, question):
+    from rag.answer.extractive import ExtractiveGenerator
+    from rag.pipeline import gather
+    from rag.trace import AskSettings
+
+    return gather(question, kb_index, AskSettings(), ExtractiveGenerator(kb_index.embedder)).contexts
+
+
+@pytest.mark.parametrize("question", IN_SCOPE)
+def test_the_gate_lets_questions_the_corpus_answers_through(kb_index, question):
+    a = decide(question, _contexts(kb_index, question), kb_index.embedder)
+    assert a.answerable and a.calibrated and a.score >= a.threshold and a.best_ref.startswith("faq_")
+    assert "≥" in a.reason("zh") and "answer" in a.reason("en")
+
+
+@pytest.mark.parametrize("question", OUT_OF_SCOPE)
+def test_the_gate_refuses_questions_it_cannot_answer_and_says_why(kb_index, question):
+    a = decide(question, _contexts(kb_index, question), kb_index.embedder, dense_top=0.8, rerank_top=0.7)
+    assert not a.answerable and a.score < a.threshold
+    assert "资料不足" in a.reason("zh") and a.best_sentence  # the evidence: the best it found, and its score
+    assert set(a.signals) == {"dense_top", "rerank_top", "overlap_top"}
+
+
+def test_the_gate_with_no_contexts_refuses(kb_index):
+    a = decide("什么是过拟合？", [], kb_index.embedder)
+    assert not a.answerable and a.score is None
+
+
+def test_a_gate_refusal_in_the_pipeline_calls_no_model(kb_index):
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import ask
+    from rag.trace import AskSettings
+    from tests.fake_chat import FakeChat
+
+    chat = FakeChat(reply=lambda m, g: "不该被调用。")
+    trace = ask("红烧肉怎么做才好吃？", kb_index, AskSettings(), LLMGenerator(chat))
+    assert trace.answer == "资料不足" and chat.calls == []
+    assert trace.answerability is not None and not trace.answerability.answerable
+    assert any(n.startswith("refused before generating") for n in trace.notes)
+    assert trace.prompt is not None  # the page still shows what would have been sent
+
+
+# --------------------------------------------------------------------------------------------- fill-in
+
+def test_a_sentence_is_covered_only_with_its_words_and_numbers():
+    sentence = "k 是平滑常数，通常取 60。"
+    assert covered(sentence, "RRF 的 k 是一个平滑常数，通常取 60。")[0]
+    assert not covered(sentence, "RRF 的 k 是一个平滑常数，通常取 50。")[0]  # the number differs
+    assert not covered(sentence, "RRF 只看名次。")[0]
+
+
+def test_fill_in_appends_what_the_model_left_out_and_replaces_a_refusal(kb_index):
+    prompt = build_prompt("混合检索里的 RRF 是怎么计算的？", [kb_index.chunk("faq_030")])
+    out, checks = fill_in("RRF 是一种融合方法。[faq_030]", prompt, kb_index.embedder)
+    assert out.startswith("RRF 是一种融合方法。[faq_030]\n「") and "1/(k + rank)" in out
+    assert checks and all(c.ref == "faq_030" for c in checks) and not all(c.covered for c in checks)
+    refused, _ = fill_in("资料不足", prompt, kb_index.embedder)
+    assert not refused.startswith("资料不足") and "1/(k + rank)" in refused
+    whole = "".join(f"{c.sentence}[faq_030]" for c in checks)
+    same, again = fill_in(whole, prompt, kb_index.embedder)  # a model that said it all gets nothing added
+    assert same == whole and all(c.covered for c in again)
+
+
+def test_the_pipeline_keeps_the_models_own_words_apart_from_the_quotes(kb_index):
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import ask
+    from rag.trace import AskSettings
+    from tests.fake_chat import FakeChat
+
+    chat = FakeChat(reply=lambda m, g: "RRF 是一种融合方法。[faq_030]")
+    trace = ask("混合检索里的 RRF 是怎么计算的？", kb_index, AskSettings(cite="constrained"), LLMGenerator(chat))
+    assert trace.model_answer == "RRF 是一种融合方法。[faq_030]" and trace.answer.startswith(trace.model_answer)
+    assert "「" in trace.answer and "1/(k + rank)" in trace.answer
+    assert trace.compression is not None and trace.compression.tokens_after < trace.compression.tokens_before
+    sent = chat.calls[0]
+    assert "资料不足" not in sent["messages"][0]["content"]  # past the gate the model is not offered a refusal
+    assert "sentence?" in sent["grammar"] and "refusal" not in sent["grammar"].split("\n")[0]
+    assert trace.audit is not None and trace.audit.cited
