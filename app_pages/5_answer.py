@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.backends import fallback_notes
-from ui import choices, indexing, memo, results, settings
+from ui import answer_panels, choices, indexing, memo, results, settings
 from ui.audit_view import support_table_html
 from ui.i18n import t, tr
 from ui.render import (PART_COLOURS, anchor, answer_html, attempt, html_table, legend_html, md_escape, need_question,
@@ -44,6 +44,20 @@ with st.container(border=True):
                       "For each sentence the checks let through, the bundled local model (the 1.5B where installed) "
                       "answers yes/no on that sentence and its evidence span alone, with P(yes) shown. About 1-4 s "
                       "more per sentence; whether it helps: see the README."))
+    c3.toggle(tr("先判断能否回答", "Refuse before generating"), key="answer.gate",
+              help=tr("资料里最相关的句子得分低于阈值时直接回答“资料不足”，不调用模型（阈值在黄金集上选定，见 README）。",
+                      "When no context sentence scores above a threshold, answer 资料不足 at once without calling "
+                      "the model (threshold chosen on the golden set: README)."))
+    c4.toggle(tr("压缩资料", "Compress the contexts"), key="answer.compress",
+              help=tr("只把每条资料里与问题最相关的句子交给模型（共约 200 token），提示更短、首字更快。",
+                      "Give the model only each context's sentences that answer the question (about 200 tokens in "
+                      "all): a shorter prompt and a faster first token."))
+    c4.toggle(tr("补上模型漏掉的原文", "Fill in what the model left out"), key="answer.fill_in",
+              help=tr("模型写完后，抽取式替身会引用、而模型没说到的句子，用「」照录补在后面。",
+                      "After the model has written, the sentences the stand-in would quote that the model did not "
+                      "state are appended verbatim in 「」."))
+    c4.radio(tr("提示词 Prompt", "Prompt"), ["answer-first", "plain"], key="answer.prompt_style", horizontal=True,
+             format_func={"answer-first": tr("先答要点", "answer first"), "plain": tr("原版", "plain")}.__getitem__)
     regenerate = c4.button(tr("重新生成", "Regenerate"), icon=":material/refresh:", key="answer.regenerate")
     c4.caption(tr(f"检索：{ss['retrieval.mode']} · recall_n {ss['retrieval.recall_n']} · top_k {ss['rerank.top_k']}"
                   f" · {t('rerank')} {'✓' if ss['rerank.enabled'] else '✗'}",
@@ -82,6 +96,8 @@ valid = set(audit.valid) if audit else set()
 numbers = {c.ref: i for i, c in enumerate(trace.contexts, 1)}
 answer_box.html(answer_html(trace.answer or "—", valid, numbers))
 with left:
+    answer_panels.fill_in_caption(trace)
+    answer_panels.gate_panel(trace)
     cited = [r for r in (audit.cited if audit else [])]
     if cited:
         st.caption(tr("点击引用查看原文：", "Click a citation to open the cited chunk:"))
@@ -151,12 +167,17 @@ if audit is not None:
 
 # ------------------------------------------------------------------------------------- contexts
 st.subheader(tr("提供给模型的资料 Contexts", "Contexts given to the model"))
+answer_panels.compression_summary(trace)
 for i, c in enumerate(trace.contexts, 1):
     anchor(c.ref)
     mark = ":material/check_circle:" if c.ref in valid else ":material/remove:"
     with st.expander(f"{mark} [{i}] {md_escape(c.ref)} · {md_escape(short(c.metadata.get('title', '') or c.text, 50))}",
                      expanded=c.ref in valid):
-        plain_text(c.text)
+        shown = answer_panels.compressed_context_html(trace, c.ref)
+        if shown is None:
+            plain_text(c.text)
+        else:
+            st.html(shown)
 
 # --------------------------------------------------------------------------------------- prompt
 st.subheader(tr("确切的提示词 The exact prompt", "The exact prompt"))
@@ -179,6 +200,9 @@ if trace.generation:
     st.caption(tr("本地模型：", "local model: ") + " · ".join(filter(None, [
         f"{tr('提示', 'prompt')} {g['prompt_tokens']:.0f} tokens" if "prompt_tokens" in g else "",
         f"{tr('首个 token', 'first token')} {g['first_token_s']:.2f} s" if "first_token_s" in g else "",
+        (tr(f"规则的 {g['cached_prefix_tokens']:.0f} 个 token 取自保存的 KV 状态",
+            f"the rules' {g['cached_prefix_tokens']:.0f} tokens restored from the saved KV state")
+         if g.get("cached_prefix_tokens") else ""),
         f"{tr('生成', 'decode')} {g['decode_tok_per_s']:.1f} tok/s" if "decode_tok_per_s" in g else "",
     ])))
 e1, e2 = st.columns(2)

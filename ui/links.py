@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, MutableMapping
 
 from rag.answer.citation_grammar import CITE_MODES
+from rag.answer.prompt import PROMPT_STYLES
 from rag.backends import GENERATORS
 from rag.models.gguf_parts import GGUF_MODELS
 from rag.pipeline import REWRITES
@@ -67,6 +68,10 @@ LINKED: dict[str, Callable[[str], Any]] = {
     "answer.rewrite": _choice(REWRITES),
     "answer.cite": _choice(CITE_MODES),
     "answer.compare": _switch,
+    "answer.gate": _switch,
+    "answer.compress": _switch,
+    "answer.fill_in": _switch,
+    "answer.prompt_style": _choice(PROMPT_STYLES),
     "llm.generator": _choice(GENERATORS),
     "llm.local_model": _choice(tuple(GGUF_MODELS)),
 }

@@ -78,7 +78,11 @@ DEFAULTS: dict[str, Any] = {
     "answer.compare": True,
     "answer.lang": "auto",
     "answer.cite": defaults.CITE,
-    "answer.second_opinion": False,  # the audit's model second opinion (README: what it costs, whether it helps)
+    "answer.second_opinion": False,
+    "answer.gate": defaults.GATE,  # refuse before generating (rag/answer/answerability.py)
+    "answer.compress": defaults.COMPRESS,  # the model reads only the sentences that answer (compress.py)
+    "answer.fill_in": defaults.FILL_IN,  # the stand-in's uncovered sentences appended as quotes (fill_in.py)
+    "answer.prompt_style": defaults.PROMPT_STYLE,  # the audit's model second opinion (README: what it costs, whether it helps)
     "eval.source": "golden",
     "eval.strategies": list(STRATEGIES),
     "eval.answers": False,
@@ -148,6 +152,10 @@ def ask_settings(ss: MutableMapping | None = None) -> AskSettings:
         lang=ss["answer.lang"],
         cite=ss["answer.cite"],
         second_opinion=bool(ss["answer.second_opinion"]),
+        gate=bool(ss["answer.gate"]),
+        compress=bool(ss["answer.compress"]),
+        fill_in=bool(ss["answer.fill_in"]),
+        prompt_style=ss["answer.prompt_style"],
     )
 
 

