@@ -48,7 +48,21 @@ def _timed(trace: Trace, stage: str) -> Iterator[None]:
         trace.timings[stage] = trace.timings.get(stage, 0.0) + time.perf_counter() - t0
 
 
-def check_settings(question: str, settings: AskSettings, chat: ChatBackend | None) -> str:
+def no_model_error(needs: str, generator: Generator | None = None, other: str = "") -> LLMUnavailableError:
+    """"`needs`: ..." with the fix that applies: with the bundled model installed but the stand-in chosen,
+    choose it (installing it again would change nothing); without it, install it or set an endpoint."""
+    from rag.models.local_llm import local_available
+
+    tail = f", {other}" if other else ""
+    if generator is not None and generator.is_fallback and local_available()[0]:
+        return LLMUnavailableError(f"{needs}, and the chosen generator ({generator.name}) has no language model; "
+                                   f"choose the generator 'local' (or an endpoint){tail}")
+    return LLMUnavailableError(f"{needs}; install the bundled local model, set OPENAI_BASE_URL (and OPENAI_API_KEY "
+                               f"/ OPENAI_MODEL){tail}")
+
+
+def check_settings(question: str, settings: AskSettings, chat: ChatBackend | None,
+                   generator: Generator | None = None) -> str:
     """The question, stripped; a ConfigError (or LLMUnavailableError) naming the fix for bad settings."""
     question = question.strip()
     if not question:
@@ -64,10 +78,8 @@ def check_settings(question: str, settings: AskSettings, chat: ChatBackend | Non
     if settings.top_k > settings.recall_n:
         raise ConfigError(f"top_k={settings.top_k} must be <= recall_n={settings.recall_n}")
     if settings.rewrite != "none" and chat is None:
-        raise LLMUnavailableError(
-            f"{settings.rewrite} needs a language model to write the rewrites; install the bundled local "
-            "model, set OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL), or choose rewrite 'none'"
-        )
+        raise no_model_error(f"{settings.rewrite} needs a language model to write the rewrites", generator,
+                             "or choose rewrite 'none'")
     return question
 
 
@@ -139,7 +151,7 @@ def gather(question: str, index: Index, settings: AskSettings, generator: Genera
     Self-RAG and the agent loop (rag/loops/) call it, look at (and may drop) `trace.contexts`, then call
     `answer_from`."""
     control = control if control is not None else RunControl()
-    question = check_settings(question, settings, chat)
+    question = check_settings(question, settings, chat, generator)
     trace = Trace(question=question, settings=settings)
     trace.backends["embedder"] = index.embedder.label
     trace.backends["generator"] = generator.label

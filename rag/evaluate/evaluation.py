@@ -76,6 +76,11 @@ def load_queries(path: str | Path) -> list[Query]:
             out.append(Query(str(rec["id"]), str(rec["query"]), gold, bool(rec.get("answerable", bool(gold))),
                              answer, str(rec.get("type", "")), str(rec.get("reference", "")),
                              tuple(tuple(str(x) for x in f) for f in facts)))
+        except RecursionError as exc:  # not Python's own words: they name no line and no fix
+            raise LoaderError(str(path), f"line {n} is nested too deeply to read (more than about 1,000 levels of "
+                              "[ or {); each line is one flat query record with id, query, gold_ids",
+                              f"第 {n} 行嵌套太深，无法读取（[ 或 {{ 超过约 1000 层）：每行应是含 id、query、gold_ids 的查询记录"
+                              ) from exc
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise LoaderError(
                 str(path), f"line {n} is not a query record ({exc}); each line needs id, query, gold_ids",

@@ -147,7 +147,10 @@ def build_ann(store: VectorStore, kind: str, **params) -> AnnIndex:
             raise ConfigError(f"ivfpq m={m} must divide the vector dim {dim}")
         quantizer = faiss.IndexFlatIP(dim)
         index = faiss.IndexIVFPQ(quantizer, dim, nlist, m, nbits, faiss.METRIC_INNER_PRODUCT)
-        index.cp.min_points_per_centroid = 1  # small corpora: train anyway (faiss would only warn)
+        # Small corpora: train anyway. faiss would only warn, on stderr, once per sub-quantizer (48 lines
+        # into the server log for a 50-chunk corpus); the product quantizer has its own clustering settings.
+        index.cp.min_points_per_centroid = 1
+        index.pq.cp.min_points_per_centroid = 1
         need = max(nlist, 2 ** nbits)  # training points k-means needs; one vector alone is repeated
         if n < need:
             train = np.resize(vectors, (need, dim))

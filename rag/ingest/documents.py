@@ -382,6 +382,13 @@ def record_to_document(record: dict, name: str, n: int, where: str) -> Document:
     return Document(doc_id, f"{title}\n{body}" if title else body, title=title, source=name, metadata=meta)
 
 
+def _too_deep(name: str, lineno: int | None = None) -> LoaderError:
+    where, where_zh = (f"line {lineno}: ", f"第 {lineno} 行：") if lineno else ("", "")
+    return LoaderError(name, f"{where}the JSON is nested too deeply to read (more than about 1,000 levels of [ or {{); "
+                       "a record is a flat object with a 'text' field",
+                       f"{where_zh}JSON 嵌套太深，无法读取（[ 或 {{ 超过约 1000 层）；每条记录应是带 'text' 字段的扁平对象")
+
+
 def _load_json(name: str, data: bytes) -> list[Document]:
     text, _ = decode_bytes(data, name)
     try:
@@ -393,6 +400,8 @@ def _load_json(name: str, data: bytes) -> list[Document]:
             "fix it (check it with `python -m json.tool FILE`)",
             f"JSON 格式错误，在第 {e.lineno} 行第 {e.colno} 列：{e.msg}；请修正（可用 `python -m json.tool 文件` 检查）",
         ) from e
+    except RecursionError as e:
+        raise _too_deep(name) from e
     if isinstance(obj, dict):
         key = next((k for k in RECORD_LIST_KEYS if isinstance(obj.get(k), list)), None)
         if key is not None:
@@ -421,6 +430,8 @@ def _load_jsonl(name: str, data: bytes) -> list[Document]:
                 name, f"line {lineno}: malformed JSON ({e.msg}, column {e.colno}); each line must be one JSON object",
                 f"第 {lineno} 行 JSON 格式错误（{e.msg}，第 {e.colno} 列）：每行必须是一个 JSON 对象",
             ) from e
+        except RecursionError as e:
+            raise _too_deep(name, lineno) from e
         docs.append(record_to_document(record, name, len(docs) + 1, f"line {lineno}"))
     return docs
 

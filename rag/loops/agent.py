@@ -92,7 +92,7 @@ def agent(question: str, index, settings: AskSettings, generator, chat, reranker
           control: RunControl | None = None, on_step: Callable[[Step], None] | None = None) -> LoopTrace:
     """Answer `question` with the agent loop; every action and observation lands in the LoopTrace."""
     question, settings, lang = loop_setup(question, settings, chat,
-                                          "the agent loop needs a language model to choose its actions")
+                                          "the agent loop needs a language model to choose its actions", generator)
     control = control if control is not None else RunControl()
     head = HEAD[lang if lang in HEAD else "en"]
     t_start = time.perf_counter()

@@ -23,12 +23,11 @@ from typing import Callable
 
 from rag.answer.citations import is_not_enough, strip_citations
 from rag.answer.prompt import build_no_rag_prompt
-from rag.errors import LLMUnavailableError
 from rag.ingest.language import detect_lang
 from rag.loops import decisions
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.models.llm import RunControl, short_reply
-from rag.pipeline import answer_from, check_settings, gather
+from rag.pipeline import answer_from, check_settings, gather, no_model_error
 from rag.trace import AskSettings, Trace
 
 MAX_ROUNDS = 2  # retrieval rounds: the first, and one more when support fails
@@ -48,12 +47,11 @@ def answer_directly(question: str, settings: AskSettings, generator, lang: str, 
     return trace
 
 
-def loop_setup(question: str, settings: AskSettings, chat, needs: str) -> tuple[str, AskSettings, str]:
+def loop_setup(question: str, settings: AskSettings, chat, needs: str, generator=None) -> tuple[str, AskSettings, str]:
     """(question, settings, answer language) for a loop; `needs` says what the model is for, if there is none.
     A loop searches with its own queries, so the settings' rewrite and no-RAG comparison are turned off."""
     if chat is None:
-        raise LLMUnavailableError(f"{needs}: install the bundled local model, or set OPENAI_BASE_URL (and "
-                                  "OPENAI_API_KEY / OPENAI_MODEL)")
+        raise no_model_error(needs, generator)
     settings = replace(settings, rewrite="none", compare_no_rag=False)
     question = check_settings(question, settings, chat)
     return question, settings, detect_lang(question) if settings.lang == "auto" else settings.lang
@@ -63,7 +61,8 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
              max_rounds: int = MAX_ROUNDS, control: RunControl | None = None,
              on_step: Callable[[Step], None] | None = None) -> LoopTrace:
     """Answer `question` the Self-RAG way; every decision lands in the returned LoopTrace."""
-    question, settings, lang = loop_setup(question, settings, chat, "Self-RAG needs a language model for its decisions")
+    question, settings, lang = loop_setup(question, settings, chat, "Self-RAG needs a language model for its decisions",
+                                          generator)
     control = control if control is not None else RunControl()
     t_start = time.perf_counter()
     lt = LoopTrace("self-rag", question, budget=max(1, int(max_rounds)))

@@ -35,6 +35,9 @@ from rag.errors import (ConfigError, GenerationCancelled, LLMAuthError, LLMConne
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
+# A streamed answer may take this many times RAG_LLM_TIMEOUT in all (each read has the timeout itself): a
+# server that keeps sending, a model in a loop, is cut off instead of holding the page for ever.
+STREAM_LIMIT_FACTOR = 10
 NO_KEY = "not-needed"  # local servers (Ollama, llama.cpp, vLLM) ignore the key but the client wants one
 
 
@@ -404,10 +407,16 @@ class OpenAIChat:
         import openai
 
         written, finished = 0, False
+        limit, started = STREAM_LIMIT_FACTOR * self.config.timeout, time.monotonic()
         try:
             for chunk in response:
                 if control is not None and control.stopped:
                     raise GenerationCancelled(f"{self.label}: generation stopped")
+                if time.monotonic() - started > limit:  # each read came in time, but the answer never ends
+                    raise LLMConnectionError(
+                        f"{self.label}: the stream from {self.config.public_endpoint} went on for more than "
+                        f"{limit:g} s in all ({STREAM_LIMIT_FACTOR} x RAG_LLM_TIMEOUT) and was cut off after "
+                        f"{written} characters; what arrived is kept. Lower max_tokens, or raise RAG_LLM_TIMEOUT")
                 choices = getattr(chunk, "choices", None)
                 if not choices:  # e.g. a final usage-only chunk
                     continue
