@@ -13,7 +13,7 @@ from rag.models.embedding import EMBEDDERS
 from rag.ingest.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
 from rag.index.tokenize import load_stopwords
 from ui import charts, corpus, indexing, models, settings
-from ui.i18n import t, tr
+from ui.i18n import lang, t, tr
 from ui.render import (OVERLAP_COLOUR, attempt, chunk_colour, error_text, legend_html, md_escape, segments_html,
                        upload_limit_note)
 
@@ -52,8 +52,8 @@ with left:
     st.radio(tr("上传后 After upload", "After upload"), ["replace", "append"], key="upload.mode", horizontal=True,
              format_func={"replace": tr("替换当前语料 replace", "replace the corpus"),
                           "append": tr("追加到当前语料 append", "append to the corpus")}.__getitem__)
-    report = corpus.sync_uploads(ss, lambda: [(f.name, f.getvalue()) for f in files or []], ss["upload.mode"],
-                                 key=tuple((f.name, f.size, f.file_id) for f in files or []))
+    report = corpus.sync_uploads(ss, lambda: [(corpus.browser_name(f.name), f.getvalue()) for f in files or []],
+                                 ss["upload.mode"], key=tuple((f.name, f.size, f.file_id) for f in files or []))
     if report is not None and report.documents:
         st.success(tr(f"已载入 {len(report.documents)} 篇文档。", f"Loaded {len(report.documents)} documents."))
     elif report is not None:
@@ -158,9 +158,12 @@ with c2:
 
 # -------------------------------------------------------------------------------------- preview
 st.subheader(tr("分块预览 Chunk preview", "Chunk preview"))
-doc_ids = [d.doc_id for d in docs]
+doc_ids, titles = corpus.preview_choices(docs)
 doc_id = st.selectbox(tr("文档 Document", "Document"), doc_ids, key="upload.doc",
-                      format_func=lambda i: f"{i} · {next(d.title for d in docs if d.doc_id == i)[:40]}")
+                      format_func=lambda i: f"{i} · {titles.get(i, '')[:40]}")
+if len(docs) > len(doc_ids):
+    st.caption(tr(f"共 {len(docs):,} 篇文档，这里列出前 {len(doc_ids):,} 篇。",
+                  f"{len(docs):,} documents; the first {len(doc_ids):,} are listed here."))
 doc = next((d for d in docs if d.doc_id == doc_id), docs[0])
 show_parents = False
 if chunks.parents:
@@ -247,6 +250,11 @@ with st.expander(tr("哪个分块器更好？在长文档评测集上比较", "W
 
 # ---------------------------------------------------------------------------------------- index
 st.subheader(tr("索引 Index", "Index"))
+if indexing.current_index() is None:
+    warning = corpus.large_corpus_warning(len(attempt(indexing.chunk_set, ss, *ss["applied.chunk"]).chunks),
+                                          indexing.embedding_rate(ss), lang())
+    if warning:
+        st.warning(warning)
 index = attempt(indexing.get_index)
 info = ss.get("index.info", {})
 method_applied, params_applied = ss["applied.chunk"]

@@ -64,6 +64,10 @@ with st.container(border=True):
                   f"retrieval: {ss['retrieval.mode']} · recall_n {ss['retrieval.recall_n']} · top_k "
                   f"{ss['rerank.top_k']} · rerank {'on' if ss['rerank.enabled'] else 'off'}"))
 
+if ss["answer.rewrite"] != "none" and chat is None:  # said here, in the UI's language, before any work
+    st.error(tr(f"{ss['answer.rewrite']} 改写需要语言模型。", f"The {ss['answer.rewrite']} rewrite needs a language "
+                "model: ") + choices.no_model_hint(gen) + tr("或把改写选为 none。", " Or choose rewrite 'none'."))
+    st.stop()
 key = results.trace_key(ss, rr)
 trace = memo.peek("trace", key)
 left, right = st.columns(2) if ss["answer.compare"] else (st.container(), None)

@@ -29,10 +29,9 @@ q = settings.question()
 need_question(q)
 gen, chat = attempt(choices.generator_choice, index.embedder)
 if chat is None:
-    st.warning(tr("Self-RAG 和智能体需要语言模型来做决定：安装随附的本地模型，或在左侧填写接口。现在的生成器是：",
-                  "Self-RAG and the agent need a language model for their decisions: install the bundled local "
-                  "model, or fill in the sidebar's LLM settings. The generator now is: ") + md_escape(gen.label),
-               icon=":material/warning:")
+    st.warning(tr("Self-RAG 和智能体需要语言模型来做决定。", "Self-RAG and the agent need a language model for their "
+                  "decisions: ") + choices.no_model_hint(gen) + tr(" 现在的生成器是：", " The generator now is: ")
+               + md_escape(gen.label), icon=":material/warning:")
     st.stop()
 rr = attempt(choices.reranker_choice) if ss["rerank.enabled"] else None
 

@@ -330,9 +330,13 @@ def test_answer_page_offline_answer_audit_prompt_and_export(app):
 
 def test_answer_page_rewrite_without_an_llm_says_how_to_fix_it(app):
     at = go(app, "answer")
+    from rag.models.local_llm import local_available
+
     at.radio(key="answer.rewrite").set_value("hyde").run()
     assert not at.exception
-    assert any(r"OPENAI\_BASE\_URL" in e.value for e in at.error)  # messages are escaped Markdown
+    # installed but the stand-in chosen: choose it; not installed: install it (never both pieces of advice)
+    wanted, not_wanted = (("把生成器选为 local", "安装") if local_available()[0] else ("安装随附的本地模型", "选为 local"))
+    assert any(wanted in e.value and not_wanted not in e.value for e in at.error), [e.value for e in at.error]
     at.radio(key="answer.rewrite").set_value("none").run()
     assert not at.error
 

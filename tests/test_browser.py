@@ -487,6 +487,34 @@ def test_a_file_over_the_limit_and_an_unsupported_one_get_messages_not_red_chips
         context.close()
 
 
+def test_a_quote_in_a_file_name_and_a_name_too_long_to_upload(chromium, offline_app):
+    """A `"` reaches the server as %22 (Chromium's form encoding): the page shows the name as given. A name of
+    4,200 characters is refused by the upload server before the app sees it (a red chip): the caption under
+    the uploader is what says why, and the corpus is kept."""
+    from ui.render import NAME_MAX_BYTES
+
+    context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+    try:
+        page = context.new_page()
+        page.goto(offline_app.url + "/upload")
+        settle(page, page.get_by_text("索引就绪"), FIRST_RUN_MS)
+        assert f"文件名最长约 {NAME_MAX_BYTES} 字节" in main_text(page) and "请先改短文件名" in main_text(page)
+        uploader = page.locator('.st-key-upload-files input[type="file"]')
+        uploader.set_input_files([{"name": 'say "hi".txt', "mimeType": "text/plain",
+                                   "buffer": "引号文件的内容。".encode()}])
+        settle(page, page.get_by_text('say "hi".txt · 1 篇文档'), RUN_MS)
+        assert "%22" not in main_text(page)
+        uploader.set_input_files([{"name": "a" * 4200 + ".txt", "mimeType": "text/plain",
+                                   "buffer": "长名字文件。".encode()}])
+        page.wait_for_timeout(4000)  # the refusal happens in the browser and the upload server: nothing to wait on
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert 'say "hi".txt · 1 篇文档' in main_text(page)  # the corpus before is kept
+        assert "a" * 100 not in main_text(page)  # the long file never became a document
+        shoot(page, "upload_names")
+    finally:
+        context.close()
+
+
 # ------------------------------------------------------------------------------------ with the LLM
 
 

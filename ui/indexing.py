@@ -73,6 +73,22 @@ def _contextual(ss: MutableMapping, chunks: ChunkSet, bar) -> ChunkSet:
     return out
 
 
+def time_left(done: int, total: int, elapsed: float) -> str:
+    """"about 3 min left" from the rate so far; nothing until a few seconds and some items have passed."""
+    if done <= 0 or done >= total or elapsed < 3:
+        return ""
+    seconds = (total - done) * elapsed / done
+    text = f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+    return t("time_left").format(text)
+
+
+def embedding_rate(ss: Mapping) -> float | None:
+    """Chunks a second in this session's last build that embedded enough to say (None before one)."""
+    info = ss.get("index.info") or {}
+    misses, seconds = info.get("cache_misses") or 0, info.get("seconds") or 0
+    return misses / seconds if misses >= 200 and seconds > 0 else None
+
+
 def current_index() -> Index | None:
     """The session's index if it is up to date, else None (never builds)."""
     ss = st.session_state
@@ -89,9 +105,12 @@ def get_index() -> Index:
     chunks = chunk_set(ss, method, params)
     embedder = models.embedder(ss["applied.embedder"])
     bar = st.progress(0.0, text=f"{t('embedding_progress')} 0/{len(chunks.chunks)}")
+    started = time.perf_counter()
 
     def progress(done: int, total: int) -> None:
-        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{t('embedding_progress')} {done}/{total}")
+        left = time_left(done, total, time.perf_counter() - started)
+        bar.progress(min(1.0, done / total) if total else 1.0,
+                     text=f"{t('embedding_progress')} {done}/{total}" + (f" · {left}" if left else ""))
 
     t0 = time.perf_counter()
     if ss.get("index.contextual"):

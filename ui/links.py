@@ -24,6 +24,10 @@ from rag.search.retrieval import MODES
 from .settings import DEFAULTS
 
 MAX_QUESTION = 1000  # characters: a question, not a document
+# The longest URL the app's server answers (measured: 125,000 bytes load, 130,000 are refused with uvicorn's
+# bare "Invalid HTTP request received."); the README says so. A link the app writes is far shorter: the
+# longest question is 1,000 characters, about 9,000 bytes percent-encoded.
+MAX_URL_BYTES = 100_000
 
 
 def _choice(options) -> Callable[[str], Any]:

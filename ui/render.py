@@ -66,6 +66,9 @@ def error_text(exc: Exception) -> str:
     return exc.localized(lang()) if isinstance(exc, LoaderError) else str(exc)
 
 
+NAME_MAX_BYTES = 2000  # measured in Chromium: 2,044 bytes of UTF-8 upload, 2,104 do not (Streamlit's multipart parser)
+
+
 def upload_limit_note(widget_key: str, accepted: str) -> None:
     """Under a file uploader: the one per-file limit (the loader's) and the accepted types, in the UI's
     language, in place of the widget's own English line, which states the larger transfer cap."""
@@ -73,7 +76,13 @@ def upload_limit_note(widget_key: str, accepted: str) -> None:
 
     css_key = re.sub(r"[^A-Za-z0-9_-]", "-", widget_key)
     st.html(f"<style>.st-key-{css_key} [data-testid='stFileUploaderDropzoneInstructions']{{display:none}}</style>")
-    st.caption(tr(f"每个文件最多 {MAX_FILE_MB} MB；支持 {accepted}", f"Up to {MAX_FILE_MB} MB per file; accepts {accepted}"))
+    # A longer name is refused by the upload server before the app sees the file (a red chip, no message the
+    # app could show), so the limit is said here, where a red chip sends the reader.
+    st.caption(tr(f"每个文件最多 {MAX_FILE_MB} MB；支持 {accepted}；文件名最长约 {NAME_MAX_BYTES} 字节"
+                  f"（约 {NAME_MAX_BYTES // 3} 个汉字），更长的会被拒绝（红色标记）：请先改短文件名",
+                  f"Up to {MAX_FILE_MB} MB per file; accepts {accepted}; file names up to about {NAME_MAX_BYTES} "
+                  f"bytes ({NAME_MAX_BYTES} Latin letters, {NAME_MAX_BYTES // 3} Chinese characters): a longer "
+                  "one is refused (a red chip), so rename the file first"))
 
 
 def need_question(question: str) -> None:
