@@ -13,4 +13,10 @@
 - `fact_lexicon.py`: the small word lists the checks use (negations, opposites, generic words, units).
 - `citation_grammar.py`: constrained citations, a grammar under which every sentence cites a real ref.
 - `grounding.py`: whether anything in the corpus supports each sentence of the no-RAG answer.
+- `answer_form.py`: what form a question's answer takes (a formula, a number, a list) and whether a sentence has it.
+- `compress.py`: query-focused compression: each context cut to the sentences that answer the question,
+  in order, with their refs, under a token budget; what was kept and dropped.
+- `answerability.py`: the gate that refuses before generating when no context sentence is close enough to
+  the question, with its evidence.
+- `fill_in.py`: the stand-in's sentences the model left out, appended as labelled quotes.
 """
