@@ -27,6 +27,7 @@ from rag.answer.citation_grammar import CITE_MODES, citation_grammar
 from rag.answer.grounding import ground_in_corpus
 from rag.answer.answerability import decide
 from rag.answer.compress import compress
+from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.fill_in import fill_in, quoted_refs
 from rag.answer.prompt import NOT_ENOUGH, PROMPT_STYLES, build_no_rag_prompt, build_prompt, fit_prompt
 from rag.ingest.language import detect_lang
@@ -166,17 +167,18 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
     """The second half of `ask`: the prompt over `trace.contexts`, the streamed answer, the citation audit."""
     control = control if control is not None else RunControl()
     lang = _lang(trace)
-    if trace.settings.gate and _refused(trace, index, lang):
+    scores = _Scores(trace, index)
+    if trace.settings.gate and _refused(trace, index, lang, scores):
         trace.prompt = build_prompt(trace.question, trace.contexts, lang, trace.settings.prompt_style)
         trace.answer = NOT_ENOUGH[lang]
     else:
-        _prompt(trace, index, generator, lang)
+        _prompt(trace, index, generator, lang, scores)
         _generate(trace, generator, control, on_delta)
         if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts:
             with _timed(trace, "fill_in"):
                 written = trace.answer
                 trace.answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
-                                                      index.embedder)
+                                                      index.embedder, scores())
             added = quoted_refs(trace.fill_in)
             if added:
                 trace.model_answer = written
@@ -189,12 +191,29 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
     return trace
 
 
-def _refused(trace: Trace, index: Index, lang: str) -> bool:
+class _Scores:
+    """The stand-in's scores of the sentences of `trace.contexts`, computed once for the gate, compression
+    and fill-in (each embeds every sentence otherwise); computed again only if the contexts changed (a
+    window too small for them drops whole blocks)."""
+
+    def __init__(self, trace: Trace, index: Index):
+        self.trace, self.index, self.key, self.scored = trace, index, None, None
+
+    def __call__(self):
+        key = (self.trace.question, tuple((c.ref, c.text) for c in self.trace.contexts))
+        if key != self.key:
+            prompt = build_prompt(self.trace.question, self.trace.contexts, "zh")
+            self.key, self.scored = key, ExtractiveGenerator(self.index.embedder).score_sentences(prompt)
+        return self.scored
+
+
+def _refused(trace: Trace, index: Index, lang: str, scores: _Scores) -> bool:
     """The answerability gate: True (and the reason in the notes) when no context sentence answers."""
     with _timed(trace, "gate"):
         dense = trace.retrieval.dense[0].score if trace.retrieval is not None and trace.retrieval.dense else None
         top = trace.rerank.hits[0].score if trace.rerank is not None and trace.rerank.hits else None
-        trace.answerability = decide(trace.question, trace.contexts, index.embedder, dense_top=dense, rerank_top=top)
+        trace.answerability = decide(trace.question, trace.contexts, index.embedder, dense_top=dense, rerank_top=top,
+                                     scored=scores() if trace.contexts else None)
     a = trace.answerability
     trace.backends["answerability"] = ("the best context sentence's score (the stand-in's scorer) against a threshold "
                                        + ("calibrated for this embedder" if a.calibrated else
@@ -297,7 +316,7 @@ def _contexts(trace: Trace, index: Index) -> None:
             trace.contexts.append(ctx)
 
 
-def _prompt(trace: Trace, index: Index, generator: Generator, lang: str) -> None:
+def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores: _Scores) -> None:
     """The grounded prompt (over the compressed contexts when asked), cut at whole context blocks when the
     generator's window is too small."""
     s = trace.settings
@@ -309,7 +328,8 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str) -> None
         else:
             with _timed(trace, "compress"):
                 contexts, trace.compression = compress(trace.question, contexts, index.embedder,
-                                                       budget=s.compress_tokens, count=_text_counter(generator))
+                                                       budget=s.compress_tokens, count=_text_counter(generator),
+                                                       scored=scores())
             trace.backends["compression"] = (f"extractive, query-focused: the sentences the stand-in's scorer ranks "
                                              f"highest, {s.compress_tokens} tokens for all contexts")
             if trace.compression.dropped_refs:

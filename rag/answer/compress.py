@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from rag.answer.extractive import ANAPHORA, ExtractiveGenerator
+from rag.answer.extractive import ANAPHORA, ExtractiveGenerator, ScoredSentence
 from rag.answer.prompt import build_prompt
 from rag.errors import ConfigError
 from rag.ingest.sentences import sentence_spans
@@ -84,10 +84,11 @@ def approx_tokens(text: str) -> int:
 
 def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_TOKENS,
              drop_below: float = DROP_BELOW, count: Callable[[str], int] | None = None,
-             ) -> tuple[list, Compression]:
+             scored: Sequence[ScoredSentence] | None = None) -> tuple[list, Compression]:
     """(the contexts with only their kept sentences, best-ranked chunk first; what was kept and dropped).
 
-    `count(text) -> tokens` is the generator's tokenizer where it has one, else `approx_tokens`."""
+    `count(text) -> tokens` is the generator's tokenizer where it has one, else `approx_tokens`; `scored`:
+    the stand-in's scores of these contexts' sentences (best first), when the caller has them already."""
     if budget < 1:
         raise ConfigError(f"compression budget={budget} must be at least 1 token")
     if drop_below < 0:
@@ -97,7 +98,8 @@ def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_T
     if not contexts:
         return [], Compression((), budget, drop_below, 0, 0)
     prompt = build_prompt(question, contexts, "zh")
-    scored = ExtractiveGenerator(embedder).score_sentences(prompt)  # best first, every chunk's candidates
+    if scored is None:  # best first, every chunk's candidates
+        scored = ExtractiveGenerator(embedder).score_sentences(prompt)
     by_chunk: dict[int, dict[int, float]] = {}  # block n -> {sentence start: score}
     for s in scored:
         by_chunk.setdefault(s.n, {})[s.start] = s.score

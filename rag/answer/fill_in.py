@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag.answer.citations import content_tokens, is_not_enough, term_overlap
-from rag.answer.extractive import ExtractiveGenerator, quote
+from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, quote
 from rag.answer.prompt import Prompt
 
 COVERED = 0.7  # share of a quote's content words the answer must hold to count as having stated it
@@ -42,10 +42,13 @@ def covered(sentence: str, answer: str) -> tuple[bool, float]:
     return share >= COVERED and numbers <= set(_NUMBER.findall(answer)), share
 
 
-def fill_in(answer: str, prompt: Prompt, embedder) -> tuple[str, list[FillIn]]:
+def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSentence] | None = None
+            ) -> tuple[str, list[FillIn]]:
     """(the answer with the uncovered quotes appended, what was checked). Unchanged when the stand-in
-    would quote nothing."""
-    chosen = [s for s in ExtractiveGenerator(embedder).score_sentences(prompt) if s.chosen]
+    would quote nothing. `scored`: the stand-in's scores of the prompt's sentences, when the caller has them."""
+    if scored is None:
+        scored = ExtractiveGenerator(embedder).score_sentences(prompt)
+    chosen = [s for s in scored if s.chosen]
     chosen.sort(key=lambda s: (s.n, s.start))
     model_refused = is_not_enough(answer)
     checks = []
