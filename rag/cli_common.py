@@ -27,7 +27,7 @@ from rag.models.embedding_cache import CachedEmbedder
 from rag.search.llm_judge import LLMJudgeReranker
 from rag.trace import AskSettings
 
-QUESTION_MAX_CHARS = 1000  # the app caps its question box at this many characters too (ui/sidebar.py)
+QUESTION_MAX_CHARS = defaults.QUESTION_MAX_CHARS  # what a link to the app may carry too (ui/links.py)
 
 
 def err(msg: str) -> None:

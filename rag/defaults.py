@@ -34,3 +34,4 @@ COMPRESS = True
 COMPRESS_TOKENS = 200
 PROMPT_STYLE = "answer-first"
 FILL_IN = True
+QUESTION_MAX_CHARS = 1000  # a question, not a document: the CLI refuses a longer one, a link's is ignored

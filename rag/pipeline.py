@@ -49,13 +49,19 @@ def _timed(trace: Trace, stage: str) -> Iterator[None]:
         trace.timings[stage] = trace.timings.get(stage, 0.0) + time.perf_counter() - t0
 
 
-def no_model_error(needs: str, generator: Generator | None = None, other: str = "") -> LLMUnavailableError:
-    """"`needs`: ..." with the fix that applies: with the bundled model installed but the stand-in chosen,
-    choose it (installing it again would change nothing); without it, install it or set an endpoint."""
+def model_not_chosen(generator: Generator | None) -> bool:
+    """The stand-in is the generator while the bundled model is installed: the fix is to choose the model
+    (installing it again would change nothing)."""
     from rag.models.local_llm import local_available
 
+    return generator is not None and generator.is_fallback and local_available()[0]
+
+
+def no_model_error(needs: str, generator: Generator | None = None, other: str = "") -> LLMUnavailableError:
+    """"`needs`: ..." with the fix that applies: choose the installed model (model_not_chosen), or install it
+    or set an endpoint."""
     tail = f", {other}" if other else ""
-    if generator is not None and generator.is_fallback and local_available()[0]:
+    if model_not_chosen(generator):
         return LLMUnavailableError(f"{needs}, and the chosen generator ({generator.name}) has no language model; "
                                    f"choose the generator 'local' (or an endpoint){tail}")
     return LLMUnavailableError(f"{needs}; install the bundled local model, set OPENAI_BASE_URL (and OPENAI_API_KEY "

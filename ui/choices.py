@@ -67,11 +67,11 @@ def generator_choice(embedder, ss: MutableMapping | None = None) -> tuple[Choice
 def no_model_hint(gen: Choice) -> str:
     """What to do when a step needs a language model and the session has none, in the UI's language: with the
     bundled model installed but the stand-in chosen, choose it (installing again would change nothing)."""
-    from rag.models.local_llm import local_available
+    from rag.pipeline import model_not_chosen
 
     from .i18n import tr
 
-    if gen.backend.is_fallback and local_available()[0]:
+    if model_not_chosen(gen.backend):
         return tr(f"现在选的生成器（{gen.backend.name}）没有语言模型：在左侧“大模型设置”里把生成器选为 local，或填写接口。",
                   f"the chosen generator ({gen.backend.name}) has no language model: choose 'local' in the "
                   "sidebar's LLM settings, or fill in an endpoint.")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, MutableMapping
 
+from rag import defaults
 from rag.answer.citation_grammar import CITE_MODES
 from rag.answer.prompt import PROMPT_STYLES
 from rag.backends import GENERATORS
@@ -23,7 +24,7 @@ from rag.search.retrieval import MODES
 
 from .settings import DEFAULTS
 
-MAX_QUESTION = 1000  # characters: a question, not a document
+MAX_QUESTION = defaults.QUESTION_MAX_CHARS  # characters: a question, not a document (the CLI's limit too)
 # The longest URL the app's server answers (measured: 125,000 bytes load, 130,000 are refused with uvicorn's
 # bare "Invalid HTTP request received."); the README says so. A link the app writes is far shorter: the
 # longest question is 1,000 characters, about 9,000 bytes percent-encoded.
