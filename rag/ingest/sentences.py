@@ -75,15 +75,9 @@ def split_sentences(text: str, semicolons: bool = True) -> list[str]:
 def hard_split(text: str, span: tuple[int, int], size: int) -> list[tuple[int, int]]:
     """A span longer than `size` -> consecutive pieces of at most `size` characters (whitespace trimmed off
     their ends, empty pieces dropped): the chunkers' cut of a sentence too long to keep whole."""
-    pieces = []
+    pieces: list[tuple[int, int]] = []
     for a in range(span[0], span[1], size):
-        b = min(a + size, span[1])
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if b > a:
-            pieces.append((a, b))
+        _add_span(text, a, min(a + size, span[1]), pieces)  # trimmed like every sentence span
     return pieces
 
 
