@@ -1,14 +1,16 @@
-"""Page 4 · Rerank: which reranker ran (a real cross-encoder or the labelled offline fallback, and why),
-the candidate list before and after with arrows for what moved, the scores, and a bump chart that
-follows each chunk across dense -> BM25 -> RRF -> rerank."""
+"""Page 4 · Rerank: which reranker ran (a real cross-encoder, the learned ranker or the labelled offline fallback,
+and why), the candidate list before and after with arrows for what moved, the scores, a bump chart that
+follows each chunk across dense -> BM25 -> RRF -> rerank, and for the learned ranker why each chunk moved
+(its features' contributions per candidate, and the model's feature importance)."""
 
 import math
 import pandas as pd
 import streamlit as st
 
 from rag.backends import reranker_names
-from rag.search.ranktable import movers, rank_paths
-from ui import charts, choices, indexing, results, settings
+from rag.search.ranktable import biggest_moves, movers, rank_paths
+from rag.search.rerank import LLM_JUDGE
+from ui import charts, choices, indexing, results, settings, why_view
 from ui.i18n import t, tr
 from ui.render import attempt, md_escape, need_question, short
 
@@ -70,11 +72,15 @@ def arrow(before: int, after: int | None) -> str:
 
 
 rows = sorted(result.moves, key=lambda m: (m.after is None, m.after or 0, m.before))
+why = {w.chunk_id: w for w in result.why}  # the learned ranker's reasons (empty for the others)
+top_movers = biggest_moves(result.moves, 3)
+REASONS = tr("主要原因（特征贡献）", "main reasons (feature contributions)")
 frame = pd.DataFrame([
     {tr("重排后", "after"): "—" if m.after is None else str(m.after), tr("重排前", "before"): m.before,
      tr("变化", "move"): arrow(m.before, m.after), t("chunk"): m.chunk_id,
      # "—": a judge's time budget did not reach it (st.dataframe shows NaN as "None", whatever the Styler says)
      tr("重排分数", "rerank score"): "—" if math.isnan(m.score) else f"{m.score:.4f}",
+     **({REASONS: why_view.reasons(why[m.chunk_id])} if why else {}),
      t("text"): short(index.chunk(m.chunk_id).text, 70)}
     for m in rows
 ])
@@ -89,15 +95,23 @@ def move_colour(v: str) -> str:
 
 
 st.subheader(tr("重排前后 Before / after", "Before / after"))
-if result.note:  # an LLM judge with a time budget: how far it got
+if result.note and getattr(rr.backend, "name", "") == LLM_JUDGE:  # an LLM judge with a time budget: how far it got
     judged = sum(not math.isnan(m.score) for m in result.moves)
     st.info(tr(f"大模型评审在时间预算内评了 {judged} / {len(result.moves)} 个候选；其余的（分数为空）按检索顺序排在后面。"
                "分数是 P(是) / (P(是) + P(否))。",
                f"The LLM judge scored {judged} of {len(result.moves)} candidates within its time budget; the rest "
                "(empty score) follow in retrieval order. The score is P(yes) / (P(yes) + P(no))."),
             icon=":material/timer:")
+elif result.note:  # e.g. the learned ranker on another embedder's cosines
+    st.info(md_escape(result.note), icon=":material/info:")
+
+
+def mover_row(row: pd.Series) -> list[str]:
+    return ["background-color: #fef9c3" if row[t("chunk")] in top_movers else ""] * len(row)
+
+
 st.dataframe(
-    frame.style.map(move_colour, subset=[tr("变化", "move")]),
+    frame.style.map(move_colour, subset=[tr("变化", "move")]).apply(mover_row, axis=1),
     hide_index=True, key="rerank.table",
     column_config={t("text"): st.column_config.TextColumn(width="large")},
 )
@@ -115,3 +129,27 @@ st.caption(tr(
     f"means the chunk is not in "
     f"that list's top {res.depth}. Thick lines are the chunks that go to the generator.",
 ))
+
+if why:
+    st.subheader(tr("为什么这样排 Why each chunk moved", "Why each chunk moved"))
+    st.caption(tr(
+        "学习型排序器（LightGBM LambdaMART）的分数 = 基线 + 每个特征的贡献（LightGBM 的 pred_contrib，即 TreeSHAP 值，"
+        "相加正好等于分数）。正的贡献把块往上推，负的往下拉。黄色行是名次变化最大的块。",
+        "The learned ranker's (LightGBM LambdaMART) score = bias + each feature's contribution (LightGBM's pred_contrib, "
+        "TreeSHAP values, which add up to the score exactly). A positive contribution pushes a chunk up, a negative one "
+        "pulls it down. Yellow rows are the chunks whose rank changed most."))
+    ids = [m.chunk_id for m in rows]
+    first = top_movers[0] if top_movers else ids[0]
+    settings.clamp_choice("rerank.why_chunk", ids, first)
+    arrows = {m.chunk_id: arrow(m.before, m.after) for m in rows}
+    pick = st.selectbox(t("chunk"), ids, key="rerank.why_chunk", format_func=lambda c: f"{c} · {arrows[c]}")
+    left, right = st.columns([1, 1])
+    left.plotly_chart(charts.contribution_chart(why[pick]), key="rerank.why_chart")
+    right.dataframe(why_view.contribution_frame(why[pick]), hide_index=True, key="rerank.why_table")
+    with st.expander(tr("模型整体：特征重要性", "The model as a whole: feature importance")):
+        st.plotly_chart(charts.importance_chart(rr.backend.importance()), key="rerank.importance")
+        st.caption(tr(
+            "每个特征在所有树的分裂中带来的增益（目标函数的改进）占总增益的比例。训练数据、种子和特征见 "
+            "data/reranker/recipe.json；训练脚本 scripts/train_reranker.py。",
+            "Each feature's share of the total gain (improvement of the objective) of all the trees' splits. Training "
+            "data, seed and features: data/reranker/recipe.json; the training script: scripts/train_reranker.py."))

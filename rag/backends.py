@@ -19,7 +19,8 @@ from rag.answer.generation import LLMGenerator
 from rag.models.llm import ChatBackend, LLMConfig, OpenAIChat, llm_config_from_env
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import LocalChat, local_available
-from rag.search.rerank import LLM_JUDGE, RERANKERS, load_reranker
+from rag import defaults
+from rag.search.rerank import LEARNED, LLM_JUDGE, RERANKERS, load_reranker
 
 FALLBACK_RERANKER = "sentence-maxsim"
 
@@ -34,14 +35,23 @@ class Choice:
 
 def choose_reranker(name: str | None, embedder: Embedder,
                     loader: Callable[[str], Any] | None = None, chat: Callable[[], Any] | None = None) -> Choice:
-    """`name` None or the fallback's name -> the offline fallback; otherwise try it, fall back visibly.
+    """`name` None -> the default (defaults.RERANKER, the learned ranker); the fallback's name -> the offline
+    fallback; otherwise try it, and fall back visibly.
 
     `loader(name)` loads a cross-encoder (the app passes one cached across sessions that caches only
     successful loads, so one failed download does not pin the fallback for everyone). `chat()` gives the
     local model for the "llm-judge" reranker (called only for it)."""
-    if not name or name == FALLBACK_RERANKER:
+    name = name or defaults.RERANKER
+    if name == FALLBACK_RERANKER:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
         return Choice(rr, rr.label, True, "no cross-encoder ships offline; chose the labelled fallback")
+    if name == LEARNED:  # a file in data/, shared read-only (its predictions take a lock)
+        try:
+            rr = loader(LEARNED) if loader is not None else load_reranker(LEARNED, embedder)
+            return Choice(rr, rr.label, False)
+        except ModelUnavailableError as exc:
+            rr = load_reranker(FALLBACK_RERANKER, embedder)
+            return Choice(rr, rr.label, True, f"the learned ranker cannot run ({exc}); using the offline fallback")
     if name == LLM_JUDGE:
         try:
             rr = load_reranker(LLM_JUDGE, embedder, chat=chat() if chat is not None else None)
@@ -120,7 +130,7 @@ def fallback_notes(generator: Choice, reranker: Choice | None = None) -> list[st
 
 
 def reranker_names() -> list[str]:
-    """Names offered to users: cross-encoders first (as registered), the offline fallback last."""
+    """Names offered to users, as registered: cross-encoders first, then the offline ones."""
     return list(RERANKERS)
 
 

@@ -17,6 +17,13 @@ TOP_K = 5
 DEPTH = 50
 RRF_K = 60
 
+# The offline reranker: the learned ranker (LightGBM LambdaMART over retrieval's own signals, trained on cmrc2018
+# trial; rag/search/learned_rank.py). Against hybrid alone (bench/bench_rerank.py, README "A reranker that
+# learns"): better on cmrc2018_dev, xquad_zh, xquad_en and golden, 0.006 MRR@10 under on the long-form set (29
+# questions, 4 wins / 6 losses), where the sentence-maxsim fallback it replaces is under too. It falls back to
+# sentence-maxsim, visibly, when lightgbm or its model file is missing.
+RERANKER = "learned"
+
 # Citations with the bundled local model: "constrained" (a grammar, rag/answer/citation_grammar.py).
 # Chosen on a fixed 34-question sample of data/golden.jsonl (README, "The bundled local LLM"): free
 # citing left every one of the small models' sentences uncited, constrained cited 99-100% with no

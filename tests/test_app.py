@@ -93,7 +93,7 @@ def test_home_shows_pipeline_links_and_what_runs(app):
     assert len(links) == len(PAGES) - 1  # one link per stage page (every page but home)
     table = at.table[0].value
     text = table.to_string()
-    for needle in ("faq.jsonl", "sentence", "multilingual-e5-small", "sentence-maxsim", "extractive"):
+    for needle in ("faq.jsonl", "sentence", "multilingual-e5-small", "learned ranker", "extractive"):
         assert needle in text, needle
     # keyless: the generator row is the labelled fallback, with the reason
     gen_row = table[table.iloc[:, 0].str.contains("extractive")].iloc[0]
@@ -289,14 +289,33 @@ def test_bm25_stopwords_switch_rebuilds_bm25_without_reembedding(app):
     assert not at.session_state["index.obj"].bm25.stopwords
 
 
-def test_rerank_page_moves_bump_chart_and_labelled_fallback(app):
+def test_rerank_page_moves_bump_chart_and_why_each_chunk_moved(app):
     at = go(app, "rerank")
-    assert any("sentence-maxsim" in w.value and "fallback" in w.value.lower() for w in at.warning)
+    assert any("learned ranker" in s.value and "not a cross-encoder" in s.value for s in at.success)
     table = frames(at)[0]
     assert len(table) == at.session_state["retrieval.recall_n"]
     assert (table.iloc[:, 0] != "—").sum() == at.session_state["rerank.top_k"]  # ranks after rerank
+    assert table.iloc[:, 5].str.contains(r"[+-]\d").all()  # every candidate's main reasons, signed
     fig = json.loads(plotly_charts(at)[0].proto.spec)
     assert fig["data"] and len(fig["data"][0]["x"]) == 4  # dense -> BM25 -> RRF -> rerank
+    # why: the chosen candidate's contributions, largest first, and the model's feature importance
+    why = frames(at)[1]
+    contrib = why.iloc[:, 3].abs().tolist()
+    assert contrib == sorted(contrib, reverse=True) and len(why) == 17
+    chart = json.loads(plotly_charts(at)[1].proto.spec)
+    assert "=" in chart["layout"]["title"]["text"]  # score = bias + contributions
+    assert len(plotly_charts(at)) == 3  # + the importance chart
+    pick = at.selectbox(key="rerank.why_chunk")
+    other = pick.options[-1]
+    pick.select(other).run()
+    assert not at.exception and at.session_state["rerank.why_chunk"] == other.split(" · ")[0]
+
+
+def test_rerank_page_labels_the_fallback_when_chosen(app):
+    at = go(app, "rerank")
+    at.selectbox(key="rerank.name").select("sentence-maxsim").run()
+    assert any("sentence-maxsim" in w.value and "fallback" in w.value.lower() for w in at.warning)
+    assert len(frames(at)) == 1 and not [s for s in at.subheader if "Why" in s.value]  # no reasons to show
 
 
 def test_answer_page_offline_answer_audit_prompt_and_export(app):
@@ -316,7 +335,7 @@ def test_answer_page_offline_answer_audit_prompt_and_export(app):
     # the notes under the answer: each said once (the page adds the fallback reasons, the backend no longer does)
     notes = [line for c in at.caption for line in c.value.split("  \n") if line.startswith(":material/info:")]
     assert notes and len(notes) == len(set(notes)) == len(trace.notes)
-    assert sum("generator" in n for n in notes) == 1 and sum("reranker" in n for n in notes) == 1
+    assert sum("generator" in n for n in notes) == 1 and sum("reranker" in n for n in notes) == 0  # the learned one ran
     # every audited sentence is on the page in full (a wrapping table, not a grid cut to one line)
     for sent in trace.audit.sentences:
         assert html_lib.escape(sent.sentence) in html
@@ -372,7 +391,7 @@ def test_evaluation_page_runs_strategies(app):
     assert {"Hit@1", "MRR@10", "nDCG@10"} <= set(table.columns)
     assert ((table["MRR@10"] >= 0) & (table["MRR@10"] <= 1)).all()
     assert len(plotly_charts(at)) == 1
-    assert "sentence-maxsim (offline fallback, not a cross-encoder)" in html_of(at)  # what ran, in full
+    assert "learned ranker (LightGBM LambdaMART" in html_of(at)  # what ran, in full
     wins = next(f for f in frames(at) if "wins" in f.columns or "赢" in f.columns)
     assert len(wins) == 2 and (wins.iloc[:, 2:5].sum(axis=1) == 4).all()  # hybrid vs dense, vs bm25: 4 queries each
     drill = next(f for f in frames(at) if "gold" in f.columns)

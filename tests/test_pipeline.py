@@ -68,7 +68,8 @@ def test_trace_keeps_every_stage_and_labels_fallbacks(kb_index, offline):
     assert trace.retrieval.dense and trace.retrieval.bm25 and trace.retrieval.hybrid
     assert len(trace.candidates) == 20 and len(trace.final) == 5
     assert len(trace.rerank.moves) == 20
-    assert "fallback" in trace.backends["reranker"] and "not a cross-encoder" in trace.backends["reranker"]
+    assert "learned ranker" in trace.backends["reranker"] and "not a cross-encoder" in trace.backends["reranker"]
+    assert len(trace.rerank.why) == 20  # the learned ranker's reasons for every candidate
     assert "no language model" in trace.backends["generator"]
     assert all(f"\n[{c.ref}]" in trace.prompt.messages[-1]["content"] for c in trace.contexts)
     assert trace.no_rag_answer and "无语言模型" in trace.no_rag_answer or "no language model" in trace.no_rag_answer

@@ -228,3 +228,30 @@ def eval_bars(reports: Sequence[StrategyReport], metrics: Sequence[str]) -> go.F
                              text=[f"{m.get(k, 0.0):.2f}" for k in metrics], textposition="outside"))
     fig.update_layout(barmode="group", height=420, yaxis=dict(range=[0, 1.1]), margin=dict(l=10, r=10, t=30, b=10))
     return fig
+
+
+def contribution_chart(why, n: int = 10) -> go.Figure:
+    """One candidate's score taken apart: the bias, then its n largest feature contributions (green up, red down)."""
+    rows = why.largest(n)[::-1]  # plotly draws the first bar at the bottom
+    fig = go.Figure(go.Bar(
+        x=[c for _f, _v, c in rows], y=[f for f, _v, _c in rows], orientation="h",
+        marker_color=["#15803d" if c >= 0 else "#b91c1c" for _f, _v, c in rows],
+        text=[f"{c:+.3f}" for _f, _v, c in rows], textposition="outside",
+        hovertemplate="%{y}: %{x:+.4f}<extra></extra>",
+    ))
+    total = why.bias + sum(why.contributions.values())
+    fig.update_layout(height=60 + 28 * len(rows), margin=dict(l=10, r=40, t=40, b=10),
+                      title=tr(f"分数 {total:.3f} = 基线 {why.bias:.3f} + 各特征贡献",
+                               f"score {total:.3f} = bias {why.bias:.3f} + the features' contributions"))
+    return fig
+
+
+def importance_chart(importance: Mapping[str, float]) -> go.Figure:
+    """The model as a whole: each feature's share of the total gain of its splits."""
+    items = list(importance.items())[::-1]
+    fig = go.Figure(go.Bar(x=[v for _k, v in items], y=[k for k, _v in items], orientation="h",
+                           marker_color="#2563eb", text=[f"{v:.1%}" for _k, v in items], textposition="outside",
+                           hovertemplate="%{y}: %{x:.1%}<extra></extra>"))
+    fig.update_xaxes(tickformat=".0%", title=tr("增益占比", "share of gain"))
+    fig.update_layout(height=60 + 24 * len(items), margin=dict(l=10, r=40, t=20, b=10))
+    return fig

@@ -18,7 +18,6 @@ import streamlit as st
 
 from rag import config
 from rag import defaults
-from rag.backends import FALLBACK_RERANKER
 from rag.evaluate.strategies import STRATEGIES
 from rag.ingest.chunking import CHUNKERS, chunker_params
 from rag.models.embedding import default_embedder_name
@@ -71,7 +70,7 @@ DEFAULTS: dict[str, Any] = {
     "retrieval.show_n": 10,
     "retrieval.indexes": ["hnsw", "ivfpq"],  # shown beside exact; Milvus on request (it starts a server)
     "rerank.enabled": True,
-    "rerank.name": FALLBACK_RERANKER,
+    "rerank.name": defaults.RERANKER,
     "rerank.top_k": defaults.TOP_K,
     "answer.rewrite": "none",
     "answer.n_queries": 3,
@@ -122,6 +121,13 @@ def clamp(key: str, lo, hi, ss: MutableMapping | None = None) -> None:
     ss = st.session_state if ss is None else ss
     if ss.get(key) is not None:
         ss[key] = min(max(ss[key], lo), hi)
+
+
+def clamp_choice(key: str, options, default, ss: MutableMapping | None = None) -> None:
+    """Keep a stored selectbox value among `options` (a new question brings other candidates): else `default`."""
+    ss = st.session_state if ss is None else ss
+    if ss.get(key) not in options:
+        ss[key] = default
 
 
 def question(ss: MutableMapping | None = None) -> str:

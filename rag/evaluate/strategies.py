@@ -234,6 +234,14 @@ class OnceReranker:
         self.inner = inner
         self.name, self.label, self.is_fallback = inner.name, inner.label, inner.is_fallback
         self._seen: dict = {}
+        if hasattr(inner, "score_with_index"):  # the learned ranker reads the index, not bare texts
+            self.score_with_index = self._score_with_index
+
+    def _score_with_index(self, query, chunk_ids, index, control=None):
+        key = (query, tuple(chunk_ids), "index")
+        if key not in self._seen:
+            self._seen[key] = self.inner.score_with_index(query, chunk_ids, index, control=control)
+        return self._seen[key]
 
     def score(self, query, texts, control=None):
         key = (query, tuple(texts))

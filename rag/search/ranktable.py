@@ -60,3 +60,12 @@ def movers(stages: Mapping[str, Sequence[Hit]], top: int) -> list[str]:
         for h in hits[:top]:
             seen.setdefault(h.chunk_id, None)
     return list(seen)
+
+
+def biggest_moves(moves, n: int = 3) -> list[str]:
+    """The `n` chunks whose rank changed most in a rerank (rerank.RerankMove: a dropped one counts as moving to just
+    below the list), largest first, ties by the rank before; chunks that did not move are never listed."""
+    below = len(moves) + 1
+    shift = {m.chunk_id: abs((m.after or below) - m.before) for m in moves}
+    ranked = sorted(moves, key=lambda m: (-shift[m.chunk_id], m.before))
+    return [m.chunk_id for m in ranked if shift[m.chunk_id] > 0][:n]

@@ -42,6 +42,7 @@ from rag.search.hits import Hit
 from rag.models.hub import load_model, use_short_timeouts
 from rag.models.llm import RunControl
 from rag.ingest.sentences import split_sentences
+from rag.search.learned_rank import LEARNED, LearnedReranker  # LambdaMART; lightgbm loads when one is made
 
 FALLBACK = "sentence-maxsim"
 LLM_JUDGE = "llm-judge"  # the bundled local model as a pointwise judge (llm_judge.py)
@@ -53,13 +54,14 @@ RERANKERS: dict[str, str] = {
     "bge-reranker-v2-m3": "BAAI/bge-reranker-v2-m3",  # multilingual, 568M params, ~2.3 GB, slower
     "ms-marco-MiniLM-L-6-v2": "cross-encoder/ms-marco-MiniLM-L-6-v2",  # English only, 23M params
     FALLBACK: FALLBACK,  # offline fallback, not a cross-encoder
+    LEARNED: LEARNED,  # a trained ranking model over retrieval's signals, not a cross-encoder
     LLM_JUDGE: LLM_JUDGE,  # the local LLM judging relevance, not a cross-encoder
 }
 
 # Completes "or use ..." in every loading error; built from RERANKERS so it cannot drift.
 ALTERNATIVES = (
-    f"a local model directory, a registry model ({', '.join(k for k in RERANKERS if k not in (FALLBACK, LLM_JUDGE))}), "
-    f"the local LLM as a judge ({LLM_JUDGE!r}), or the "
+    f"a local model directory, a registry model ({', '.join(k for k in RERANKERS if k not in (FALLBACK, LLM_JUDGE, LEARNED))}), "
+    f"the local LLM as a judge ({LLM_JUDGE!r}), the learned ranker ({LEARNED!r}), or the "
     f"offline fallback reranker {FALLBACK!r} (labelled as a fallback, not a cross-encoder)"
 )
 
@@ -93,6 +95,7 @@ class RerankResult:
     reranker: str  # the reranker's label
     is_fallback: bool
     note: str = ""  # e.g. how many candidates an LLM judge reached within its time budget
+    why: tuple = ()  # the learned ranker's learned_rank.Why per candidate, in candidate order (others: empty)
 
 
 class CrossEncoderReranker:
@@ -172,6 +175,8 @@ def load_reranker(name: str, embedder=None, chat=None) -> Reranker:
     """
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"no reranker name given; choose one of {', '.join(RERANKERS)} or a model path")
+    if name.strip() == LEARNED:
+        return LearnedReranker()
     if name.strip() == LLM_JUDGE:
         from rag.search.llm_judge import LLMJudgeReranker
 
@@ -191,10 +196,12 @@ def rerank(
     reranker: Reranker,
     top_k: int = 5,
     control=None,
+    index=None,
 ) -> RerankResult:
     """Score every candidate with `reranker`, sort by score (ties keep the candidate order), keep top_k.
 
-    `texts` maps chunk_id -> the text the reranker reads (usually the chunk the LLM will see).
+    `texts` maps chunk_id -> the text the reranker reads (usually the chunk the LLM will see). A reranker with
+    `score_with_index` (the learned ranker) reads `index` instead and says why each candidate scored what it did.
     """
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         raise ConfigError(f"top_k={top_k!r} must be an integer >= 1")
@@ -206,7 +213,15 @@ def rerank(
     ordered = sorted(candidates, key=lambda h: h.rank)
     control = control if control is not None else RunControl()
     said = len(control.notes)
-    scores = reranker.score(query, [texts[h.chunk_id] for h in ordered], control=control) if ordered else np.zeros(0)
+    why: tuple = ()
+    with_index = getattr(reranker, "score_with_index", None)
+    if with_index is not None and ordered:
+        if index is None:
+            raise ConfigError(f"the {reranker.name} reranker reads the index: pass index= (rerank_candidates does)")
+        scores, explained = with_index(query, [h.chunk_id for h in ordered], index, control=control)
+        why = tuple(explained)
+    else:
+        scores = reranker.score(query, [texts[h.chunk_id] for h in ordered], control=control) if ordered else np.zeros(0)
     scores = np.asarray(scores, dtype=np.float64).reshape(len(ordered))
     unscored = np.isnan(scores)  # NaN: a reranker with a time budget did not reach it
     # scored first by score, then the unscored in candidate order; ties keep the candidate order
@@ -217,7 +232,7 @@ def rerank(
     note = f"judged {int((~unscored).sum())} of {len(ordered)} candidates within the time budget; the rest keep " \
            "their retrieval order after them" if unscored.any() else ""
     note = "; ".join([note, *control.notes[said:]] if note else control.notes[said:])  # e.g. the judge's failures
-    return RerankResult(hits, moves, reranker.label, bool(reranker.is_fallback), note)
+    return RerankResult(hits, moves, reranker.label, bool(reranker.is_fallback), note, why)
 
 
 def rerank_candidates(query: str, candidates: Sequence[Hit], index, reranker: Reranker, top_k: int = 5,
@@ -225,4 +240,4 @@ def rerank_candidates(query: str, candidates: Sequence[Hit], index, reranker: Re
     """The one "retrieved candidates -> reranked top_k" step every caller uses (the pipeline, the rerank
     page, the evaluation), so they cannot disagree: the texts come from `index` (an Index)."""
     texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in candidates}
-    return rerank(query, candidates, texts, reranker, top_k, control)
+    return rerank(query, candidates, texts, reranker, top_k, control, index=index)

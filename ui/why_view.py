@@ -1,0 +1,32 @@
+"""The learned ranker's reasons, made readable: feature names in the UI's language, each candidate's largest
+contributions as one line, and one candidate's contributions as a table (largest first).
+
+The numbers are rag/search/learned_rank.py's (LightGBM's per-feature contributions, which sum with the bias to
+the score); this module only words them.
+Not handled here: computing them (learned_rank.py), the charts (charts.py).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rag.search.learned_rank import Why
+from rag.search.rank_features import describe
+
+from .i18n import tr
+
+
+def meaning(feature: str) -> str:
+    zh, en = describe[feature]
+    return tr(zh, en)
+
+
+def reasons(why: Why, n: int = 3) -> str:
+    """"sent_cos_gap +0.84 · title_words -0.12 · ...": the n largest contributions, signed."""
+    return " · ".join(f"{f} {c:+.2f}" for f, _v, c in why.largest(n))
+
+
+def contribution_frame(why: Why) -> pd.DataFrame:
+    rows = [{tr("特征", "feature"): f, tr("含义", "meaning"): meaning(f), tr("取值", "value"): round(v, 4),
+             tr("贡献", "contribution"): round(c, 4)} for f, v, c in why.largest()]
+    return pd.DataFrame(rows)
