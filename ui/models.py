@@ -27,8 +27,7 @@ def embedder(name: str) -> Embedder:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def cross_encoder(name: str):
-    """A cross-encoder by name or path, or the learned ranker (read-only, shared: its predictions take a lock).
-    Raises ModelUnavailableError, which st.cache_resource does not cache: a transient hub failure is tried again
+    """A cross-encoder by name or path. Raises ModelUnavailableError, which st.cache_resource does not cache: a transient hub failure is tried again
     by the next session instead of pinning the fallback."""
     return load_reranker(name)
 

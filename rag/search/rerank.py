@@ -175,8 +175,8 @@ def load_reranker(name: str, embedder=None, chat=None) -> Reranker:
     """
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"no reranker name given; choose one of {', '.join(RERANKERS)} or a model path")
-    if name.strip() == LEARNED:
-        return LearnedReranker()
+    if name.strip() == LEARNED:  # the model trained on this embedder's features
+        return LearnedReranker(embedder_name=getattr(embedder, "name", None))
     if name.strip() == LLM_JUDGE:
         from rag.search.llm_judge import LLMJudgeReranker
 
