@@ -170,10 +170,14 @@ def render_markdown(trace: Trace) -> str:
         for name in ("dense", "bm25", "hybrid"):
             out += ["", f"## Retrieval: {name}", ""] + _hit_table(getattr(trace.retrieval, name), trace)
     if trace.rerank is not None:
-        out += ["", f"## Rerank ({trace.rerank.reranker})", "", "| chunk | before | after | score |", "|---|---|---|---|"]
+        why = {w.chunk_id: w for w in trace.rerank.why}  # the learned ranker's largest contributions
+        extra = (" main reasons (feature contributions) |", "---|") if why else ("", "")
+        out += ["", f"## Rerank ({trace.rerank.reranker})", "", "| chunk | before | after | score |" + extra[0],
+                "|---|---|---|---|" + extra[1]]
         for m in trace.rerank.moves:
             after = m.after if m.after is not None else "dropped"
-            out.append(f"| `{m.chunk_id}` | {m.before} | {after} | {m.score:.4f} |")
+            reasons = " " + ", ".join(f"{f} {c:+.2f}" for f, _v, c in why[m.chunk_id].largest(3)) + " |" if why else ""
+            out.append(f"| `{m.chunk_id}` | {m.before} | {after} | {m.score:.4f} |{reasons}")
     if trace.answerability is not None:
         a = trace.answerability
         out += ["", "## Answerability (before generating)", "", f"- decision: {a.reason('en')}"]
