@@ -300,7 +300,7 @@ def test_rerank_page_moves_bump_chart_and_why_each_chunk_moved(app):
     assert fig["data"] and len(fig["data"][0]["x"]) == 4  # dense -> BM25 -> RRF -> rerank
     # why: the chosen candidate's contributions, largest first, and the model's feature importance
     why = frames(at)[1]
-    contrib = why.iloc[:, 3].abs().tolist()
+    contrib = why.iloc[:, 1].abs().tolist()
     assert contrib == sorted(contrib, reverse=True) and len(why) == 17
     chart = json.loads(plotly_charts(at)[1].proto.spec)
     assert "=" in chart["layout"]["title"]["text"]  # score = bias + contributions

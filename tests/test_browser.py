@@ -303,7 +303,7 @@ def test_home(session):
     assert_clean(page, "home")
     assert page.get_by_test_id("stPageLink").count() == 7  # one link per stage: pages 1-7
     table = page.get_by_test_id("stTable").inner_text()
-    assert "multilingual-e5-small" in table and "sentence-maxsim" in table
+    assert "multilingual-e5-small" in table and "learned ranker" in table
     assert "extractive" in table  # keyless: the labelled fallback generator
     assert page.locator(".st-key-question textarea").input_value().strip()  # the shared question
     cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stPageLink-NavLink"] span')]
@@ -371,11 +371,12 @@ def test_rerank_page(session):
     page = session
     open_page(page, "rerank")
     assert_clean(page, "rerank")
-    warning = page.get_by_test_id("stAlertContentWarning").first.inner_text()
-    assert "sentence-maxsim" in warning  # the offline fallback says what it is
-    plotly_drawn(page)  # bump chart
+    ran = page.get_by_test_id("stAlertContentSuccess").first.inner_text()
+    assert "learned ranker" in ran and "not a cross-encoder" in ran  # the default reranker says what it is
+    plotly_drawn(page)  # bump chart, the chosen candidate's contributions
     assert page.locator("[data-testid='stPlotlyChart'] .scatterlayer .trace").count() >= 1
-    assert page.get_by_test_id("stDataFrame").count() >= 1
+    assert page.get_by_test_id("stDataFrame").count() >= 2  # before/after with reasons; one candidate's contributions
+    assert "Why each chunk moved" in page.get_by_test_id("stHeading").all_inner_texts()[-1]
     shoot(page, "rerank")
 
 

@@ -4,7 +4,8 @@ import pytest
 
 from rag.search.fusion import rrf
 from rag.search.hits import Hit
-from rag.search.ranktable import fusion_arithmetic, movers, rank_paths, side_by_side
+from rag.search.ranktable import biggest_moves, fusion_arithmetic, movers, rank_paths, side_by_side
+from rag.search.rerank import RerankMove
 
 
 def hits(ids, retriever):
@@ -45,3 +46,11 @@ def test_rank_paths_and_movers():
     assert paths["c"] == {"dense": 3, "bm25": 1, "rerank": 1}
     assert movers(stages, 1) == ["a", "c"]
     assert movers(stages, 2) == ["a", "b", "c"]
+
+
+def test_biggest_moves_counts_a_drop_as_landing_just_below_the_cut():
+    moves = [RerankMove("a", 1, 2, 0.5), RerankMove("b", 2, None, 0.1),  # b fell out of the top 3: 2 -> "4"
+             RerankMove("c", 3, 3, 0.4), RerankMove("d", 4, 1, 0.9),     # d rose 3 places
+             RerankMove("e", 5, None, 0.0)]                               # e was below the cut and stayed there
+    assert biggest_moves(moves, 3) == ["d", "b", "a"]
+    assert biggest_moves([RerankMove("x", 1, 1, 1.0)]) == []  # nothing moved: nothing to highlight

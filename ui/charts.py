@@ -240,6 +240,9 @@ def contribution_chart(why, n: int = 10) -> go.Figure:
         hovertemplate="%{y}: %{x:+.4f}<extra></extra>",
     ))
     total = why.bias + sum(why.contributions.values())
+    values = [c for _f, _v, c in rows] or [0.0]
+    pad = 0.35 * (max(values + [0.0]) - min(values + [0.0]) or 1.0)  # room for the labels outside the bars
+    fig.update_xaxes(range=[min(values + [0.0]) - pad, max(values + [0.0]) + pad])
     fig.update_layout(height=60 + 28 * len(rows), margin=dict(l=10, r=40, t=40, b=10),
                       title=tr(f"分数 {total:.3f} = 基线 {why.bias:.3f} + 各特征贡献",
                                f"score {total:.3f} = bias {why.bias:.3f} + the features' contributions"))

@@ -27,6 +27,6 @@ def reasons(why: Why, n: int = 3) -> str:
 
 
 def contribution_frame(why: Why) -> pd.DataFrame:
-    rows = [{tr("特征", "feature"): f, tr("含义", "meaning"): meaning(f), tr("取值", "value"): round(v, 4),
-             tr("贡献", "contribution"): round(c, 4)} for f, v, c in why.largest()]
+    rows = [{tr("特征", "feature"): f, tr("贡献", "contribution"): round(c, 4), tr("取值", "value"): round(v, 4),
+             tr("含义", "meaning"): meaning(f)} for f, v, c in why.largest()]
     return pd.DataFrame(rows)

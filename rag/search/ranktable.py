@@ -63,9 +63,15 @@ def movers(stages: Mapping[str, Sequence[Hit]], top: int) -> list[str]:
 
 
 def biggest_moves(moves, n: int = 3) -> list[str]:
-    """The `n` chunks whose rank changed most in a rerank (rerank.RerankMove: a dropped one counts as moving to just
-    below the list), largest first, ties by the rank before; chunks that did not move are never listed."""
-    below = len(moves) + 1
-    shift = {m.chunk_id: abs((m.after or below) - m.before) for m in moves}
-    ranked = sorted(moves, key=lambda m: (-shift[m.chunk_id], m.before))
-    return [m.chunk_id for m in ranked if shift[m.chunk_id] > 0][:n]
+    """The `n` chunks whose rank changed most in a rerank (rerank.RerankMove), largest first, ties by the rank
+    before. A chunk that fell out of the kept top_k counts as landing just below it (top_k + 1); one that was
+    below top_k and stayed there did not move. Chunks that did not move are never listed."""
+    top_k = sum(m.after is not None for m in moves)
+
+    def shift(m) -> int:
+        if m.after is None:
+            return max(0, top_k + 1 - m.before)
+        return abs(m.after - m.before)
+
+    ranked = sorted(moves, key=lambda m: (-shift(m), m.before))
+    return [m.chunk_id for m in ranked if shift(m) > 0][:n]
