@@ -150,6 +150,6 @@ if why:
         st.plotly_chart(charts.importance_chart(rr.backend.importance()), key="rerank.importance")
         st.caption(tr(
             "每个特征在所有树的分裂中带来的增益（目标函数的改进）占总增益的比例。每个内置向量模型一个排序模型；训练数据、种子和特征见 "
-            "data/reranker/<向量模型>/recipe.json；训练脚本 scripts/train_reranker.py。",
+            "`data/reranker/<向量模型>/recipe.json`；训练脚本 `scripts/train_reranker.py`。",
             "Each feature's share of the total gain (improvement of the objective) of all the trees' splits. One model per bundled embedder; training "
-            "data, seed and features: data/reranker/<embedder>/recipe.json; the training script: scripts/train_reranker.py."))
+            "data, seed and features: `data/reranker/<embedder>/recipe.json`; the training script: `scripts/train_reranker.py`."))
