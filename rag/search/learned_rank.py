@@ -63,7 +63,7 @@ class Why:
 def _booster(path: Path):
     try:
         import lightgbm
-    except ImportError as exc:
+    except (ImportError, OSError) as exc:  # OSError: its OpenMP runtime (libgomp) is missing
         raise ModelUnavailableError(f"the learned ranker needs lightgbm ({exc}): pip install 'lightgbm==4.7.0', "
                                     "or use the offline fallback reranker 'sentence-maxsim'") from exc
     if not path.is_file():
