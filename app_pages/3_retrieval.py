@@ -10,13 +10,15 @@ import html
 import pandas as pd
 import streamlit as st
 
+from rag.errors import ModelUnavailableError
+from rag.search import late_interaction
 from rag.search.fusion import rrf_ceiling
 
 from rag.search.ranktable import fusion_arithmetic, side_by_side
 from rag.search.retrieval import MODES
 from rag.index.tokenize import jieba_tokenize
 from rag.index.ann import compare_indexes
-from ui import choices, indexes, indexing, results, settings
+from ui import charts, choices, indexes, indexing, results, settings
 from ui.i18n import t, tr
 from ui.render import attempt, md_escape, need_question, plain_text, rrf_short, short, tokens_html
 
@@ -150,6 +152,25 @@ if options:
                       f"learned-sparse score sparse({cid}) = Σ over shared features of query weight × chunk weight = "
                       f"{sparse_score:.4f} (the largest terms above). The features are learned and have no names."))
     plain_text(short(index.chunk(cid).text, 400), quote=True)
+    with st.expander(tr("多向量：逐词 MaxSim 对齐（后期交互）", "Multi-vector: token-by-token MaxSim (late interaction)")):
+        try:
+            align = late_interaction.explain(index, q, cid)
+        except ModelUnavailableError as exc:
+            st.info(tr("这个向量模型给不出词向量：", "This embedder gives no token vectors: ") + md_escape(exc),
+                    icon=":material/info:")
+        else:
+            st.plotly_chart(charts.maxsim_heatmap(align), key="retrieval.maxsim")
+            st.caption(tr(
+                f"e5 最后一层的每个词向量（{len(align.query_pieces)} 个问题词 × {len(align.passage_pieces)} 个块词）。"
+                "ColBERT 式后期交互：每个问题词找块里最相似的词（红圈），分数是这些最大值的平均。同一个模型的第三种表示，"
+                f"与稠密向量、学习型稀疏并列。存成索引要每块 {len(align.passage_pieces)} × 384 × 2 字节"
+                f"（float16）≈ {len(align.passage_pieces) * 768 / 1024:.0f} KB，稠密向量只要 1.5 KB；这里只对候选重新打分。",
+                f"e5's last-layer vector of every token ({len(align.query_pieces)} question tokens x "
+                f"{len(align.passage_pieces)} chunk tokens). ColBERT-style late interaction: each question token finds "
+                "its most similar chunk token (red ring), and the score is the mean of those maxima: the same model's "
+                "third representation beside its dense vector and learned-sparse terms. As an index it would take "
+                f"{len(align.passage_pieces)} x 384 x 2 bytes (float16) ≈ {len(align.passage_pieces) * 768 / 1024:.0f} KB "
+                "for this chunk against 1.5 KB for its dense vector; here it only re-scores candidates."))
 
 # ------------------------------------------------------------------------------ ANN indexes, Milvus
 st.subheader(tr("近似索引与向量数据库 ANN & Milvus", "Approximate indexes and a vector database"))

@@ -242,6 +242,12 @@ def test_retrieval_page_side_by_side_with_rrf_arithmetic(app):
     explain = next(f for f in frames(at) if "idf" in f.columns)
     assert len(explain) >= 1
     assert "jieba" in html_of(at)
+    # multi-vector: the picked chunk's MaxSim heat map, query tokens x chunk tokens, with each best match ringed
+    heat = next(json.loads(c.proto.spec) for c in plotly_charts(at) if "MaxSim" in json.loads(c.proto.spec)["layout"]
+                .get("title", {}).get("text", ""))
+    z, rings = heat["data"][0]["z"], heat["data"][1]
+    assert len(z) == len(rings["y"]) >= 3 and len(z[0]) >= 10  # a row per question token, a column per chunk token
+    assert all(max(row) == pytest.approx(row[x]) for row, x in zip(z, rings["x"]))  # the ring is each row's max
     # changing RRF k re-fuses without re-embedding
     index_before = at.session_state["index.obj"]
     at.slider(key="retrieval.rrf_k").set_value(10).run()

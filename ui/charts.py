@@ -9,6 +9,7 @@ Not handled here: the numbers (rag/index/projection.py, rag/ingest/preview.py, r
 
 from __future__ import annotations
 
+import html
 import math
 from collections import Counter
 from typing import Mapping, Sequence
@@ -257,4 +258,29 @@ def importance_chart(importance: Mapping[str, float]) -> go.Figure:
                            hovertemplate="%{y}: %{x:.1%}<extra></extra>"))
     fig.update_xaxes(tickformat=".0%", title=tr("增益占比", "share of gain"))
     fig.update_layout(height=60 + 24 * len(items), margin=dict(l=10, r=40, t=20, b=10))
+    return fig
+
+
+def maxsim_heatmap(alignment) -> go.Figure:
+    """Query tokens (rows) x chunk tokens (columns), cosine; a ring on each query token's best match. Numeric axes
+    with the pieces as tick labels, so a token that repeats keeps its own column."""
+    a = alignment
+    qp = [html.escape(x) for x in a.query_pieces]  # plotly reads <b>, <a> in labels: the pieces are user text
+    pp = [html.escape(x) for x in a.passage_pieces]
+    fig = go.Figure(go.Heatmap(
+        z=np.round(a.sims, 4).tolist(), x=list(range(len(a.passage_pieces))), y=list(range(len(a.query_pieces))), colorscale="Blues",
+        colorbar=dict(title="cos"),  # auto range: e5's token states are all alike (cosines 0.5-1), a 0-1 scale hides the matches
+        customdata=[[f"{q} · {p}" for p in pp] for q in qp],
+        hovertemplate="%{customdata}: %{z:.3f}<extra></extra>",
+    ))
+    fig.add_trace(go.Scatter(x=a.best.tolist(), y=list(range(len(a.query_pieces))), mode="markers",
+                             marker=dict(symbol="circle-open", size=12, color="#dc2626", line=dict(width=2)),
+                             hovertemplate="best match<extra></extra>", showlegend=False))
+    fig.update_yaxes(tickvals=list(range(len(a.query_pieces))), ticktext=qp, autorange="reversed")
+    step = max(1, len(a.passage_pieces) // 60)  # a tick label for every token up to 60, else every step-th
+    fig.update_xaxes(tickvals=list(range(0, len(a.passage_pieces), step)),
+                     ticktext=pp[::step], tickangle=-90, tickfont=dict(size=9))
+    fig.update_layout(height=140 + 22 * len(a.query_pieces), margin=dict(l=10, r=10, t=30, b=60),
+                      title=tr(f"MaxSim = 每个问题词最佳匹配的平均余弦 = {a.score:.3f}",
+                               f"MaxSim = mean over question tokens of the best match's cosine = {a.score:.3f}"))
     return fig

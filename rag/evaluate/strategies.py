@@ -34,13 +34,16 @@ from rag.trace import AskSettings
 
 STRATEGIES = ("dense", "bm25", "hybrid", "hybrid+rerank")
 SPARSE_STRATEGIES = ("sparse", "hybrid3")  # need the learned-sparse list (index.sparse)
+# e5's token vectors (rag/search/late_interaction.py): the dense top `depth` re-ordered by MaxSim, and "m3", the RRF
+# of one model's three representations (dense + learned sparse + multi-vector), as BGE-M3 offers them
+MULTIVECTOR_STRATEGIES = ("multivector", "m3")
 REWRITE_STRATEGIES = ("hyde", "multi-query")  # need a language model
 
 Search = Callable[[str], list[str]]
 
 
 def _check_strategy(strategy: str) -> None:
-    known = STRATEGIES + SPARSE_STRATEGIES + REWRITE_STRATEGIES
+    known = STRATEGIES + SPARSE_STRATEGIES + MULTIVECTOR_STRATEGIES + REWRITE_STRATEGIES
     if strategy not in known:
         raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(known)}")
 
@@ -63,7 +66,7 @@ def settings_for(strategy: str, base: AskSettings) -> AskSettings:
     mode = {"dense": "dense", "bm25": "bm25", "sparse": "sparse"}.get(strategy, "hybrid")
     return replace(base, mode=mode, rerank=strategy == "hybrid+rerank",
                    rewrite=strategy if strategy in REWRITE_STRATEGIES else "none",
-                   sparse=strategy in SPARSE_STRATEGIES, depth=max(base.depth, base.recall_n))
+                   sparse=strategy in SPARSE_STRATEGIES or strategy == "m3", depth=max(base.depth, base.recall_n))
 
 
 def hit_search(index: Index, strategy: str, reranker=None, settings: AskSettings | None = None
@@ -76,6 +79,8 @@ def hit_search(index: Index, strategy: str, reranker=None, settings: AskSettings
         raise ConfigError(f"{strategy} ranks documents through rewrites; chunk hits come from "
                           f"{', '.join(STRATEGIES + SPARSE_STRATEGIES)}")
     weights = dict(s.weights)
+    if strategy in MULTIVECTOR_STRATEGIES:
+        return _multivector_search(index, strategy, s)
     if not s.rerank:
         return lambda q: retrieve(index, q, s.mode, s.depth, s.depth, s.rrf_k, weights, use_sparse=s.sparse).ranked()
     if reranker is None:
@@ -86,6 +91,21 @@ def hit_search(index: Index, strategy: str, reranker=None, settings: AskSettings
         return rerank_candidates(q, cands, index, reranker, top_k=len(cands)).hits
 
     return reranked
+
+
+def _multivector_search(index: Index, strategy: str, s: AskSettings) -> Callable[[str], list[Hit]]:
+    from rag.search.fusion import rrf
+    from rag.search.late_interaction import rescore
+    from rag.search.retrieval import dense_search, sparse_search
+
+    def search(q: str) -> list[Hit]:
+        dense = dense_search(index, q, s.depth)
+        mv = rescore(index, q, dense)
+        if strategy == "multivector":
+            return mv
+        return rrf({"dense": dense, "sparse": sparse_search(index, q, s.depth), "multivector": mv}, k=s.rrf_k)
+
+    return search
 
 
 def strategy_search(index: Index, strategy: str, reranker=None, settings: AskSettings | None = None, chat=None,
@@ -155,6 +175,8 @@ def strategy_label(index: Index, strategy: str, reranker=None, settings: AskSett
         "sparse": sparse,
         "hybrid3": f"RRF k={rrf_k} of dense + BM25 + learned sparse",
         "hybrid+rerank": f"RRF top {recall_n} reranked by {rr}",
+        "multivector": f"dense top {s.depth} re-scored by MaxSim over e5's token vectors (late interaction)",
+        "m3": f"RRF k={rrf_k} of e5's dense + learned sparse + multi-vector lists (one model, three representations)",
     }[strategy]
 
 

@@ -13,8 +13,8 @@ from typing import Sequence
 
 from rag.evaluate.evaluation import StrategyReport, span_figures
 
-FUSED = ("hybrid", "hybrid3")  # strategies that fuse lists
-SINGLES = ("dense", "bm25", "sparse")
+FUSED = ("hybrid", "hybrid3", "m3")  # strategies that fuse lists
+SINGLES = ("dense", "bm25", "sparse", "multivector")
 TIE = 1e-9
 
 

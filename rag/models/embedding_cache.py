@@ -223,6 +223,13 @@ class CachedEmbedder(Embedder):
     def sparse_dim(self) -> int:
         return int(getattr(self.inner, "sparse_dim", 0) or 0)
 
+    def embed_tokens(self, text: str, is_query: bool = False):
+        """The inner model's token vectors (token_vectors.py), under the model lock; not cached here."""
+        from rag.models.token_vectors import token_vectors
+
+        with self._model_lock:
+            return token_vectors(self.inner, text, is_query)
+
     def embed_sparse(self, texts: Sequence[str], top_k: int = 256, progress: Progress | None = None):
         """The inner model's sparse vectors, under the model lock (not cached: they are cheap to keep in
         the index, and the cache file holds dense vectors only)."""

@@ -7,6 +7,7 @@
 - `rerank.py`: cross-encoder reranking, the learned ranker or the labelled sentence-maxsim fallback; what moved.
 - `rank_features.py`: the learned ranker's features per (question, candidate), from signals retrieval computed.
 - `learned_rank.py`: LightGBM LambdaMART over those features, and each candidate's per-feature contributions.
+- `late_interaction.py`: ColBERT-style MaxSim over e5's token vectors; re-scoring candidates; the alignment.
 - `rank_training.py`: training groups (hybrid top 20, graded labels) and deterministic training.
 - `llm_judge.py`: the local LLM as a pointwise relevance judge (P(yes)), within a time budget.
 - `rewrite.py`: HyDE and multi-query, the query rewrites a language model writes.
