@@ -45,27 +45,20 @@ def choose_reranker(name: str | None, embedder: Embedder,
     if name == FALLBACK_RERANKER:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
         return Choice(rr, rr.label, True, "no cross-encoder ships offline; chose the labelled fallback")
-    if name in (LEARNED, TOKEN_MAXSIM):  # made from files in data/ or the embedder: milliseconds, so not cached
-        try:
-            rr = load_reranker(name, embedder)
-            return Choice(rr, rr.label, False)
-        except ModelUnavailableError as exc:
-            rr = load_reranker(FALLBACK_RERANKER, embedder)
-            return Choice(rr, rr.label, True, f"{name} cannot run ({exc}); using the offline fallback")
     if name == LLM_JUDGE:
-        try:
-            rr = load_reranker(LLM_JUDGE, embedder, chat=chat() if chat is not None else None)
-            return Choice(rr, rr.label, False)
-        except ModelUnavailableError as exc:
-            rr = load_reranker(FALLBACK_RERANKER, embedder)
-            return Choice(rr, rr.label, True, f"the LLM judge cannot run ({exc}); using the offline fallback")
+        load, failed = (lambda: load_reranker(LLM_JUDGE, embedder, chat=chat() if chat is not None else None)), \
+            "the LLM judge cannot run"
+    elif name in (LEARNED, TOKEN_MAXSIM):  # made from files in data/ or the embedder: milliseconds, so not cached
+        load, failed = (lambda: load_reranker(name, embedder)), f"{name} cannot run"
+    else:
+        load, failed = (lambda: loader(name) if loader is not None else load_reranker(name, embedder)), \
+            f"{name} could not be loaded"
     try:
-        rr = loader(name) if loader is not None else load_reranker(name, embedder)
-        return Choice(rr, rr.label, rr.is_fallback)
+        rr = load()
     except ModelUnavailableError as exc:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
-        return Choice(rr, rr.label, True, f"{name} could not be loaded ({exc}); using the offline fallback")
-
+        return Choice(rr, rr.label, True, f"{failed} ({exc}); using the offline fallback")
+    return Choice(rr, rr.label, rr.is_fallback)
 
 GENERATORS = ("auto", "endpoint", "local", "extractive")  # what --generator and the sidebar offer
 
