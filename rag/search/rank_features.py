@@ -25,7 +25,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from rag.index.tokenize import load_stopwords
+from rag.index.token_cache import tokenize_many
+from rag.index.tokenize import jieba_tokenize, load_stopwords
 from rag.ingest.sentences import split_sentences
 
 RRF_K = 60  # as retrieval's default fusion (Cormack et al., 2009)
@@ -77,9 +78,34 @@ def content_words(tokens: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(t for t in tokens if _is_word(t) and t not in stop))
 
 
-def _log_rank(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """log2(1 + rank) of each row in `scores` (1 = best; ties share the better rank)."""
-    return np.log2(1 + 1 + (scores[None, :] > scores[rows][:, None]).sum(axis=1))
+def _rank(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The 1-based rank of each row in `scores` over every row (ties share the better rank)."""
+    return 1 + (scores[None, :] > scores[rows][:, None]).sum(axis=1)
+
+
+def sentence_cosines(embedder, q: np.ndarray, texts: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(sentences, owner, cosines): every text's sentences (the text itself when it has none), the index of the text
+    each came from, and each one's cosine with the query vector `q`. The fallback reranker's signal, and ours."""
+    sentences: list[str] = []
+    owner: list[int] = []
+    for i, text in enumerate(texts):
+        parts = split_sentences(text) or [text]
+        sentences += parts
+        owner += [i] * len(parts)
+    vecs = np.asarray(embedder.embed_documents(sentences), dtype=np.float32)
+    return sentences, np.array(owner, dtype=np.int64), vecs @ np.asarray(q, dtype=np.float32)
+
+
+def best_of(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """The largest of `values` per owner 0..n-1 (-inf for an owner with none)."""
+    best = np.full(n, -np.inf, dtype=np.float64)
+    np.maximum.at(best, owner, values)
+    return best
+
+
+def _idf_share(idf: dict[str, float], total: float, present: set[str]) -> float:
+    """The share of the question words' idf whose words are in `present` (0 when the question has none)."""
+    return sum(v for t, v in idf.items() if t in present) / total if total else 0.0
 
 
 def _sentence_bm25(bm25, q_terms: Sequence[str], sentence_tokens: Sequence[str]) -> float:
@@ -109,53 +135,45 @@ def features(index, query: str, chunk_ids: Sequence[str], query_vector: np.ndarr
     q_tokens = bm25.tokenize(query)
     bm_all = bm25.get_scores_tokens(q_tokens)
     cos, bm = cos_all[rows].astype(np.float64), bm_all[rows].astype(np.float64)
-    dense_rank, bm25_rank = _log_rank(cos_all, rows), _log_rank(bm_all, rows)
+    dense_rank, bm25_rank = _rank(cos_all, rows), _rank(bm_all, rows)
     # RRF over whole-corpus ranks (a chunk with BM25 score 0 is not in the BM25 list: no term)
-    bm_rank_plain = 2.0 ** bm25_rank - 1
-    rrf = 1 / (RRF_K + 2.0 ** dense_rank - 1) + np.where(bm > 0, 1 / (RRF_K + bm_rank_plain), 0.0)
+    rrf = 1 / (RRF_K + dense_rank) + np.where(bm > 0, 1 / (RRF_K + bm25_rank), 0.0)
+    bm_top = float(bm_all.max())
 
     words = content_words(q_tokens)
     idf = {t: float(bm25.idf[bm25.vocab[t]]) if t in bm25.vocab else 0.0 for t in words}
     idf_total = sum(idf.values())
     chunks = [index.chunk(c) for c in ids]
-    sentences, owner = [], []
+    sentences, owner, s_cos = sentence_cosines(index.embedder, q, [ch.text for ch in chunks])
+    best_cos = best_of(s_cos, owner, len(ids))
+    texts = sentences + [ch.text for ch in chunks] + [str(ch.metadata.get("title") or "") for ch in chunks]
+    token_lists = _token_lists(bm25, texts)
+    s_tokens = token_lists[:len(sentences)]
+    c_sets = [set(t) for t in token_lists[len(sentences):len(sentences) + len(chunks)]]
+    t_sets = [set(t) for t in token_lists[len(sentences) + len(chunks):]]
+    s_bm = np.array([_sentence_bm25(bm25, words, toks) for toks in s_tokens])
+    s_share = np.array([_idf_share(idf, idf_total, set(toks)) for toks in s_tokens])
+    best_bm = np.maximum(best_of(s_bm, owner, len(ids)), 0.0)
+    best_share = np.maximum(best_of(s_share, owner, len(ids)), 0.0)
+    n_sentences = np.bincount(owner, minlength=len(ids))
+    n = len(words)
     for i, ch in enumerate(chunks):
-        parts = split_sentences(ch.text) or [ch.text]
-        sentences += parts
-        owner += [i] * len(parts)
-    s_vecs = np.asarray(index.embedder.embed_documents(sentences), dtype=np.float32)
-    s_cos = s_vecs @ np.asarray(q, dtype=np.float32)
-    best_cos = np.full(len(ids), -np.inf)
-    best_bm = np.zeros(len(ids))
-    best_share = np.zeros(len(ids))
-    for j, (sent, i) in enumerate(zip(sentences, owner)):
-        best_cos[i] = max(best_cos[i], float(s_cos[j]))
-        toks = _tokens(bm25, sent)
-        best_bm[i] = max(best_bm[i], _sentence_bm25(bm25, words, toks))
-        present = set(toks)
-        if idf_total:
-            best_share[i] = max(best_share[i], sum(v for t, v in idf.items() if t in present) / idf_total)
-    for i, ch in enumerate(chunks):
-        present = set(_tokens(bm25, ch.text))
-        title = set(_tokens(bm25, str(ch.metadata.get("title") or "")))
-        n = len(words)
+        present, title = c_sets[i], t_sets[i]
         out[i] = [
-            cos[i], cos[i] - cos.max(), dense_rank[i],
-            bm[i], bm[i] / bm_all.max() if bm_all.max() > 0 else 0.0, bm25_rank[i], 100 * rrf[i],
+            cos[i], cos[i] - cos.max(), math.log2(1 + dense_rank[i]),
+            bm[i], bm[i] / bm_top if bm_top > 0 else 0.0, math.log2(1 + bm25_rank[i]), 100 * rrf[i],
             best_cos[i], best_cos[i] - best_cos.max(), best_bm[i], best_share[i],
             sum(t in present for t in words) / n if n else 0.0,
-            sum(v for t, v in idf.items() if t in present) / idf_total if idf_total else 0.0,
+            _idf_share(idf, idf_total, present),
             sum(t in title for t in words) / n if n else 0.0,
-            math.log2(1 + len(ch.text)), float(owner.count(i)), float(n),
+            math.log2(1 + len(ch.text)), float(n_sentences[i]), float(n),
         ]
     return FeatureRows(ids, out)
 
 
-def _tokens(bm25, text: str) -> list[str]:
-    return list(_cached_tokens(bm25.tokenizer, text))
-
-
-@lru_cache(maxsize=50_000)
-def _cached_tokens(tokenizer, text: str) -> tuple[str, ...]:
-    # a sentence is tokenized once per process: the same candidates come back question after question
-    return tuple(tokenizer(text))
+def _token_lists(bm25, texts: list[str]) -> list[list[str]]:
+    """The BM25 tokenizer's tokens of each text; jieba's through the index's token cache (token_cache.py), as the
+    index build gets them, so a chunk or sentence seen before is not tokenized again."""
+    if bm25.tokenizer is jieba_tokenize:
+        return tokenize_many(texts)[0]
+    return [bm25.tokenizer(t) for t in texts]

@@ -41,9 +41,9 @@ from rag.errors import ConfigError, ModelUnavailableError
 from rag.search.hits import Hit
 from rag.models.hub import load_model, use_short_timeouts
 from rag.models.llm import RunControl
-from rag.ingest.sentences import split_sentences
 from rag.search.learned_rank import LEARNED, LearnedReranker  # LambdaMART; lightgbm loads when one is made
 from rag.search.late_interaction import TOKEN_MAXSIM, TokenMaxSimReranker
+from rag.search.rank_features import best_of, sentence_cosines  # the best-sentence cosine, shared with the learned ranker
 
 FALLBACK = "sentence-maxsim"
 LLM_JUDGE = "llm-judge"  # the bundled local model as a pointwise judge (llm_judge.py)
@@ -153,19 +153,11 @@ class SentenceMaxSimReranker:
         if not texts:
             return np.zeros(0, dtype=np.float32)
         q = np.asarray(self.embedder.embed_queries([query]), dtype=np.float32)[0]
-        sentences: list[str] = []
-        owner: list[int] = []  # sentence -> index of the text it came from
-        for i, text in enumerate(texts):
-            parts = split_sentences(text) or [text]
-            sentences += parts
-            owner += [i] * len(parts)
-        batch = sentences + (list(texts) if self.chunk_weight else [])
-        vecs = np.asarray(self.embedder.embed_documents(batch), dtype=np.float32)
-        sims = vecs @ q
-        best = np.full(len(texts), -np.inf, dtype=np.float32)
-        np.maximum.at(best, np.array(owner), sims[: len(sentences)])
+        _sentences, owner, sims = sentence_cosines(self.embedder, q, texts)
+        best = best_of(sims, owner, len(texts)).astype(np.float32)
         if self.chunk_weight:
-            best = (1 - self.chunk_weight) * best + self.chunk_weight * sims[len(sentences) :]
+            chunk_sims = np.asarray(self.embedder.embed_documents(list(texts)), dtype=np.float32) @ q
+            best = (1 - self.chunk_weight) * best + self.chunk_weight * chunk_sims
         return best
 
 
