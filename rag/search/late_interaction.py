@@ -84,12 +84,17 @@ def cache_for(embedder) -> TokenCache:
         return _caches[embedder]
 
 
-def rescore(index, query: str, candidates: Sequence[Hit], cache: TokenCache | None = None) -> list[Hit]:
+def maxsim_scores(embedder, query: str, texts: Sequence[str]) -> list[float]:
+    """The MaxSim score of each text for `query` (the texts' token vectors from the shared cache)."""
+    q = token_vectors(embedder, query, is_query=True)
+    cache = cache_for(embedder)
+    return [maxsim(q, cache.get(t)).score for t in texts]
+
+
+def rescore(index, query: str, candidates: Sequence[Hit]) -> list[Hit]:
     """`candidates` re-ordered by MaxSim (retriever "multivector"), ties kept in candidate order."""
-    cache = cache or cache_for(index.embedder)
-    q = token_vectors(index.embedder, query, is_query=True)
-    scored = [(maxsim(q, cache.get(index.chunk(h.chunk_id).text)).score, i, h) for i, h in enumerate(candidates)]
-    scored.sort(key=lambda t: (-t[0], t[1]))
+    found = maxsim_scores(index.embedder, query, [index.chunk(h.chunk_id).text for h in candidates])
+    scored = sorted(((sc, i, h) for i, (sc, h) in enumerate(zip(found, candidates))), key=lambda t: (-t[0], t[1]))
     return [Hit(h.chunk_id, s, r, "multivector") for r, (s, _i, h) in enumerate(scored, 1)]
 
 
@@ -118,6 +123,4 @@ class TokenMaxSimReranker:
     def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        q = token_vectors(self.embedder, query, is_query=True)
-        cache = cache_for(self.embedder)
-        return np.array([maxsim(q, cache.get(t)).score for t in texts], dtype=np.float32)
+        return np.array(maxsim_scores(self.embedder, query, texts), dtype=np.float32)
