@@ -176,7 +176,7 @@ def render_markdown(trace: Trace) -> str:
                 "|---|---|---|---|" + extra[1]]
         for m in trace.rerank.moves:
             after = m.after if m.after is not None else "dropped"
-            reasons = " " + ", ".join(f"{f} {c:+.2f}" for f, _v, c in why[m.chunk_id].largest(3)) + " |" if why else ""
+            reasons = " " + ", ".join(why[m.chunk_id].reasons(3)) + " |" if why else ""
             out.append(f"| `{m.chunk_id}` | {m.before} | {after} | {m.score:.4f} |{reasons}")
     if trace.answerability is not None:
         a = trace.answerability

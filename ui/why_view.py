@@ -23,7 +23,7 @@ def meaning(feature: str) -> str:
 
 def reasons(why: Why, n: int = 3) -> str:
     """"sent_cos_gap +0.84 · title_words -0.12 · ...": the n largest contributions, signed."""
-    return " · ".join(f"{f} {c:+.2f}" for f, _v, c in why.largest(n))
+    return " · ".join(why.reasons(n))
 
 
 def contribution_frame(why: Why) -> pd.DataFrame:

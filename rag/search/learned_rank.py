@@ -59,6 +59,10 @@ class Why:
         rows = sorted(((f, self.values[f], c) for f, c in self.contributions.items()), key=lambda r: -abs(r[2]))
         return rows[:n]
 
+    def reasons(self, n: int = 3) -> list[str]:
+        """The n largest contributions as "feature +0.84", signed: the table cell on page 4 and the handout's."""
+        return [f"{f} {c:+.2f}" for f, _v, c in self.largest(n)]
+
 
 def _booster(path: Path):
     try:
