@@ -6,6 +6,7 @@ One folder per stage, in pipeline order; a wing imports only the wings before it
 - `models/`: embedders, the hub loader and the chat client, which every stage may use;
 - `ingest/`: loaders and chunkers;
 - `index/`: the vector store, BM25 and its tokens, the index build, the PCA projection;
+- `graph/`: GraphRAG's entity graph over the chunks (extraction, resolution, communities) and its local search;
 - `search/`: retrieval, fusion, reranking, query rewriting;
 - `answer/`: the prompt, generators and the citation audit;
 - `evaluate/`: metrics and the strategy comparison, which run the whole pipeline.

@@ -51,6 +51,12 @@ PREFIX_STATES = 4  # system-message KV states kept (answer rules, no-RAG, judges
 PREFIX_MIN = 32  # a system message shorter than this is not worth a saved state
 
 
+def local_label(key: str = DEFAULT_MODEL) -> str:
+    """The label a bundled model's LocalChat carries (what its cached outputs are keyed by), without loading it."""
+    spec = spec_for(key)
+    return f"{spec.title} {spec.quant} · bundled · llama.cpp, local"
+
+
 def engine_available() -> tuple[bool, str]:
     """(True, "") when llama-cpp-python imports, else (False, what to install)."""
     try:
@@ -171,7 +177,7 @@ class LocalChat:
         self.seed = seed
         self.temperature = temperature
         self.max_tokens = max_tokens or config.value("RAG_LLM_MAX_TOKENS")
-        self.label = f"{self.spec.title} {self.spec.quant} · bundled · llama.cpp, local"
+        self.label = local_label(self.spec.key)
         self._lock = threading.Lock()  # one generation at a time: llama.cpp contexts are not thread-safe
         self._grammars: OrderedDict[str, object] = OrderedDict()  # GBNF text -> compiled grammar (under _lock)
         self._prefixes: OrderedDict[tuple, tuple[bytes, np.ndarray]] = OrderedDict()  # head tokens -> KV state
