@@ -21,7 +21,7 @@ from rag.cli_common import build, embedder, err, generator, judge_totals, load_c
 from rag.evaluate.chunkers import compare_chunkers, format_chunker_table
 from rag.evaluate.evaluation import fixed_sample, format_table, load_queries
 from rag.evaluate.index_check import with_exact_reference
-from rag.evaluate.strategies import (MULTIVECTOR_STRATEGIES, REWRITE_STRATEGIES, SPARSE_STRATEGIES, STRATEGIES,
+from rag.evaluate.strategies import (ALL_STRATEGIES, MULTIVECTOR_STRATEGIES, REWRITE_STRATEGIES, SPARSE_STRATEGIES, STRATEGIES,
                                      EvalSettings, compare)
 from rag.evaluate.wins import default_metric, format_counts, win_tie_loss
 from rag.ingest.chunking import CHUNKERS
@@ -108,7 +108,7 @@ def eval_answer_strategies(args: argparse.Namespace) -> int:
 
 def _strategy_names(args: argparse.Namespace, chat) -> list[str] | None:
     wanted = [n.strip() for n in (args.strategies or "").split(",") if n.strip()]
-    known = STRATEGIES + SPARSE_STRATEGIES + MULTIVECTOR_STRATEGIES + REWRITE_STRATEGIES
+    known = ALL_STRATEGIES
     bad = [n for n in wanted if n not in known]
     if bad or (args.strategies is not None and not wanted):
         err(f"error: --strategies {args.strategies!r}: choose from {', '.join(known)}")

@@ -27,6 +27,7 @@ from rag.errors import ConfigError
 from rag.evaluate.evaluation import (SPAN_METRICS, facts_found, Query, StrategyReport, doc_ranking, evaluate_strategy, span_figures,
                                      span_rank)
 from rag.index.build import Index
+from rag.graph.store import attach
 from rag.search.hits import Hit
 from rag.search.rerank import rerank_candidates
 from rag.search.retrieval import retrieve
@@ -38,14 +39,18 @@ SPARSE_STRATEGIES = ("sparse", "hybrid3")  # need the learned-sparse list (index
 # of one model's three representations (dense + learned sparse + multi-vector), as BGE-M3 offers them
 MULTIVECTOR_STRATEGIES = ("multivector", "m3")
 REWRITE_STRATEGIES = ("hyde", "multi-query")  # need a language model
+# the corpus graph's local search alone, and fused with dense + BM25 (rag/graph/; the graph is built on first use,
+# from shipped extractions where the corpus has them, else jieba's, labelled)
+GRAPH_STRATEGIES = ("graph", "hybrid+graph")
+
+ALL_STRATEGIES = STRATEGIES + SPARSE_STRATEGIES + MULTIVECTOR_STRATEGIES + GRAPH_STRATEGIES + REWRITE_STRATEGIES
 
 Search = Callable[[str], list[str]]
 
 
 def _check_strategy(strategy: str) -> None:
-    known = STRATEGIES + SPARSE_STRATEGIES + MULTIVECTOR_STRATEGIES + REWRITE_STRATEGIES
-    if strategy not in known:
-        raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(known)}")
+    if strategy not in ALL_STRATEGIES:
+        raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(ALL_STRATEGIES)}")
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,8 @@ def settings_for(strategy: str, base: AskSettings) -> AskSettings:
     hit_search (document and span ranks) and answer_figures (the answers) both take them from here, so one
     evaluation row never mixes two retrievers."""
     _check_strategy(strategy)
-    mode = {"dense": "dense", "bm25": "bm25", "sparse": "sparse"}.get(strategy, "hybrid")
+    mode = {"dense": "dense", "bm25": "bm25", "sparse": "sparse", "graph": "graph",
+            "hybrid+graph": "hybrid+graph"}.get(strategy, "hybrid")
     return replace(base, mode=mode, rerank=strategy == "hybrid+rerank",
                    rewrite=strategy if strategy in REWRITE_STRATEGIES else "none",
                    sparse=strategy in SPARSE_STRATEGIES or strategy == "m3", depth=max(base.depth, base.recall_n))
@@ -79,6 +85,8 @@ def hit_search(index: Index, strategy: str, reranker=None, settings: AskSettings
         raise ConfigError(f"{strategy} ranks documents through rewrites; chunk hits come from "
                           f"{', '.join(STRATEGIES + SPARSE_STRATEGIES)}")
     weights = dict(s.weights)
+    if strategy in GRAPH_STRATEGIES:
+        attach(index)
     if strategy in MULTIVECTOR_STRATEGIES:
         return _multivector_search(index, strategy, s)
     if not s.rerank:
@@ -166,6 +174,7 @@ def strategy_label(index: Index, strategy: str, reranker=None, settings: AskSett
     via = chat.label if chat is not None else "no language model"
     sparse = index.sparse.label if index.sparse is not None else "learned sparse (not built)"
     rr = reranker.label if reranker is not None else "no reranker"
+    graph = index.graph.extractor if index.graph is not None else "the corpus graph (built on first use)"
     return {
         "hyde": f"HyDE (question + hypothetical answer via {via}) in RRF k={rrf_k} hybrid",
         "multi-query": f"RRF k={rrf_k} over hybrid lists of the question + variants via {via}",
@@ -177,6 +186,8 @@ def strategy_label(index: Index, strategy: str, reranker=None, settings: AskSett
         "hybrid+rerank": f"RRF top {recall_n} reranked by {rr}",
         "multivector": f"dense top {s.depth} re-scored by MaxSim over e5's token vectors (late interaction)",
         "m3": f"RRF k={rrf_k} of e5's dense + learned sparse + multi-vector lists (one model, three representations)",
+        "graph": f"graph local search (2 hops) over {graph}",
+        "hybrid+graph": f"RRF k={rrf_k} of dense + BM25 + graph local search over {graph}",
     }[strategy]
 
 

@@ -13,8 +13,8 @@ from typing import Sequence
 
 from rag.evaluate.evaluation import StrategyReport, span_figures
 
-FUSED = ("hybrid", "hybrid3", "m3")  # strategies that fuse lists
-SINGLES = ("dense", "bm25", "sparse", "multivector")
+FUSED = ("hybrid", "hybrid3", "m3", "hybrid+graph")  # strategies that fuse lists
+SINGLES = ("dense", "bm25", "sparse", "multivector", "graph")
 TIE = 1e-9
 
 
@@ -36,7 +36,7 @@ def win_tie_loss(reports: Sequence[StrategyReport], metric: str = "nDCG@10") -> 
     out: dict[str, dict[str, dict[str, int]]] = {}
     for fused in (f for f in FUSED if f in named):
         f_scores = _by_id(named[fused], metric)
-        others = [s for s in SINGLES if s in named] + (["hybrid"] if fused == "hybrid3" and "hybrid" in named else [])
+        others = [s for s in SINGLES if s in named] + (["hybrid"] if fused in ("hybrid3", "hybrid+graph") and "hybrid" in named else [])
         for single in others:  # three-way fusion is also set against two-way
             s_scores = _by_id(named[single], metric)
             counts = {"win": 0, "tie": 0, "loss": 0}

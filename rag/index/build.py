@@ -36,6 +36,7 @@ class Index:
     token_stats: dict | None = None  # what the BM25 build's tokenizing cost (token_cache.tokenize_many)
     sparse: object | None = None  # sparse.LearnedSparse over the same rows, when asked for (dense_index.py)
     dense_index: object | None = None  # what dense search runs on (ann.AnnIndex, milvus.MilvusStore); None: exact
+    graph: object | None = None  # graph.CorpusGraph over the same chunks, once built (rag.graph.store.attach)
 
     @property
     def searcher(self):

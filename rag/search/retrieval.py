@@ -19,11 +19,14 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from rag.errors import ConfigError
+from rag.graph.local_search import local_search
 from rag.search.fusion import rrf
 from rag.search.hits import Hit
 from rag.index.build import Index
 
 MODES = ("dense", "bm25", "hybrid")
+GRAPH_MODES = ("graph", "hybrid+graph")  # need the index's graph (rag.graph.store.attach; CLI: they build it)
+_LISTS = {"hybrid+graph": "hybrid_graph"}  # a mode's list attribute, where its name is not one
 
 
 @dataclass(frozen=True)
@@ -38,10 +41,13 @@ class RetrievalResult:
     rrf_k: int
     weights: dict[str, float]
     sparse: list[Hit] = field(default_factory=list)  # the learned-sparse list, when it took part
+    graph: list[Hit] = field(default_factory=list)  # the graph's list (local search), in the graph modes
+    hybrid_graph: list[Hit] = field(default_factory=list)  # RRF of dense, BM25 and graph ("hybrid+graph")
+    graph_walk: object | None = None  # local_search.LocalResult: linked entities, the walk, the relations
 
     def ranked(self) -> list[Hit]:
         """The top-k of the list `mode` asked for."""
-        return getattr(self, self.mode)[: self.k]
+        return getattr(self, _LISTS.get(self.mode, self.mode))[: self.k]
 
 
 def _hits(index: Index, rows: np.ndarray, scores: np.ndarray, retriever: str) -> list[Hit]:
@@ -53,8 +59,8 @@ def _hits(index: Index, rows: np.ndarray, scores: np.ndarray, retriever: str) ->
 
 
 def check_params(mode: str, k: int, depth: int) -> None:
-    if mode not in MODES + ("sparse",):
-        raise ConfigError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(MODES)}")
+    if mode not in MODES + GRAPH_MODES + ("sparse",):
+        raise ConfigError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(MODES + GRAPH_MODES)}")
     if k < 1:
         raise ConfigError(f"k={k} must be >= 1")
     if depth < 1:
@@ -79,6 +85,15 @@ def sparse_search(index: Index, query: str, depth: int) -> list[Hit]:
                           "(CLI: --sparse)")
     rows, scores = index.sparse.search(query, depth)
     return _hits(index, rows, scores, "sparse")
+
+
+def graph_search(index: Index, query: str, depth: int):
+    """The graph's ranked chunks for `query` and the walk that found them (rag/graph/local_search.py)."""
+    if index.graph is None:
+        raise ConfigError("the graph modes need the corpus graph: build it first (rag.graph.store.attach(index); "
+                          "CLI: python -m rag graph build, or --mode graph builds it)")
+    walk = local_search(index.graph, query, index.embedder, depth=depth)
+    return [Hit(chunk_id=cid, score=float(s), rank=i + 1, retriever="graph") for i, (cid, s) in enumerate(walk.chunks)], walk
 
 
 def retrieve(
@@ -107,7 +122,13 @@ def retrieve(
     if use_sparse:
         lists["sparse"] = sparse_search(index, query, depth)
     fused = rrf(lists, k=rrf_k, weights=w)
-    return RetrievalResult(query, mode, dense, lexical, fused, k, depth, rrf_k, w, lists.get("sparse", []))
+    if mode not in GRAPH_MODES:
+        return RetrievalResult(query, mode, dense, lexical, fused, k, depth, rrf_k, w, lists.get("sparse", []))
+    graph, walk = graph_search(index, query, depth)
+    w = {**w, "graph": float((weights or {}).get("graph", 1.0))}
+    with_graph = rrf({**lists, "graph": graph}, k=rrf_k, weights=w, name="hybrid+graph")
+    return RetrievalResult(query, mode, dense, lexical, fused, k, depth, rrf_k, w, lists.get("sparse", []),
+                           graph=graph, hybrid_graph=with_graph, graph_walk=walk)
 
 
 def retrieve_many(
