@@ -345,10 +345,10 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
     refusal = not s.gate  # past the gate, the contexts answer: the model is not offered the cannot-answer reply
     budget = generator.prompt_budget
     if budget is None:
-        trace.prompt = build_prompt(trace.question, contexts, lang, s.prompt_style, refusal)
+        trace.prompt = build_prompt(trace.question, contexts, lang, s.prompt_style, refusal, trace.graph_block)
         return
     trace.prompt, dropped = fit_prompt(trace.question, contexts, lang, generator.count_tokens, budget, s.prompt_style,
-                                       refusal)
+                                       refusal, trace.graph_block)
     if dropped:
         trace.dropped_contexts = dropped
         trace.contexts = [c for c in trace.contexts if c.ref not in set(dropped)]

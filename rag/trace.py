@@ -63,6 +63,7 @@ class Trace:
     rerank: RerankResult | None = None
     final: list[Hit] = field(default_factory=list)  # top_k after rerank (or after retrieval)
     contexts: list[Chunk] = field(default_factory=list)  # what the generator saw (parents for children)
+    graph_block: str = ""  # GraphRAG: the relation lines the prompt adds after the contexts (rag/loops/graph_rag.py)
     answerability: Answerability | None = None  # the gate's decision and its evidence (settings.gate)
     compression: Compression | None = None  # what the model did not see of each context (settings.compress)
     fill_in: list[FillIn] = field(default_factory=list)  # the stand-in's sentences checked against the answer

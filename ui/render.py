@@ -32,6 +32,7 @@ PART_COLOURS = {  # prompt parts
     "system": "#ede9fe",
     "heading": "#f1f5f9",
     "context": "#dcfce7",
+    "graph": "#fef3c7",
     "question": "#dbeafe",
 }
 

@@ -20,7 +20,8 @@ from .render import html_table, md_escape, plain_text
 ICONS = {"decide": ":material/help:", "retrieve": ":material/search:", "search": ":material/search:",
          "grade": ":material/rule:", "draft": ":material/edit_note:", "check": ":material/fact_check:",
          "rewrite": ":material/edit:", "read": ":material/menu_book:", "repeat": ":material/repeat:",
-         "answer": ":material/chat:"}
+         "answer": ":material/chat:", "link": ":material/link:", "walk": ":material/hub:",
+         "map": ":material/grid_view:"}
 
 
 def kind_label(kind: str) -> str:
@@ -28,14 +29,16 @@ def kind_label(kind: str) -> str:
             "search": tr("检索（工具调用）", "search (tool call)"), "grade": tr("给块打分", "grade the chunks"),
             "draft": tr("起草回答", "draft the answer"), "check": tr("核对支撑", "check support"),
             "rewrite": tr("改写查询", "rewrite the query"), "read": tr("读全文", "read a chunk"),
-            "repeat": tr("重复的检索", "repeated search"), "answer": tr("回答", "answer")}.get(kind, kind)
+            "repeat": tr("重复的检索", "repeated search"), "answer": tr("回答", "answer"),
+            "link": tr("链接实体", "link entities"), "walk": tr("在图上走", "walk the graph"),
+            "map": tr("社区要点（map）", "community point (map)")}.get(kind, kind)
 
 
 def purpose(step: Step) -> str:
     """What a Self-RAG or plain step is for, in the UI's language (the agent's thoughts are its own words)."""
     zh = {"decide": "这条消息需要知识库里的事实吗？", "retrieve": "在知识库中检索。", "grade": "这些块里哪些含有回答问题所需的信息？",
           "draft": "根据保留下来的块起草回答。", "check": "回答的每句话都有保留的块支撑吗？", "rewrite": "改写查询，再检索一次。",
-          "answer": "用模型自己的知识回答。"}
+          "answer": "用模型自己的知识回答。", "link": "在图中找到问题里的实体。", "walk": "从这些实体出发走两跳，记下路上的关系。"}
     return tr(zh.get(step.kind, step.thought), step.thought)
 
 

@@ -111,8 +111,10 @@ SYSTEM_NO_RAG = {
 }
 
 HEADINGS = {  # user-message section headings
-    "zh": {"context": "资料：", "none": "（没有检索到资料）", "question": "问题："},
-    "en": {"context": "Context:", "none": "(no context was retrieved)", "question": "Question: "},
+    "zh": {"context": "资料：", "none": "（没有检索到资料）", "question": "问题：",
+           "graph": "图谱关系（从上面的资料抽取，每条后面是它出自的资料）："},
+    "en": {"context": "Context:", "none": "(no context was retrieved)", "question": "Question: ",
+           "graph": "Graph relations (extracted from the context above; each ends with the source it comes from):"},
 }
 
 LANGS = tuple(SYSTEM_RAG)
@@ -148,6 +150,7 @@ class Prompt:
     lang: str  # "zh" | "en"
     rag: bool  # False for the no-RAG control prompt
     examples: tuple[tuple[str, str], ...] = ()  # worked (user, assistant) turns sent before the question
+    graph: str = ""  # GraphRAG's relation lines ("A —relation→ B [ref]"), after the contexts; "" for none
 
     def segments(self) -> list[tuple[str, str]]:
         """(kind, text) pieces in the order sent, kind in system | heading | context | question,
@@ -162,6 +165,8 @@ class Prompt:
         if self.rag:
             out.append(("heading", heading["context"]))
             out += [("context", block.render()) for block in self.contexts] or [("heading", heading["none"])]
+            if self.graph:
+                out.append(("graph", f"{heading['graph']}\n{self.graph}"))
             out.append(("question", f"{heading['question']}{self.question}"))
         else:
             out.append(("question", self.question))
@@ -187,7 +192,7 @@ def context_blocks(contexts: Sequence[Chunk]) -> list[ContextBlock]:
 
 
 def build_prompt(question: str, contexts: Sequence[Chunk], lang: str = "zh", style: str = "answer-first",
-                 refusal: bool = True) -> Prompt:
+                 refusal: bool = True, graph: str = "") -> Prompt:
     """The grounded prompt. `contexts` are the chunks the model may cite, best first (parents, not children).
     `style`: "answer-first" (fixed rules, the answer in the first sentence) or "plain" (the earlier wording).
     `refusal=False` drops the answer-first rule about replying 资料不足: the answerability gate decided that."""
@@ -198,6 +203,8 @@ def build_prompt(question: str, contexts: Sequence[Chunk], lang: str = "zh", sty
     example = blocks[0].ref if blocks else "faq_003"  # a real ref, so a copied example is still valid
     heading = HEADINGS[lang]
     body = "\n\n".join(b.render() for b in blocks) if blocks else heading["none"]
+    if graph:
+        body += f"\n\n{heading['graph']}\n{graph}"
     user = f"{heading['context']}\n\n{body}\n\n{heading['question']}{question}"
     examples = ()
     if style == "answer-first":
@@ -211,17 +218,17 @@ def build_prompt(question: str, contexts: Sequence[Chunk], lang: str = "zh", sty
     for shown, answered in examples:
         messages += [{"role": "user", "content": shown}, {"role": "assistant", "content": answered}]
     messages.append({"role": "user", "content": user})
-    return Prompt(question, blocks, system, user, messages, lang, rag=True, examples=examples)
+    return Prompt(question, blocks, system, user, messages, lang, rag=True, examples=examples, graph=graph)
 
 
 def fit_prompt(question: str, contexts: Sequence[Chunk], lang: str, count_tokens, budget: int,
-               style: str = "answer-first", refusal: bool = True) -> tuple[Prompt, list[str]]:
+               style: str = "answer-first", refusal: bool = True, graph: str = "") -> tuple[Prompt, list[str]]:
     """The grounded prompt with as many whole context blocks as fit in `budget` tokens (counted by
     `count_tokens(messages)`), best first, and the refs left out. A chunk is never cut in the middle:
     half a chunk can read as a claim it does not make."""
     kept = list(contexts)
     while True:
-        prompt = build_prompt(question, kept, lang, style, refusal)
+        prompt = build_prompt(question, kept, lang, style, refusal, graph)
         if not kept or count_tokens(prompt.messages) <= budget:
             return prompt, [c.ref for c in contexts[len(kept):]]
         kept.pop()

@@ -18,7 +18,8 @@ from rag.answer.support import Support
 from rag.models.yes_no import Verdict
 from rag.trace import Trace, to_plain
 
-STEP_KINDS = ("decide", "retrieve", "grade", "draft", "check", "rewrite", "search", "read", "repeat", "answer")
+STEP_KINDS = ("decide", "retrieve", "grade", "draft", "check", "rewrite", "search", "read", "repeat", "answer",
+              "link", "walk", "map")  # the last three: GraphRAG's steps (graph_rag.py)
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Step:
 
 @dataclass
 class LoopTrace:
-    strategy: str  # plain | self-rag | agent
+    strategy: str  # plain | self-rag | agent | graph | graph-global
     question: str
     steps: list[Step] = field(default_factory=list)
     final: Trace | None = None  # the answer: its contexts, prompt, answer text and citation audit
@@ -57,6 +58,7 @@ class LoopTrace:
     budget: int = 0  # steps (agent) or retrieval rounds (Self-RAG) allowed
     notes: list[str] = field(default_factory=list)  # budget reached, fallbacks, why it stopped
     seconds: float = 0.0
+    graph: dict | None = None  # GraphRAG: linked entities, the walked subgraph, the relation block (graph_rag.py)
 
     @property
     def answer(self) -> str:

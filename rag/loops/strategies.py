@@ -1,4 +1,5 @@
-"""Answer strategies by name: plain (single-shot RAG), self-rag and agent, behind one `run_strategy`.
+"""Answer strategies by name: plain (single-shot RAG), self-rag, agent, graph and graph-global (GraphRAG's local
+and global search, graph_rag.py), behind one `run_strategy`.
 
 Each returns a `LoopTrace`; plain's has one "retrieve" and one "draft" step around an ordinary `ask`, so
 a page or a table treats the three alike. The error for an unknown name is built from STRATEGIES.
@@ -13,14 +14,16 @@ from typing import Callable
 
 from rag.errors import ConfigError
 from rag.loops.agent import MAX_STEPS, agent
+from rag.loops.graph_rag import GLOBAL_COMMUNITIES, graph_global, graph_local
 from rag.loops.self_rag import MAX_ROUNDS, self_rag
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.models.llm import RunControl
 from rag.pipeline import ask
 from rag.trace import AskSettings
 
-STRATEGIES = ("plain", "self-rag", "agent")
-BUDGETS = {"plain": 1, "self-rag": MAX_ROUNDS, "agent": MAX_STEPS}  # retrieval rounds / agent steps
+STRATEGIES = ("plain", "self-rag", "agent", "graph", "graph-global")
+BUDGETS = {"plain": 1, "self-rag": MAX_ROUNDS, "agent": MAX_STEPS, "graph": 1,  # retrieval rounds / agent steps
+           "graph-global": GLOBAL_COMMUNITIES}  # / communities mapped
 
 
 def plain(question: str, index, settings: AskSettings, generator, chat=None, reranker=None,
@@ -53,6 +56,10 @@ def run_strategy(name: str, question: str, index, settings: AskSettings, generat
         raise ConfigError(f"budget={budget} must be 1 or more")
     if name == "plain":
         return plain(question, index, settings, generator, chat, reranker, control, on_step)
+    if name == "graph":
+        return graph_local(question, index, settings, generator, chat, reranker, control, on_step)
+    if name == "graph-global":
+        return graph_global(question, index, settings, generator, chat, reranker, control, on_step)
     if name == "self-rag":
         return self_rag(question, index, settings, generator, chat, reranker, budget or MAX_ROUNDS, control, on_step)
     return agent(question, index, settings, generator, chat, reranker, budget or MAX_STEPS, control, on_step)

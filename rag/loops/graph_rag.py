@@ -1,0 +1,151 @@
+"""GraphRAG as answer strategies: "graph" (local search) and "graph-global" (community summaries).
+
+graph: retrieval in the "hybrid+graph" mode (RRF of dense, BM25 and the graph's local search: link the
+question's entities, walk two hops, rank the chunks the walk reaches), then the ordinary rerank, contexts and
+answer, with one addition: the walked subgraph's relations whose source chunk is among the contexts go into
+the prompt as a compact block after the contexts, each ending with that chunk's [ref], so the answer may cite
+a relation by its source. Steps: link (the entities found, and how), walk (the subgraph), retrieve (which
+chunks the graph brought that hybrid alone would not have), draft.
+
+graph-global, for questions about the whole corpus ("这份资料主要讲了哪几类方法？"): the communities are
+ranked by how close their summaries are to the question (the embedder); map: for each of the top
+GLOBAL_COMMUNITIES, the model writes what that community says about the question (or "无关"); reduce: the
+answer is written from those points as the graph block, over each kept community's most-mentioned chunks as
+contexts, so its citations are audited like any other. Without a model, map is skipped and the summaries
+themselves are the block (the stand-in answers).
+Not handled here: the graph (rag/graph/), retrieval (rag/search/retrieval.py).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Callable
+
+import numpy as np
+
+from rag.graph.graph import relation_line
+from rag.graph.store import attach, summaries
+from rag.ingest.language import detect_lang
+from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
+from rag.models.llm import RunControl, short_reply
+from rag.pipeline import answer_from, gather
+from rag.trace import AskSettings
+
+GLOBAL_COMMUNITIES = 4
+CHUNKS_PER_COMMUNITY = 2
+MAP_TOKENS = 80
+IRRELEVANT = ("无关", "irrelevant")
+
+
+def graph_block(relations: list[dict], refs: dict[str, str]) -> str:
+    """The relation lines whose source chunk is a context (`refs`: chunk_id -> ref), in the walk's order."""
+    return "\n".join(relation_line(r, refs[r["chunk_id"]]) for r in relations if r["chunk_id"] in refs)
+
+
+def graph_local(question: str, index, settings: AskSettings, generator, chat=None, reranker=None,
+                control: RunControl | None = None, on_step: Callable[[Step], None] | None = None,
+                on_delta: Callable[[str], None] | None = None) -> LoopTrace:
+    control = control if control is not None else RunControl()
+    t0 = time.perf_counter()
+    graph = attach(index)
+    lt = LoopTrace("graph", question, budget=1)
+    rec = Recorder(lt, on_step)
+    trace = gather(question, index, replace(settings, mode="hybrid+graph", compare_no_rag=False), generator,
+                   reranker, chat, control)
+    walk = trace.retrieval.graph_walk
+    linked = ", ".join(f"{x.entity} ({x.how}{'' if x.how == 'in the question' else f' {x.score:.3f}'})"
+                       for x in walk.linked) or "none"
+    rec.add(kind="link", thought="Find the question's entities in the graph.", decision=f"linked: {linked}",
+            query=trace.question)
+    nodes = walk.subgraph()["nodes"]
+    rec.add(kind="walk", thought="Walk two hops from them; keep the relations on the way.",
+            decision=f"{len(nodes)} entities reached, {len(walk.relations)} relations: "
+                     + "; ".join(relation_line(r, r["chunk_id"]) for r in walk.relations[:4]))
+    plain = {h.chunk_id for h in trace.retrieval.hybrid[: settings.recall_n]}
+    brought = [h.chunk_id for h in trace.candidates if h.chunk_id not in plain]
+    rec.add(kind="retrieve", thought="Fuse the graph's chunks with dense + BM25 (RRF).",
+            decision=f"{len(trace.contexts)} chunks to the prompt; the graph brought in "
+                     f"{', '.join(index.chunk(c).ref for c in brought) or 'nothing hybrid had not'}",
+            query=trace.question, hits=hits_of(index, trace.final),
+            seconds=sum(v for k, v in trace.timings.items() if k in ("retrieve", "rerank")))
+    trace.graph_block = graph_block(walk.relations, {c.chunk_id: c.ref for c in trace.contexts})
+    trace.backends["graph"] = graph.extractor
+    answer_from(trace, index, generator, control, on_delta)
+    rec.add(kind="draft", thought="Answer from the chunks and the relations.", decision="answered",
+            prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
+            seconds=trace.timings.get("generate", 0.0))
+    lt.final = trace
+    lt.graph = {"extractor": graph.extractor, "linked": [vars(x) for x in walk.linked], **walk.subgraph(),
+                "brought_in": brought, "block": trace.graph_block}
+    lt.seconds = time.perf_counter() - t0
+    return lt
+
+
+def graph_global(question: str, index, settings: AskSettings, generator, chat=None, reranker=None,
+                 control: RunControl | None = None, on_step: Callable[[Step], None] | None = None,
+                 on_delta: Callable[[str], None] | None = None) -> LoopTrace:
+    control = control if control is not None else RunControl()
+    t0 = time.perf_counter()
+    graph = attach(index)
+    lt = LoopTrace("graph-global", question, budget=GLOBAL_COMMUNITIES)
+    rec = Recorder(lt, on_step)
+    texts, written_by = summaries(graph, chat, control)
+    ids = [c.cid for c in graph.communities if texts.get(c.cid)]
+    if not ids:
+        lt.notes.append("the graph has no communities (no entities were extracted)")
+    vecs = np.asarray(index.embedder.embed_documents([texts[i] for i in ids]), dtype=np.float32) if ids else None
+    qv = np.asarray(index.embedder.embed_queries([question])[0], dtype=np.float32)
+    sims = (vecs @ qv / (np.linalg.norm(vecs, axis=1) * np.linalg.norm(qv) + 1e-12)) if ids else np.zeros(0)
+    top = [ids[i] for i in np.argsort(-sims)[:GLOBAL_COMMUNITIES]]
+    rec.add(kind="decide", thought="Rank the communities by how close their summaries are to the question.",
+            decision=f"communities {', '.join(str(c) for c in top) or 'none'} (summaries by {written_by})")
+    lang = detect_lang(question)
+    points = []
+    for cid in top:
+        if chat is None:
+            points.append((cid, texts[cid]))
+            continue
+        messages = _map_messages(lang, texts[cid], question)
+        t1 = time.perf_counter()
+        said = short_reply(chat, messages, MAP_TOKENS, control).strip()
+        keep = bool(said) and not said.startswith(IRRELEVANT)
+        rec.add(kind="map", thought=f"What does community {cid} say about the question?",
+                decision=("kept: " if keep else "left out: ") + said[:120], prompt=messages, raw=said,
+                seconds=time.perf_counter() - t1)
+        if keep:
+            points.append((cid, said))
+    community = {c.cid: c for c in graph.communities}
+    chunk_ids = list(dict.fromkeys(ch for cid, _ in points for ch in community[cid].chunk_ids[:CHUNKS_PER_COMMUNITY]))
+    # the gate is for questions the corpus may not answer; a question about the whole corpus is answered from
+    # its communities, so it is not asked here (the trace says so)
+    trace = gather(question, index, replace(settings, rerank=False, gate=False, compare_no_rag=False), generator,
+                   None, chat, control)
+    trace.notes.append("graph-global: the answerability gate is off (the question is about the whole corpus)")
+    trace.contexts = [index.chunk(c) for c in chunk_ids] or trace.contexts
+    refs = {c.chunk_id: c.ref for c in trace.contexts}
+    lines = []
+    for cid, point in points:
+        cites = "".join(f"[{refs[ch]}]" for ch in community[cid].chunk_ids[:CHUNKS_PER_COMMUNITY] if ch in refs)
+        lines.append(f"- {point} {cites}".rstrip())
+    trace.graph_block = "\n".join(lines)
+    trace.backends["graph"] = f"{graph.extractor}; community summaries by {written_by}"
+    answer_from(trace, index, generator, control, on_delta)
+    rec.add(kind="draft", thought="Reduce: answer from the communities' points.", decision="answered",
+            prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
+            seconds=trace.timings.get("generate", 0.0))
+    lt.final = trace
+    lt.graph = {"extractor": graph.extractor, "summaries_by": written_by, "communities": top,
+                "points": [{"community": c, "point": p} for c, p in points], "block": trace.graph_block}
+    lt.seconds = time.perf_counter() - t0
+    return lt
+
+
+def _map_messages(lang: str, summary: str, question: str) -> list[dict]:
+    if lang == "zh":
+        return [{"role": "system", "content": "你根据知识图谱一个社区的概要，判断它对回答问题有没有用。"},
+                {"role": "user", "content": f"概要：{summary}\n\n问题：{question}\n\n"
+                                            "用一句话写出这段概要里与问题有关的要点；如果无关，只输出“无关”。"}]
+    return [{"role": "system", "content": "You judge whether one community summary of a knowledge graph helps answer a question."},
+            {"role": "user", "content": f"Summary: {summary}\n\nQuestion: {question}\n\nIn one sentence, write what "
+                                        "the summary says that bears on the question; if nothing, output only \"irrelevant\"."}]
