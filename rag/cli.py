@@ -6,6 +6,8 @@
     python -m rag ask "你好" --strategy self-rag|agent             (the loop's timeline, every decision)
     python -m rag eval --queries data/multihop.jsonl --strategy plain,self-rag,agent [--judge]
     python -m rag audit --pairs data/support_pairs.jsonl [--json]   (the fact checker on sentence/chunk pairs)
+    python -m rag graph build|show|ask ...                           (GraphRAG: rag/cli_graph.py)
+    python -m rag ask "<a two-hop question>" --strategy graph --json
 
 Tables by default, JSON with --json. Errors from the backend are printed with their fix and exit 2.
 Not handled here: anything the pipeline computes; this file only parses arguments and prints.
@@ -23,6 +25,7 @@ from rag import defaults
 from rag.answer.citation_grammar import CITE_MODES
 from rag.backends import GENERATORS, JUDGE_MODELS, JUDGES, fallback_notes
 from rag.cli_audit import add_parser as add_audit
+from rag.cli_graph import add_parser as add_graph
 from rag.cli_eval import cmd_eval
 from rag.cli_common import build, err, generator, positive, non_negative, question_text, reranker, settings, short
 from rag.errors import RagError
@@ -33,7 +36,7 @@ from rag.models.embedding import default_embedder_name, load_embedder
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import local_model_names
 from rag.pipeline import ask, ask_no_rag
-from rag.search.retrieval import MODES, retrieve
+from rag.search.retrieval import GRAPH_MODES, MODES, retrieve
 from rag.trace import grounding_text, reasons_text, support_text
 
 
@@ -60,6 +63,10 @@ def _opinion_chat(args: argparse.Namespace, chat):
 
 def cmd_search(args: argparse.Namespace) -> int:
     index = build(args)
+    if args.mode in GRAPH_MODES:
+        from rag.graph.store import attach
+
+        err(f"graph: {attach(index).extractor}")
     res = retrieve(index, args.query, args.mode, args.k, max(args.depth, args.k), args.rrf_k,
                    use_sparse=index.sparse is not None)
     hits = res.ranked()
@@ -69,6 +76,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             "mode": args.mode,
             "embedder": index.embedder.label,
             "index": index.searcher.label,
+            **({"graph": {"extractor": index.graph.extractor, "linked": [vars(x) for x in res.graph_walk.linked],
+                          **res.graph_walk.subgraph()}} if res.graph_walk is not None else {}),
             "hits": [
                 {
                     "rank": h.rank,
@@ -84,6 +93,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
     print(f"query: {args.query}   mode: {args.mode}   embedder: {index.embedder.label}   index: {index.index_kind}")
+    if res.graph_walk is not None:
+        print("linked: " + (", ".join(f"{x.entity} ({x.how})" for x in res.graph_walk.linked) or "none"))
     print(f"{'rank':>4}  {'score':>8}  {'chunk':<16} provenance / text")
     for h in hits:
         prov = "  ".join(
@@ -109,6 +120,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         trace.notes += fallback_notes(gen_choice)
     else:
         index = build(args)
+        if args.mode in GRAPH_MODES:
+            from rag.graph.store import attach
+
+            err(f"graph: {attach(index).extractor}")
         gen_choice, chat = generator(args, index.embedder)
         rr = reranker(args, index.embedder, chat) if not args.no_rerank else None
         ask_settings = settings(args, mode=args.mode, top_k=args.top_k, rerank=rr is not None, rewrite=args.rewrite,
@@ -216,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("search", parents=[common], help="ranked hits with provenance")
     s.add_argument("query", type=question_text)
-    s.add_argument("--mode", choices=MODES, default=defaults.RETRIEVAL_MODE)
+    s.add_argument("--mode", choices=MODES + GRAPH_MODES, default=defaults.RETRIEVAL_MODE)
     s.add_argument("--k", type=positive, default=10)
     s.set_defaults(func=cmd_search)
 
@@ -224,7 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("question", type=question_text)
     a.add_argument("--no-rag", action="store_true", help="answer without retrieval")
     a.add_argument("--compare", action="store_true", help="also answer without RAG, for comparison")
-    a.add_argument("--mode", choices=MODES, default=defaults.RETRIEVAL_MODE)
+    a.add_argument("--mode", choices=MODES + GRAPH_MODES, default=defaults.RETRIEVAL_MODE,
+                   help="graph / hybrid+graph: the corpus graph's local search alone, or fused with dense + BM25")
     a.add_argument("--recall-n", type=positive, default=defaults.RECALL_N)
     a.add_argument("--top-k", type=positive, default=defaults.TOP_K)
     a.add_argument("--reranker", help="learned (default: LightGBM LambdaMART over retrieval's signals), token-maxsim "
@@ -242,7 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--strategy", choices=LOOP_STRATEGIES, default="plain",
                    help="plain: retrieve once, answer once; self-rag: the model decides whether to retrieve, grades "
                         "the chunks, checks its sentences and searches again; agent: the model calls search / read "
-                        "as JSON actions until it answers")
+                        "as JSON actions until it answers; graph: hybrid+graph retrieval plus the walked "
+                        "relations in the prompt; graph-global: community summaries, map then reduce")
     a.add_argument("--budget", type=positive, default=None,
                    help=f"self-rag: retrieval rounds (default {BUDGETS['self-rag']}); agent: steps "
                         f"(default {BUDGETS['agent']})")
@@ -275,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="which bundled model judges (--judge local); auto: the 1.5B where installed, else the 0.5B")
     e.set_defaults(func=cmd_eval)
     add_audit(sub)
+    add_graph(sub, common, gen)
     return p
 
 

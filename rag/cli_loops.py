@@ -34,6 +34,10 @@ def print_loop(lt) -> None:
             print(f"      {'yes' if v.answer else 'no ':<3} {short(v.asked, 60)}  {v.raw}")
         if s.raw and s.kind in ("search", "read", "answer", "rewrite", "repeat"):
             print(f"      model wrote: {short(s.raw, 100)}")
+    if lt.graph is not None:
+        print(f"graph: {lt.graph['extractor']}")
+        for line in (lt.graph.get("block") or "").splitlines():
+            print(f"      {line}")
     for note in lt.notes + (lt.final.notes if lt.final else []):
         print(f"note: {note}")
     print(f"\nanswer: {lt.answer}")

@@ -76,17 +76,27 @@ SAMPLE_VALUES = {  # a valid value for every option any subcommand takes (True: 
     "--reranker": "sentence-maxsim", "--no-rerank": True, "--second-opinion": "0.5b", "--rewrite": "hyde",
     "--offline": True, "--strategy": None, "--budget": "1", "--queries": "{queries}", "--limit": "1", "--sample": "1",
     "--rerank": True, "--answers": True, "--strategies": "hybrid", "--no-rewrites": True, "--judge": "local",
-    "--judge-model": "0.5b", "--pairs": "{pairs}", "--opinion": "0.5b",
+    "--judge-model": "0.5b", "--pairs": "{pairs}", "--opinion": "0.5b", "--extractor": "jieba", "--summaries": True,
+    "--entity": "过拟合", "--community": "0", "--global": True,
 }
 STRATEGY = {"ask": "self-rag", "eval": "plain"}  # --strategy takes other values in ask and eval
 BASE = {"search": ["什么是过拟合？", "--corpus", "{corpus}"], "ask": ["什么是过拟合？", "--corpus", "{corpus}"],
-        "eval": ["--queries", "{queries}", "--corpus", "{corpus}"], "audit": ["--pairs", "{pairs}", "--corpus", "{corpus}"]}
+        "eval": ["--queries", "{queries}", "--corpus", "{corpus}"], "audit": ["--pairs", "{pairs}", "--corpus", "{corpus}"],
+        "graph build": ["--corpus", "{corpus}"], "graph show": ["--corpus", "{corpus}"],
+        "graph ask": ["什么是过拟合？", "--corpus", "{corpus}"]}
 
 
-def _subcommands() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
+def _subcommands(parser: argparse.ArgumentParser | None = None, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
+    """Every subcommand, nested ones by their full name ("graph build")."""
+    parser = parser or build_parser()
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(action.choices)
+    out = {}
+    for name, sub in action.choices.items():
+        if any(isinstance(a, argparse._SubParsersAction) for a in sub._actions):
+            out.update(_subcommands(sub, f"{prefix}{name} "))
+        else:
+            out[f"{prefix}{name}"] = sub
+    return out
 
 
 def _flags(sub: argparse.ArgumentParser) -> list[str]:
@@ -129,7 +139,7 @@ def test_every_subcommand_runs_with_each_flag_it_accepts(command, flag, tiny_fil
     two-entry corpus: the command finishes (0) or refuses with a message (2, "error: ..."); it never crashes."""
     monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "24")  # short model answers: this is about the flags, not them
     value = STRATEGY.get(command) if flag == "--strategy" else SAMPLE_VALUES[flag]
-    argv = [command] + [a.format(**tiny_files) for a in BASE[command]]
+    argv = command.split() + [a.format(**tiny_files) for a in BASE[command]]
     if flag not in argv:
         argv += [flag] if value is True else [flag, str(value).format(**tiny_files)]
     try:
