@@ -22,6 +22,7 @@ PAGES = {
     "upload": st.Page("app_pages/1_upload.py", title=t("page.upload"), icon=":material/description:", url_path="upload"),
     "embeddings": st.Page("app_pages/2_embeddings.py", title=t("page.embeddings"), icon=":material/scatter_plot:", url_path="embeddings"),
     "retrieval": st.Page("app_pages/3_retrieval.py", title=t("page.retrieval"), icon=":material/manage_search:", url_path="retrieval"),
+    "graph": st.Page("app_pages/3b_graph.py", title=t("page.graph"), icon=":material/hub:", url_path="graph"),
     "rerank": st.Page("app_pages/4_rerank.py", title=t("page.rerank"), icon=":material/swap_vert:", url_path="rerank"),
     "answer": st.Page("app_pages/5_answer.py", title=t("page.answer"), icon=":material/forum:", url_path="answer"),
     "loops": st.Page("app_pages/6_loops.py", title=t("page.loops"), icon=":material/account_tree:", url_path="loops"),

@@ -22,6 +22,8 @@ STAGES = [
      tr("向量空间的 PCA 投影和它的失真", "PCA of the vector space, and how it distorts")),
     ("app_pages/3_retrieval.py", ":material/manage_search:", "page.retrieval", "rag/search/retrieval.py · rag/index/bm25.py · rag/search/fusion.py",
      tr("向量、BM25、RRF 三个排名并排对比", "dense, BM25 and RRF rankings side by side")),
+    ("app_pages/3b_graph.py", ":material/hub:", "page.graph", "rag/graph/extraction.py · rag/graph/graph.py · rag/graph/local_search.py",
+     tr("实体和关系连成的图、社区、问题的两跳子图", "the entity graph, its communities, the question's two-hop subgraph")),
     ("app_pages/4_rerank.py", ":material/swap_vert:", "page.rerank", "rag/search/rerank.py",
      tr("重排前后谁上谁下", "who moved up or down after reranking")),
     ("app_pages/5_answer.py", ":material/forum:", "page.answer", "rag/answer/prompt.py · rag/answer/generation.py · rag/answer/citations.py",

@@ -28,6 +28,7 @@ PAGES = {
     "upload": "app_pages/1_upload.py",
     "embeddings": "app_pages/2_embeddings.py",
     "retrieval": "app_pages/3_retrieval.py",
+    "graph": "app_pages/3b_graph.py",
     "rerank": "app_pages/4_rerank.py",
     "answer": "app_pages/5_answer.py",
     "loops": "app_pages/6_loops.py",
@@ -293,6 +294,28 @@ def test_bm25_stopwords_switch_rebuilds_bm25_without_reembedding(app):
     at.checkbox(key="index.stopwords").uncheck().run()
     assert at.session_state["index.key"] == key and at.session_state["index.info"]["cache_misses"] == 0
     assert not at.session_state["index.obj"].bm25.stopwords
+
+
+def test_graph_page_draws_the_shipped_graph_and_shows_an_entitys_sources(app):
+    at = go(app, "graph")
+    assert "shipped extractions" in at.success[0].value  # the bundled KB: no model call, no jieba fallback
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["实体"]) > 100 and float(metrics["模块度"]) > 0.3
+    charts = plotly_charts(at)
+    assert len(charts) == 1
+    fig = json.loads(charts[0].proto.spec)
+    nodes = fig["data"][-1]
+    assert all(d.startswith("entity:") for d in nodes["customdata"])
+    assert any(nodes["marker"]["size"][i] > 8 for i in range(len(nodes["customdata"])))  # the question's subgraph
+    assert "RRF" in html_of(at)  # the default question's linked entity and its relations
+    at.selectbox(key="graph.entity").set_value("BM25").run()
+    assert not at.exception
+    assert any("BM25" in m.value for m in at.markdown) or "BM25" in html_of(at)
+    chunk_refs = [m.value for m in at.markdown if m.value.startswith("**[faq\\_")]  # the refs, escaped, in bold
+    assert chunk_refs, "the entity's source chunks"
+    at.selectbox(key="graph.chunk").set_value("faq_030").run()
+    code = "\n".join(c.value for c in at.code)
+    assert '"entities"' in code and "[1]" in code  # the extraction's raw JSON and its numbered prompt
 
 
 def test_rerank_page_moves_bump_chart_and_why_each_chunk_moved(app):

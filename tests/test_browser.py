@@ -50,12 +50,13 @@ RUN_MS = 120_000  # any later rerun (the machine is slow and shared)
 LLM_ENV_PREFIXES = ("OPENAI_", "RAG_LLM_")
 QUESTION = "什么是重排？为什么需要它？"
 TITLES = {name: LABELS[f"page.{name}"][0] for name in  # each page's header (Chinese-first UI, the default)
-          ("upload", "embeddings", "retrieval", "rerank", "answer", "loops", "evaluation")}
+          ("upload", "embeddings", "retrieval", "graph", "rerank", "answer", "loops", "evaluation")}
 
 # The docs pictures, in reading order: screenshot name -> file name under docs/screenshots/.
 DOC_NAMES = {
     "home": "01_home", "upload": "02_upload", "embeddings": "03_embeddings", "retrieval": "04_retrieval",
     "rerank": "05_rerank", "answer": "06_answer", "answer_llm": "07_answer_llm", "evaluation": "08_evaluation",
+    "graph": "09_graph",
 }
 
 SCRIPT_DONE_JS = """() => {
@@ -365,6 +366,30 @@ def test_bm25_stopwords_switch(session):
     open_page(page, "upload")
     box.click()
     settle(page, page.get_by_test_id("stAlertContentSuccess").filter(has_text="停用词 关"))
+
+
+def test_graph_page_click_an_entity_to_see_its_sources(session):
+    """The bundled KB's graph drawn from the shipped extractions; a click on a node in the plotly chart makes it
+    the entity whose source chunks are shown."""
+    page = session
+    open_page(page, "graph")
+    assert_clean(page, "graph")
+    assert "shipped extractions" in page.get_by_test_id("stAlertContentSuccess").first.inner_text()
+    plotly_drawn(page)
+    entity = page.locator(".st-key-graph-entity input")
+    before = entity.input_value()
+    points = page.locator("[data-testid='stPlotlyChart'] .scatterlayer .trace").last.locator(".point")
+    assert points.count() > 50
+    point = points.nth(25)
+    point.scroll_into_view_if_needed()
+    box = point.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # plotly reads the mouse, not the path
+    page.wait_for_function("b => document.querySelector('.st-key-graph-entity input').value !== b", arg=before,
+                           timeout=RUN_MS)
+    settle(page, heading(page, TITLES["graph"]))
+    assert_clean(page, "graph (after a click)")
+    assert "提到它的块" in main_text(page)
+    shoot(page, "graph")
 
 
 def test_rerank_page(session):

@@ -18,6 +18,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "page.upload": ("上传与分块 Upload & chunks", "Upload & chunks"),
     "page.embeddings": ("向量 Embeddings", "Embeddings"),
     "page.retrieval": ("检索 Retrieval", "Retrieval"),
+    "page.graph": ("图谱 GraphRAG", "Graph (GraphRAG)"),
     "page.rerank": ("重排 Rerank", "Rerank"),
     "page.answer": ("回答与引用审计 Answer & audit", "Answer & audit"),
     "page.evaluation": ("评估 Evaluation", "Evaluation"),

@@ -1,0 +1,161 @@
+"""Page 3b · Graph (GraphRAG): the corpus graph the extractions make, coloured by community, with the question's
+entities and the two-hop walk from them highlighted; a click on an entity or an edge shows its source chunks;
+any chunk's extraction prompt and the model's raw output beside what was kept; the merges, the communities
+and their summaries, and what the graph cost to build."""
+
+import pandas as pd
+import streamlit as st
+
+from rag.graph import extraction
+from rag.graph.graph import relation_line
+from rag.graph.local_search import local_search
+from rag.graph.store import STAND_IN, attach, model_extracted, summaries
+from ui import choices, graph_view, indexing, settings
+from ui.i18n import t, tr
+from ui.render import attempt, html_table, md_escape, plain_text, short
+from ui.worker import run_in_worker
+
+ss = st.session_state
+st.header(":material/hub: " + t("page.graph"))
+st.caption(tr(
+    "GraphRAG：建索引时从每个块抽取实体和关系，连成一张图；提问时先在图里找到问题中的实体，沿关系走两跳，把走到的块和关系交给回答。"
+    "它擅长“A 和 B 有什么关系”“顺着 A → B → C 找”的问题；对单跳的 FAQ 问题，建图的代价远大于收益（见 README 的测量）。",
+    "GraphRAG: at index time, entities and relations are extracted from every chunk and joined into a graph; at "
+    "question time the question's entities are found in it, the walk follows relations two hops, and the chunks "
+    "and relations it reaches go to the answer. It pays on “how are A and B related” and “follow A → B → C” "
+    "questions; on single-hop FAQ questions building the graph costs far more than it returns (README, measured).",
+))
+index = attempt(indexing.get_index)
+with st.spinner(tr("建图…", "Building the graph…")):
+    graph = attempt(attach, index)
+
+if model_extracted(graph):
+    st.success(f"{tr('抽取', 'Extraction')}: **{md_escape(graph.extractor)}**", icon=":material/check_circle:")
+else:
+    st.warning(f"{t('fallback')}: **{md_escape(graph.extractor)}**\n\n" + tr(
+        "这个语料没有随附的模型抽取结果；下面的按钮让本地模型逐块抽取（每块约 17 秒）。",
+        "This corpus has no shipped model extractions; the button below has the local model extract each chunk "
+        "(about 17 s a chunk)."), icon=":material/warning:")
+    missing = len(index.chunks)
+    if st.button(tr(f"用模型抽取 {missing} 个块（约 {missing * 17 // 60 + 1} 分钟）",
+                    f"Extract the {missing} chunks with the model (about {missing * 17 // 60 + 1} min)"),
+                 key="graph.extract"):
+        gen, chat = attempt(choices.generator_choice, index.embedder)
+        if chat is None:
+            st.error(tr("没有可用的语言模型：", "No language model can run: ") + md_escape(gen.reason))
+        else:
+            bar = st.progress(0.0)
+            index.graph = None
+            graph = attempt(run_in_worker, lambda control, emit: attach(
+                index, chat, control, lambda i, n: emit("progress", (i, n))),
+                lambda kind, p: bar.progress(p[0] / p[1]) if kind == "progress" else None)
+            bar.empty()
+
+info = graph.summary()
+cols = st.columns(6)
+cols[0].metric(tr("实体", "entities"), info["entities"])
+cols[1].metric(tr("关系", "relations"), info["relations"])
+cols[2].metric(tr("合并", "merges"), info["merges"])
+cols[3].metric(tr("社区", "communities"), info["communities"])
+cols[4].metric(tr("模块度", "modularity"), f"{info['modularity']:.3f}")
+cols[5].metric(tr("存储", "storage"), f"{info['storage_bytes'] / 1024:.0f} KB")
+per_chunk = [e.seconds for e in graph.extractions.values() if e.extractor != extraction.JIEBA_LABEL]
+st.caption(tr(
+    f"建图成本：模型抽取 {sum(per_chunk):.0f} 秒（{len(per_chunk)} 个块，平均每块 {sum(per_chunk) / max(1, len(per_chunk)):.1f} 秒，"
+    f"随附的抽取不必再算），合并与社区发现 {info['build_seconds']:.2f} 秒；向量索引每块只需 1.5 KB。",
+    f"Build cost: model extraction {sum(per_chunk):.0f} s ({len(per_chunk)} chunks, {sum(per_chunk) / max(1, len(per_chunk)):.1f} s "
+    f"a chunk on average; shipped extractions are not recomputed), merging and communities {info['build_seconds']:.2f} s; "
+    f"a dense vector takes 1.5 KB a chunk."))
+
+q = settings.question()
+walk = local_search(graph, q, index.embedder) if q else None
+highlight, walked = set(), set()
+if walk is not None:
+    highlight = set(list(walk.reached)[:40]) | {x.entity for x in walk.linked}
+    walked = {e for e in walk.edges if e[0] in highlight and e[1] in highlight}
+
+labels = {"edge": tr("关系", "relation"), "entity": tr("实体", "entity"), "community": tr("社区", "community"),
+          "chunks": tr("个块", "chunks"), "caption": tr("画出 {shown} / {total} 个实体（问题的子图和连接最多的）；点实体或边中间的菱形看来源",
+                                                       "{shown} of {total} entities drawn (the question's subgraph and the most connected); "
+                                                       "click an entity or an edge's diamond for its sources")}
+event = st.plotly_chart(graph_view.figure(graph, highlight, walked, labels), on_select="rerun",
+                        selection_mode="points", key="graph.chart", width="stretch")
+if walk is not None:
+    st.subheader(tr("问题的子图", "The question's subgraph"))
+    plain_text(q, quote=True)
+    linked = [f"{x.entity}（{tr('出现在问题里', 'in the question') if x.how == 'in the question' else tr('按相似度', 'by similarity') + f' {x.score:.3f}'}）"
+              for x in walk.linked]
+    st.caption(tr("链接到的实体：", "Linked entities: ") + md_escape("、".join(linked) or tr("无", "none")))
+    if walk.relations:
+        st.html(html_table(pd.DataFrame([{tr("关系", "relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
+                                          tr("出自的句子", "sentence"): r["sentence"]} for r in walk.relations])))
+    st.html(html_table(pd.DataFrame([{"#": i, "ref": index.chunk(cid).ref, tr("图分数", "graph score"): f"{s:.3f}",
+                                      tr("开头", "start"): short(index.chunk(cid).text, 70)}
+                                     for i, (cid, s) in enumerate(walk.chunks[:8], 1)])))
+else:
+    st.info(tr("在侧栏输入问题，图上会高亮它的实体和两跳子图。", "Type a question in the sidebar to highlight its entities and two-hop subgraph."))
+
+clicked = graph_view.picked(event)
+names = sorted(graph.g.nodes, key=lambda n: (-graph.g.degree(n, weight="weight"), n))
+if clicked and clicked.startswith("entity:") and clicked[7:] in graph.g:
+    ss["graph.entity"] = clicked[7:]
+if names:
+    if ss.get("graph.entity") not in graph.g:
+        ss["graph.entity"] = walk.linked[0].entity if walk is not None and walk.linked else names[0]
+    entity = st.selectbox(tr("实体", "Entity"), names, key="graph.entity")
+    node = graph.g.nodes[entity]
+    st.caption(tr(f"类型 {node['type']} · 社区 {node.get('community')} · 其他写法：", f"type {node['type']} · community "
+                  f"{node.get('community')} · also written: ") + md_escape("、".join(node["aliases"]) or "—"))
+    if clicked and clicked.startswith("edge:"):
+        a, _, b = clicked[5:].partition("\t")
+        st.markdown(f"**{tr('边', 'Edge')}: {md_escape(a)} — {md_escape(b)}**")
+        st.html(html_table(pd.DataFrame([{tr("关系", "relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
+                                          tr("出自的句子", "sentence"): r["sentence"]} for r in graph.relations_between(a, b)])))
+    with st.container(border=True):
+        st.caption(tr("提到它的块", "Chunks that mention it"))
+        for cid in graph.mentions.get(entity, [])[:6]:
+            st.markdown(f"**[{md_escape(index.chunk(cid).ref)}]**")
+            plain_text(index.chunk(cid).text)
+    rels = [r for _, _, d in graph.g.edges(entity, data=True) for r in d.get("relations", [])]
+    if rels:
+        st.html(html_table(pd.DataFrame([{tr("关系", "relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
+                                          tr("出自的句子", "sentence"): r["sentence"]} for r in rels[:20]])))
+
+with st.expander(tr("某个块的抽取：提示词和模型原始输出", "One chunk's extraction: the prompt and the model's raw output")):
+    refs = [c.ref for c in index.chunks]
+    ref = st.selectbox(tr("块", "Chunk"), refs, key="graph.chunk")
+    chunk = index.chunks[refs.index(ref)]
+    ex = graph.extractions[chunk.chunk_id]
+    st.caption(f"{md_escape(ex.extractor)} · {ex.seconds:.1f} s" + (tr("（随附/缓存）", " (shipped/cached)") if ex.cached else ""))
+    if ex.prompt:
+        st.code("\n\n".join(f"[{m['role']}]\n{m['content']}" for m in ex.prompt), language=None)
+        st.caption(tr("模型写的（语法约束下的 JSON）", "What the model wrote (JSON under the grammar)"))
+        st.code(ex.raw, language="json")
+        st.caption(tr(f"对照原文丢掉的：实体 {ex.dropped.get('entities', 0)} 个、关系 {ex.dropped.get('relations', 0)} 条（原文里没有的名字，或两端不是实体）",
+                      f"Dropped against the text: {ex.dropped.get('entities', 0)} entities, {ex.dropped.get('relations', 0)} "
+                      "relations (names not in the text, or ends that are not entities)"))
+    else:
+        st.caption(tr("jieba 的抽取没有提示词：词性标注找名词和专名，同一句里的两个实体用它们之间的动词相连。",
+                      "jieba's extraction has no prompt: part-of-speech tags find nouns and names, and two entities "
+                      "of one sentence are joined by the verb between them."))
+    st.dataframe(pd.DataFrame([{"name": e.name, "type": e.type} for e in ex.entities]), hide_index=True)
+    st.dataframe(pd.DataFrame([{"head": r.head, "relation": r.relation, "tail": r.tail, "sentence": r.sentence}
+                               for r in ex.relations]), hide_index=True)
+
+with st.expander(tr(f"实体合并（{len(graph.merges)}）", f"Entity merges ({len(graph.merges)})")):
+    st.caption(tr("同一实体的不同写法：规范化后相同、原文里写成“X（Y）”、或跨语言的嵌入最近邻且同块出现。",
+                  "Spellings of one entity: the same after normalising, written “X（Y）” in the text, or each other's "
+                  "nearest name across languages by embedding and mentioned in one chunk."))
+    if graph.merges:
+        st.html(html_table(pd.DataFrame([{tr("保留", "kept"): m.kept, tr("并入", "merged"): m.merged,
+                                          tr("依据", "rule"): m.reason, tr("证据", "evidence"): m.evidence}
+                                         for m in graph.merges])))
+
+with st.expander(tr("社区与概要（Leiden）", "Communities and their summaries (Leiden)")):
+    texts, by = summaries(graph)
+    label = tr("抽取式替代（无模型）", "extractive stand-in (no model)") if by == STAND_IN else by
+    st.caption(tr(f"Leiden 社区发现（igraph + leidenalg），模块度 {graph.modularity:.3f}；概要：",
+                  f"Leiden communities (igraph + leidenalg), modularity {graph.modularity:.3f}; summaries: ") + md_escape(label))
+    st.html(html_table(pd.DataFrame([{"#": c.cid, tr("实体", "entities"): "、".join(c.entities[:8]),
+                                      tr("块", "chunks"): len(c.chunk_ids), tr("概要", "summary"): texts.get(c.cid, "")}
+                                     for c in graph.communities[:30]])))
