@@ -117,11 +117,12 @@ def graph_global(question: str, index, settings: AskSettings, generator, chat=No
             points.append((cid, said))
     community = {c.cid: c for c in graph.communities}
     chunk_ids = list(dict.fromkeys(ch for cid, _ in points for ch in community[cid].chunk_ids[:CHUNKS_PER_COMMUNITY]))
-    # the gate is for questions the corpus may not answer; a question about the whole corpus is answered from
-    # its communities, so it is not asked here (the trace says so)
-    trace = gather(question, index, replace(settings, rerank=False, gate=False, compare_no_rag=False), generator,
-                   None, chat, control)
-    trace.notes.append("graph-global: the answerability gate is off (the question is about the whole corpus)")
+    # the gate, compression and fill-in serve a question one passage answers; a question about the whole corpus is
+    # answered from its communities' points, so they are off here (the trace says so)
+    trace = gather(question, index, replace(settings, rerank=False, gate=False, compress=False, fill_in=False,
+                                            compare_no_rag=False), generator, None, chat, control)
+    trace.notes.append("graph-global: the answerability gate, compression and fill-in are off (the question is about "
+                       "the whole corpus; the communities' points are the evidence)")
     trace.contexts = [index.chunk(c) for c in chunk_ids] or trace.contexts
     refs = {c.chunk_id: c.ref for c in trace.contexts}
     lines = []
