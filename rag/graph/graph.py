@@ -63,6 +63,19 @@ class CorpusGraph:
     def relations_between(self, a: str, b: str) -> list[dict]:
         return list(self.g.edges[a, b].get("relations", [])) if self.g.has_edge(a, b) else []
 
+    def name_vectors(self, embedder) -> tuple[list[str], "np.ndarray"]:
+        """(entity names, their unit vectors by `embedder`), computed once per graph and embedder."""
+        import numpy as np
+
+        key = getattr(embedder, "label", id(embedder))
+        cache = self.__dict__.setdefault("_name_vectors", {})
+        if key not in cache:
+            names = list(self.g.nodes)
+            vecs = np.asarray(embedder.embed_documents(names), dtype=np.float32) if names else np.zeros((0, 1), np.float32)
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-12
+            cache[key] = (names, vecs)
+        return cache[key]
+
     def storage_bytes(self) -> int:
         """Bytes of the graph as JSON: extractions, nodes, edges (what a saved graph would take)."""
         data = {"extractions": {k: v.to_record() for k, v in self.extractions.items()},

