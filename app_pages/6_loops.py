@@ -36,7 +36,8 @@ if chat is None:
 rr = attempt(choices.reranker_choice) if ss["rerank.enabled"] else None
 
 names = {"plain": tr("普通 RAG（检索一次）", "plain RAG (search once)"), "self-rag": "Self-RAG",
-         "agent": tr("智能体 agent", "agent")}
+         "agent": tr("智能体 agent", "agent"), "graph": tr("图谱 GraphRAG（局部检索）", "GraphRAG (local search)"),
+         "graph-global": tr("图谱 GraphRAG（全局：社区概要）", "GraphRAG (global: community summaries)")}
 with st.container(border=True):
     c1, c2, c3 = st.columns([2, 2, 1])
     c1.multiselect(tr("策略", "Strategies"), list(STRATEGIES), key="loops.strategies", format_func=names.__getitem__)

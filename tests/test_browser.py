@@ -302,7 +302,7 @@ def shoot(page, name: str) -> Path:
 def test_home(session):
     page = session
     assert_clean(page, "home")
-    assert page.get_by_test_id("stPageLink").count() == 7  # one link per stage: pages 1-7
+    assert page.get_by_test_id("stPageLink").count() == 8  # one link per stage: pages 1-7 and the graph page
     table = page.get_by_test_id("stTable").inner_text()
     assert "multilingual-e5-small" in table and "learned ranker" in table
     assert "extractive" in table  # keyless: the labelled fallback generator
