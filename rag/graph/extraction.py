@@ -125,12 +125,6 @@ class Extraction:
                 "extractor": self.extractor, "seconds": round(self.seconds, 3), "raw": self.raw,
                 "dropped": self.dropped}
 
-    @classmethod
-    def from_record(cls, rec: dict, prompt: list[dict] | None = None) -> "Extraction":
-        return cls([Entity(*e) for e in rec["entities"]], [Relation(*r) for r in rec["relations"]],
-                   rec["extractor"], float(rec.get("seconds", 0.0)), rec.get("raw", ""), prompt,
-                   dict(rec.get("dropped", {})), cached=True)
-
 
 def numbered(text: str) -> list[str]:
     """The sentences the prompt numbers (1-based), at most MAX_SENTENCES."""
@@ -303,10 +297,8 @@ def cached(extractor: str, text: str) -> Extraction | None:
     rec = rec or shipped().get(k)
     if rec is None:
         return None
-    if rec["extractor"] == JIEBA_LABEL or not rec.get("raw"):
-        return Extraction.from_record(rec)
-    # the model's raw output is what is stored; the checks against the text run again, so a change to them
-    # applies to shipped extractions without running the model again
+    # only a model's extractions are cached, and its raw output is what counts: the checks against the text run
+    # again, so a change to them applies to shipped extractions without running the model again
     ex = parse(rec["raw"], text, rec["extractor"], float(rec.get("seconds", 0.0)), messages_for(text))
     ex.cached = True
     return ex
@@ -322,8 +314,10 @@ def remember(text: str, ex: Extraction) -> None:
 def llm_extract(text: str, chat, control: RunControl | None = None) -> Extraction:
     """One chunk through the model under the grammar (cached)."""
     hit = cached(chat.label, text)
-    if hit is not None:
-        return hit
+    return hit if hit is not None else _run_model(text, chat, control)
+
+
+def _run_model(text: str, chat, control: RunControl | None) -> Extraction:
     messages = messages_for(text)
     t0 = time.perf_counter()
     raw = str(chat.complete(messages, max_tokens=MAX_TOKENS, temperature=0.0, grammar=GRAMMAR, control=control))
@@ -345,15 +339,15 @@ def extract_all(texts: Sequence[str], chat=None, control: RunControl | None = No
         if chat is None:
             ex = jieba_extract(text)
         else:
-            before = cached(chat.label, text)
-            try:
-                ex = before or llm_extract(text, chat, control)
-            except LLMError:
-                cost["failed"] += 1
-                ex = jieba_extract(text)
+            ex = cached(chat.label, text)
+            if ex is not None:
+                cost["cached"] += 1
             else:
-                if before is not None:
-                    cost["cached"] += 1
+                try:
+                    ex = _run_model(text, chat, control)
+                except LLMError:
+                    cost["failed"] += 1
+                    ex = jieba_extract(text)
                 else:
                     cost["generated"] += 1
                     cost["model_seconds"] += ex.seconds
