@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import networkx as nx
+import numpy as np
 
 from rag.graph.extraction import Extraction, Relation, occurs
 from rag.graph.resolve import Merge, normal, resolve
@@ -63,10 +64,8 @@ class CorpusGraph:
     def relations_between(self, a: str, b: str) -> list[dict]:
         return list(self.g.edges[a, b].get("relations", [])) if self.g.has_edge(a, b) else []
 
-    def name_vectors(self, embedder) -> tuple[list[str], "np.ndarray"]:
+    def name_vectors(self, embedder) -> tuple[list[str], np.ndarray]:
         """(entity names, their unit vectors by `embedder`), computed once per graph and embedder."""
-        import numpy as np
-
         key = getattr(embedder, "label", id(embedder))
         cache = self.__dict__.setdefault("_name_vectors", {})
         if key not in cache:

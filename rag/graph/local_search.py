@@ -107,8 +107,8 @@ def local_search(graph: CorpusGraph, question: str, embedder=None, hops: int = H
         weight = s * graph.idf(ent)
         for cid in graph.mentions.get(ent, []):
             scores[cid] = scores.get(cid, 0.0) + weight
-    order = list(graph.chunk_entities)
-    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], order.index(kv[0])))[:depth]
+    order = {cid: i for i, cid in enumerate(graph.chunk_entities)}  # ties: corpus order
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))[:depth]
     rels = []
     for a, b in {tuple(sorted(e)) for e in edges} | {(a, b) for a in reached for b in reached
                                                     if a < b and graph.g.has_edge(a, b)}:
