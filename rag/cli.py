@@ -58,15 +58,20 @@ def _opinion_chat(args: argparse.Namespace, chat):
     return LocalChat(key)
 
 
-# --- search -------------------------------------------------------------------------------------
-
-
-def cmd_search(args: argparse.Namespace) -> int:
-    index = build(args)
+def _with_graph(args: argparse.Namespace, index):
+    """`index`, with its corpus graph built when --mode is a graph mode (which extractor made it, on stderr)."""
     if args.mode in GRAPH_MODES:
         from rag.graph.store import attach
 
         err(f"graph: {attach(index).extractor}")
+    return index
+
+
+# --- search -------------------------------------------------------------------------------------
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    index = _with_graph(args, build(args))
     res = retrieve(index, args.query, args.mode, args.k, max(args.depth, args.k), args.rrf_k,
                    use_sparse=index.sparse is not None)
     hits = res.ranked()
@@ -119,11 +124,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         trace = ask_no_rag(args.question, gen_choice.backend)
         trace.notes += fallback_notes(gen_choice)
     else:
-        index = build(args)
-        if args.mode in GRAPH_MODES:
-            from rag.graph.store import attach
-
-            err(f"graph: {attach(index).extractor}")
+        index = _with_graph(args, build(args))
         gen_choice, chat = generator(args, index.embedder)
         rr = reranker(args, index.embedder, chat) if not args.no_rerank else None
         ask_settings = settings(args, mode=args.mode, top_k=args.top_k, rerank=rr is not None, rewrite=args.rewrite,
