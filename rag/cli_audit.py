@@ -13,9 +13,9 @@ Not handled here: the checks (rag/answer/support.py), reading the pairs (rag/eva
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
+from rag import jsonout
 from rag import defaults
 from rag.answer.support import Checker, model_opinion
 from rag.cli_common import err, load_corpus, short
@@ -61,16 +61,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
             failed += 1
             err(f"{r.pair.pair_id}: error: {r.error}")
             if args.json:
-                print(json.dumps({"id": r.pair.pair_id, "error": r.error}, ensure_ascii=False))
+                print(jsonout.dumps({"id": r.pair.pair_id, "error": r.error}))
             continue
         lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in s.sentence) else "en"
         if args.json:
-            print(json.dumps({
+            print(jsonout.dumps({
                 "id": r.pair.pair_id, "label": s.label, "ref": r.pair.ref, "sentence": s.sentence,
                 "evidence": s.evidence.text if s.evidence else None, "coverage": round(s.coverage, 3),
                 "checks": [{"check": c.name, "passed": c.passed, "reason": c.reason(lang)} for c in s.checks],
                 "opinion": None if s.opinion is None else {"p_yes": s.opinion.p_yes, "raw": s.opinion.raw},
-            }, ensure_ascii=False))
+            }))
             continue
         print(f"{r.pair.pair_id}\t{s.label}\t{short(s.sentence, 60)}")
         if s.evidence is not None:

@@ -12,10 +12,10 @@ Not handled here: the figures themselves (rag/evaluate/), argument parsing (cli.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import replace
 
+from rag import jsonout
 from rag import defaults
 from rag.cli_common import build, embedder, err, generator, judge_totals, load_corpus, reranker, settings
 from rag.evaluate.chunkers import compare_chunkers, format_chunker_table
@@ -83,8 +83,8 @@ def eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
     reports = compare_chunkers(docs, queries, emb, names, strategy, max(args.depth, args.k), args.rrf_k,
                                progress=lambda d, n, c: err(f"  {c}: done ({d}/{n})"), transform=contextual)
     if args.json:
-        print(json.dumps([{"chunker": r.chunker, "params": r.params, "chunks": r.n_chunks, "mean_length": r.mean_length,
-                           **r.figures, "by_kind": r.by_kind} for r in reports], ensure_ascii=False, indent=2))
+        print(jsonout.dumps([{"chunker": r.chunker, "params": r.params, "chunks": r.n_chunks, "mean_length": r.mean_length,
+                           **r.figures, "by_kind": r.by_kind} for r in reports], indent=2))
         return 0
     print(f"corpus: {args.corpus or 'bundled knowledge base'}   queries: {args.queries}   strategy: {strategy}\n")
     print(format_chunker_table(reports))
@@ -172,7 +172,7 @@ def eval_retrieval(args: argparse.Namespace) -> int:
             "dense_index": {"index": agreement.index, **agreement.figures()} if agreement else None,
             "win_tie_loss": counts,
         }
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        print(jsonout.dumps(out, indent=2))
         return 0
     print(f"corpus: {args.corpus or 'bundled knowledge base'}   queries: {args.queries} "
           f"({len(reports[0].per_query)} with gold ids)")

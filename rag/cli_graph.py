@@ -13,8 +13,8 @@ Not handled here: anything computed (rag/graph/, rag/loops/graph_rag.py).
 from __future__ import annotations
 
 import argparse
-import json
 
+from rag import jsonout
 from rag import defaults
 from rag.cli_common import build, err, generator, positive, question_text, reranker, settings, short
 from rag.graph import extraction
@@ -76,7 +76,7 @@ def cmd_build(args: argparse.Namespace) -> int:
                "communities": [{"id": c.cid, "entities": c.entities[:12], "chunks": c.chunk_ids[:5],
                                 "summary": texts.get(c.cid, "")} for c in graph.communities],
                "summaries_by": by}
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        print(jsonout.dumps(out, indent=2))
         return 0
     print(f"extractor: {info['extractor']}")
     print(f"{info['entities']} entities, {info['edges']} edges ({info['relations']} relations), {info['merges']} merges, "
@@ -97,13 +97,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.community is not None:
         match = [c for c in graph.communities if c.cid == args.community]
         if not match:
-            err(f"error: no community {args.community}; there are {len(graph.communities)} (0 to "
-                f"{len(graph.communities) - 1})")
+            n = len(graph.communities)
+            err(f"error: no community {args.community}; " + (f"there are {n}, numbered 0 to {n - 1}" if n else
+                "this graph has no communities (no entity is related to another): build it with --extractor model, or "
+                "use a larger corpus"))
             return 2
         c = match[0]
         out = {"community": c.cid, "entities": c.entities, "chunks": c.chunk_ids,
                "relations": [list(r) for r in c.relations[:30]]}
-        print(json.dumps(out, ensure_ascii=False, indent=2) if args.json else
+        print(jsonout.dumps(out, indent=2) if args.json else
               f"community {c.cid}: {', '.join(c.entities)}\nchunks: {', '.join(c.chunk_ids[:20])}")
         return 0
     from rag.graph.resolve import normal
@@ -125,7 +127,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                       for c in graph.mentions.get(name, [])],
            "neighbours": [{"entity": o, "weight": round(d["weight"], 3), "relations": d["relations"]} for o, d in nbrs]}
     if args.json:
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        print(jsonout.dumps(out, indent=2))
         return 0
     print(f"{name} ({node['type']}; community {node.get('community')}; also written {', '.join(node['aliases']) or '-'})")
     for ch in out["chunks"][:10]:

@@ -8,8 +8,8 @@ Not handled here: argument parsing and the plain commands (cli.py), anything com
 
 from __future__ import annotations
 
-import json
 
+from rag import jsonout
 from rag.backends import choose_judge, judge_model
 from rag.cli_common import err, short
 from rag.evaluate.judge import METRICS, audit_agreement
@@ -90,7 +90,7 @@ def cmd_eval_strategies(args, index, queries, names, gen_choice, chat, reranker,
                "runs": [{"id": r.query.query_id, "strategy": r.strategy, "figures": r.figures,
                          "loop": r.loop.to_dict(), "judge": to_plain(r.judged) if r.judged else None}
                         for sr in results for r in sr.runs]}
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        print(jsonout.dumps(out, indent=2))
         return 0
     print(f"queries: {args.queries} ({len(queries)})   generator: {gen_choice.label}")
     print(f"embedder: {index.embedder.label}\n")

@@ -10,10 +10,12 @@ Not handled here: running the stages (pipeline.py) or rendering them (app_pages/
 from __future__ import annotations
 
 import dataclasses
-import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag import jsonout
+from rag.messages import localized
 from rag.ingest.chunking import Chunk
 from rag.answer.citations import CitationAudit, CitationEvent
 from rag.answer.grounding import Grounding
@@ -85,10 +87,10 @@ class Trace:
         return to_plain(self)
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+        return jsonout.dumps(self.to_dict(), indent=indent)
 
-    def to_markdown(self) -> str:
-        return render_markdown(self)
+    def to_markdown(self, lang: str = "en") -> str:
+        return render_markdown(self, lang)
 
 
 def to_plain(obj: Any) -> Any:
@@ -103,15 +105,24 @@ def to_plain(obj: Any) -> Any:
         return {str(k): to_plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [to_plain(v) for v in obj]
-    if isinstance(obj, float):
-        return round(obj, 6)
+    if isinstance(obj, float):  # NaN (e.g. a candidate an LLM judge never reached) is "not computed": null
+        return round(obj, 6) if math.isfinite(obj) else None
     if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
         return to_plain(obj.item())
     return obj
 
 
-def _hit_table(hits: list[Hit], trace: Trace, limit: int = 10) -> list[str]:
-    rows = ["| rank | chunk | score | text |", "|---|---|---|---|"]
+# The audit's labels in Chinese (the handout's zh version; English uses the labels themselves).
+LABELS_ZH = {"supported": "有支撑", "weak": "部分支撑", "unsupported": "无支撑", "contradicted": "与证据矛盾",
+             "restates-question": "只复述了问题", "not-enough": "资料不足", "no-citation": "未引用"}
+
+
+def label_in(label: str, lang: str) -> str:
+    return LABELS_ZH.get(label, label) if lang == "zh" else label
+
+
+def _hit_table(hits: list[Hit], trace: Trace, w, limit: int = 10) -> list[str]:
+    rows = [f"| {w('rank', '名次')} | {w('chunk', '块')} | {w('score', '分数')} | {w('text', '文本')} |", "|---|---|---|---|"]
     by_id = {c.chunk_id: c for c in trace.contexts}
     for h in hits[:limit]:
         text = by_id[h.chunk_id].text if h.chunk_id in by_id else ""
@@ -120,111 +131,171 @@ def _hit_table(hits: list[Hit], trace: Trace, limit: int = 10) -> list[str]:
     return rows
 
 
-def support_text(s) -> str:
+def support_text(s, lang: str = "en") -> str:
     """A sentence's audit label in words; an uncited sentence names the context that supports it."""
     if s.label != "no-citation":
-        return s.label
+        return label_in(s.label, lang)
+    best = label_in(s.best_label or "", lang)
     if s.best_ref and s.best_label in ("supported", "weak"):
-        return f"no-citation, but {s.best_label} by {s.best_ref}"
+        return f"未引用，但 {s.best_ref} {best}" if lang == "zh" else f"no-citation, but {s.best_label} by {s.best_ref}"
     if s.best_ref and s.best_label in ("contradicted", "restates-question"):
-        return f"no-citation, and {s.best_label} against {s.best_ref}"
-    return "no-citation, and no context supports it" if s.best_label else "no-citation"
+        return f"未引用，且对照 {s.best_ref}：{best}" if lang == "zh" else \
+            f"no-citation, and {s.best_label} against {s.best_ref}"
+    if s.best_label:
+        return "未引用，也没有资料支撑" if lang == "zh" else "no-citation, and no context supports it"
+    return label_in("no-citation", lang)
 
 
-def grounding_text(g: Grounding) -> str:
+def grounding_text(g: Grounding, lang: str = "en") -> str:
     if g.label is None:
         return "-"
     if g.best_ref and g.label in ("supported", "weak"):
-        return f"{g.label} by {g.best_ref}"
+        return f"{g.best_ref} {label_in(g.label, lang)}" if lang == "zh" else f"{g.label} by {g.best_ref}"
     if g.best_ref and g.label in ("contradicted", "restates-question"):
-        return f"{g.label} against {g.best_ref}"
-    return "nothing in the corpus supports it"
+        return f"对照 {g.best_ref}：{label_in(g.label, lang)}" if lang == "zh" else f"{g.label} against {g.best_ref}"
+    return "语料里没有支撑它的内容" if lang == "zh" else "nothing in the corpus supports it"
 
 
 def reasons_text(support, lang: str = "en") -> str:
     """The checker's reasons for a label, joined: the failed checks', else the passed ones'."""
-    return "; ".join(support.reasons(lang)) if support is not None else ""
+    return ("；" if lang == "zh" else "; ").join(support.reasons(lang)) if support is not None else ""
 
 
 def _cell(text: str | None) -> str:
     return (text or "").replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(trace: Trace) -> str:
-    """A readable handout of one question's journey."""
+def words(lang: str):
+    """w(en, zh): the handout's words in `lang`."""
+    return (lambda en, zh: zh) if lang == "zh" else (lambda en, zh: en)
+
+
+def render_markdown(trace: Trace, lang: str = "en") -> str:
+    """A readable handout of one question's journey, in `lang` ("en" or "zh"); the corpus, the prompt and the
+    answers stay in their own language."""
+    w = words(lang)
+    out = [f"# {w('RAG trace', 'RAG 全过程')}: {trace.question}", ""]
+    for section in (_md_settings, _md_rewrites, _md_retrieval, _md_rerank, _md_answerability, _md_contexts,
+                    _md_prompt, _md_answer, _md_audit, _md_no_rag, _md_timings):
+        out += section(trace, lang, w)
+    return "\n".join(out) + "\n"
+
+
+def _md_settings(trace: Trace, lang: str, w) -> list[str]:
     s = trace.settings
-    out = [f"# RAG trace: {trace.question}", ""]
-    out += ["## Settings and backends", ""]
-    out += [f"- **{k}**: {v}" for k, v in trace.backends.items()]
-    out += [
-        f"- **retrieval**: mode={s.mode}, recall_n={s.recall_n}, top_k={s.top_k}, depth={s.depth}, "
-        f"RRF k={s.rrf_k}, weights={dict(s.weights)}, rerank={s.rerank}, rewrite={s.rewrite}"
-    ]
-    out += [f"- note: {n}" for n in trace.notes]
-    if trace.rewrites:
-        out += ["", "## Query rewriting", ""]
-        if "hyde" in trace.rewrites:
-            out += ["HyDE hypothetical answer:", "", "> " + str(trace.rewrites["hyde"]).replace("\n", "\n> ")]
-        for i, q in enumerate(trace.rewrites.get("queries", []), 1):
-            out.append(f"{i}. {q}")
-    if trace.retrieval is not None:
-        for name in ("dense", "bm25", "hybrid"):
-            out += ["", f"## Retrieval: {name}", ""] + _hit_table(getattr(trace.retrieval, name), trace)
-    if trace.rerank is not None:
-        why = {w.chunk_id: w for w in trace.rerank.why}  # the learned ranker's largest contributions
-        extra = (" main reasons (feature contributions) |", "---|") if why else ("", "")
-        out += ["", f"## Rerank ({trace.rerank.reranker})", "", "| chunk | before | after | score |" + extra[0],
-                "|---|---|---|---|" + extra[1]]
-        for m in trace.rerank.moves:
-            after = m.after if m.after is not None else "dropped"
-            reasons = " " + ", ".join(why[m.chunk_id].reasons(3)) + " |" if why else ""
-            out.append(f"| `{m.chunk_id}` | {m.before} | {after} | {m.score:.4f} |{reasons}")
-    if trace.answerability is not None:
-        a = trace.answerability
-        out += ["", "## Answerability (before generating)", "", f"- decision: {a.reason('en')}"]
-        if a.best_sentence:
-            out.append(f"- best sentence [{a.best_ref}]: {a.best_sentence}")
-        out += [f"- {k}: {v:.3f}" for k, v in a.signals.items()]
-    out += ["", "## Contexts given to the generator", ""]
+    out = [f"## {w('Settings and backends', '设置与后端')}", ""]
+    out += [f"- **{k}**: {localized(v, lang)}" for k, v in trace.backends.items()]
+    out += [f"- **{w('retrieval', '检索')}**: mode={s.mode}, recall_n={s.recall_n}, top_k={s.top_k}, depth={s.depth}, "
+            f"RRF k={s.rrf_k}, weights={dict(s.weights)}, rerank={s.rerank}, rewrite={s.rewrite}"]
+    return out + [f"- {w('note', '说明')}: {localized(n, lang)}" for n in trace.notes]
+
+
+def _md_rewrites(trace: Trace, lang: str, w) -> list[str]:
+    if not trace.rewrites:
+        return []
+    out = ["", f"## {w('Query rewriting', '查询改写')}", ""]
+    if "hyde" in trace.rewrites:
+        out += [w("HyDE hypothetical answer:", "HyDE 写的假设回答："), "",
+                "> " + str(trace.rewrites["hyde"]).replace("\n", "\n> ")]
+    return out + [f"{i}. {q}" for i, q in enumerate(trace.rewrites.get("queries", []), 1)]
+
+
+def _md_retrieval(trace: Trace, lang: str, w) -> list[str]:
+    if trace.retrieval is None:
+        return []
+    out = []
+    for name in ("dense", "bm25", "hybrid"):
+        out += ["", f"## {w('Retrieval', '检索')}: {name}", ""] + _hit_table(getattr(trace.retrieval, name), trace, w)
+    return out
+
+
+def _md_rerank(trace: Trace, lang: str, w) -> list[str]:
+    if trace.rerank is None:
+        return []
+    why = {x.chunk_id: x for x in trace.rerank.why}  # the learned ranker's largest contributions
+    extra = (f" {w('main reasons (feature contributions)', '主要原因（特征贡献）')} |", "---|") if why else ("", "")
+    out = ["", f"## {w('Rerank', '重排')} ({localized(trace.rerank.reranker, lang)})", "",
+           f"| {w('chunk', '块')} | {w('before', '重排前')} | {w('after', '重排后')} | {w('score', '分数')} |" + extra[0],
+           "|---|---|---|---|" + extra[1]]
+    for m in trace.rerank.moves:
+        after = m.after if m.after is not None else w("dropped", "落选")
+        reasons = " " + ", ".join(why[m.chunk_id].reasons(3)) + " |" if why else ""
+        score = "-" if not math.isfinite(m.score) else f"{m.score:.4f}"
+        out.append(f"| `{m.chunk_id}` | {m.before} | {after} | {score} |{reasons}")
+    return out
+
+
+def _md_answerability(trace: Trace, lang: str, w) -> list[str]:
+    a = trace.answerability
+    if a is None:
+        return []
+    out = ["", f"## {w('Answerability (before generating)', '能否回答（生成之前）')}", "",
+           f"- {w('decision', '决定')}: {a.reason(lang)}"]
+    if a.best_sentence:
+        out.append(f"- {w('best sentence', '最相关的句子')} [{a.best_ref}]: {a.best_sentence}")
+    return out + [f"- {k}: {v:.3f}" for k, v in a.signals.items()]
+
+
+def _md_contexts(trace: Trace, lang: str, w) -> list[str]:
+    out = ["", f"## {w('Contexts given to the generator', '交给生成器的资料')}", ""]
     if trace.compression is not None:
-        out += [trace.compression.summary() + "; ~~struck~~ sentences were not shown to the model", ""]
+        out += [localized(trace.compression.summary(), lang)
+                + w("; ~~struck~~ sentences were not shown to the model", "；~~划掉的~~句子模型没有看到"), ""]
     kept = {c.ref: c for c in trace.compression.chunks} if trace.compression is not None else {}
     for i, c in enumerate(trace.contexts, 1):
         shown = c.text
         if c.ref in kept:
             shown = "".join(x.text if x.kept else f"~~{x.text.strip()}~~" for x in kept[c.ref].sentences)
         out += [f"**[{i}] {c.ref}**", "", "> " + shown.replace("\n", "\n> "), ""]
-    if trace.prompt is not None:
-        out += ["## Exact prompt", ""]
-        for m in trace.prompt.messages:
-            out += [f"**{m['role']}**", "", "```", m["content"], "```", ""]
-    out += ["## Answer", "", trace.answer or "(empty)", ""]
+    return out
+
+
+def _md_prompt(trace: Trace, lang: str, w) -> list[str]:
+    if trace.prompt is None:
+        return []
+    out = [f"## {w('Exact prompt', '确切的提示词')}", ""]
+    for m in trace.prompt.messages:
+        out += [f"**{m['role']}**", "", "```", m["content"], "```", ""]
+    return out
+
+
+def _md_answer(trace: Trace, lang: str, w) -> list[str]:
+    out = [f"## {w('Answer', '回答')}", "", trace.answer or w("(empty)", "（空）"), ""]
     if trace.model_answer is not None:
-        out += ["The model wrote the text before the first 「; the quoted sentences after it are the extractive "
-                "stand-in's picks that the model's answer left out.", ""]
-    if trace.audit is not None:
-        a = trace.audit
-        out += [
-            "## Citation audit",
-            "",
-            f"- cited: {', '.join(a.cited) or '-'}",
-            f"- valid: {', '.join(a.valid) or '-'}",
-            f"- hallucinated: {', '.join(a.hallucinated) or '-'}",
-            f"- unused: {', '.join(a.unused) or '-'}",
-            "",
-            "| sentence | refs | evidence span | coverage | label | why |",
-            "|---|---|---|---|---|---|",
-        ]
-        for ss in a.sentences:
-            span = ss.support.evidence.text if ss.support is not None and ss.support.evidence else ""
-            out.append(f"| {_cell(ss.sentence)} | {', '.join(ss.refs) or '-'} | {_cell(span) or '-'} | {ss.coverage:.2f} "
-                       f"| {support_text(ss)} | {_cell(reasons_text(ss.support))} |")
-    if trace.no_rag_answer is not None:
-        out += ["", "## Without RAG (same question, no context)", "", trace.no_rag_answer]
-        if trace.no_rag_grounding:
-            out += ["", "| sentence | support found in the corpus |", "|---|---|"]
-            for g in trace.no_rag_grounding:
-                sent = g.sentence.replace("|", "\\|").replace("\n", " ")
-                out.append(f"| {sent} | {grounding_text(g)} |")
-    out += ["", "## Timings (s)", ""] + [f"- {k}: {v:.3f}" for k, v in trace.timings.items()]
-    return "\n".join(out) + "\n"
+        out += [w("The model wrote the text before the first corner bracket; the quoted sentences after it are the extractive "
+                  "stand-in's picks that the model's answer left out.",
+                  "第一个「之前是模型写的；之后加引号的句子是抽取式替身挑出、而模型回答漏掉的原文。"), ""]
+    return out
+
+
+def _md_audit(trace: Trace, lang: str, w) -> list[str]:
+    a = trace.audit
+    if a is None:
+        return []
+    out = [f"## {w('Citation audit', '引用审计')}", "",
+           f"- {w('cited', '引用')}: {', '.join(a.cited) or '-'}",
+           f"- {w('valid', '有效')}: {', '.join(a.valid) or '-'}",
+           f"- {w('hallucinated', '幻觉')}: {', '.join(a.hallucinated) or '-'}",
+           f"- {w('unused', '未用')}: {', '.join(a.unused) or '-'}", "",
+           w("| sentence | refs | evidence span | coverage | label | why |", "| 句子 | 引用 | 证据片段 | 覆盖率 | 判定 | 原因 |"),
+           "|---|---|---|---|---|---|"]
+    for ss in a.sentences:
+        span = ss.support.evidence.text if ss.support is not None and ss.support.evidence else ""
+        out.append(f"| {_cell(ss.sentence)} | {', '.join(ss.refs) or '-'} | {_cell(span) or '-'} | {ss.coverage:.2f} "
+                   f"| {support_text(ss, lang)} | {_cell(reasons_text(ss.support, lang))} |")
+    return out
+
+
+def _md_no_rag(trace: Trace, lang: str, w) -> list[str]:
+    if trace.no_rag_answer is None:
+        return []
+    out = ["", f"## {w('Without RAG (same question, no context)', '无 RAG（同一个问题，不给资料）')}", "",
+           trace.no_rag_answer]
+    if trace.no_rag_grounding:
+        out += ["", w("| sentence | support found in the corpus |", "| 句子 | 语料里找到的支撑 |"), "|---|---|"]
+        out += [f"| {_cell(g.sentence)} | {grounding_text(g, lang)} |" for g in trace.no_rag_grounding]
+    return out
+
+
+def _md_timings(trace: Trace, lang: str, w) -> list[str]:
+    return ["", f"## {w('Timings (s)', '耗时（秒）')}", ""] + [f"- {k}: {v:.3f}" for k, v in trace.timings.items()]

@@ -10,13 +10,14 @@ Not handled here: running a loop (self_rag.py, agent.py), rendering it (app_page
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from rag import jsonout
 from rag.answer.support import Support
 from rag.models.yes_no import Verdict
-from rag.trace import Trace, to_plain
+from rag.messages import localized
+from rag.trace import Trace, label_in, to_plain, words
 
 STEP_KINDS = ("decide", "retrieve", "grade", "draft", "check", "rewrite", "search", "read", "repeat", "answer",
               "link", "walk", "map")  # the last three: GraphRAG's steps (graph_rag.py)
@@ -76,28 +77,34 @@ class LoopTrace:
         return out
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+        return jsonout.dumps(self.to_dict(), indent=indent)
 
-    def to_markdown(self) -> str:
-        """A handout: the timeline, step by step with every verdict, then the answer's own trace."""
+    def to_markdown(self, lang: str = "en") -> str:
+        """A handout in `lang`: the timeline, step by step with every verdict, then the answer's own trace."""
+        w = words(lang)
         out = [f"# {self.strategy}: {self.question}", "",
-               f"- steps: {len(self.steps)} (budget {self.budget}), searches: {self.searches}, "
-               f"retrieved: {'yes' if self.retrieved else 'no'}, {self.seconds:.1f} s"]
-        out += [f"- note: {n}" for n in self.notes]
+               w(f"- steps: {len(self.steps)} (budget {self.budget}), searches: {self.searches}, "
+                 f"retrieved: {'yes' if self.retrieved else 'no'}, {self.seconds:.1f} s",
+                 f"- 步数：{len(self.steps)}（预算 {self.budget}），检索次数：{self.searches}，"
+                 f"{'检索了' if self.retrieved else '没有检索'}，{self.seconds:.1f} 秒")]
+        out += [f"- {w('note', '说明')}: {localized(n, lang)}" for n in self.notes]
         for st in self.steps:
             out += ["", f"## {st.n}. {st.kind} ({st.seconds:.1f} s)", ""]
             if st.thought:
-                out.append(f"- thought: {st.thought}")
+                out.append(f"- {w('thought', '想法')}: {st.thought}")
             if st.query:
-                out.append(f"- query: {st.query}")
-            out += [f"- hit [{h.ref}] {h.score:.4f} {h.title or h.snippet}" for h in st.hits]
-            out += [f"- verdict: {'yes' if v.answer else 'no'} · {v.asked} · {v.raw}" for v in st.verdicts]
-            out += [f"- support: {x.label} · {x.sentence} · {'; '.join(x.reasons('en'))}" for x in st.supports]
-            out.append(f"- decision: {st.decision}")
+                out.append(f"- {w('query', '查询')}: {st.query}")
+            out += [f"- {w('hit', '结果')} [{h.ref}] {h.score:.4f} {h.title or h.snippet}" for h in st.hits]
+            out += [f"- {w('verdict', '判定')}: {w('yes', '是') if v.answer else w('no', '否')} · {v.asked} · {v.raw}"
+                    for v in st.verdicts]
+            sep = "；" if lang == "zh" else "; "
+            out += [f"- {w('support', '支撑')}: {label_in(x.label, lang)} · {x.sentence} · {sep.join(x.reasons(lang))}"
+                    for x in st.supports]
+            out.append(f"- {w('decision', '决定')}: {localized(st.decision, lang)}")
             if st.raw and st.kind in ("search", "read", "answer", "rewrite", "repeat"):
                 out += ["", "```", st.raw, "```"]
         if self.final is not None:
-            out += ["", "---", "", self.final.to_markdown()]
+            out += ["", "---", "", self.final.to_markdown(lang)]
         return "\n".join(out) + "\n"
 
 

@@ -45,9 +45,13 @@ class RetrievalResult:
     hybrid_graph: list[Hit] = field(default_factory=list)  # RRF of dense, BM25 and graph ("hybrid+graph")
     graph_walk: object | None = None  # local_search.LocalResult: linked entities, the walk, the relations
 
+    def mode_list(self) -> list[Hit]:
+        """The whole list `mode` asked for (every mode's list, "hybrid+graph" included)."""
+        return getattr(self, _LISTS.get(self.mode, self.mode))
+
     def ranked(self) -> list[Hit]:
         """The top-k of the list `mode` asked for."""
-        return getattr(self, _LISTS.get(self.mode, self.mode))[: self.k]
+        return self.mode_list()[: self.k]
 
 
 def _hits(index: Index, rows: np.ndarray, scores: np.ndarray, retriever: str) -> list[Hit]:
@@ -155,5 +159,5 @@ def retrieve_many(
         retrieve(index, q, mode, depth, depth, rrf_k, weights, query_vector=v, use_sparse=use_sparse)
         for q, v in zip(queries, vecs)
     ]
-    lists = {f"q{i + 1}": getattr(r, r.mode) for i, r in enumerate(results)}
+    lists = {f"q{i + 1}": r.mode_list() for i, r in enumerate(results)}
     return results, rrf(lists, k=rrf_k, top_k=depth, name="multi-query")
