@@ -2,7 +2,9 @@
 per session (memo), so a page can set their top-k beside the exact one without rebuilding on every rerun.
 
 A backend that cannot start (Milvus unreachable, faiss missing) is reported as that backend's error; the
-other rows still show. Milvus Lite lives in a temporary folder of the server process (app_milvus_uri).
+other rows still show. Milvus Lite lives in a temporary folder of the server process (app_milvus_uri). A session's
+Milvus collection holds its chunks' text: it is dropped when the session's index changes (`release`, called by
+indexing.get_index), when the memo lets it go, and when the session ends (MilvusStore drops it when collected).
 Not handled here: what the indexes are (rag/index/ann.py, rag/index/milvus.py).
 """
 
@@ -20,6 +22,7 @@ from rag import config
 from rag.errors import RagError
 from rag.index.build import Index
 from rag.index.dense_index import build_searcher
+from rag.index.milvus import MilvusStore
 
 from .memo import memo
 
@@ -58,3 +61,11 @@ def query_vector(index: Index, question: str):
     """The question's vector for this index's embedder (memoised per session)."""
     key = (st.session_state.get("index.key", id(index)), question)
     return memo("qvec", key, lambda: index.embedder.embed_queries([question])[0], keep=8)
+
+
+def release(ss) -> None:
+    """Close every searcher this session built (a Milvus collection is dropped on its server) and forget them:
+    the index they were built over is being replaced."""
+    for searcher in dict(ss.pop("memo.ann", {})).values():
+        if isinstance(searcher, MilvusStore):
+            searcher.close()

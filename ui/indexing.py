@@ -23,7 +23,7 @@ from rag.index.dense_index import with_sparse
 from rag.index.tokenize import load_stopwords
 from rag.ingest.chunking import NEEDS_EMBEDDER, ChunkSet, chunk_documents
 
-from . import models
+from . import indexes, models
 from .i18n import t
 from .worker import run_in_worker
 from .memo import memo
@@ -133,6 +133,7 @@ def get_index() -> Index:
         "cache_hits": index.cache_hits,
         "cache_misses": index.cache_misses,
     }
-    for kind in ("retrieval", "rerank", "pca", "ann"):  # results of the old index are stale
+    indexes.release(ss)  # the old index's approximate indexes and Milvus collection
+    for kind in ("retrieval", "rerank", "pca"):  # results of the old index are stale
         ss.pop(f"memo.{kind}", None)
     return index

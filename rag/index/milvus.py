@@ -1,6 +1,7 @@
 """The same chunks and vectors in a real vector database: Milvus, through pymilvus.
 
-`MilvusStore` writes one collection per index (chunk id, row, vector, text) and searches it two ways:
+`MilvusStore` writes one collection per store (chunk id, row, vector, text), dropped again when the store is closed
+or collected, and searches it two ways:
 - dense: the vectors, with a FLAT index (exact, so its top-k equals NumPy's; `index_type="HNSW"` makes it
   approximate, and the comparison then shows its recall);
 - full text: Milvus's own BM25 function over the text, segmented by its jieba analyzer, beside our
@@ -22,6 +23,8 @@ import hashlib
 import logging
 import threading
 import time
+import uuid
+import weakref
 from typing import Sequence
 from urllib.parse import urlsplit
 
@@ -72,7 +75,7 @@ def _client(uri: str):
 
 def collection_name(ids: Sequence[str], vectors: np.ndarray, texts: Sequence[str], analyzer_mode: str,
                     index_type: str) -> str:
-    """Named by content, so the same corpus and model reuse one collection and another never clashes."""
+    """The content's part of a collection's name (what it holds); `MilvusStore` adds a part of its own."""
     h = hashlib.sha1(f"{analyzer_mode}|{index_type}|{vectors.shape}".encode())
     for i, t in zip(ids, texts):
         h.update(i.encode("utf-8", "surrogatepass") + b"\0" + t.encode("utf-8", "surrogatepass") + b"\0")
@@ -80,8 +83,27 @@ def collection_name(ids: Sequence[str], vectors: np.ndarray, texts: Sequence[str
     return "rag_" + h.hexdigest()[:24]
 
 
+def _release(client, name: str) -> None:
+    """Drop a store's collection and close its client. Runs once, from close() or when the store is garbage
+    collected (a browser session that ended, an index replaced) or the process exits; never raises there."""
+    try:
+        client.drop_collection(name)
+    except Exception:  # the server went away first: nothing is left to drop on it, or it is not ours to reach
+        pass
+    try:
+        client.close()
+    except Exception:
+        pass
+
+
 class MilvusStore:
-    """A built collection; `search` has VectorStore's contract, `bm25_search` returns rows and scores."""
+    """A built collection; `search` has VectorStore's contract, `bm25_search` returns rows and scores.
+
+    Each store owns its collection: the name is the content's hash plus a random part, so two sessions (or two
+    processes) indexing the same corpus never share, fill or drop each other's collection. The collection holds
+    the chunks' text, so it lives exactly as long as the store: `close()` drops it, and so does the store's
+    garbage collection (an ended browser session, a rebuilt index) or the process's exit, which covers a Milvus
+    server (RAG_MILVUS_URI) as well as Milvus Lite's file."""
 
     kind = "milvus"
 
@@ -98,12 +120,16 @@ class MilvusStore:
         self.analyzer_mode, self.index_type = analyzer_mode, index_type.upper()
         self.client = _client(self.uri)
         vectors = np.asarray(store.vectors, dtype=np.float32)
-        self.name = collection_name(self.ids, vectors, texts, analyzer_mode, self.index_type)
+        self.name = f"{collection_name(self.ids, vectors, texts, analyzer_mode, self.index_type)}_{uuid.uuid4().hex[:8]}"
+        self._finalizer = weakref.finalize(self, _release, self.client, self.name)
         t0 = time.perf_counter()
-        with _build_lock, _quiet_grpc():
-            if not self._complete():
+        try:
+            with _build_lock, _quiet_grpc():
                 self._create(vectors, texts, stopwords)
-        self.client.load_collection(self.name)
+            self.client.load_collection(self.name)
+        except BaseException:
+            self.close()  # a build that failed half-way leaves nothing behind
+            raise
         self.build_seconds = time.perf_counter() - t0
         self.bytes_per_vector = 4.0 * self.dim  # FLAT and HNSW keep the float32 vectors (HNSW adds its graph)
 
@@ -114,15 +140,6 @@ class MilvusStore:
 
     def __len__(self) -> int:
         return len(self.ids)
-
-    def _complete(self) -> bool:
-        if not self.client.has_collection(self.name):
-            return False
-        stats = self.client.get_collection_stats(self.name)
-        if int(stats.get("row_count", 0)) == len(self.ids):
-            return True
-        self.client.drop_collection(self.name)  # a build that died half-way
-        return False
 
     def _create(self, vectors: np.ndarray, texts: Sequence[str], stopwords: frozenset[str]) -> None:
         from pymilvus import DataType, Function, FunctionType, MilvusClient
@@ -188,8 +205,13 @@ class MilvusStore:
 
         return create_analyzer({"tokenizer": {"type": "jieba", "mode": self.analyzer_mode}}).tokenize(text)
 
-    def drop(self) -> None:
-        self.client.drop_collection(self.name)
+    def close(self) -> None:
+        """Drop the collection (it holds the chunks' text) and close the client; a second call does nothing."""
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
 
 
 @contextlib.contextmanager
