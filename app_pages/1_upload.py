@@ -13,9 +13,9 @@ from rag.models.embedding import EMBEDDERS
 from rag.ingest.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
 from rag.index.tokenize import load_stopwords
 from ui import charts, corpus, indexing, models, settings
-from ui.i18n import lang, t, tr
-from ui.render import (OVERLAP_COLOUR, attempt, chunk_colour, error_text, legend_html, md_escape, segments_html,
-                       upload_limit_note)
+from ui.i18n import lang, loc, plural, t, tr
+from ui.render import (OVERLAP_COLOUR, attempt, chunk_colour, error_text, legend_html, md_escape, params_text,
+                       segments_html, upload_limit_note)
 
 ss = st.session_state
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample_docs"
@@ -41,6 +41,9 @@ st.header(":material/description: " + t("page.upload"))
 st.subheader(t("corpus"))
 left, right = st.columns([3, 2])
 with left:
+    # Streamlit forgets the uploader's files when the user visits another page; back here it is drawn empty,
+    # and that must not drop the corpus the files made (corpus.sync_uploads, redrawn).
+    redrawn = "upload.files" not in ss
     # No type filter and a transfer cap above the loader's limit: a wrong or too-big file reaches the
     # loader, whose message says what it reads and how much, in the UI's language (not a red chip).
     files = st.file_uploader(
@@ -53,9 +56,18 @@ with left:
              format_func={"replace": tr("替换当前语料 replace", "replace the corpus"),
                           "append": tr("追加到当前语料 append", "append to the corpus")}.__getitem__)
     report = corpus.sync_uploads(ss, lambda: [(corpus.browser_name(f.name), f.getvalue()) for f in files or []],
-                                 ss["upload.mode"], key=tuple((f.name, f.size, f.file_id) for f in files or []))
-    if report is not None and report.documents:
-        st.success(tr(f"已载入 {len(report.documents)} 篇文档。", f"Loaded {len(report.documents)} documents."))
+                                 ss["upload.mode"], key=tuple((f.name, f.size, f.file_id) for f in files or []),
+                                 redrawn=redrawn)
+    if not files and "upload.base" in ss:  # the corpus is still the uploads', though the uploader shows none
+        st.info(tr("当前语料仍是你上传的文件（见下方）。上传框是空的，因为你离开过这一页；要换语料，请重新上传或选择内置知识库。",
+                   "The corpus is still the files you uploaded (below). The upload box is empty because you left "
+                   "this page; to change the corpus, upload again or pick the bundled knowledge base."),
+                icon=":material/info:")
+    if report is not None and report.documents and report.warnings:
+        st.warning(tr(f"已载入 {len(report.documents)} 篇文档，但有文件只载入了一部分（见下方）。",
+                      f"Loaded {len(report.documents)} document(s), but some files only in part (see below)."))
+    elif report is not None and report.documents:
+        st.success(tr(f"已载入 {len(report.documents)} 篇文档。", f"Loaded {len(report.documents)} document(s)."))
     elif report is not None:
         st.warning(tr("没有文件能读取，保留了之前的语料。", "No file could be read; the previous corpus is kept."))
     st.caption(tr("上传的语料只存在于这个浏览器会话里：别的会话看不到，刷新页面后需要重新上传。",
@@ -78,8 +90,10 @@ with right:
 
 for err in ss.get("corpus.errors", []):
     st.error(md_escape(error_text(err)))
+for warning in ss.get("corpus.warnings", []):
+    st.warning(md_escape(error_text(warning)), icon=":material/warning:")
 docs = ss["corpus.docs"]
-st.markdown(f"**{md_escape(ss['corpus.name'])}** · {len(docs)} {tr('篇文档', 'documents')} · "
+st.markdown(f"**{md_escape(loc(ss['corpus.name']))}** · {plural(len(docs), 'document', 'documents', '篇文档')} · "
             f"{sum(len(d.text) for d in docs):,} {tr('字符', 'characters')}")
 with st.expander(tr("文件 Files", "Files"), expanded=False):
     st.dataframe(pd.DataFrame(ss["corpus.files"]), hide_index=True)
@@ -259,9 +273,10 @@ index = attempt(indexing.get_index)
 info = ss.get("index.info", {})
 method_applied, params_applied = ss["applied.chunk"]
 st.success(tr(
-    f"索引就绪：{len(index.chunks)} 块 · {method_applied} {params_applied} · {index.embedder.label} · "
+    f"索引就绪：{len(index.chunks)} 块 · {method_applied} {params_text(params_applied)} · {loc(index.embedder.label)} · "
     f"{index.vectors.vectors.shape[1]} 维 · BM25 停用词 {'开' if index.bm25.stopwords else '关'}",
-    f"Index ready: {len(index.chunks)} chunks · {method_applied} {params_applied} · {index.embedder.label} · "
+    f"Index ready: {plural(len(index.chunks), 'chunk', 'chunks', '块')} · {method_applied} {params_text(params_applied)} · "
+    f"{loc(index.embedder.label)} · "
     f"{index.vectors.vectors.shape[1]} dimensions · BM25 stop words {'on' if index.bm25.stopwords else 'off'}",
 ))
 contexts = [(c.chunk_id, c.metadata["context"]) for c in index.chunks if c.metadata.get("context")]

@@ -13,8 +13,12 @@ def _escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def make_pdf(pages: list[str], title: str | None = None) -> bytes:
-    """A valid PDF whose page k shows `pages[k]` (one line per "\\n"); an empty string is a blank page."""
+def make_pdf(pages: list[str], title: str | None = None, damaged: dict[int, str] | None = None) -> bytes:
+    """A valid PDF whose page k shows `pages[k]` (one line per "\\n"); an empty string is a blank page.
+
+    `damaged` {k: how} breaks page k (0-based) the way real files break: "zlib" gives it a FlateDecode
+    content stream that is not zlib data, "missing" points its /Contents at an object the file does not have."""
+    damaged = damaged or {}
     n = len(pages)
     page_ids = [4 + 2 * k for k in range(n)]  # page object k; its content stream is page_id + 1
     objects: dict[int, bytes] = {
@@ -27,11 +31,17 @@ def make_pdf(pages: list[str], title: str | None = None) -> bytes:
         for i, line in enumerate(text.split("\n")) if text else []:
             ops.append(f"BT /F1 12 Tf 72 {720 - 16 * i} Td ({_escape(line)}) Tj ET")
         stream = "\n".join(ops).encode("latin-1")
+        how = damaged.get(page_ids.index(pid))
+        contents = 9999 if how == "missing" else pid + 1
         objects[pid] = (
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (pid + 1)
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % contents
         )
-        objects[pid + 1] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
+        if how == "zlib":
+            stream = b"x\x9c" + bytes(range(7, 200, 3))  # a zlib header, then bytes that do not inflate
+            objects[pid + 1] = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream"
+        else:
+            objects[pid + 1] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
     info = None
     if title is not None:
         info = max(objects) + 1

@@ -15,6 +15,7 @@ from pathlib import PurePath
 from typing import Callable, Hashable, MutableMapping, Sequence
 
 from rag.errors import LoaderError
+from rag.messages import say
 from rag.ingest.documents import MAX_FILE_MB, Document, LoadReport, load_files
 
 from . import models
@@ -75,34 +76,41 @@ def set_corpus(ss: MutableMapping, docs: Sequence[Document], name: str, files: l
 
 def use_knowledge_base(ss: MutableMapping) -> None:
     docs = models.knowledge_base()
-    set_corpus(ss, docs, "knowledge base (data/faq.jsonl)", [{"file": "faq.jsonl", "documents": len(docs)}])
-    ss["corpus.errors"] = []
+    set_corpus(ss, docs, say("knowledge base (data/faq.jsonl)", "内置知识库（data/faq.jsonl）"),
+               [{"file": "faq.jsonl", "documents": len(docs)}])
+    ss["corpus.errors"], ss["corpus.warnings"] = [], []
 
 
 def sync_uploads(ss: MutableMapping, files: Sequence[tuple[str, bytes]] | Callable[[], Sequence[tuple[str, bytes]]],
-                 mode: str, key: Hashable | None = None) -> LoadReport | None:
+                 mode: str, key: Hashable | None = None, redrawn: bool = False) -> LoadReport | None:
     """Make the corpus agree with the uploader's current files (name, bytes) in `mode`; None when nothing
     changed since the last call. The page passes the uploader's own identity of its list as `key` and
-    `files` as a callable, so an unchanged list is neither read nor hashed on a rerun."""
+    `files` as a callable, so an unchanged list is neither read nor hashed on a rerun.
+
+    `redrawn`: the uploader was just drawn afresh (the user left the page and came back: Streamlit forgets a
+    widget that was not on the last page, so it comes back empty). An empty list then means nothing: the corpus
+    the uploads made stays until the user replaces it, removes it or picks the knowledge base."""
     if key is None:
         files = files() if callable(files) else files
         key = tuple((name, hashlib.sha1(data).hexdigest()) for name, data in files)
     signature = (mode, key)
     if signature == ss.get("upload.sig"):
         return None
-    ss["upload.sig"] = signature
     files = files() if callable(files) else files
+    ss["upload.sig"] = signature
+    if redrawn and not files:
+        return None
     if not files:
         base = ss.pop("upload.base", None)
         if base is not None:  # the last file left the uploader: back to what the uploads built on
             set_corpus(ss, *base)
-        ss["corpus.errors"] = []
+        ss["corpus.errors"], ss["corpus.warnings"] = [], []
         return None
     if "upload.base" not in ss:
         ss["upload.base"] = (list(ss["corpus.docs"]), ss["corpus.name"], list(ss["corpus.files"]))
     base_docs, base_name, base_files = ss["upload.base"]
     report = load_files(files)
-    ss["corpus.errors"] = list(report.errors)
+    ss["corpus.errors"], ss["corpus.warnings"] = list(report.errors), list(report.warnings)
     if not report.documents:
         return report
     info = _file_info(files, report)
@@ -151,7 +159,7 @@ def apply_upload(ss: MutableMapping, files: Sequence[tuple[str, bytes]], mode: s
     When no file loads, the previous corpus stays as it was.
     """
     report = load_files(files)
-    ss["corpus.errors"] = list(report.errors)
+    ss["corpus.errors"], ss["corpus.warnings"] = list(report.errors), list(report.warnings)
     if not report.documents:
         return report
     info = _file_info(files, report)

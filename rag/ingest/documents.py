@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -49,6 +50,7 @@ class LoadReport:
     documents: list[Document]
     errors: list[LoaderError]  # one per bad file; the other files still load
     counts: dict = field(default_factory=dict)  # file name -> documents loaded from it (good files only)
+    warnings: list[LoaderError] = field(default_factory=list)  # files that loaded, but not whole (a PDF's unread pages)
 
 
 # ---------------------------------------------------------------------------------------- decoding
@@ -191,6 +193,7 @@ def load_files(files: Iterable[tuple[str, bytes]]) -> LoadReport:
     """
     documents: list[Document] = []
     errors: list[LoaderError] = []
+    warnings: list[LoaderError] = []
     counts: dict[str, int] = {}
     taken: set[str] = set()
     for name, data in files:
@@ -205,8 +208,9 @@ def load_files(files: Iterable[tuple[str, bytes]]) -> LoadReport:
             continue
         docs = _dedupe(docs, taken)
         documents.extend(docs)
+        warnings += [w for w in map(unread_pages_warning, docs) if w is not None]
         counts[PurePath(name).name] = counts.get(PurePath(name).name, 0) + len(docs)
-    return LoadReport(documents=documents, errors=errors, counts=counts)
+    return LoadReport(documents=documents, errors=errors, counts=counts, warnings=warnings)
 
 
 def load_jsonl_corpus(path) -> list[Document]:
@@ -295,15 +299,14 @@ def _load_pdf(name: str, data: bytes) -> list[Document]:
             "re-export it ('Save as PDF') or upload it as .txt",
             f"是损坏或格式不对的 PDF（{type(e).__name__}: {e}）：请重新导出（“另存为 PDF”），或改传 .txt",
         ) from e
-    texts, failed = [], 0
-    for page in pages:
-        try:
-            texts.append((page.extract_text() or "").replace("\x00", "").replace("\r\n", "\n").strip())
-        except Exception:  # one bad page should not lose the others
-            texts.append("")
-            failed += 1
+    texts, unread = [], {}  # unread: 1-based page number -> why its text could not be read
+    for number, page in enumerate(pages, 1):
+        text, why = _page_text(page)
+        texts.append(text)
+        if why:
+            unread[number] = why
     if not any(texts):
-        if failed == len(pages) and pages:
+        if len(unread) == len(pages) and pages:
             raise LoaderError(
                 name, "pypdf could not extract text from any page; re-export the PDF or upload it as .txt",
                 "pypdf 没能从任何一页取出文字：请重新导出 PDF，或改传 .txt",
@@ -326,9 +329,65 @@ def _load_pdf(name: str, data: bytes) -> list[Document]:
     except Exception:
         pass
     meta = {"source": name, "format": "pdf", "pages": str(len(pages)), "page_starts": ",".join(map(str, starts))}
-    if failed:
-        meta["pages_failed"] = str(failed)
+    if unread:  # load_files turns these into a warning: the file loaded, but not all of it
+        meta["pages_unread"] = ",".join(map(str, unread))
+        meta["pages_unread_why"] = " | ".join(f"{n}: {why}" for n, why in unread.items())
     return [Document(safe_id(PurePath(name).stem), "\n\n".join(texts), title=title, source=name, metadata=meta)]
+
+
+class _Collect(logging.Handler):
+    """pypdf's warnings while one page is read: for a corrupt stream or a missing object it logs and returns
+    no text instead of raising, so its log is how a damaged page is told from a blank one."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _page_text(page) -> tuple[str, str]:
+    """(the page's text, why it could not be read: "" when it was, or when the page is simply blank)."""
+    log = logging.getLogger("pypdf")
+    collect = _Collect()
+    log.addHandler(collect)
+    try:
+        text = (page.extract_text() or "").replace("\x00", "").replace("\r\n", "\n").strip()
+    except Exception as e:  # one bad page should not lose the others
+        return "", f"{type(e).__name__}: {e}"[:200]
+    finally:
+        log.removeHandler(collect)
+    if text:
+        return text, ""
+    if collect.messages:
+        return "", collect.messages[0][:200]
+    if _has_image(page):
+        return "", "an image without a text layer (OCR it)"
+    return "", ""
+
+
+def _has_image(page) -> bool:
+    try:
+        xobjects = page["/Resources"].get_object().get("/XObject")
+        return bool(xobjects) and any(x.get_object().get("/Subtype") == "/Image" for x in xobjects.get_object().values())
+    except Exception:  # no resources, or a damaged dictionary: nothing to say
+        return False
+
+
+def unread_pages_warning(doc: Document) -> LoaderError | None:
+    """A warning for a PDF some of whose pages could not be read (their text is missing from the corpus)."""
+    pages = doc.metadata.get("pages_unread")
+    if not pages:
+        return None
+    total = doc.metadata.get("pages", "?")
+    why = doc.metadata.get("pages_unread_why", "")
+    return LoaderError(
+        doc.source or doc.doc_id,
+        f"loaded only in part: the text of page(s) {pages} of {total} could not be read ({why}); the other pages are "
+        "in the corpus. Re-export the PDF ('Save as PDF'), or OCR it if those pages are scans",
+        f"只载入了一部分：{total} 页中第 {pages} 页的文字读不出来（{why}），其余页已进入语料。"
+        "请重新导出 PDF（“另存为 PDF”）；如果这些页是扫描图片，请先做 OCR")
 
 
 # -------------------------------------------------------------------------------------- records
