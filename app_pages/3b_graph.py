@@ -9,13 +9,14 @@ import streamlit as st
 from rag.graph import extraction
 from rag.graph.graph import relation_line
 from rag.graph.local_search import local_search
-from rag.graph.store import STAND_IN, attach, model_extracted, summaries
+from rag.graph.store import STAND_IN, attach, summaries, unextracted
 from ui import choices, graph_view, indexing, settings
-from ui.i18n import t, tr
+from ui.i18n import lang, loc, t, tr
 from ui.render import attempt, html_table, md_escape, plain_text, short
 from ui.worker import run_in_worker
 
 ss = st.session_state
+MERGE_RULES = {"spelling": "写法相同（规范化后）", "alias in the text": "原文里写成“X（Y）”", "embedding": "跨语言的嵌入最近邻"}
 st.header(":material/hub: " + t("page.graph"))
 st.caption(tr(
     "GraphRAG：建索引时从每个块抽取实体和关系，连成一张图；提问时先在图里找到问题中的实体，沿关系走两跳，把走到的块和关系交给回答。"
@@ -29,27 +30,29 @@ index = attempt(indexing.get_index)
 with st.spinner(tr("建图…", "Building the graph…")):
     graph = attempt(attach, index)
 
-if model_extracted(graph):
-    st.success(f"{tr('抽取', 'Extraction')}: **{md_escape(graph.extractor)}**", icon=":material/check_circle:")
+missing = unextracted(graph)
+if missing == 0:
+    st.success(f"{tr('抽取', 'Extraction')}: **{md_escape(loc(graph.extractor))}**", icon=":material/check_circle:")
 else:
-    st.warning(f"{t('fallback')}: **{md_escape(graph.extractor)}**\n\n" + tr(
-        "这个语料没有随附的模型抽取结果；下面的按钮让本地模型逐块抽取（每块约 17 秒）。",
-        "This corpus has no shipped model extractions; the button below has the local model extract each chunk "
-        "(about 17 s a chunk)."), icon=":material/warning:")
-    missing = len(index.chunks)
-    if st.button(tr(f"用模型抽取 {missing} 个块（约 {missing * 17 // 60 + 1} 分钟）",
-                    f"Extract the {missing} chunks with the model (about {missing * 17 // 60 + 1} min)"),
+    st.warning(f"{t('fallback')}: **{md_escape(loc(graph.extractor))}**\n\n" + tr(
+        f"{missing} 个块没有模型的抽取结果，用的是 jieba 的词性标注（替代方案）；下面的按钮让语言模型逐块抽取（本地小模型每块约 17 秒）。",
+        f"{missing} chunks have no model extraction and use jieba's part-of-speech tags (the stand-in); the button "
+        "below has the language model extract them one by one (about 17 s a chunk with the bundled small model)."),
+        icon=":material/warning:")
+    if st.button(tr(f"用模型抽取这 {missing} 个块（约 {missing * 17 // 60 + 1} 分钟）",
+                    f"Extract these {missing} chunks with the model (about {missing * 17 // 60 + 1} min)"),
                  key="graph.extract"):
         gen, chat = attempt(choices.generator_choice, index.embedder)
         if chat is None:
             st.error(tr("没有可用的语言模型：", "No language model can run: ") + md_escape(gen.reason))
         else:
             bar = st.progress(0.0)
-            index.graph = None
-            graph = attempt(run_in_worker, lambda control, emit: attach(
-                index, chat, control, lambda i, n: emit("progress", (i, n))),
+            # A Stop or a failing endpoint ends the run with its message (attempt); the graph built so far stays.
+            attempt(run_in_worker, lambda control, emit: attach(
+                index, chat, control, lambda i, n: emit("progress", (i, n)), only_missing=True),
                 lambda kind, p: bar.progress(p[0] / p[1]) if kind == "progress" else None)
             bar.empty()
+            st.rerun()  # the banner above was drawn before the extraction: draw it again from the new graph
 
 info = graph.summary()
 cols = st.columns(6)
@@ -83,9 +86,10 @@ event = st.plotly_chart(graph_view.figure(graph, highlight, walked, labels), on_
 if walk is not None:
     st.subheader(tr("问题的子图", "The question's subgraph"))
     plain_text(q, quote=True)
-    linked = [f"{x.entity}（{tr('出现在问题里', 'in the question') if x.how == 'in the question' else tr('按相似度', 'by similarity') + f' {x.score:.3f}'}）"
-              for x in walk.linked]
-    st.caption(tr("链接到的实体：", "Linked entities: ") + md_escape("、".join(linked) or tr("无", "none")))
+    how = {True: tr("出现在问题里", "in the question"), False: tr("按相似度", "by similarity")}
+    linked = [f"{x.entity}{tr('（', ' (')}{how[x.how == 'in the question']}"
+              f"{'' if x.how == 'in the question' else f' {x.score:.3f}'}{tr('）', ')')}" for x in walk.linked]
+    st.caption(tr("链接到的实体：", "Linked entities: ") + md_escape(tr("、", ", ").join(linked) or tr("无", "none")))
     if walk.relations:
         st.html(html_table(pd.DataFrame([{tr("关系", "relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
                                           tr("出自的句子", "sentence"): r["sentence"]} for r in walk.relations])))
@@ -97,15 +101,18 @@ else:
 
 clicked = graph_view.picked(event)
 names = sorted(graph.g.nodes, key=lambda n: (-graph.g.degree(n, weight="weight"), n))
-if clicked and clicked.startswith("entity:") and clicked[7:] in graph.g:
-    ss["graph.entity"] = clicked[7:]
+# The chart keeps its selection across reruns: a click picks the entity once, and the picker stays free after it.
+if clicked != ss.get("graph.last_click"):
+    ss["graph.last_click"] = clicked
+    if clicked and clicked.startswith("entity:") and clicked[7:] in graph.g:
+        ss["graph.entity"] = clicked[7:]
 if names:
     if ss.get("graph.entity") not in graph.g:
         ss["graph.entity"] = walk.linked[0].entity if walk is not None and walk.linked else names[0]
     entity = st.selectbox(tr("实体", "Entity"), names, key="graph.entity")
     node = graph.g.nodes[entity]
     st.caption(tr(f"类型 {node['type']} · 社区 {node.get('community')} · 其他写法：", f"type {node['type']} · community "
-                  f"{node.get('community')} · also written: ") + md_escape("、".join(node["aliases"]) or "—"))
+                  f"{node.get('community')} · also written: ") + md_escape(tr("、", ", ").join(node["aliases"]) or "—"))
     if clicked and clicked.startswith("edge:"):
         a, _, b = clicked[5:].partition("\t")
         st.markdown(f"**{tr('边', 'Edge')}: {md_escape(a)} — {md_escape(b)}**")
@@ -148,7 +155,8 @@ with st.expander(tr(f"实体合并（{len(graph.merges)}）", f"Entity merges ({
                   "nearest name across languages by embedding and mentioned in one chunk."))
     if graph.merges:
         st.html(html_table(pd.DataFrame([{tr("保留", "kept"): m.kept, tr("并入", "merged"): m.merged,
-                                          tr("依据", "rule"): m.reason, tr("证据", "evidence"): m.evidence}
+                                          tr("依据", "rule"): MERGE_RULES.get(m.reason, m.reason) if lang() == "zh" else m.reason,
+                                          tr("证据", "evidence"): m.evidence}
                                          for m in graph.merges])))
 
 with st.expander(tr("社区与概要（Leiden）", "Communities and their summaries (Leiden)")):
@@ -156,6 +164,6 @@ with st.expander(tr("社区与概要（Leiden）", "Communities and their summar
     label = tr("抽取式替代（无模型）", "extractive stand-in (no model)") if by == STAND_IN else by
     st.caption(tr(f"Leiden 社区发现（igraph + leidenalg），模块度 {graph.modularity:.3f}；概要：",
                   f"Leiden communities (igraph + leidenalg), modularity {graph.modularity:.3f}; summaries: ") + md_escape(label))
-    st.html(html_table(pd.DataFrame([{"#": c.cid, tr("实体", "entities"): "、".join(c.entities[:8]),
+    st.html(html_table(pd.DataFrame([{"#": c.cid, tr("实体", "entities"): tr("、", ", ").join(c.entities[:8]),
                                       tr("块", "chunks"): len(c.chunk_ids), tr("概要", "summary"): texts.get(c.cid, "")}
                                      for c in graph.communities[:30]])))

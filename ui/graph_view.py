@@ -5,7 +5,7 @@ back (st.plotly_chart's on_select) as "entity:NAME" or "edge:A\\tB".
 Plotly rather than a graph component (pyvis, streamlit-agraph): it is already a dependency, its selection
 events come back to the page through Streamlit's own API, it renders in AppTest and in Chromium the same
 way, and every label is data (hover text), never HTML. The layout is networkx's spring layout with a fixed
-seed, computed once per graph and drawn-node set, so a rerun does not move the nodes.
+seed, computed once per session, graph and drawn-node set, so a rerun does not move the nodes.
 Not handled here: the graph (rag/graph/), the page (app_pages/3b_graph.py).
 """
 
@@ -14,10 +14,11 @@ from __future__ import annotations
 import networkx as nx
 import plotly.graph_objects as go
 
+from .memo import memo
+
 PALETTE = ("#2563eb", "#16a34a", "#dc2626", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563",
            "#65a30d", "#7c3aed", "#0d9488")
 MAX_NODES = 180
-_layouts: dict[tuple, dict] = {}
 
 
 def drawn_nodes(graph, highlight: set[str], most: int = MAX_NODES) -> list[str]:
@@ -30,13 +31,12 @@ def drawn_nodes(graph, highlight: set[str], most: int = MAX_NODES) -> list[str]:
 
 
 def layout(graph, nodes: list[str]) -> dict:
-    key = (id(graph), tuple(nodes))
-    if key not in _layouts:
-        sub = graph.g.subgraph(nodes)
-        _layouts[key] = nx.spring_layout(sub, seed=7, weight="weight", k=1.2 / max(1, len(nodes)) ** 0.5)
-        while len(_layouts) > 16:
-            _layouts.pop(next(iter(_layouts)))
-    return _layouts[key]
+    """Spring-layout positions of `nodes`, kept in this session's memo (never a module global: every session
+    would share it) and keyed by what the layout is computed from, the drawn nodes and their weighted edges."""
+    sub = graph.g.subgraph(nodes)
+    edges = tuple(sorted((a, b, round(float(d.get("weight", 1.0)), 4)) for a, b, d in sub.edges(data=True)))
+    return memo("graph_layout", (tuple(nodes), edges), lambda: nx.spring_layout(
+        sub, seed=7, weight="weight", k=1.2 / max(1, len(nodes)) ** 0.5), keep=8)
 
 
 def figure(graph, highlight: set[str], walked: set[tuple[str, str]], labels: dict[str, str]) -> go.Figure:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from rag.messages import say
 from rag.errors import LLMError
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
@@ -47,7 +48,7 @@ MAX_LABEL = 10
 MAX_SENTENCES = 40  # a longer chunk shows the model its first 40 sentences
 MAX_TOKENS = 600
 SHIPPED = Path(__file__).resolve().parents[2] / "data" / "graph" / "extractions.jsonl"
-JIEBA_LABEL = "jieba POS tags + co-occurrence (fallback: no language model)"
+JIEBA_LABEL = say("jieba POS tags + co-occurrence (fallback: no language model)", "jieba 词性标注 + 共现（替代方案：没有语言模型）")
 CO_OCCURS = "同句"
 
 
@@ -154,15 +155,20 @@ def occurs(name: str, folded_text: str) -> bool:
     return re.search(rf"(?<![0-9a-z]){re.escape(n)}(?![0-9a-z])", folded_text) is not None
 
 
+class UnreadableExtraction(LLMError):
+    """The model answered, but not with the extraction's JSON: that one chunk falls back to jieba. Every other
+    LLMError (a Stop, a rejected key, an unreachable endpoint) ends the whole extraction and is shown."""
+
+
 def parse(raw: str, text: str, label: str, seconds: float = 0.0, prompt: list[dict] | None = None) -> Extraction:
     """The model's JSON checked against the chunk: entities must occur in `text`, relations must join two of
-    them and name an existing sentence. Raises LLMError when `raw` is not the grammar's JSON at all (an
-    endpoint ignores grammars)."""
+    them and name an existing sentence. Raises UnreadableExtraction when `raw` is not the grammar's JSON at all
+    (an endpoint ignores grammars)."""
     try:
         data = json.loads(raw)
         ents, rels = data["entities"], data["relations"]
     except (ValueError, KeyError, TypeError) as exc:
-        raise LLMError(f"{label}: the extraction is not the expected JSON ({exc}): {raw[:120]!r}") from exc
+        raise UnreadableExtraction(f"{label}: the extraction is not the expected JSON ({exc}): {raw[:120]!r}") from exc
     folded = _norm(text)
     sentences = numbered(text)
     entities: dict[str, Entity] = {}
@@ -329,7 +335,8 @@ def _run_model(text: str, chat, control: RunControl | None) -> Extraction:
 def extract_all(texts: Sequence[str], chat=None, control: RunControl | None = None,
                 progress: Callable[[int, int], None] | None = None) -> tuple[list[Extraction], dict]:
     """One Extraction per text: with `chat`, the model's (cached ones reused); without, jieba's. A text the
-    model's output could not be parsed for falls back to jieba for that text, and the cost says so."""
+    model's output could not be parsed for falls back to jieba for that text, and the cost says so; a Stop or a
+    failing endpoint raises (a stopped run is not a failed chunk)."""
     control = control if control is not None else RunControl()
     out, cost = [], {"generated": 0, "cached": 0, "model_seconds": 0.0, "failed": 0, "extractor":
                      chat.label if chat is not None else JIEBA_LABEL}
@@ -345,7 +352,7 @@ def extract_all(texts: Sequence[str], chat=None, control: RunControl | None = No
             else:
                 try:
                     ex = _run_model(text, chat, control)
-                except LLMError:
+                except UnreadableExtraction:
                     cost["failed"] += 1
                     ex = jieba_extract(text)
                 else:

@@ -18,8 +18,10 @@ import hashlib
 import json
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
+from rag.messages import join, localized, say
 from rag.graph import extraction
 from rag.graph.graph import Community, CorpusGraph, build_graph
 from rag.ingest.language import detect_lang
@@ -29,9 +31,11 @@ from rag.models.local_llm import local_label
 SUMMARIES = Path(__file__).resolve().parents[2] / "data" / "graph" / "summaries.jsonl"
 SUMMARY_VERSION = "community-v1"
 SUMMARY_TOKENS = 120
-STAND_IN = "extractive stand-in (no model): the community's main entities and one relation"
+STAND_IN = say("extractive stand-in (no model): the community's main entities and one relation",
+               "抽取式替代（没有模型）：社区的主要实体和一条关系")
+SUMMARY_ENTRIES = 2000  # model-written summaries kept in memory: about 2,000 communities of every session's uploads
 _lock = threading.Lock()
-_summaries: dict[str, str] = {}
+_summaries: OrderedDict[str, str] = OrderedDict()  # key -> summary, shared by every session: bounded, under _lock
 _shipped_summaries: dict[str, str] | None = None
 
 
@@ -44,44 +48,66 @@ def _index_lock(index) -> threading.Lock:
         return lock
 
 
-def attach(index, chat=None, control: RunControl | None = None, progress=None) -> CorpusGraph:
-    """`index.graph`, built now if it is missing (or when `chat` should extract chunks it has not)."""
+def attach(index, chat=None, control: RunControl | None = None, progress=None, only_missing: bool = False) -> CorpusGraph:
+    """`index.graph`, built now if it is missing. With `chat`, every chunk that `chat`'s model has not extracted
+    is sent to it (its cache answers for those it has seen); with `only_missing`, only the chunks that have no
+    model extraction at all (jieba's stand-in). A Stop or a failing endpoint raises, and the graph the index had
+    stays."""
     with _index_lock(index):
         have = getattr(index, "graph", None)
-        if have is not None and (chat is None or have.extractor.startswith(chat.label)):
+        if have is not None and not _to_extract(have.extractions.values(), chat, only_missing):
             return have
         chunks = index.chunks
         t0 = time.perf_counter()
-        if chat is not None:
-            exs, cost = extraction.extract_all([c.text for c in chunks], chat, control, progress)
-        else:
-            bundled = local_label()
-            exs, from_model = [], 0
-            for c in chunks:
-                ex = extraction.cached(bundled, c.text)
-                if ex is None:
-                    ex = extraction.jieba_extract(c.text)
-                else:
-                    from_model += 1
-                exs.append(ex)
-            cost = {"extractor": _mixed_label(bundled, from_model, len(chunks)), "generated": 0, "cached": from_model,
-                    "model_seconds": sum(e.seconds for e in exs if e.extractor == bundled),
-                    "seconds": time.perf_counter() - t0}
+        bundled = local_label()
+        exs: list = []
+        for c in chunks:  # what the graph has, else the shipped or cached extraction, else jieba's stand-in
+            ex = have.extractions.get(c.chunk_id) if have is not None else None
+            if ex is None or ex.extractor == extraction.JIEBA_LABEL:
+                ex = extraction.cached(bundled, c.text) or extraction.jieba_extract(c.text)
+            exs.append(ex)
+        cost = {"generated": 0, "cached": 0, "failed": 0, "model_seconds": 0.0}
+        todo = _to_extract(exs, chat, only_missing)
+        if todo:
+            done, cost = extraction.extract_all([chunks[i].text for i in todo], chat, control, progress)
+            for i, ex in zip(todo, done):
+                exs[i] = ex
+        from_model = sum(ex.extractor != extraction.JIEBA_LABEL for ex in exs)
+        models = sorted({ex.extractor for ex in exs if ex.extractor != extraction.JIEBA_LABEL})
+        named = join([bundled if m == bundled else m for m in models], " + ", " + ") if models else bundled
+        cost.update(extractor=_mixed_label(named, from_model, len(chunks), shipped=chat is None),
+                    model_seconds=sum(ex.seconds for ex in exs if ex.extractor != extraction.JIEBA_LABEL),
+                    seconds=time.perf_counter() - t0)
         graph = build_graph(chunks, exs, index.embedder, cost)
         index.graph = graph
         return graph
 
 
-def _mixed_label(bundled: str, from_model: int, total: int) -> str:
+def _to_extract(exs, chat, only_missing: bool) -> list[int]:
+    """Positions of the extractions `chat` should (re)do: none without a chat; jieba's with `only_missing`; else
+    every one that is not `chat`'s own."""
+    if chat is None:
+        return []
+    if only_missing:
+        return [i for i, ex in enumerate(exs) if ex.extractor == extraction.JIEBA_LABEL]
+    return [i for i, ex in enumerate(exs) if ex.extractor != chat.label]
+
+
+def unextracted(graph: CorpusGraph) -> int:
+    """How many of the graph's chunks have jieba's stand-in extraction rather than a model's."""
+    return sum(ex.extractor == extraction.JIEBA_LABEL for ex in graph.extractions.values())
+
+
+def _mixed_label(models, from_model: int, total: int, shipped: bool) -> str:
+    source, source_zh = (" (shipped)", "（随附）") if shipped else ("", "")
+    jieba = extraction.JIEBA_LABEL
+    zh = localized(models, "zh")
     if from_model == total:
-        return f"{bundled} (shipped extractions)"
+        return say(f"{models}{' (shipped extractions)' if shipped else ''}", f"{zh}{'（随附的抽取结果）' if shipped else ''}")
     if from_model == 0:
-        return extraction.JIEBA_LABEL
-    return f"{bundled} for {from_model} of {total} chunks (shipped); {extraction.JIEBA_LABEL} for the rest"
-
-
-def model_extracted(graph: CorpusGraph) -> bool:
-    return not graph.extractor.startswith(extraction.JIEBA_LABEL)
+        return jieba
+    return say(f"{models} for {from_model} of {total} chunks{source}; {jieba} for the rest",
+               f"{total} 个块中 {from_model} 个由 {zh} 抽取{source_zh}；其余的用{jieba.zh}")
 
 
 # -------------------------------------------------------------------------------------- summaries
@@ -127,6 +153,21 @@ def stand_in_summary(c: Community, lang: str) -> str:
     return f"Main entities: {main}" + (f"; for example {rel[0]} —{rel[1]}→ {rel[2]}." if rel else ".")
 
 
+def _remembered(key: str) -> str | None:
+    with _lock:
+        text = _summaries.get(key)
+        if text is not None:
+            _summaries.move_to_end(key)
+        return text
+
+
+def _remember(key: str, text: str) -> None:
+    with _lock:
+        _summaries[key] = text
+        while len(_summaries) > SUMMARY_ENTRIES:
+            _summaries.popitem(last=False)
+
+
 def summaries(graph: CorpusGraph, chat=None, control: RunControl | None = None,
               model: str | None = None) -> tuple[dict[int, str], str]:
     """(community id -> summary, who wrote them). Cached or shipped summaries of `model` (default: the chat's
@@ -136,11 +177,11 @@ def summaries(graph: CorpusGraph, chat=None, control: RunControl | None = None,
     for c in graph.communities:
         lang, content = _content(graph, c)
         key = _summary_key(model, content)
-        text = _summaries.get(key) or shipped_summaries().get(key)
+        text = _remembered(key) or shipped_summaries().get(key)
         if text is None and chat is not None:
             text = str(chat.complete(summary_messages(lang, content), max_tokens=SUMMARY_TOKENS, temperature=0.0,
                                      control=control)).strip()
-            _summaries[key] = text
+            _remember(key, text)
         if text is None:
             out[c.cid] = stand_in_summary(c, lang)
             written_by.add(STAND_IN)
