@@ -1,4 +1,4 @@
-"""The sidebar every page shows: the shared question, the UI language and the LLM settings.
+"""The sidebar every page shows: the shared question, the UI language, a link to share and the LLM settings.
 
 The API key field is a password field: the value stays in this browser session's state, is never
 echoed back, and never reaches a trace, an export or a log (traces record the generator's label,
@@ -15,8 +15,8 @@ from rag.errors import RagError
 from rag.models.gguf_parts import GGUF_MODELS
 from rag.models.local_llm import local_model_names
 
-from . import choices
-from .i18n import LANGS, t, tr
+from . import choices, links
+from .i18n import LANGS, loc, t, tr
 from .render import md_escape
 
 
@@ -31,6 +31,12 @@ def render() -> None:
                      icon=":material/settings_alert:")
         st.text_area(t("question"), key="question", height=90, help=t("question.help"))
         st.radio(t("lang"), list(LANGS), format_func=LANGS.get, key="ui.lang", horizontal=True)
+        with st.expander(tr("分享这个页面的链接", "Share a link to this page"), icon=":material/link:"):
+            # st.code has a copy button; the link holds the question and the settings, never the uploads or a key
+            st.code(links.share_url(st.context.url or "", st.session_state), language=None, wrap_lines=True)
+            st.caption(tr("链接里有问题和各页的设置；上传的文件和 API 密钥不在其中。",
+                          "The link holds the question and every page's settings; uploaded files and API keys are "
+                          "not in it."))
         with st.expander(t("llm.settings"), expanded=False):
             st.radio(t("generator"), list(GENERATOR_LABELS), key="llm.generator", horizontal=True,
                      format_func=GENERATOR_LABELS.get,
@@ -57,4 +63,4 @@ def render() -> None:
                 st.error(md_escape(exc))
             else:
                 icon = ":material/power_off: " if choice.is_fallback else ":material/smart_toy: "
-                st.caption(icon + choice.label + (f" · {choice.reason}" if choice.reason else ""))
+                st.caption(icon + md_escape(loc(choice.label)) + (f" · {md_escape(loc(choice.reason))}" if choice.reason else ""))
