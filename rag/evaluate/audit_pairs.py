@@ -44,6 +44,9 @@ class PairResult:
 def load_pairs(path: str | Path) -> tuple[list[Pair], list[PairResult]]:
     """(the pairs, one error result per line that is not a pair). A missing file is a ConfigError."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder, not a pairs file: give a JSONL file with id, ref and sentence on each "
+                          f"line (e.g. {path / 'pairs.jsonl'})")
     if not path.is_file():
         raise ConfigError(f"pairs file {path} not found: give a JSONL file with id, ref and sentence on each line")
     try:
