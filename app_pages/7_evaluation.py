@@ -9,13 +9,13 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from rag.evaluate.evaluation import METRICS, load_queries
+from rag.evaluate.evaluation import METRICS, better, is_share, load_queries
 from rag.answer.citation_grammar import CITE_MODES
 from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, EvalSettings, compare
 from ui.worker import run_in_worker
 from rag.evaluate.wins import SINGLES, default_metric, verdicts, win_tie_loss
 from ui import charts, choices, corpus, indexing, judge_panel, settings
-from ui.i18n import t, tr
+from ui.i18n import loc, t, tr
 from ui.render import attempt, html_table, upload_limit_note
 
 ss = st.session_state
@@ -56,7 +56,7 @@ with c2:
     ss["eval.strategies"] = [s for s in ss["eval.strategies"] if s in offered]
     strategies = st.multiselect(tr("策略", "Strategies"), offered, key="eval.strategies",
                                 help=tr("HyDE 和多查询由语言模型改写问题：", "HyDE and multi-query rewrite the question with ")
-                                + (chat.label if chat is not None else tr("没有可用的语言模型", "no language model available")))
+                                + (loc(chat.label) if chat is not None else tr("没有可用的语言模型", "no language model available")))
     settings.clamp("eval.limit", 0, len(queries))
     st.number_input(tr("只用前 N 个问题（0 = 全部）", "Only the first N queries (0 = all)"), 0, len(queries),
                     key="eval.limit")
@@ -84,8 +84,10 @@ s = settings.ask_settings()
 rr = attempt(choices.reranker_choice) if "hybrid+rerank" in strategies else None
 answer_gen = gen if ss["eval.answers"] else None  # the strategies' answers; the judge panel always answers
 cites = tuple(ss["eval.cites"]) or ("free",)
-run_key = (ss["index.key"], queries_sig, limit, tuple(strategies), s.rrf_k, s.recall_n, s.depth,
-           rr.label if rr else None, answer_gen.label if answer_gen else None, cites if answer_gen else None)
+# Everything the figures depend on: the whole AskSettings (weights, top_k, gate, compression, fill-in, prompt
+# style, answer language ...), so a changed setting marks the shown figures as the last run's.
+run_key = (ss["index.key"], queries_sig, limit, tuple(strategies), s, rr.label if rr else None,
+           answer_gen.label if answer_gen else None, cites if answer_gen else None)
 if st.button(tr("运行评估", "Run the evaluation"), type="primary", icon=":material/play_arrow:", key="eval.run", disabled=not strategies):
     bar = st.progress(0.0, text=tr("评估中…", "Evaluating…"))
 
@@ -121,17 +123,23 @@ table = pd.DataFrame([
     for r in reports
 ])
 st.subheader(tr("策略对比 Strategies", "Strategies"))
-st.dataframe(table.style.highlight_max(subset=metrics, color="#dcfce7").format(precision=3), hide_index=True,
-             key="eval.table")
+higher = [m for m in metrics if better(m) == "higher"]
+lower = [m for m in metrics if better(m) == "lower"]
+st.dataframe(table.style.highlight_max(subset=higher, color="#dcfce7").highlight_min(subset=lower, color="#dcfce7")
+             .format(precision=3), hide_index=True, key="eval.table")
+st.caption(tr("绿色：每列最好的值（大多数指标越高越好；" + "、".join(lower) + " 越低越好）。" if lower else
+              "绿色：每列最好的值（越高越好）。",
+              "Green: the best value of each column (higher is better" + (f"; lower for {', '.join(lower)}" if lower else "")
+              + ")."))
 # What ran, in full and outside the grid (which would cut a long fallback label to one line).
-st.html(html_table(pd.DataFrame([{tr("策略", "strategy"): r.strategy, tr("实际运行", "what ran"): r.label}
+st.html(html_table(pd.DataFrame([{tr("策略", "strategy"): r.strategy, tr("实际运行", "what ran"): loc(r.label)}
                                  for r in reports])))
-st.plotly_chart(charts.eval_bars(reports, metrics), key="eval.chart")
+st.plotly_chart(charts.eval_bars(reports, [m for m in metrics if is_share(m)]), key="eval.chart")  # 0..1 axis
 
 wins_metric = default_metric(reports)
 counts = win_tie_loss(reports, wins_metric)
 if counts:
-    st.subheader(tr("融合是赢、平还是输？Fusion, query by query", "Did fusion win, tie or lose? Query by query"))
+    st.subheader(tr("融合是赢、平还是输？逐题比较", "Did fusion win, tie or lose? Query by query"))
     st.caption(tr(f"均值会掩盖：融合可能提高了平均分，却在某个单一检索器独自答对的问题上输掉。每个问题比较 {wins_metric}。",
                   "A mean hides this: fusion can raise the average and still lose on the questions one retriever "
                   f"answered alone. Each query's {wins_metric} is compared."))

@@ -173,6 +173,28 @@ METRICS: dict[str, Callable[[Sequence[str], Iterable[str]], float]] = {
 }
 
 
+# Figures that are not shares in 0..1, and which way is better for each figure that has a better way. A chart on a
+# 0..1 axis draws only shares, and "best" is the highest only where higher is better.
+NOT_SHARES = frozenset({"context chars@5", "hallucinated refs", "first token s", "decode tok/s"})
+LOWER_IS_BETTER = frozenset({"context chars@5", "hallucinated refs", "first token s", "unsupported rate",
+                             "false refusal@answerable"})
+
+
+def _base(metric: str) -> str:
+    """A figure's name without its citation-mode suffix ("citation validity · free" -> "citation validity")."""
+    return metric.split(" · ")[0]
+
+
+def is_share(metric: str) -> bool:
+    """True for a figure in 0..1 (a rate, a mean of 0/1 outcomes, MRR, nDCG)."""
+    return _base(metric) not in NOT_SHARES
+
+
+def better(metric: str) -> str:
+    """"higher" or "lower": which way this figure improves."""
+    return "lower" if _base(metric) in LOWER_IS_BETTER else "higher"
+
+
 @dataclass(frozen=True)
 class QueryResult:
     query: Query
