@@ -291,12 +291,18 @@ def _point_hub_at(monkeypatch, url: str) -> None:
 
 def test_hub_probe_tells_answering_from_silent_and_closed(monkeypatch, answering_server, silent_server):
     _point_hub_at(monkeypatch, answering_server)
-    assert hub_reachable(timeout=2) is True
+    assert hub_reachable(timeout=60) is True  # answers at once; the long deadline keeps a busy machine from failing it
     _point_hub_at(monkeypatch, _closed_port_url())
     assert hub_reachable(timeout=2) is False
     _point_hub_at(monkeypatch, silent_server.url)
-    assert hub_reachable(timeout=0.5) is False  # it connected, heard nothing, and gave up on its own deadline
-    assert silent_server.connections() == 1
+    assert hub_reachable(timeout=0.5) is False  # it heard nothing, and gave up on its own deadline
+    made = 0
+    for _ in range(600):  # the abandoned probe thread still connects, however slow the machine (waits <= 30 s)
+        made += silent_server.connections()  # each call accepts and counts the connections made since the last
+        if made:
+            break
+        threading.Event().wait(0.05)
+    assert made == 1
 
 
 def test_uncached_model_with_silent_hub_fails_within_seconds(monkeypatch, silent_server):

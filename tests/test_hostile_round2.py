@@ -239,13 +239,16 @@ def test_ivf_training_on_a_tiny_corpus_writes_nothing_to_the_log(capfd):
 def test_an_endless_stream_is_cut_off_after_its_overall_limit(fake_llm):
     from rag.models.llm import STREAM_LIMIT_FACTOR, OpenAIChat
 
-    fake_llm.queue({"content": "很长的回答。" * 2000, "chunk_size": 1, "chunk_delay": 0.002})  # ~24 s of deltas
-    chat = OpenAIChat(fake_llm.config(timeout=0.1))  # each read is quick; the limit is 10 x 0.1 s in all
+    fake_llm.queue({"content": "很长的回答。" * 2000, "chunk_size": 1, "chunk_delay": 0})
+    ticks = iter(range(10**6))
+    # each read is quick; the limit is 10 x 5 s in all, and this clock says 0.1 s pass per delta read, so the
+    # stream is cut after about 500 of its 12,000 deltas however fast or slow the machine is
+    chat = OpenAIChat(fake_llm.config(timeout=5), clock=lambda: next(ticks) * 0.1)
     got = []
     with pytest.raises(LLMConnectionError) as exc:
         for delta in chat.complete([{"role": "user", "content": "说下去"}], stream=True):
             got.append(delta)
-    assert f"more than {STREAM_LIMIT_FACTOR * 0.1:g} s in all" in str(exc.value)
+    assert f"more than {STREAM_LIMIT_FACTOR * 5:g} s in all" in str(exc.value)
     assert 0 < len("".join(got)) < len("很长的回答。" * 2000)  # cut, and what arrived was handed on
 
 

@@ -6,8 +6,8 @@ the offline default is a real model.
 
 from __future__ import annotations
 
+import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -76,8 +76,9 @@ def test_a_corrupted_model_file_is_caught_by_its_hash_and_rebuilt(tmp_path, monk
     spec = _fake_parts(tmp_path, monkeypatch, [b"x" * 64, b"y" * 64])
     path = assemble(spec, tmp_path / "models")
     good = path.read_bytes()
-    time.sleep(0.01)
+    before = path.stat().st_mtime_ns
     path.write_bytes(b"x" * 63 + b"!" + b"y" * 64)  # same size, one byte flipped
+    os.utime(path, ns=(before + 10**9, before + 10**9))  # a later write, however coarse the file system's clock
     assert gguf_parts._verified(spec, path) is False
     assert assemble(spec, tmp_path / "models").read_bytes() == good
 
@@ -372,7 +373,13 @@ def test_two_sessions_one_stopped_mid_rerank_the_other_finishing(chat, kb_index)
     gen = ExtractiveGenerator(kb_index.embedder)
     settings = AskSettings(recall_n=6, top_k=2)
     a_running, b_queued = threading.Event(), threading.Event()
-    a = RunControl(on_status=lambda s: a_running.set() if s == "running" else None)
+
+    def a_status(s: str) -> None:
+        if s == "running":  # called with the model held: A keeps it until B has queued, whatever the machine's speed
+            a_running.set()
+            b_queued.wait(120)
+
+    a = RunControl(on_status=a_status)
     b = RunControl(on_status=lambda s: b_queued.set() if s == "queued" else None)
     out: dict = {}
 

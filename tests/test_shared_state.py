@@ -17,18 +17,23 @@ from tests.fakes import BigramEmbedder
 
 
 class NotThreadSafe(BigramEmbedder):
-    """An embedder that breaks if two calls overlap (like a C engine with one scratch buffer)."""
+    """An embedder that breaks if two calls overlap (like a C engine with one scratch buffer). Overlaps are
+    counted, and, so the test does not rest on two threads happening to collide, every call also records
+    whether the wrapper's model lock was held (`lock`, set by the test)."""
 
     def __init__(self):
         super().__init__()
         self.inside = 0
         self.overlaps = 0
+        self.lock = None
+        self.unlocked_calls = 0
 
     def _enter(self):
         self.inside += 1
         if self.inside > 1:
             self.overlaps += 1
-        threading.Event().wait(0.002)  # widen the window a real engine would have
+        if self.lock is None or not self.lock.locked():
+            self.unlocked_calls += 1
 
     def embed_documents(self, texts, progress=None):
         self._enter()
@@ -52,6 +57,7 @@ def _docs(tag: str, n: int = 6) -> list[Document]:
 def test_threads_share_one_embedder_and_each_gets_its_own_stats(tmp_path):
     inner = NotThreadSafe()
     shared = CachedEmbedder(inner, cache_dir=tmp_path)
+    inner.lock = shared._model_lock
     warm = _docs("warm")
     shared.embed_documents([d.text for d in warm])  # some texts every session will find cached
     results: dict[str, tuple] = {}
@@ -74,6 +80,7 @@ def test_threads_share_one_embedder_and_each_gets_its_own_stats(tmp_path):
         th.join(timeout=60)
     assert not errors, errors
     assert inner.overlaps == 0  # the inner model was never called by two threads at once
+    assert inner.unlocked_calls == 0  # every call was made under the model lock
     for tag, (hits, misses, top, vectors) in results.items():
         assert (hits, misses) == (6, 6), tag  # this build's own figures, not another session's
         assert top == f"{tag}3"

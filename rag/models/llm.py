@@ -30,6 +30,7 @@ from typing import Protocol, runtime_checkable
 from urllib.parse import urlparse
 
 from rag import config
+from rag.messages import say
 from rag.errors import (ConfigError, GenerationCancelled, LLMAuthError, LLMConnectionError, LLMError,
                         LLMNotFoundError, LLMUnsupportedError)
 
@@ -89,7 +90,7 @@ class LLMConfig:
         }
 
     def describe(self) -> str:
-        return f"OpenAI-compatible: {self.model} @ {self.host}"
+        return say(f"OpenAI-compatible: {self.model} @ {self.host}", f"OpenAI 兼容接口 OpenAI-compatible：{self.model} @ {self.host}")
 
 
 def public_url(url: str) -> str:
@@ -289,7 +290,8 @@ class OpenAIChat:
     supports_logprobs = False  # yes/no verdicts are read from the reply text instead (rag/models/yes_no.py)
     prompt_budget = None  # the endpoint does not say how many prompt tokens it takes
 
-    def __init__(self, config: LLMConfig, temperature: float | None = 0.2, sleep: Callable[[float], None] = time.sleep):
+    def __init__(self, config: LLMConfig, temperature: float | None = 0.2, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic):
         if not isinstance(config, LLMConfig):
             raise ConfigError("OpenAIChat needs an LLMConfig: use llm_config_from_env() or LLMConfig(...)")
         self.config = config
@@ -297,6 +299,7 @@ class OpenAIChat:
         self.label = config.describe()
         self.last_retries: list[RetryEvent] = []  # retries of the most recent call, for display only
         self._sleep = sleep
+        self._clock = clock  # what the overall stream limit is measured with (a test passes a clock of its own)
         self._client = None
 
     def __repr__(self) -> str:
@@ -329,7 +332,8 @@ class OpenAIChat:
         if control is not None:
             control.check(f"{self.label}: the call")
             if grammar is not None:
-                control.note(f"{self.label} takes no llama.cpp grammar: it wrote freely")
+                control.note(say(f"{self.label} takes no llama.cpp grammar: it wrote freely",
+                                 f"{self.label} 不接受 llama.cpp 语法：它是自由写的"))
         raw = self._create(messages, stream, self.temperature if temperature is None else temperature, max_tokens)
         if stream:
             return self._deltas(self._parsed(raw, stream=True), control)
@@ -407,12 +411,12 @@ class OpenAIChat:
         import openai
 
         written, finished = 0, False
-        limit, started = STREAM_LIMIT_FACTOR * self.config.timeout, time.monotonic()
+        limit, started = STREAM_LIMIT_FACTOR * self.config.timeout, self._clock()
         try:
             for chunk in response:
                 if control is not None and control.stopped:
                     raise GenerationCancelled(f"{self.label}: generation stopped")
-                if time.monotonic() - started > limit:  # each read came in time, but the answer never ends
+                if self._clock() - started > limit:  # each read came in time, but the answer never ends
                     raise LLMConnectionError(
                         f"{self.label}: the stream from {self.config.public_endpoint} went on for more than "
                         f"{limit:g} s in all ({STREAM_LIMIT_FACTOR} x RAG_LLM_TIMEOUT) and was cut off after "
