@@ -4,8 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from ui import choices, indexing, models, settings
-from ui.i18n import t, tr
-from ui.render import attempt, choice_line
+from ui.i18n import loc, plural, t, tr
+from ui.render import attempt, choice_line, params_text
 
 ss = st.session_state
 st.title(":material/search: " + t("app.title"))
@@ -62,9 +62,10 @@ method, params = ss["applied.chunk"]
 chunks = attempt(indexing.chunk_set, ss, method, params)
 embedder = attempt(models.embedder, ss["applied.embedder"])
 rows = [
-    choice_line(t("corpus"), f"{ss['corpus.name']}: {len(ss['corpus.docs'])} "
-                f"{tr('篇文档', 'documents')}", None),
-    choice_line(t("chunker"), f"{method} {params} → {len(chunks.chunks)} {tr('块', 'chunks')}", None),
+    choice_line(t("corpus"), f"{loc(ss['corpus.name'])}: {plural(len(ss['corpus.docs']), 'document', 'documents', '篇文档')}",
+                None),
+    choice_line(t("chunker"), f"{method} {params_text(params)} → {plural(len(chunks.chunks), 'chunk', 'chunks', '块')}",
+                None),
     choice_line(t("embedder"), embedder.label, False),
     choice_line("BM25", tr("jieba 分词 · 停用词 ", "jieba tokens · stop words ")
                 + (tr("开 on", "on") if ss["index.stopwords"] else tr("关 off（原始公式）", "off (the plain formula)")),

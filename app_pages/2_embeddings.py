@@ -8,7 +8,7 @@ import streamlit as st
 from rag.index.projection import embedding_map
 from rag.search.rewrite import make_rewrites, query_points
 from ui import charts, choices, indexing, memo, results, settings
-from ui.i18n import t, tr
+from ui.i18n import loc, t, tr
 from ui.render import attempt, md_escape, need_question, short
 from ui.worker import run_in_worker
 
@@ -42,10 +42,10 @@ trace = results.current_trace(rr)
 gen_choice = attempt(choices.generator_choice, index.embedder, stop=False)  # only the rewrite buttons need it
 chat = gen_choice[1] if gen_choice else None
 rewrites = dict(trace.rewrites) if trace is not None else {}
-with st.expander(tr("查询改写 Query rewrites (HyDE / multi-query)", "Query rewrites (HyDE / multi-query)"),
+with st.expander(tr("查询改写（HyDE / 多查询）", "Query rewrites (HyDE / multi-query)"),
                  expanded=bool(rewrites)):
     st.caption(tr("改写由语言模型写出：", "A language model writes the rewrites: ")
-               + (chat.label if chat is not None else tr("现在没有可用的（安装随附的本地模型，或在左侧设置接口）",
+               + (loc(chat.label) if chat is not None else tr("现在没有可用的（安装随附的本地模型，或在左侧设置接口）",
                                                          "none is available now (install the bundled local model, or set an endpoint in the sidebar)"))
                + tr("。生成后它们作为单独的点出现在图中。", ". Once made, they appear as their own points."))
     b1, b2 = st.columns(2)

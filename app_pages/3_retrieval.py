@@ -104,7 +104,7 @@ if trace is not None and trace.per_query:
             st.dataframe(pd.DataFrame([{t("rank"): h.rank, t("chunk"): h.chunk_id, "RRF": round(h.score, 5)}
                                        for h in r.hybrid[:5]]), hide_index=True, key=f"retrieval.mq{i}")
 
-st.subheader(tr("一个块为什么得这个分 Why this chunk scores this", "Why this chunk scores this"))
+st.subheader(tr("一个块为什么得这个分", "Why this chunk scores this"))
 tokens = index.bm25.tokenize(q)
 raw = jieba_tokenize(q)
 stopwords = index.bm25.stopwords

@@ -11,7 +11,7 @@ from rag.backends import reranker_names
 from rag.search.ranktable import biggest_moves, movers, rank_paths
 from rag.search.rerank import LLM_JUDGE
 from ui import charts, choices, indexing, results, settings, why_view
-from ui.i18n import t, tr
+from ui.i18n import loc, t, tr
 from ui.render import attempt, md_escape, need_question, short
 
 ss = st.session_state
@@ -37,10 +37,10 @@ c3.slider("top_k", 1, max_k, key="rerank.top_k", help=tr("交给大模型的上�
 with st.spinner(tr("加载重排模型…", "Loading the reranker…")):
     rr = attempt(choices.reranker_choice)
 if rr.is_fallback:
-    st.warning(f"{t('fallback')}: **{md_escape(rr.label)}**" + (f"\n\n{tr('原因', 'Why')}: {md_escape(rr.reason)}" if rr.reason else ""),
+    st.warning(f"{t('fallback')}: **{md_escape(loc(rr.label))}**" + (f"\n\n{tr('原因', 'Why')}: {md_escape(loc(rr.reason))}" if rr.reason else ""),
                icon=":material/warning:")
 else:
-    st.success(f"{t('real')}: **{md_escape(rr.label)}**", icon=":material/check_circle:")
+    st.success(f"{t('real')}: **{md_escape(loc(rr.label))}**", icon=":material/check_circle:")
 
 trace = results.current_trace(rr if ss["rerank.enabled"] else None)
 res = attempt(results.retrieval_result, index, q, trace)
@@ -131,7 +131,7 @@ st.caption(tr(
 ))
 
 if why:
-    st.subheader(tr("为什么这样排 Why each chunk moved", "Why each chunk moved"))
+    st.subheader(tr("为什么这样排", "Why each chunk moved"))
     st.caption(tr(
         "学习型排序器（LightGBM LambdaMART）的分数 = 基线 + 每个特征的贡献（LightGBM 的 pred_contrib，即 TreeSHAP 值，"
         "相加正好等于分数）。正的贡献把块往上推，负的往下拉。黄色行是名次变化最大的块。",

@@ -8,7 +8,7 @@ import streamlit as st
 from rag.backends import fallback_notes
 from ui import answer_panels, choices, indexing, memo, results, settings
 from ui.audit_view import support_table_html
-from ui.i18n import t, tr
+from ui.i18n import lang, loc, stage, t, tr
 from ui.render import (PART_COLOURS, anchor, answer_html, attempt, html_table, legend_html, md_escape, need_question,
                        plain_text, prompt_html, short)
 from ui.streaming import ask_streaming
@@ -22,7 +22,7 @@ need_question(q)
 gen, chat = attempt(choices.generator_choice, index.embedder)
 rr = attempt(choices.reranker_choice) if ss["rerank.enabled"] else None
 gen_box = st.empty()  # which generator answered; filled once the answer is in, so a failure never shows success
-gen_box.caption(f"{t('generator')}: {gen.label}")
+gen_box.caption(f"{t('generator')}: {md_escape(loc(gen.label))}")
 
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns(4)
@@ -55,7 +55,7 @@ with st.container(border=True):
     c4.toggle(tr("补上模型漏掉的原文", "Fill in what the model left out"), key="answer.fill_in",
               help=tr("模型写完后，抽取式替身会引用、而模型没说到的句子，用「」照录补在后面。",
                       "After the model has written, the sentences the stand-in would quote that the model did not "
-                      "state are appended verbatim in 「」."))
+                      "state are appended verbatim in corner brackets."))
     c4.radio(tr("提示词 Prompt", "Prompt"), ["answer-first", "plain"], key="answer.prompt_style", horizontal=True,
              format_func={"answer-first": tr("先答要点", "answer first"), "plain": tr("原版", "plain")}.__getitem__)
     regenerate = c4.button(tr("重新生成", "Regenerate"), icon=":material/refresh:", key="answer.regenerate")
@@ -83,16 +83,17 @@ if trace is None or regenerate:
     memo.remember("trace", key, trace)
 ss["answer.last_trace"] = trace  # the trace the export buttons and the evaluation drill-down read
 if gen.is_fallback:
-    gen_box.warning(f"{t('generator')}: {gen.label} · {t('fallback')}. {tr('原因', 'Why')}: {gen.reason}. "
+    gen_box.warning(f"{t('generator')}: {md_escape(loc(gen.label))} · {t('fallback')}. {tr('原因', 'Why')}: "
+                    f"{md_escape(loc(gen.reason))}. "
                     + tr("安装随附的本地模型，或在左侧“大模型设置”中填写接口，即可使用真正的语言模型。",
                          "Install the bundled local model, or fill in the sidebar's LLM settings, to use a real "
                          "language model."), icon=":material/warning:")
 elif trace.error:
-    gen_box.error(f"{t('generator')}: {gen.label} · " + tr("回答中途中断，下面保留了已收到的部分：",
+    gen_box.error(f"{t('generator')}: {md_escape(loc(gen.label))} · " + tr("回答中途中断，下面保留了已收到的部分：",
                                                           "the answer broke off; what arrived is kept below: ")
                   + trace.error, icon=":material/error:")
 else:
-    gen_box.success(f"{t('generator')}: {gen.label}" + (f" · {gen.reason}" if gen.reason else ""),
+    gen_box.success(f"{t('generator')}: {md_escape(loc(gen.label))}" + (f" · {md_escape(loc(gen.reason))}" if gen.reason else ""),
                     icon=":material/check_circle:")
 
 audit = trace.audit
@@ -130,7 +131,7 @@ if right is not None:
                                         for g in trace.no_rag_grounding if g.label is not None]))
 
 if trace.notes:
-    st.caption("  \n".join(":material/info: " + note for note in dict.fromkeys(trace.notes)))
+    st.caption("  \n".join(":material/info: " + md_escape(loc(note)) for note in dict.fromkeys(trace.notes)))
 
 # ---------------------------------------------------------------------------------------- audit
 st.subheader(tr("引用审计 Citation audit", "Citation audit"))
@@ -196,9 +197,9 @@ if trace.prompt is not None:
 # -------------------------------------------------------------------------------- backends, export
 st.subheader(tr("运行信息 What ran", "What ran"))
 # Wrapping HTML: a backend's label is long (a fallback says what it is and what it stands in for), read it all.
-st.html(html_table(pd.DataFrame([{tr("阶段", "stage"): k, tr("后端", "backend"): v}
+st.html(html_table(pd.DataFrame([{tr("阶段", "stage"): stage(k), tr("后端", "backend"): loc(v)}
                                  for k, v in trace.backends.items()])))
-st.caption(" · ".join(f"{k} {v * 1000:.0f} ms" for k, v in trace.timings.items()))
+st.caption(" · ".join(f"{stage(k)} {v * 1000:.0f} ms" for k, v in trace.timings.items()))
 if trace.generation:
     g = trace.generation
     st.caption(tr("本地模型：", "local model: ") + " · ".join(filter(None, [
@@ -210,7 +211,7 @@ if trace.generation:
         f"{tr('生成', 'decode')} {g['decode_tok_per_s']:.1f} tok/s" if "decode_tok_per_s" in g else "",
     ])))
 e1, e2 = st.columns(2)
-e1.download_button(tr("下载 trace（Markdown 讲义）", "Download the trace (Markdown handout)"), trace.to_markdown(),
+e1.download_button(tr("下载 trace（Markdown 讲义）", "Download the trace (Markdown handout)"), trace.to_markdown(lang()),
                    file_name="rag-trace.md", mime="text/markdown", icon=":material/article:", key="answer.export_md")
 e2.download_button(tr("下载 trace（JSON）", "Download the trace (JSON)"), trace.to_json(),
                    file_name="rag-trace.json", mime="application/json", icon=":material/data_object:", key="answer.export_json")

@@ -7,8 +7,9 @@ import streamlit as st
 
 from rag.loops.strategies import BUDGETS, STRATEGIES, run_strategy
 from ui import choices, indexing, memo, settings
-from ui.i18n import t, tr
-from ui.render import answer_html, attempt, html_table, md_escape, need_question
+from rag.errors import RagError
+from ui.i18n import lang, loc, plural, t, tr
+from ui.render import answer_html, attempt, error_text, html_table, md_escape, need_question
 from ui.audit_view import support_table_html
 from ui.timeline import render_step, step_summary
 from ui.worker import run_in_worker
@@ -31,7 +32,7 @@ gen, chat = attempt(choices.generator_choice, index.embedder)
 if chat is None:
     st.warning(tr("Self-RAG 和智能体需要语言模型来做决定。", "Self-RAG and the agent need a language model for their "
                   "decisions: ") + choices.no_model_hint(gen) + tr(" 现在的生成器是：", " The generator now is: ")
-               + md_escape(gen.label), icon=":material/warning:")
+               + md_escape(loc(gen.label)), icon=":material/warning:")
     st.stop()
 rr = attempt(choices.reranker_choice) if ss["rerank.enabled"] else None
 
@@ -45,10 +46,10 @@ with st.container(border=True):
     c2.slider(tr("智能体步数上限", "Agent steps"), 2, 10, key="loops.steps")
     run = c3.button(tr("运行", "Run"), type="primary", icon=":material/play_arrow:", key="loops.run",
                     disabled=not ss["loops.strategies"])
-    c3.caption(tr(f"模型：{gen.label}", f"model: {gen.label}"))
+    c3.caption(tr("模型：", "model: ") + md_escape(loc(gen.label)))
 
 s = settings.ask_settings()
-budgets = {"plain": 1, "self-rag": int(ss["loops.rounds"]), "agent": int(ss["loops.steps"])}
+budgets = {**BUDGETS, "self-rag": int(ss["loops.rounds"]), "agent": int(ss["loops.steps"])}  # every strategy's
 keys = {name: (ss["index.key"], q, s, choices.generator_identity(ss), rr.label if rr else None, name, budgets[name])
         for name in ss["loops.strategies"]}
 if run:
@@ -56,10 +57,17 @@ if run:
         with st.status(f"{names[name]} …", expanded=True) as box:
             # In a worker with the run's RunControl: queued behind another session it says so, and Stop,
             # a rerun or leaving the page stops it at the next token, also between two of its steps.
-            lt = attempt(run_in_worker, lambda control, emit, n=name: run_strategy(
-                n, q, index, s, gen.backend, chat, rr.backend if rr else None, budget=budgets[n], control=control,
-                on_step=lambda step: emit("step", step)), lambda kind, step: box.write(step_summary(step)))
-            box.update(label=f"{names[name]} · {len(lt.steps)} {tr('步', 'steps')} · {lt.seconds:.1f} s",
+            try:
+                lt = run_in_worker(lambda control, emit, n=name: run_strategy(
+                    n, q, index, s, gen.backend, chat, rr.backend if rr else None, budget=budgets[n], control=control,
+                    on_step=lambda step: emit("step", step)), lambda kind, step: box.write(step_summary(step)))
+            except BaseException as exc:  # Stop, a rerun, an error: the box must not keep spinning
+                box.update(label=f"{names[name]} · {tr('已停止', 'stopped')}", state="error", expanded=False)
+                if isinstance(exc, RagError):
+                    st.error(md_escape(error_text(exc)))
+                    st.stop()
+                raise
+            box.update(label=f"{names[name]} · {plural(len(lt.steps), 'step', 'steps', '步')} · {lt.seconds:.1f} s",
                        state="complete", expanded=False)
         memo.remember("loop", keys[name], lt)
 
@@ -82,7 +90,7 @@ for tab, (name, lt) in zip(tabs, done.items()):
     with tab:
         notes = lt.notes + lt.final.notes
         if not lt.retrieved:
-            st.info(tr("这次没有检索：", "No retrieval this time: ") + md_escape(notes[0] if notes else ""),
+            st.info(tr("这次没有检索：", "No retrieval this time: ") + md_escape(loc(notes[0]) if notes else ""),
                     icon=":material/block:")
         st.markdown(f"**{tr('回答', 'Answer')}**")
         audit = lt.final.audit
@@ -91,13 +99,14 @@ for tab, (name, lt) in zip(tabs, done.items()):
         if audit is not None and audit.sentences:
             st.html(support_table_html([(x.sentence, x.label, ", ".join(x.refs), x.support) for x in audit.sentences]))
         for note in dict.fromkeys(notes):
-            st.caption(":material/info: " + md_escape(note))
-        st.markdown(f"**{tr('时间线 Timeline', 'Timeline')}** · {tr('预算', 'budget')} {lt.budget}"
-                    f" ({tr('轮' if name == 'self-rag' else '步', 'rounds' if name == 'self-rag' else 'steps')})")
+            st.caption(":material/info: " + md_escape(loc(note)))
+        unit = {"self-rag": ("round", "rounds", "轮"), "graph-global": ("community", "communities", "个社区")}.get(
+            name, ("step", "steps", "步"))
+        st.markdown(f"**{tr('时间线 Timeline', 'Timeline')}** · {tr('预算', 'budget')} {plural(lt.budget, *unit)}")
         for step in lt.steps:
             render_step(step, model_thoughts=name == "agent")
         d1, d2 = st.columns(2)
-        d1.download_button(tr("下载这次运行（Markdown 讲义）", "Download this run (Markdown handout)"), lt.to_markdown(),
+        d1.download_button(tr("下载这次运行（Markdown 讲义）", "Download this run (Markdown handout)"), lt.to_markdown(lang()),
                            file_name=f"rag-{name}.md", mime="text/markdown", key=f"loops.export_md.{name}")
         d2.download_button(tr("下载这次运行（JSON）", "Download this run (JSON)"), lt.to_json(),
                            file_name=f"rag-{name}.json", mime="application/json", key=f"loops.export.{name}")

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from rag.messages import join, localized, say
 from rag.models.embedding import Embedder
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.answer.extractive import ExtractiveGenerator
@@ -44,20 +45,22 @@ def choose_reranker(name: str | None, embedder: Embedder,
     name = name or defaults.RERANKER
     if name == FALLBACK_RERANKER:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
-        return Choice(rr, rr.label, True, "no cross-encoder ships offline; chose the labelled fallback")
+        return Choice(rr, rr.label, True, say("no cross-encoder ships offline; chose the labelled fallback",
+                                              "离线时没有随附的交叉编码器；选了标明为替身的方案"))
     if name == LLM_JUDGE:
         load, failed = (lambda: load_reranker(LLM_JUDGE, embedder, chat=chat() if chat is not None else None)), \
-            "the LLM judge cannot run"
+            ("the LLM judge cannot run", "LLM 评委无法运行")
     elif name in (LEARNED, TOKEN_MAXSIM):  # made from files in data/ or the embedder: milliseconds, so not cached
-        load, failed = (lambda: load_reranker(name, embedder)), f"{name} cannot run"
+        load, failed = (lambda: load_reranker(name, embedder)), (f"{name} cannot run", f"{name} 无法运行")
     else:
         load, failed = (lambda: loader(name) if loader is not None else load_reranker(name, embedder)), \
-            f"{name} could not be loaded"
+            (f"{name} could not be loaded", f"{name} 没能加载")
     try:
         rr = load()
     except ModelUnavailableError as exc:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
-        return Choice(rr, rr.label, True, f"{failed} ({exc}); using the offline fallback")
+        return Choice(rr, rr.label, True, say(f"{failed[0]} ({exc}); using the offline fallback",
+                                              f"{failed[1]}（{exc}）；改用离线替身"))
     return Choice(rr, rr.label, rr.is_fallback)
 
 GENERATORS = ("auto", "endpoint", "local", "extractive")  # what --generator and the sidebar offer
@@ -82,7 +85,8 @@ def choose_generator(
     if generator not in GENERATORS:
         raise ConfigError(f"unknown generator {generator!r}; choose one of {', '.join(GENERATORS)}")
     if generator == "extractive":
-        return _extractive(embedder, "extractive chosen by name (RAG_GENERATOR, --generator or the sidebar)"), None
+        return _extractive(embedder, say("extractive chosen by name (RAG_GENERATOR, --generator or the sidebar)",
+                                         "按名字选了抽取式（RAG_GENERATOR、--generator 或侧栏）")), None
     reasons = []
     if generator in ("auto", "endpoint"):
         if config is None and not offline:
@@ -91,8 +95,9 @@ def choose_generator(
             chat = OpenAIChat(config)
             gen = LLMGenerator(chat)
             return Choice(gen, gen.label, False), chat
-        reasons.append("offline mode requested" if offline else
-                       "no LLM endpoint configured (OPENAI_BASE_URL / OPENAI_API_KEY unset)")
+        reasons.append(say("offline mode requested", "选择了离线模式") if offline else
+                       say("no LLM endpoint configured (OPENAI_BASE_URL / OPENAI_API_KEY unset)",
+                           "没有配置大模型接口（OPENAI_BASE_URL / OPENAI_API_KEY 未设置）"))
         if generator == "endpoint":
             return _extractive(embedder, reasons[0]), None
     ok, why = local_available(local_model)
@@ -103,10 +108,11 @@ def choose_generator(
             ok, why = False, str(exc)
         else:
             gen = LLMGenerator(chat)
-            note = "" if generator == "local" else f"{reasons[0]}; the bundled local model answers"
+            note = "" if generator == "local" else say(f"{reasons[0]}; the bundled local model answers",
+                                                       f"{localized(reasons[0], 'zh')}；由随附的本地模型回答")
             return Choice(gen, gen.label, False, note), chat
-    reasons.append(f"the bundled local model cannot run: {why}")
-    return _extractive(embedder, "; ".join(reasons)), None
+    reasons.append(say(f"the bundled local model cannot run: {why}", f"随附的本地模型无法运行：{localized(why, 'zh')}"))
+    return _extractive(embedder, join(reasons)), None
 
 
 def _extractive(embedder: Embedder, reason: str) -> Choice:
@@ -116,9 +122,10 @@ def _extractive(embedder: Embedder, reason: str) -> Choice:
 
 def fallback_notes(generator: Choice, reranker: Choice | None = None) -> list[str]:
     """The visible notes that say why a fallback ran (for `trace.notes`; labels alone say only *that*)."""
-    notes = [f"generator fallback: {generator.reason}"] if generator.is_fallback else []
+    notes = [say(f"generator fallback: {generator.reason}", f"生成器用了替身：{localized(generator.reason, 'zh')}")] \
+        if generator.is_fallback else []
     if reranker is not None and reranker.reason:
-        notes.append(f"reranker: {reranker.reason}")
+        notes.append(say(f"reranker: {reranker.reason}", f"重排：{localized(reranker.reason, 'zh')}"))
     return notes
 
 

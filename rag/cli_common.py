@@ -21,7 +21,7 @@ from rag.index.build import Index, build_index
 from rag.index.dense_index import use_index, with_sparse
 from rag.index.tokenize import load_stopwords
 from rag.ingest.chunking import chunk_documents
-from rag.ingest.documents import Document, load_files, load_knowledge_base, load_path
+from rag.ingest.documents import Document, load_files, load_knowledge_base, load_path, unread_pages_warning
 from rag.models.embedding import default_embedder_name, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
 from rag.search.llm_judge import LLMJudgeReranker
@@ -75,12 +75,17 @@ def load_corpus(path: str | None) -> list[Document]:
     if os.path.isdir(path):
         files = sorted(f for f in os.listdir(path) if not f.startswith("."))
         report = load_files([(f, Path(path, f).read_bytes()) for f in files])
-        for e in report.errors:
+        for e in report.errors + report.warnings:
             err(f"warning: {e}")
         if not report.documents:
             raise LoaderError(path, "no file in this folder could be read; see the warnings above")
         return report.documents
-    return load_path(path)
+    docs = load_path(path)
+    for doc in docs:
+        warning = unread_pages_warning(doc)
+        if warning is not None:
+            err(f"warning: {warning}")
+    return docs
 
 
 def embedder(args: argparse.Namespace):

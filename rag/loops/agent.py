@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from rag.messages import localized, say
 from rag.loops.actions import ACTIONS, Action, action_grammar, parse_action
 from rag.loops.self_rag import answer_directly, loop_setup
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
@@ -118,17 +119,22 @@ def agent(question: str, index, settings: AskSettings, generator, chat, reranker
         raw = chat.complete(prompt, grammar=grammar, max_tokens=ACTION_TOKENS, control=control)
         action, why = parse_action(raw, list(seen))
         if action is not None and action.action not in allowed:
-            action, why = None, f"{action.action} is not allowed at the budget's last step"
+            action, why = None, say(f"{action.action} is not allowed at the budget's last step",
+                                    f"预算的最后一步不允许 {action.action}")
         if action is None:  # only without a grammar: say so and stop rather than guess
-            lt.notes.append(f"step {n}: the model's action could not be read ({why}); the loop stopped there")
-            rec.add(kind="answer", thought="", decision=f"unreadable action ({why}): stop and answer",
+            why_zh = localized(why, "zh")
+            lt.notes.append(say(f"step {n}: the model's action could not be read ({why}); the loop stopped there",
+                                f"第 {n} 步：读不懂模型的动作（{why_zh}）；循环在这里停止"))
+            rec.add(kind="answer", thought="", decision=say(f"unreadable action ({why}): stop and answer",
+                                                            f"读不懂的动作（{why_zh}）：停下来回答"),
                     prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
             break
         messages += [{"role": "assistant", "content": raw}]
         if action.action == "search" and action.query in searched:
             messages.append({"role": "user", "content": head[5].format(q=action.query)})
             rec.add(kind="repeat", thought=action.thought, query=action.query,
-                    decision="repeated an earlier search: told to use other words (no new search)",
+                    decision=say("repeated an earlier search: told to use other words (no new search)",
+                                 "重复了之前的检索：提醒它换个说法（没有再检索）"),
                     prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
         elif action.action == "search":
             searched.add(action.query)
@@ -140,29 +146,35 @@ def agent(question: str, index, settings: AskSettings, generator, chat, reranker
             obs = _search_observation(trace.contexts[:SEARCH_HITS], action.query, head)
             messages.append({"role": "user", "content": obs})
             rec.add(kind="search", thought=action.thought, query=action.query,
-                    decision=f"searched; {len(hits)} hits shown to the model", hits=hits_of(index, hits),
+                    decision=say(f"searched; {len(hits)} hits shown to the model", f"检索了；给模型看了 {len(hits)} 条结果"),
+                    hits=hits_of(index, hits),
                     prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
         elif action.action == "read":
             chunk = seen[action.ref]
             read.setdefault(action.ref, chunk)
             messages.append({"role": "user", "content": head[2].format(r=action.ref) + "\n" + chunk.text[:READ_CHARS]})
-            rec.add(kind="read", thought=action.thought, decision=f"read {action.ref}", prompt=prompt, raw=raw,
+            rec.add(kind="read", thought=action.thought, decision=say(f"read {action.ref}", f"读了 {action.ref}"),
+                    prompt=prompt, raw=raw,
                     seconds=time.perf_counter() - t0)
         else:
             rec.add(kind="answer", thought=action.thought,
-                    decision="answer (the step budget's last step allowed nothing else)" if last else "answer",
+                    decision=say("answer (the step budget's last step allowed nothing else)",
+                                 "回答（预算的最后一步只允许回答）") if last else say("answer", "回答"),
                     prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
             if last:
-                lt.notes.append(f"the step budget ({lt.budget}) was reached: the last step could only answer")
+                lt.notes.append(say(f"the step budget ({lt.budget}) was reached: the last step could only answer",
+                                    f"用完了步数预算（{lt.budget} 步）：最后一步只能回答"))
             break
 
     t0 = time.perf_counter()
     if not seen:
         thought = lt.steps[-1].thought if lt.steps else ""
         lt.retrieved = lt.searches > 0
-        why = ("the agent answered without searching" if not lt.searches else "the agent's searches found nothing")
+        why = (("the agent answered without searching", "智能体没有检索就回答了") if not lt.searches else
+               ("the agent's searches found nothing", "智能体的检索什么也没找到"))
         lt.final = answer_directly(question, settings, generator, lang, control,
-                                   f"{why}" + (f"; its thought: {thought}" if thought else ""))
+                                   say(why[0] + (f"; its thought: {thought}" if thought else ""),
+                                       why[1] + (f"；它的想法：{thought}" if thought else "")))
     else:
         trace = last_trace
         trace.question = question

@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from rag.messages import say
 from rag.graph.graph import relation_line
 from rag.graph.store import attach, summaries
 from rag.ingest.language import detect_lang
@@ -56,23 +57,29 @@ def graph_local(question: str, index, settings: AskSettings, generator, chat=Non
     walk = trace.retrieval.graph_walk
     linked = ", ".join(f"{x.entity} ({x.how}{'' if x.how == 'in the question' else f' {x.score:.3f}'})"
                        for x in walk.linked) or "none"
-    rec.add(kind="link", thought="Find the question's entities in the graph.", decision=f"linked: {linked}",
-            query=trace.question)
+    linked_zh = "、".join(f"{x.entity}（{'出现在问题里' if x.how == 'in the question' else f'按相似度 {x.score:.3f}'}）"
+                         for x in walk.linked) or "无"
+    rec.add(kind="link", thought="Find the question's entities in the graph.",
+            decision=say(f"linked: {linked}", f"链接到：{linked_zh}"), query=trace.question)
     nodes = walk.subgraph()["nodes"]
     rec.add(kind="walk", thought="Walk two hops from them; keep the relations on the way.",
-            decision=f"{len(nodes)} entities reached, {len(walk.relations)} relations: "
-                     + "; ".join(relation_line(r, r["chunk_id"]) for r in walk.relations[:4]))
+            decision=say(f"{len(nodes)} entities reached, {len(walk.relations)} relations: "
+                         + "; ".join(relation_line(r, r["chunk_id"]) for r in walk.relations[:4]),
+                         f"走到 {len(nodes)} 个实体、{len(walk.relations)} 条关系："
+                         + "；".join(relation_line(r, r["chunk_id"]) for r in walk.relations[:4])))
     plain = {h.chunk_id for h in trace.retrieval.hybrid[: settings.recall_n]}
     brought = [h.chunk_id for h in trace.candidates if h.chunk_id not in plain]
     rec.add(kind="retrieve", thought="Fuse the graph's chunks with dense + BM25 (RRF).",
-            decision=f"{len(trace.contexts)} chunks to the prompt; the graph brought in "
-                     f"{', '.join(index.chunk(c).ref for c in brought) or 'nothing hybrid had not'}",
+            decision=say(f"{len(trace.contexts)} chunks to the prompt; the graph brought in "
+                         f"{', '.join(index.chunk(c).ref for c in brought) or 'nothing hybrid had not'}",
+                         f"{len(trace.contexts)} 个块进入提示词；图谱带来了 "
+                         f"{', '.join(index.chunk(c).ref for c in brought) or '混合检索没有的：无'}"),
             query=trace.question, hits=hits_of(index, trace.final),
             seconds=sum(v for k, v in trace.timings.items() if k in ("retrieve", "rerank")))
     trace.graph_block = graph_block(walk.relations, {c.chunk_id: c.ref for c in trace.contexts})
     trace.backends["graph"] = graph.extractor
     answer_from(trace, index, generator, control, on_delta)
-    rec.add(kind="draft", thought="Answer from the chunks and the relations.", decision="answered",
+    rec.add(kind="draft", thought="Answer from the chunks and the relations.", decision=say("answered", "已回答"),
             prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
             seconds=trace.timings.get("generate", 0.0))
     lt.final = trace
@@ -93,13 +100,15 @@ def graph_global(question: str, index, settings: AskSettings, generator, chat=No
     texts, written_by = summaries(graph, chat, control)
     ids = [c.cid for c in graph.communities if texts.get(c.cid)]
     if not ids:
-        lt.notes.append("the graph has no communities (no entities were extracted)")
+        lt.notes.append(say("the graph has no communities (no entities were extracted)",
+                            "图里没有社区（没有抽取到实体）"))
     vecs = np.asarray(index.embedder.embed_documents([texts[i] for i in ids]), dtype=np.float32) if ids else None
     qv = np.asarray(index.embedder.embed_queries([question])[0], dtype=np.float32)
     sims = (vecs @ qv / (np.linalg.norm(vecs, axis=1) * np.linalg.norm(qv) + 1e-12)) if ids else np.zeros(0)
     top = [ids[i] for i in np.argsort(-sims)[:GLOBAL_COMMUNITIES]]
     rec.add(kind="decide", thought="Rank the communities by how close their summaries are to the question.",
-            decision=f"communities {', '.join(str(c) for c in top) or 'none'} (summaries by {written_by})")
+            decision=say(f"communities {', '.join(str(c) for c in top) or 'none'} (summaries by {written_by})",
+                         f"社区 {', '.join(str(c) for c in top) or '无'}（概要由 {written_by} 写）"))
     lang = detect_lang(question)
     points = []
     for cid in top:
@@ -111,7 +120,8 @@ def graph_global(question: str, index, settings: AskSettings, generator, chat=No
         said = short_reply(chat, messages, MAP_TOKENS, control).strip()
         keep = bool(said) and not said.startswith(IRRELEVANT)
         rec.add(kind="map", thought=f"What does community {cid} say about the question?",
-                decision=("kept: " if keep else "left out: ") + said[:120], prompt=messages, raw=said,
+                decision=say(("kept: " if keep else "left out: ") + said[:120],
+                             ("保留：" if keep else "略去：") + said[:120]), prompt=messages, raw=said,
                 seconds=time.perf_counter() - t1)
         if keep:
             points.append((cid, said))
@@ -120,9 +130,10 @@ def graph_global(question: str, index, settings: AskSettings, generator, chat=No
     # the gate, compression and fill-in serve a question one passage answers; a question about the whole corpus is
     # answered from its communities' points, so they are off here (the trace says so)
     trace = gather(question, index, replace(settings, rerank=False, gate=False, compress=False, fill_in=False,
-                                            compare_no_rag=False), generator, None, chat, control)
-    trace.notes.append("graph-global: the answerability gate, compression and fill-in are off (the question is about "
-                       "the whole corpus; the communities' points are the evidence)")
+                                            rewrite="none", compare_no_rag=False), generator, None, chat, control)
+    trace.notes.append(say("graph-global: the answerability gate, compression and fill-in are off (the question is "
+                           "about the whole corpus; the communities' points are the evidence)",
+                           "全局图谱：能否回答的判断、资料压缩和补原文都关闭了（问题关于整个语料；社区要点就是证据）"))
     trace.contexts = [index.chunk(c) for c in chunk_ids] or trace.contexts
     refs = {c.chunk_id: c.ref for c in trace.contexts}
     lines = []
@@ -130,9 +141,10 @@ def graph_global(question: str, index, settings: AskSettings, generator, chat=No
         cites = "".join(f"[{refs[ch]}]" for ch in community[cid].chunk_ids[:CHUNKS_PER_COMMUNITY] if ch in refs)
         lines.append(f"- {point} {cites}".rstrip())
     trace.graph_block = "\n".join(lines)
-    trace.backends["graph"] = f"{graph.extractor}; community summaries by {written_by}"
+    trace.backends["graph"] = say(f"{graph.extractor}; community summaries by {written_by}",
+                                  f"{graph.extractor}；社区概要由 {written_by} 写")
     answer_from(trace, index, generator, control, on_delta)
-    rec.add(kind="draft", thought="Reduce: answer from the communities' points.", decision="answered",
+    rec.add(kind="draft", thought="Reduce: answer from the communities' points.", decision=say("answered", "已回答"),
             prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
             seconds=trace.timings.get("generate", 0.0))
     lt.final = trace

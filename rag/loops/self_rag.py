@@ -21,6 +21,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
+from rag.messages import say
 from rag.answer.citations import is_not_enough, strip_citations
 from rag.answer.prompt import build_no_rag_prompt
 from rag.ingest.language import detect_lang
@@ -70,21 +71,23 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
 
     need = decisions.needs_retrieval(chat, question, lang, control)
     if not need.answer:
+        p = f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""
         rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
-                decision=f"answer directly, without retrieval: the model judged it a greeting or small talk "
-                         f"(P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else
-                         "answer directly, without retrieval: the model judged it a greeting or small talk",
+                decision=say(f"answer directly, without retrieval: the model judged it a greeting or small talk{p}",
+                             f"直接回答，不检索：模型判断这是问候或闲聊{p.replace('(', '（').replace(')', '）')}"),
                 verdicts=(need,), seconds=need.seconds)
         t0 = time.perf_counter()
         lt.final = answer_directly(question, settings, generator, lang, control,
-                                   f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})")
+                                   say(f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})",
+                                       f"Self-RAG 没有检索：{need.asked} -> A（{need.raw}）"))
         lt.retrieved = False
-        rec.add(kind="answer", thought="Answer from the model's own knowledge.", decision="answered without retrieval",
+        rec.add(kind="answer", thought="Answer from the model's own knowledge.", decision=say("answered without retrieval", "不检索，直接回答了"),
                 prompt=lt.final.prompt.messages, raw=lt.final.answer, seconds=time.perf_counter() - t0)
         lt.seconds = time.perf_counter() - t_start
         return lt
     rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
-            decision="retrieve" + (f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""),
+            decision=say("retrieve" + (f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""),
+                         "检索" + (f"（P(需要事实) = {need.p_yes:.2f}）" if need.p_yes is not None else "")),
             verdicts=(need,), seconds=need.seconds)
 
     query, kept, best, best_share, best_round, tried = question, [], None, -1.0, 0, {question}
@@ -96,7 +99,8 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
         if query != question:
             trace.rewrites["self-rag query"] = query
         rec.add(kind="retrieve", thought=f"Round {rnd}: search the knowledge base.", query=query,
-                decision=f"{len(trace.contexts)} chunks after hybrid retrieval and rerank",
+                decision=say(f"{len(trace.contexts)} chunks after hybrid retrieval and rerank",
+                             f"混合检索和重排后得到 {len(trace.contexts)} 个块"),
                 hits=hits_of(index, trace.final), seconds=time.perf_counter() - t0)
 
         seen = {c.chunk_id for c in kept}
@@ -106,32 +110,37 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
         dropped = [c.ref for c, v in zip(fresh, verdicts) if not v.answer]
         kept += new_kept
         rec.add(kind="grade", thought="Which of these chunks hold information for the question?",
-                decision=f"kept {', '.join(c.ref for c in new_kept) or 'none'}; dropped {', '.join(dropped) or 'none'}",
+                decision=say(f"kept {', '.join(c.ref for c in new_kept) or 'none'}; dropped {', '.join(dropped) or 'none'}",
+                             f"保留 {', '.join(c.ref for c in new_kept) or '无'}；丢掉 {', '.join(dropped) or '无'}"),
                 verdicts=tuple(verdicts), seconds=sum(v.seconds for v in verdicts))
         if not kept and rnd < lt.budget:
             query = _rewrite(rec, chat, question, lang, None, tried, control)
             continue
         if rnd > 1 and not new_kept and best is not None:  # the same chunks would give the same draft
-            lt.notes.append(f"round {rnd} found no new relevant chunk: kept draft {best_round} "
-                            f"({best_share:.0%} of its sentences supported) instead of writing it again")
+            lt.notes.append(say(f"round {rnd} found no new relevant chunk: kept draft {best_round} "
+                                f"({best_share:.0%} of its sentences supported) instead of writing it again",
+                                f"第 {rnd} 轮没有找到新的相关块：保留第 {best_round} 稿（{best_share:.0%} 的句子有支撑），不再重写"))
             break
 
         trace.contexts = list(kept)
         if dropped:
-            trace.notes.append(f"Self-RAG dropped chunks it judged irrelevant: {', '.join(dropped)}")
+            trace.notes.append(say(f"Self-RAG dropped chunks it judged irrelevant: {', '.join(dropped)}",
+                                   f"Self-RAG 丢掉了它判为无关的块：{', '.join(dropped)}"))
         if not kept:
-            trace.notes.append("Self-RAG judged no retrieved chunk relevant in any round: the prompt has no context")
+            trace.notes.append(say("Self-RAG judged no retrieved chunk relevant in any round: the prompt has no context",
+                                   "Self-RAG 在每一轮都判定检索到的块无关：提示词里没有资料"))
         t0 = time.perf_counter()
         answer_from(trace, index, generator, control)
         rec.add(kind="draft", thought=f"Draft an answer from the {len(kept)} kept chunks.",
-                decision=f"draft {rnd} written", prompt=trace.prompt.messages, raw=trace.answer,
+                decision=say(f"draft {rnd} written", f"写好了第 {rnd} 稿"), prompt=trace.prompt.messages, raw=trace.answer,
                 seconds=time.perf_counter() - t0)
 
         claims = [s for s in trace.audit.sentences if s.label != "not-enough"] if trace.audit else []
         if is_not_enough(trace.answer) or not claims:
             share, unsupported = (1.0 if kept else 0.0), None
             rec.add(kind="check", thought="Is every sentence of the draft supported?",
-                    decision="the draft says the context is not enough: nothing to check")
+                    decision=say("the draft says the context is not enough: nothing to check",
+                                 "草稿说资料不足：没有可核对的句子"))
         else:
             t0 = time.perf_counter()
             chunks = {c.ref: c.text for c in kept}
@@ -141,8 +150,9 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
             share = sum(good) / len(good)
             unsupported = next((s.sentence for s, ok in zip(claims, good) if not ok), None)
             rec.add(kind="check", thought="Is every sentence of the draft supported by the kept chunks?",
-                    decision=f"{sum(good)} of {len(good)} sentences supported (" +
-                             ", ".join(x.label for x in supports) + ")",
+                    decision=say(f"{sum(good)} of {len(good)} sentences supported ("
+                                 + ", ".join(x.label for x in supports) + ")",
+                                 f"{len(good)} 句中有 {sum(good)} 句有支撑（" + "、".join(x.label for x in supports) + "）"),
                     verdicts=tuple(x.opinion for x in supports if x.opinion is not None), supports=tuple(supports),
                     seconds=time.perf_counter() - t0)
         if share >= best_share:
@@ -152,8 +162,9 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
         if rnd < lt.budget:
             query = _rewrite(rec, chat, question, lang, unsupported, tried, control)
         else:
-            lt.notes.append(f"support still failed after {lt.budget} retrieval rounds (the budget): kept the "
-                            f"best-supported draft ({best_share:.0%} of its sentences supported)")
+            lt.notes.append(say(f"support still failed after {lt.budget} retrieval rounds (the budget): kept the "
+                                f"best-supported draft ({best_share:.0%} of its sentences supported)",
+                                f"检索了 {lt.budget} 轮（预算用完）仍有句子缺少支撑：保留支撑最好的一稿（{best_share:.0%} 的句子有支撑）"))
     lt.final = best
     lt.seconds = time.perf_counter() - t_start
     return lt
@@ -165,10 +176,11 @@ def _rewrite(rec: Recorder, chat, question: str, lang: str, unsupported: str | N
     messages = decisions.rewrite_messages(question, lang, unsupported)
     raw = short_reply(chat, messages, REWRITE_TOKENS, control)
     query = decisions.parse_query(raw)
-    how = "the model's rewrite"
+    how = say("the model's rewrite", "模型改写的查询")
     if not query or query in tried:
         query = f"{question} {strip_citations(unsupported or '').strip()}".strip()
-        how = "the model's rewrite was empty or already tried: question + the unsupported sentence"
+        how = say("the model's rewrite was empty or already tried: question + the unsupported sentence",
+                  "模型的改写是空的或已经试过：用问题 + 缺少支撑的那句话")
     tried.add(query)
     why = "a sentence lacked support" if unsupported else "no retrieved chunk was relevant"
     rec.add(kind="rewrite", thought=f"Search again: {why}.", query=query, decision=how, prompt=messages, raw=raw,

@@ -12,6 +12,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
+from rag.messages import say
 from rag.errors import ConfigError
 from rag.loops.agent import MAX_STEPS, agent
 from rag.loops.graph_rag import GLOBAL_COMMUNITIES, graph_global, graph_local
@@ -36,9 +37,10 @@ def plain(question: str, index, settings: AskSettings, generator, chat=None, rer
     lt = LoopTrace("plain", trace.question, budget=1)
     rec = Recorder(lt, on_step)
     rec.add(kind="retrieve", thought="Search once with the question.",
-            decision=f"{len(trace.contexts)} chunks to the prompt", query=trace.question, hits=hits_of(index, trace.final),
+            decision=say(f"{len(trace.contexts)} chunks to the prompt", f"{len(trace.contexts)} 个块进入提示词"),
+            query=trace.question, hits=hits_of(index, trace.final),
             seconds=sum(v for k, v in trace.timings.items() if k in ("retrieve", "rerank", "rewrite")))
-    rec.add(kind="draft", thought="Answer from them.", decision="answered",
+    rec.add(kind="draft", thought="Answer from them.", decision=say("answered", "已回答"),
             prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
             seconds=trace.timings.get("generate", 0.0))
     lt.final = trace

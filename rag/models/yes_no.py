@@ -26,6 +26,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from rag.messages import say
 from rag.errors import LLMError
 from rag.models.llm import ChatBackend, RunControl
 
@@ -67,14 +68,15 @@ def ask_yes_no(chat: ChatBackend, messages: list[dict], lang: str, asked: str, d
     if chat.supports_logprobs:
         p_y, p_n = _two_way(chat, messages, yes, no, control)
         raw = f"P({'/'.join(yes)})={p_y:.3f} P({'/'.join(no)})={p_n:.3f}"
-        how = "next-token probabilities"
+        how = say("next-token probabilities", "下一个词元的概率")
         if null:
             pairs = [_two_way(chat, m, yes, no, control) for m in null]
             n_y, n_n = (sum(p[0] for p in pairs) / len(pairs), sum(p[1] for p in pairs) / len(pairs))
             if n_y > 0 and n_n > 0:
                 raw += f"; content-free P({'/'.join(yes)})={n_y:.3f} P({'/'.join(no)})={n_n:.3f}"
                 p_y, p_n = p_y / n_y, p_n / n_n
-                how = f"next-token probabilities, calibrated on {len(null)} content-free prompts"
+                how = say(f"next-token probabilities, calibrated on {len(null)} content-free prompts",
+                          f"下一个词元的概率，用 {len(null)} 个无内容提示校准")
         p = p_y / (p_y + p_n) if p_y + p_n > 0 else 0.5
         return Verdict(asked, messages, raw, p, p >= 0.5, how, time.perf_counter() - t0)
     reply = chat.complete(messages, control=control)
@@ -86,9 +88,10 @@ def ask_yes_no(chat: ChatBackend, messages: list[dict], lang: str, asked: str, d
     else:
         said_yes, said_no = bool(_REPLY_YES.match(text)), bool(_REPLY_NO.match(text))
     if said_yes and not said_no:
-        answer, how = True, "reply text"
+        answer, how = True, say("reply text", "回复的文字")
     elif said_no and not said_yes:
-        answer, how = False, "reply text"
+        answer, how = False, say("reply text", "回复的文字")
     else:
-        answer, how = default, f"reply text, unparsable: default ({'yes' if default else 'no'}) kept"
+        answer, how = default, say(f"reply text, unparsable: default ({'yes' if default else 'no'}) kept",
+                                   f"回复的文字读不懂：保留默认（{'是' if default else '否'}）")
     return Verdict(asked, messages, text[:200], None, answer, how, time.perf_counter() - t0)

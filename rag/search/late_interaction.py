@@ -25,6 +25,7 @@ import weakref
 
 import numpy as np
 
+from rag.messages import say
 from rag.models.token_vectors import TokenVectors, token_vectors
 from rag.search.hits import Hit
 
@@ -117,8 +118,9 @@ class TokenMaxSimReranker:
     def __init__(self, embedder):
         token_vectors(embedder, "x", is_query=True)  # no token vectors here: ModelUnavailableError, now
         self.embedder = embedder
-        self.label = (f"token-maxsim (late interaction over {getattr(embedder, 'name', 'the embedder')}'s token "
-                      "vectors; not a cross-encoder)")
+        name = getattr(embedder, "name", "the embedder")
+        self.label = say(f"token-maxsim (late interaction over {name}'s token vectors; not a cross-encoder)",
+                         f"token-maxsim（基于 {name} 词元向量的后期交互；不是交叉编码器）")
 
     def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
         if not texts:

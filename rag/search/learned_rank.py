@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rag.messages import say
 from rag.errors import ModelUnavailableError
 from rag.search.rank_features import FEATURES, features
 
@@ -97,10 +98,13 @@ class LearnedReranker:
         self._lock = threading.Lock()  # a ranker may be shared by threads (an evaluation's): one prediction at a time
         trained_on = self.recipe.get("trained_on", "cmrc2018 trial")
         trained_with = self.recipe.get("embedder", "?")
-        other = f", used with {embedder_name}, which has no model of its own" if embedder_name and \
-            embedder_name != trained_with else ""
-        self.label = (f"learned ranker (LightGBM LambdaMART, {len(FEATURES)} features, trained on {trained_on} with "
-                      f"{trained_with}'s features{other}; not a cross-encoder)")
+        borrowed = bool(embedder_name) and embedder_name != trained_with
+        other = f", used with {embedder_name}, which has no model of its own" if borrowed else ""
+        other_zh = f"，用在没有自己模型的 {embedder_name} 上" if borrowed else ""
+        self.label = say(f"learned ranker (LightGBM LambdaMART, {len(FEATURES)} features, trained on {trained_on} with "
+                         f"{trained_with}'s features{other}; not a cross-encoder)",
+                         f"学习型排序器 learned ranker（LightGBM LambdaMART，{len(FEATURES)} 个特征，用 {trained_with} 的特征在 {trained_on} "
+                         f"上训练{other_zh}；不是交叉编码器）")
 
     def importance(self) -> dict[str, float]:
         """feature -> its share of the model's total gain (how much its splits improved the objective)."""
@@ -121,8 +125,10 @@ class LearnedReranker:
         """Scores of the candidates `chunk_ids` for `query` over `index`, and each one's Why."""
         trained = self.recipe.get("embedder")
         if control is not None and trained and getattr(index.embedder, "name", trained) != trained:
-            control.note(f"the learned ranker was trained on {trained}'s cosines; this index uses "
-                         f"{index.embedder.name}, whose cosines sit on another scale: its order may be worse")
+            control.note(say(f"the learned ranker was trained on {trained}'s cosines; this index uses "
+                             f"{index.embedder.name}, whose cosines sit on another scale: its order may be worse",
+                             f"学习型排序器是用 {trained} 的余弦相似度训练的；这个索引用的是 {index.embedder.name}，"
+                             "余弦的尺度不同：它排出的顺序可能更差"))
         rows = features(index, query, chunk_ids)
         scores, contrib = self.predict(rows.values)
         why = [Why(cid, rows.row(i), dict(zip(FEATURES, contrib[i, :-1].tolist())), float(contrib[i, -1]))

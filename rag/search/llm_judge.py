@@ -23,6 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from rag import config
+from rag.messages import say
 from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
 from rag.models.llm import RunControl
 from rag.ingest.language import detect_lang
@@ -55,8 +56,10 @@ class LLMJudgeReranker:
         self.chat = chat
         self.budget_s = default_budget() if budget_s is None else float(budget_s)
         self.max_chars = int(max_chars)
-        self.label = (f"LLM judge ({chat.label}): P(yes) after a judging prompt, pointwise; not a cross-encoder; "
-                      f"judges candidates for up to {self.budget_s:g} s per query")
+        self.label = say(f"LLM judge ({chat.label}): P(yes) after a judging prompt, pointwise; not a cross-encoder; "
+                         f"judges candidates for up to {self.budget_s:g} s per query",
+                         f"LLM 评委 LLM judge（{chat.label}）：判断提示词之后的 P(是)，逐个打分；不是交叉编码器；每个问题最多评 "
+                         f"{self.budget_s:g} 秒")
         self._totals = [0, 0.0, 0]  # pairs judged, seconds judging, candidates offered (all calls, for reports)
         self._totals_lock = threading.Lock()
 
@@ -101,7 +104,8 @@ class LLMJudgeReranker:
             except LLMError as exc:  # e.g. a passage that does not fit the window: not judged, not fatal, said
                 failed.append(str(exc))
         if failed:
-            control.note(f"the LLM judge could not judge {len(failed)} of {len(texts)} candidates ({failed[0]})")
+            control.note(say(f"the LLM judge could not judge {len(failed)} of {len(texts)} candidates ({failed[0]})",
+                             f"LLM 评委没能评 {len(texts)} 个候选中的 {len(failed)} 个（{failed[0]}）"))
         with self._totals_lock:
             self._totals[0] += int((~np.isnan(out)).sum())
             self._totals[1] += time.perf_counter() - t0

@@ -37,6 +37,8 @@ from typing import Protocol
 
 import numpy as np
 
+from rag.messages import join, localized, say
+from rag.messages import join, say
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.search.hits import Hit
 from rag.models.hub import load_model, use_short_timeouts
@@ -121,7 +123,9 @@ class CrossEncoderReranker:
             lambda n, **kw: CrossEncoder(n, device="cpu", max_length=max_length, **kw),
             model_name_or_path, "cross-encoder", ALTERNATIVES)
         local = source == "local directory"
-        self.label = f"cross-encoder {Path(model_name_or_path).name + ' (local directory)' if local else model_name_or_path}"
+        shown = Path(model_name_or_path).name if local else model_name_or_path
+        self.label = say(f"cross-encoder {shown}{' (local directory)' if local else ''}",
+                         f"交叉编码器 {shown}{'（本地目录）' if local else ''}")
 
     def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
         if not texts:
@@ -144,10 +148,11 @@ class SentenceMaxSimReranker:
         self.embedder = embedder
         self.chunk_weight = chunk_weight
         blend = f", blended {chunk_weight:g} with whole-chunk cosine" if chunk_weight else ""
-        self.label = (
-            "sentence-maxsim (offline fallback, not a cross-encoder): best-sentence cosine with "
-            f"{getattr(embedder, 'label', getattr(embedder, 'name', 'the embedder'))}{blend}"
-        )
+        blend_zh = f"，与整块余弦按 {chunk_weight:g} 加权混合" if chunk_weight else ""
+        emb = getattr(embedder, "label", getattr(embedder, "name", "the embedder"))
+        self.label = say(f"sentence-maxsim (offline fallback, not a cross-encoder): best-sentence cosine with {emb}{blend}",
+                         f"句子最大相似度 sentence-maxsim（离线替身，不是交叉编码器）：用 {localized(emb, 'zh')} 算最相关句子的"
+                         f"余弦{blend_zh}")
 
     def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
         if not texts:
@@ -228,9 +233,11 @@ def rerank(
     after = {ordered[i].chunk_id: r for r, i in enumerate(order[:top_k], 1)}
     hits = [Hit(ordered[i].chunk_id, float(scores[i]), r, "rerank") for r, i in enumerate(order[:top_k], 1)]
     moves = [RerankMove(h.chunk_id, h.rank, after.get(h.chunk_id), float(scores[i])) for i, h in enumerate(ordered)]
-    note = f"judged {int((~unscored).sum())} of {len(ordered)} candidates within the time budget; the rest keep " \
-           "their retrieval order after them" if unscored.any() else ""
-    note = "; ".join([note, *control.notes[said:]] if note else control.notes[said:])  # e.g. the judge's failures
+    judged = int((~unscored).sum())
+    note = say(f"judged {judged} of {len(ordered)} candidates within the time budget; the rest keep their retrieval "
+               "order after them", f"在时间预算内评了 {len(ordered)} 个候选中的 {judged} 个；其余的按检索顺序排在后面") \
+        if unscored.any() else ""
+    note = join([note, *control.notes[said:]] if note else control.notes[said:])  # e.g. the judge's failures
     return RerankResult(hits, moves, reranker.label, bool(reranker.is_fallback), note, why)
 
 
