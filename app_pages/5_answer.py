@@ -83,8 +83,8 @@ if trace is None or regenerate:
     memo.remember("trace", key, trace)
 ss["answer.last_trace"] = trace  # the trace the export buttons and the evaluation drill-down read
 if gen.is_fallback:
-    gen_box.warning(f"{t('generator')}: {md_escape(loc(gen.label))} · {t('fallback')}. {tr('原因', 'Why')}: "
-                    f"{md_escape(loc(gen.reason))}. "
+    gen_box.warning(f"{t('generator')}{tr('：', ': ')}{md_escape(loc(gen.label))} · {t('fallback')}{tr('。', '. ')}"
+                    f"{tr('原因：', 'Why: ')}{md_escape(loc(gen.reason))}{tr('。', '. ')}"
                     + tr("安装随附的本地模型，或在左侧“大模型设置”中填写接口，即可使用真正的语言模型。",
                          "Install the bundled local model, or fill in the sidebar's LLM settings, to use a real "
                          "language model."), icon=":material/warning:")
