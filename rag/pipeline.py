@@ -196,8 +196,10 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
                                        f"模型的回答漏掉了抽取式替身会引用的 {len(trace.fill_in)} 句中的 {len(added)} 句："
                                        f"已用「」补在后面（{refs}）"))
     with _timed(trace, "audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
+        rules = trace.prompt.messages[0]["content"] if trace.prompt and trace.prompt.messages else ""
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
-                            question=trace.question, opinion=_opinion(trace, opinion_chat, control))
+                            question=trace.question, opinion=_opinion(trace, opinion_chat, control),
+                            instructions=rules)
     _keep_notes(trace, control)
     return trace
 

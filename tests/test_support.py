@@ -5,6 +5,7 @@ nothing fails."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -218,3 +219,66 @@ def test_a_word_that_carries_its_own_negation_counts():
     chunk = "token 数有什么用？\ntoken 数决定上下文占用和 API 计费，同一段话在不同模型上的 token 数可能不同。"
     assert label("token 数决定 API 计费。", chunk) == "supported"
     assert label("token 数与 API 计费无关。", chunk) == "contradicted"
+
+
+# -------------------------------------------------- verbatim copies, counted numbers, lead-ins, prompt echoes
+# Cases from a teacher's try of the app over an uploaded lecture (tests/fixtures/db_index_lecture.md): the audit
+# called verbatim quotes with a negation "contradicted", passed "B+ 树通常有 2 层" on the 2 of "b = 2", and took a
+# lead-in that copies the system prompt for content.
+
+LECTURE = (Path(__file__).parent / "fixtures" / "db_index_lecture.md").read_text("utf-8")
+SECTION_4 = LECTURE[LECTURE.index("## 四"):LECTURE.index("## 五")]
+RRF_FULL = ("RRF（倒数排名融合）是怎么计算的？\nRRF 由 Cormack 等人于 2009 年提出。文档 d 的融合分数为它在各列表中 1/(k + rank) "
+            "的总和，rank 是名次（从 1 开始），没出现在某个列表中则该项记为 0；k 是平滑常数，通常取 60。")
+
+
+@pytest.mark.parametrize("sentence, chunk", [
+    ("「文档 d 的融合分数为它在各列表中 1/(k + rank) 的总和，…没出现在某个列表中则该项记为 0；…」", RRF_FULL),
+    ("「如果查询需要的列都已经包含在二级索引里，就不必回表，这种情况叫覆盖索引。」", LECTURE),
+    ("「B+ 树的非叶子节点只存键和指向子节点的指针，不存整行数据，因此一页能放下很多个键，树的扇出很大。」", LECTURE),
+    ("InnoDB 的主键索引是聚簇索引。", LECTURE),
+])
+def test_a_sentence_copied_from_its_evidence_is_supported(sentence, chunk):
+    found = check_sentence(sentence, {"c": chunk})
+    assert found.label == "supported" and [c.name for c in found.checks] == ["verbatim"], found.reasons("zh")
+
+
+@pytest.mark.parametrize("sentence", [
+    "叶子节点只存键和指向子节点的指针，不存整行数据。",  # drops the 非 of 非叶子节点: not the chunk's claim
+    "「…叶子节点只存键和指向子节点的指针…」",
+    "可以用上 (a, b) 索引。",  # a stretch that ends inside the chunk's clause
+])
+def test_a_piece_of_the_chunk_cut_out_of_its_clause_is_no_copy(sentence):
+    found = check_sentence(sentence, {"c": LECTURE})
+    assert "verbatim" not in {c.name for c in found.checks}
+
+
+@pytest.mark.parametrize("right, wrong, chunk", [
+    ("B+ 树一般只有 3 层。", "B+ 树通常有 2 层。", SECTION_4 + LECTURE),  # the 2 of "WHERE b = 2" counts no layers
+    ("InnoDB 默认的页大小是 16KB。", "InnoDB 默认的页大小是 8KB。", LECTURE),  # a size written against its unit is a number
+])
+def test_a_number_binds_to_what_it_counts(right, wrong, chunk):
+    assert label(right, chunk) == "supported"
+    assert label(wrong, chunk) != "supported"
+
+
+def test_a_counted_number_is_not_backed_by_a_value_assigned_to_something_else():
+    found = check_sentence("B+ 树通常有 2 层。", {"c": SECTION_4})
+    assert found.label == "unsupported" and "b = 2" in found.reasons("zh")[0]
+
+
+def test_a_lead_in_is_not_content_and_what_follows_it_is_checked():
+    assert label("根据资料中的原词、数字和公式，", LECTURE) == "restates-question"
+    assert label("根据资料，InnoDB 默认的页大小是 16KB。", LECTURE) == "supported"
+    assert label("According to the context, each student has 20 GB in the home directory.", CLUSTER) == "supported"
+    assert label("根据资料，InnoDB 默认的页大小是 8KB。", LECTURE) != "supported"
+
+
+def test_a_sentence_that_only_repeats_the_prompts_rules_states_no_fact():
+    from rag.answer.prompt import SYSTEM_ANSWER_FIRST
+
+    rules = SYSTEM_ANSWER_FIRST["zh"]
+    echo = check_sentence("照抄资料里的原词、数字和公式，不要复述问题。", {"c": LECTURE}, "B+ 树有几层？", instructions=rules)
+    assert echo.label == "restates-question" and echo.failed[0].name == "echo"
+    fact = check_sentence("B+ 树一般只有 3 层。", {"c": LECTURE}, "B+ 树有几层？", instructions=rules)
+    assert fact.label == "supported"

@@ -133,12 +133,14 @@ def audit(
     numbers: Mapping[int, str] | None = None,
     question: str = "",
     opinion: Opinion | None = None,
+    instructions: str = "",
 ) -> CitationAudit:
     """Check an answer's citations against `contexts` (ref -> chunk text, in prompt order).
 
     `embedder` adds the cosine to each evidence span; `numbers` maps bare [n] to refs; `question` lets a
-    sentence that only restates it be labelled so; `opinion` asks a model for its second opinion on each
-    sentence the checks call supported (rag/answer/support.py)."""
+    sentence that only restates it be labelled so, and `instructions` (the prompt's rules) one that only repeats
+    them; `opinion` asks a model for its second opinion on each sentence the checks call supported
+    (rag/answer/support.py)."""
     contexts = dict(contexts)
     checker = Checker(embedder=embedder, opinion=opinion)
     sentences = split_sentences(answer or "", semicolons=False)  # "A；B[ref]。" is one cited claim
@@ -155,7 +157,7 @@ def audit(
             supports.append(SentenceSupport(sentence, refs, None, 0.0, "not-enough"))
             continue
         if not refs:
-            found = _best(checker, claim, contexts, question)
+            found = _best(checker, claim, contexts, question, instructions)
             supports.append(SentenceSupport(
                 sentence, refs, None, 0.0, "no-citation", found.evidence.ref if found and found.evidence else None,
                 found.label if found else None, found))
@@ -164,7 +166,7 @@ def audit(
         if not cited_chunks or not claim:
             supports.append(SentenceSupport(sentence, refs, None, 0.0, "unsupported"))
             continue
-        found = checker.check(claim, cited_chunks, question)
+        found = checker.check(claim, cited_chunks, question, instructions)
         supports.append(SentenceSupport(sentence, refs, found.cosine, found.coverage, found.label, support=found))
 
     with_refs = [s for s in supports if s.refs]
@@ -189,10 +191,11 @@ def best_support(claims: Sequence[str], contexts: Mapping[str, str], embedder=No
     return [_best(checker, claim, dict(contexts), question) for claim in claims]
 
 
-def _best(checker: Checker, claim: str, contexts: Mapping[str, str], question: str) -> Support | None:
+def _best(checker: Checker, claim: str, contexts: Mapping[str, str], question: str,
+          instructions: str = "") -> Support | None:
     if not contexts or len([u for u in read(claim).units if u.kind != "num"]) < 2:
         return None  # "1." or "**方法**：" is a list marker or a heading, not a claim to support
-    return checker.check(claim, contexts, question)
+    return checker.check(claim, contexts, question, instructions)
 
 
 class CitationStream:

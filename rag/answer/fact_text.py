@@ -29,7 +29,10 @@ from rag.index.tokenize import jieba_spans, load_stopwords
 _NUM = r"\d+(?:[:：]\d+)+|\d+/\d+|\d+(?:\.\d+)?(?:e[-+]?\d+)?%?"
 _LATIN = r"[A-Za-z][A-Za-z0-9]*(?:['@_\-+.][A-Za-z0-9]+)*"
 # A number is not a number inside a name (Recall@10, k1) or a formula's numerator (1/r, 1/(k + rank)).
-_TOKEN = re.compile(rf"(?P<num>(?<![A-Za-z0-9_@.])(?:{_NUM})(?![A-Za-z0-9_@]|/[A-Za-z(]))|(?P<latin>{_LATIN})")
+# A size written against its unit ("16KB", "8 GB") is a number too; other letters after digits make a name (3D, e5).
+_SIZE = r"(?:[KMGT]B|[kmgt]b)"
+_TOKEN = re.compile(rf"(?P<num>(?<![A-Za-z0-9_@.])(?:{_NUM})(?={_SIZE}(?![A-Za-z0-9_@])|(?![A-Za-z0-9_@]|/[A-Za-z(])))"
+                    rf"|(?P<latin>{_LATIN})")
 _ZH_NUMERAL = re.compile(rf"([零两二三四五六七八九十百千万]+)(?=[{lex.MEASURE_ZH}]|分钟|小时)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _CLAUSE_ZH = re.compile(r"[，,；;：:、。！？!?\n]")

@@ -29,6 +29,7 @@ Not handled here: finding the citations (citations.py), the no-RAG answer's sear
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -106,29 +107,35 @@ class Checker:
     supported_coverage: float = SUPPORTED_COVERAGE
     weak_coverage: float = WEAK_COVERAGE
 
-    def check(self, sentence: str, chunks: Mapping[str, str], question: str = "") -> Support:
+    def check(self, sentence: str, chunks: Mapping[str, str], question: str = "", instructions: str = "") -> Support:
         """The best support `sentence` finds among `chunks` (ref -> text): see the module docstring."""
-        return check_sentence(sentence, chunks, question, self)
+        return check_sentence(sentence, chunks, question, self, instructions)
 
 
 def check_sentence(sentence: str, chunks: Mapping[str, str], question: str = "",
-                   checker: Checker | None = None) -> Support:
-    """The best Support for `sentence` over `chunks`: highest label, then highest coverage, first chunk on ties."""
+                   checker: Checker | None = None, instructions: str = "") -> Support:
+    """The best Support for `sentence` over `chunks`: highest label, then highest coverage, first chunk on ties.
+    `instructions`: the prompt's rules, so a sentence that only repeats them is not taken for content."""
     checker = checker or Checker()
     claim = (sentence or "").strip()
-    s = read(claim)
+    body = strip_lead_in(claim)  # "根据资料，…": the lead-in is no content; what follows it is checked
+    if not body:
+        return Support(claim, "restates-question", None, (LEAD_IN_ONLY,))
+    s = read(body)
     lang = "zh" if s.zh else "en"
     if not s.units:
         return Support(claim, "unsupported", None, (Check("coverage", False, "这句话没有可以核对的内容词。",
                                                            "the sentence has no content words to check."),))
-    candidates = [_judge(s, claim, ref, text, question, checker) for ref, text in chunks.items() if text]
+    echo = _echoes(s, question, instructions)
+    if echo is not None:
+        return Support(claim, "restates-question", None, (echo,))
+    candidates = [_judge(s, body, ref, text, question, checker) for ref, text in chunks.items() if text]
     if not candidates:
         return Support(claim, "unsupported", None, (Check("coverage", False, "没有可以核对的资料。",
                                                            "there is no chunk to check it against."),))
     best = max(candidates, key=lambda c: (_RANK[c.label], c.coverage, -candidates.index(c)))
     cosine = _cosine(checker.embedder, claim, best.evidence.text) if checker.embedder and best.evidence else None
-    best = Support(best.sentence, best.label, best.evidence, best.checks, best.coverage, cosine,
-                   heuristic_label=best.label)
+    best = Support(claim, best.label, best.evidence, best.checks, best.coverage, cosine, heuristic_label=best.label)
     if checker.opinion is not None and best.label == "supported" and best.evidence is not None:
         verdict = checker.opinion(claim, best.evidence.text, lang)
         p = verdict.p_yes
@@ -198,6 +205,10 @@ def _same(u: Unit, v: Unit) -> bool:
 
 def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker: Checker) -> Support:
     evidence, cov = align(s, ref, chunk)
+    if copied_from(claim, chunk):  # the chunk says it in these very words: no rule over words can find it wrong
+        restates = _restates(s, question)
+        checks = (VERBATIM,) + ((restates,) if restates is not None and not restates.passed else ())
+        return Support(claim, "restates-question" if len(checks) > 1 else "supported", evidence, checks, max(cov, 1.0))
     span, whole = read(evidence.text), read(chunk)
     checks = [c for c in (_numbers(s, span, whole), _binding(s, span), _swap(s, span, whole, evidence, title_of(chunk)),
                           _polarity(s, span), _new_terms(s, whole), _restates(s, question)) if c is not None]
@@ -217,6 +228,73 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
     return Support(claim, label, evidence, tuple(checks), cov)
 
 
+# ------------------------------------------------------------------------------ copies, lead-ins, echoes
+
+VERBATIM = Check("verbatim", True, "逐字抄自证据（引号、省略号和空白之外一字不差）",
+                 "copied word for word from the evidence (but for quote marks, ellipses and spaces)")
+LEAD_IN_ONLY = Check("restates", False, "只是套话（如“根据资料”），没有陈述事实",
+                     "only a lead-in (\"according to the context\"): it states no fact")
+_ELLIPSIS = re.compile(r"…+|\.{3,}|⋯+")
+_QUOTES = "「」『』“”‘’\"'《》"
+_WIDTH = str.maketrans("，。；：！？（）［］【】％＋－＝／", ",.;:!?()[][]%+-=/")
+MIN_COPY = 8  # characters of a copied piece (after normalising) for it to count as a copy, not a phrase
+# Lead-ins that say where an answer comes from and nothing else: "根据资料中的原词、数字和公式，", "According to the
+# context, ". Only a lead-in: the sentence states no fact; with more after it, what follows is checked.
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:根据|依据|按照|基于|参考|结合)(?:所给|提供的|给定的|上述|以上|上面的|检索到的)?(?:资料|上下文|文档|材料|内容|参考资料|信息)"
+    r"[^，,。；;：:]{0,24}[，,：:]?|(?:according to|based on|from|as stated in) the (?:context|contexts|documents?|"
+    r"materials?|sources?|passages?)[^,;:.]{0,40}[,:]?)\s*", re.I)
+
+
+def _flat(text: str) -> str:
+    """Text for a verbatim comparison: no spaces or quote marks, full-width punctuation as ASCII, lower case."""
+    text = re.sub(r"\n+", ".", text.translate(_WIDTH).lower())  # a line break ends a heading or a line: a boundary
+    return "".join(ch for ch in text if not ch.isspace() and ch not in _QUOTES)
+
+
+def copied_from(claim: str, chunk: str) -> bool:
+    """Is `claim` the chunk's own words: each piece between ellipses (…) a stretch of the chunk, and the copied
+    pieces MIN_COPY characters at least? Quote marks, spaces and the width of punctuation do not count."""
+    from rag.answer.citations import strip_citations  # citations imports this module
+
+    pieces = [_flat(p).strip(",.;:!?、") for p in _ELLIPSIS.split(strip_citations(claim))]
+    pieces = [p for p in pieces if p]
+    if not pieces or sum(map(len, pieces)) < MIN_COPY:
+        return False
+    text = _flat(chunk)
+    return all(_clause_copy(p, text) for p in pieces)
+
+
+def _clause_copy(piece: str, text: str) -> bool:
+    """`piece` occurs in `text` from a clause's start to a clause's end: "叶子节点只存键" inside "非叶子节点只存键" is
+    not the chunk's claim (it drops the 非), nor is "可以用上" inside "可以用上索引"."""
+    i = text.find(piece)
+    while i >= 0:
+        before = text[i - 1] if i else ","
+        after = text[i + len(piece)] if i + len(piece) < len(text) else "."
+        if not before.isalnum() and not after.isalnum():
+            return True
+        i = text.find(piece, i + 1)
+    return False
+
+
+def strip_lead_in(claim: str) -> str:
+    """`claim` without a lead-in that only says where the answer comes from ("" when that is all it is)."""
+    m = _LEAD_IN.match(claim)
+    return claim[m.end():].strip() if m else claim
+
+
+def _echoes(s: Reading, question: str, instructions: str) -> Check | None:
+    """A sentence whose every content word is the prompt's rules' (and the question's): it repeats the prompt."""
+    if not instructions.strip() or not s.units or any(u.kind == "num" for u in s.units):
+        return None  # a number is content (the rules' own numbers are list markers)
+    rules = read(f"{question}\n{instructions}")
+    if all(rules.found(u) or _all_generic(u.key) for u in s.units) and not all(read(question).found(u) for u in s.units):
+        return Check("echo", False, "这句话只是在复述提示词里的要求，没有陈述事实",
+                     "the sentence only repeats the prompt's instructions: it states no fact")
+    return None
+
+
 def _shown(units) -> str:
     return "、".join(dict.fromkeys(u.shown for u in units))
 
@@ -227,6 +305,14 @@ def _numbers(s: Reading, span: Reading, whole: Reading) -> Check | None:
         return None
     missing = [u for u in nums if not span.found(u)]
     here = [u for u in span.units if u.kind == "num"]
+    for u in nums:  # "B+ 树有 2 层" is not backed by the 2 of "WHERE b = 2": a counted 2 against an assigned one
+        measure = measure_after(s.text, u.end)
+        same = [v for v in here if v.key == u.key]
+        if measure and same and all(_assigned(span.text, v.start) for v in same):
+            where = span.text[max(0, same[0].start - 12):same[0].end].strip()
+            return Check("new-number", False, f"句子说 {u.shown} {measure}，证据里的 {u.shown} 是赋给别的量的值（“{where}”）",
+                         f"the sentence counts {u.shown} {measure}; the evidence's {u.shown} is a value given to something "
+                         f"else (\"{where}\")")
     for u in nums:
         unit = unit_after(s.text, u.end)
         theirs = {unit_after(span.text, v.end) for v in here if v.key == u.key}
@@ -242,6 +328,18 @@ def _numbers(s: Reading, span: Reading, whole: Reading) -> Check | None:
     return Check("numbers", False,
                  f"句中的 {_shown(missing)} 在证据里找不到（证据这里的数字是 {says}）",
                  f"the sentence says {_shown(missing)}, which the evidence does not (its numbers here: {says})")
+
+
+def measure_after(text: str, end: int) -> str | None:
+    """The Chinese measure word right after a number ending at `end` (2 层, 3 个), or a unit (16 KB); else None."""
+    rest = text[end:end + 3].lstrip()
+    return rest[0] if rest and rest[0] in lex.MEASURE_ZH else unit_after(text, end)
+
+
+def _assigned(text: str, start: int) -> bool:
+    """Is the number at `start` a value given to a name ("b = 2", "k：60", "top_k=5")?"""
+    before = text[max(0, start - 4):start].rstrip()
+    return bool(before) and before[-1] in "=＝:：<>≤≥"
 
 
 def unit_after(text: str, end: int) -> str | None:
