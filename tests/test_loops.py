@@ -384,3 +384,24 @@ def test_a_judge_call_that_fails_is_a_note_and_the_other_figures_stand(kb_index)
     assert res.scores["context precision"] is None
     assert any("context precision" in n and "broke" in n for n in res.notes)
     assert res.scores["answer relevancy"] is not None and res.scores["context recall"] is not None
+
+
+def test_self_rags_check_step_and_the_answer_audit_agree_on_every_sentence_of_the_multihop_answers(kb_index, gen):
+    """One support check behind every "supported": the loop's check step shows the audit's own label for each
+    sentence (the model's yes/no beside it, labelled), so the two never disagree, on every multi-hop question."""
+    from rag.evaluate.evaluation import load_queries
+    from pathlib import Path
+
+    queries = load_queries(Path(__file__).resolve().parents[1] / "data" / "multihop.jsonl")
+    chat = ScriptedChat(verdict=lambda m: _need(0.9)(m) or 0.3)  # the model doubts every sentence it is asked about
+    compared = 0
+    for q in queries:
+        lt = self_rag(q.query, kb_index, SETTINGS, gen, chat, max_rounds=1)
+        checks = [s for s in lt.steps if s.kind == "check" and s.supports]
+        if not checks:
+            continue
+        audit = [s for s in lt.final.audit.sentences if s.label != "not-enough"]
+        assert [x.label for x in checks[-1].supports] == [s.label for s in audit], q.query
+        assert "the audit:" in checks[-1].decision and "the model's yes/no:" in checks[-1].decision
+        compared += len(audit)
+    assert compared >= len(queries)  # every question's draft was checked, sentence by sentence

@@ -6,11 +6,12 @@
   greetings and questions alike; the labelled, calibrated form separated them.
 - `is_relevant`: does this chunk hold information for the question? Calibrated on the same prompt with the
   passage replaced by "N/A": a chunk is kept when it makes "yes" likelier than no passage at all does.
-- `check_support`: is this answer sentence supported by the kept chunks? The app's one fact checker
-  (rag/answer/support.py): the sentence is aligned to its evidence span and checked there; where the
-  checks let it through, the model gives its yes/no on that one sentence and span (raw, not calibrated: a
-  statement with no content is, rightly, unsupported, so a content-free prompt is no neutral baseline).
-  The answer audit, the judge's faithfulness and this decision so call "supported" the same thing.
+- `model_says`: the model's yes/no on one draft sentence and the evidence span the citation audit aligned it
+  to (raw, not calibrated: a statement with no content is, rightly, unsupported, so a content-free prompt is no
+  neutral baseline). The label of each sentence is the audit's own (rag/answer/support.py through
+  rag/answer/citations.audit: the sentence against the chunk it cites), so the loop's check step and the answer's
+  audit call "supported" the same thing; the model's word is shown beside it, labelled, and the loop searches
+  again when either one doubts a sentence.
 - `rewrite_query`: a new search query aimed at what the draft could not support.
 
 Which reading each decision uses was chosen on a few dozen messages, passages and statements written for
@@ -23,7 +24,7 @@ from __future__ import annotations
 import re
 
 from rag.answer.citations import strip_citations
-from rag.answer.support import Checker, Support, model_opinion
+from rag.answer.support import Support, model_opinion
 from rag.models.llm import RunControl
 from rag.models.yes_no import Verdict, ask_yes_no
 from rag.search.rewrite import parse_query_list
@@ -85,12 +86,13 @@ def is_relevant(chat, question: str, passage: str, lang: str, ref: str = "",
                       null=[relevance_messages(question, "N/A", lang)], control=control)
 
 
-def check_support(chat, chunks, sentence: str, question: str = "", embedder=None,
-                  control: RunControl | None = None) -> Support:
-    """The checker's finding for one draft sentence over the kept chunks (ref -> text), with the model's
-    second opinion where the checks call it supported."""
-    checker = Checker(embedder=embedder, opinion=model_opinion(chat, control=control))
-    return checker.check(strip_citations(sentence).strip(), dict(chunks), question)
+def model_says(chat, sentence: str, support: Support | None, lang: str,
+               control: RunControl | None = None) -> Verdict | None:
+    """The model's yes/no on `sentence` and the evidence span the audit found for it (None: no span to ask about,
+    the audit already calls the sentence unsupported)."""
+    if support is None or support.evidence is None:
+        return None
+    return model_opinion(chat, control=control)(strip_citations(sentence).strip(), support.evidence.text, lang)
 
 
 def rewrite_messages(question: str, lang: str, unsupported: str | None) -> list[dict]:

@@ -21,15 +21,16 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from rag.messages import say
 from rag.answer.citations import is_not_enough, strip_citations
+from rag.answer.support import Support
 from rag.answer.prompt import build_no_rag_prompt
 from rag.ingest.language import detect_lang
 from rag.loops import decisions
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.models.llm import RunControl, short_reply
 from rag.pipeline import answer_from, check_settings, gather, no_model_error
-from rag.trace import AskSettings, Trace
+from rag.messages import say
+from rag.trace import AskSettings, Trace, label_in
 
 MAX_ROUNDS = 2  # retrieval rounds: the first, and one more when support fails
 REWRITE_TOKENS = 48
@@ -143,18 +144,7 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
                                  "草稿说资料不足：没有可核对的句子"))
         else:
             t0 = time.perf_counter()
-            chunks = {c.ref: c.text for c in kept}
-            supports = [decisions.check_support(chat, chunks, s.sentence, question, index.embedder, control)
-                        for s in claims]
-            good = [x.label == "supported" for x in supports]
-            share = sum(good) / len(good)
-            unsupported = next((s.sentence for s, ok in zip(claims, good) if not ok), None)
-            rec.add(kind="check", thought="Is every sentence of the draft supported by the kept chunks?",
-                    decision=say(f"{sum(good)} of {len(good)} sentences supported ("
-                                 + ", ".join(x.label for x in supports) + ")",
-                                 f"{len(good)} 句中有 {sum(good)} 句有支撑（" + "、".join(x.label for x in supports) + "）"),
-                    verdicts=tuple(x.opinion for x in supports if x.opinion is not None), supports=tuple(supports),
-                    seconds=time.perf_counter() - t0)
+            share, unsupported = _check(rec, chat, claims, lang, control, t0)
         if share >= best_share:
             best, best_share, best_round = trace, share, rnd
         if unsupported is None:
@@ -168,6 +158,28 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
     lt.final = best
     lt.seconds = time.perf_counter() - t_start
     return lt
+
+
+def _check(rec: Recorder, chat, claims, lang: str, control: RunControl, t0: float) -> tuple[float, str | None]:
+    """The check step: each sentence's label is the answer audit's (the one support check of the app); the model's
+    yes/no on the same sentence and evidence span is asked and shown beside it. A sentence passes when the audit
+    calls it supported and the model does not say no. Returns (the share that passed, the first that did not)."""
+    supports = tuple(replace(s.support, label=s.label) if s.support is not None else Support(s.sentence, s.label, None)
+                     for s in claims)
+    verdicts = [decisions.model_says(chat, s.sentence, x, lang, control) for s, x in zip(claims, supports)]
+    audited = [s.label == "supported" for s in claims]
+    agreed = [v is None or v.answer for v in verdicts]
+    good = [a and m for a, m in zip(audited, agreed)]
+    n, asked = len(claims), [v for v in verdicts if v is not None]
+    yes = sum(v.answer for v in asked)
+    labels_en, labels_zh = ", ".join(s.label for s in claims), "、".join(label_in(s.label, "zh") for s in claims)
+    rec.add(kind="check", thought="Is every sentence of the draft supported by the chunk it cites?",
+            decision=say(f"the audit: {sum(audited)} of {n} sentences supported ({labels_en}); the model's yes/no: "
+                         f"{yes} of {len(asked)} yes; both: {sum(good)} of {n}",
+                         f"审计：{n} 句中 {sum(audited)} 句有支撑（{labels_zh}）；模型的是/否：{len(asked)} 句中 {yes} 句说是；"
+                         f"两者都认可：{n} 句中 {sum(good)} 句"),
+            verdicts=tuple(asked), supports=supports, seconds=time.perf_counter() - t0)
+    return sum(good) / n, next((s.sentence for s, ok in zip(claims, good) if not ok), None)
 
 
 def _rewrite(rec: Recorder, chat, question: str, lang: str, unsupported: str | None, tried: set[str],
