@@ -16,6 +16,14 @@ from ui.render import attempt, html_table, md_escape, plain_text, short
 from ui.worker import run_in_worker
 
 ss = st.session_state
+
+
+def checked(r: dict) -> dict:
+    """A relation's check against its source sentence, as a table cell (rag/graph/verify.py)."""
+    mark = ("✓ " if r.get("verified") else "✗ ") + loc(r.get("why", ""))
+    return {tr("原句证实了吗", "stated by its sentence?"): mark}
+
+
 MERGE_RULES = {"spelling": "写法相同（规范化后）", "alias in the text": "原文里写成“X（Y）”", "embedding": "跨语言的嵌入最近邻"}
 st.header(":material/hub: " + t("page.graph"))
 st.caption(tr(
@@ -57,7 +65,9 @@ else:
 info = graph.summary()
 cols = st.columns(6)
 cols[0].metric(tr("实体", "entities"), info["entities"])
-cols[1].metric(tr("关系", "relations"), info["relations"])
+cols[1].metric(tr("关系（原句证实）", "relations (stated)"), f"{info['relations']} ({info['verified_relations']})",
+               help=tr("括号里是经原句证实、画成事实的关系数（rag/graph/verify.py）",
+                       "in brackets: the relations their source sentence states, drawn as facts (rag/graph/verify.py)"))
 cols[2].metric(tr("合并", "merges"), info["merges"])
 cols[3].metric(tr("社区", "communities"), info["communities"])
 cols[4].metric(tr("模块度", "modularity"), f"{info['modularity']:.3f}")
@@ -78,10 +88,13 @@ if walk is not None:
     walked = {e for e in walk.edges if e[0] in highlight and e[1] in highlight}
 
 labels = {"edge": tr("关系", "relation"), "entity": tr("实体", "entity"), "community": tr("社区", "community"),
-          "chunks": tr("个块", "chunks"), "caption": tr("画出 {shown} / {total} 个实体（问题的子图和连接最多的）；点实体或边中间的菱形看来源",
-                                                       "{shown} of {total} entities drawn (the question's subgraph and the most connected); "
-                                                       "click an entity or an edge's diamond for its sources")}
-event = st.plotly_chart(graph_view.figure(graph, highlight, walked, labels), on_select="rerun",
+          "chunks": tr("个块", "chunks"), "checked": tr("原句说了这条关系", "its sentence states it"),
+          "unchecked": tr("未经原句证实", "not stated by its sentence"),
+          "caption": tr("画出 {shown} / {total} 个实体（问题的子图和连接最多的）；实线：原句说了的关系；点线：原句没有证实的关系；点实体或边中间的菱形看来源",
+                        "{shown} of {total} entities drawn (the question's subgraph and the most connected); solid: a relation its "
+                        "sentence states; dotted: one it does not; click an entity or an edge's diamond for its sources")}
+linked = tuple(x.entity for x in walk.linked) if walk is not None else ()
+event = st.plotly_chart(graph_view.figure(graph, highlight, walked, labels, linked), on_select="rerun",
                         selection_mode="points", key="graph.chart", width="stretch")
 if walk is not None:
     st.subheader(tr("问题的子图", "The question's subgraph"))
@@ -92,7 +105,7 @@ if walk is not None:
     st.caption(tr("链接到的实体：", "Linked entities: ") + md_escape(tr("、", ", ").join(linked) or tr("无", "none")))
     if walk.relations:
         st.html(html_table(pd.DataFrame([{tr("关系", "relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
-                                          tr("出自的句子", "sentence"): r["sentence"]} for r in walk.relations])))
+                                          **checked(r), tr("出自的句子", "sentence"): r["sentence"]} for r in walk.relations])))
     st.html(html_table(pd.DataFrame([{"#": i, "ref": index.chunk(cid).ref, tr("图分数", "graph score"): f"{s:.3f}",
                                       tr("开头", "start"): short(index.chunk(cid).text, 70)}
                                      for i, (cid, s) in enumerate(walk.chunks[:8], 1)])))
@@ -117,7 +130,7 @@ if names:
         a, _, b = clicked[5:].partition("\t")
         st.markdown(f"**{tr('边', 'Edge')}: {md_escape(a)} — {md_escape(b)}**")
         st.html(html_table(pd.DataFrame([{tr("关系", "relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
-                                          tr("出自的句子", "sentence"): r["sentence"]} for r in graph.relations_between(a, b)])))
+                                          **checked(r), tr("出自的句子", "sentence"): r["sentence"]} for r in graph.relations_between(a, b)])))
     with st.container(border=True):
         st.caption(tr("提到它的块", "Chunks that mention it"))
         for cid in graph.mentions.get(entity, [])[:6]:
@@ -126,7 +139,7 @@ if names:
     rels = [r for _, _, d in graph.g.edges(entity, data=True) for r in d.get("relations", [])]
     if rels:
         st.html(html_table(pd.DataFrame([{tr("关系", "relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
-                                          tr("出自的句子", "sentence"): r["sentence"]} for r in rels[:20]])))
+                                          **checked(r), tr("出自的句子", "sentence"): r["sentence"]} for r in rels[:20]])))
 
 with st.expander(tr("某个块的抽取：提示词和模型原始输出", "One chunk's extraction: the prompt and the model's raw output")):
     refs = [c.ref for c in index.chunks]
@@ -158,6 +171,15 @@ with st.expander(tr(f"实体合并（{len(graph.merges)}）", f"Entity merges ({
                                           tr("依据", "rule"): MERGE_RULES.get(m.reason, m.reason) if lang() == "zh" else m.reason,
                                           tr("证据", "evidence"): m.evidence}
                                          for m in graph.merges])))
+
+frags = [(n, d["fragment"]) for n, d in graph.g.nodes(data=True) if d.get("fragment")]
+with st.expander(tr(f"不是名称的“实体”（{len(frags)}）：不画在图上", f"“Entities” that are no names ({len(frags)}): not drawn")):
+    st.caption(tr("抽取时模型列出的分句、公式片段和截断的短语：它们不是实体的名称，所以不画在图上，以它们为一端的关系也不算事实。",
+                  "Clauses, pieces of formulas and phrases cut mid-way that the model listed as entities: they name nothing, "
+                  "so they are not drawn, and no relation with one at either end counts as a fact."))
+    if frags:
+        st.html(html_table(pd.DataFrame([{tr("抽取出的“实体”", "listed as"): n, tr("为什么不是名称", "why it is no name"): loc(why)}
+                                         for n, why in frags[:60]])))
 
 with st.expander(tr("社区与概要（Leiden）", "Communities and their summaries (Leiden)")):
     texts, by = summaries(graph)

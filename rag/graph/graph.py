@@ -4,7 +4,7 @@ that one chunk's extraction lists together, and Leiden communities over it.
 Nodes carry the entity's type, its spellings and the chunks that mention it: the chunks whose extraction
 lists it, and every chunk whose text contains one of its spellings (a chunk that names 德龙烟铁路 mentions
 that entity even when its own extraction listed other things). Edges carry their relations (head, relation,
-tail, chunk, sentence) and a weight: RELATION_WEIGHT per relation plus CO_LISTED_WEIGHT when one chunk's
+tail, chunk, sentence, and whether the sentence states it: verify.py) and a weight: RELATION_WEIGHT per relation plus CO_LISTED_WEIGHT when one chunk's
 extraction lists both. Communities come from Leiden (igraph + leidenalg, modularity objective, fixed seed)
 on the weighted graph; the modularity of the partition is reported with it.
 Not handled here: extraction (extraction.py), merging spellings (resolve.py), search (local_search.py).
@@ -23,6 +23,7 @@ import numpy as np
 
 from rag.graph.extraction import Extraction, Relation, occurs
 from rag.graph.resolve import Merge, normal, resolve
+from rag.graph.verify import fragment, verify
 
 RELATION_WEIGHT = 1.0
 CO_LISTED_WEIGHT = 0.25
@@ -85,6 +86,9 @@ class CorpusGraph:
     def summary(self) -> dict:
         return {"entities": self.g.number_of_nodes(), "edges": self.g.number_of_edges(),
                 "relations": sum(len(d.get("relations", [])) for _, _, d in self.g.edges(data=True)),
+                "verified_relations": sum(r.get("verified", False) for _, _, d in self.g.edges(data=True)
+                                          for r in d.get("relations", [])),
+                "fragments": sum(bool(d.get("fragment")) for _, d in self.g.nodes(data=True)),
                 "merges": len(self.merges), "communities": len(self.communities),
                 "modularity": round(self.modularity, 4), "extractor": self.extractor,
                 "storage_bytes": self.storage_bytes(), **{k: v for k, v in self.cost.items() if k != "extractor"}}
@@ -124,8 +128,8 @@ def build_graph(chunks, extractions: list[Extraction], embedder=None, cost: dict
     for name, keep in canonical.items():
         spellings[keep].add(name)
     g = nx.Graph()
-    for ent, spelled in spellings.items():
-        g.add_node(ent, type=types[ent].most_common(1)[0][0], aliases=sorted(spelled - {ent}))
+    for ent, spelled in spellings.items():  # a clause or a formula the model listed as an entity is kept, marked
+        g.add_node(ent, type=types[ent].most_common(1)[0][0], aliases=sorted(spelled - {ent}), fragment=fragment(ent))
     listed: dict[str, list[str]] = {}
     for c, ex in zip(chunks, extractions):
         ents = list(dict.fromkeys(canonical[e.name] for e in ex.entities))
@@ -138,8 +142,10 @@ def build_graph(chunks, extractions: list[Extraction], embedder=None, cost: dict
             if a is None or b is None or a == b:
                 continue
             _add(g, a, b, RELATION_WEIGHT)
+            check = verify(r.head, r.relation, r.tail, c.text)  # checked against its source before drawn as a fact
             g.edges[a, b]["relations"].append({"head": a, "relation": r.relation, "tail": b, "chunk_id": c.chunk_id,
-                                               "sentence": r.sentence})
+                                               "sentence": check.sentence or r.sentence, "verified": check.verified,
+                                               "why": check.reason})
     mentions: dict[str, list[str]] = {}
     chunk_entities: dict[str, list[str]] = {c.chunk_id: [] for c in chunks}
     folded = {c.chunk_id: " ".join(c.text.split()).casefold() for c in chunks}

@@ -40,8 +40,10 @@ IRRELEVANT = ("无关", "irrelevant")
 
 
 def graph_block(relations: list[dict], refs: dict[str, str]) -> str:
-    """The relation lines whose source chunk is a context (`refs`: chunk_id -> ref), in the walk's order."""
-    return "\n".join(relation_line(r, refs[r["chunk_id"]]) for r in relations if r["chunk_id"] in refs)
+    """The relation lines whose source chunk is a context (`refs`: chunk_id -> ref) and whose sentence states them
+    (rag/graph/verify.py: a relation the text does not state would mislead the model), in the walk's order."""
+    return "\n".join(relation_line(r, refs[r["chunk_id"]]) for r in relations
+                     if r["chunk_id"] in refs and r.get("verified"))
 
 
 def graph_local(question: str, index, settings: AskSettings, generator, chat=None, reranker=None,
