@@ -6,6 +6,8 @@ because its index-time half (extraction) needs a language model and its query-ti
 - `extraction.py`: entities and relations per chunk (the model under a JSON grammar, or jieba's fallback),
   cached and shipped for the bundled corpora (data/graph/extractions.jsonl);
 - `resolve.py`: one node per entity, whatever its spelling; the merges with their reasons;
+- `verify.py`: whether a relation's source sentence states it (drawn as a fact) or not, and which "entities" are
+  clauses or formula pieces;
 - `graph.py`: the networkx graph, Leiden communities, cost and storage;
 - `local_search.py`: link the question's entities, walk two hops, rank the chunks reached;
 - `store.py`: the graph kept on its index, built once; community summaries (shipped in data/graph/summaries.jsonl);
