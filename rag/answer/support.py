@@ -255,9 +255,7 @@ def _flat(text: str) -> str:
 def copied_from(claim: str, chunk: str) -> bool:
     """Is `claim` the chunk's own words: each piece between ellipses (…) a stretch of the chunk, and the copied
     pieces MIN_COPY characters at least? Quote marks, spaces and the width of punctuation do not count."""
-    from rag.answer.citations import strip_citations  # citations imports this module
-
-    pieces = [_flat(p).strip(",.;:!?、") for p in _ELLIPSIS.split(strip_citations(claim))]
+    pieces = [_flat(p).strip(",.;:!?、") for p in _ELLIPSIS.split(claim)]  # the audit strips citations first
     pieces = [p for p in pieces if p]
     if not pieces or sum(map(len, pieces)) < MIN_COPY:
         return False

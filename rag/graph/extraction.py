@@ -212,7 +212,8 @@ _NOUNS = {"n", "nz", "nr", "ns", "nt", "eng", "vn", "nrt", "nrfg"}
 _STOP = frozenset("问题 方法 时候 方式 情况 部分 结果 内容 东西 作用 能力 过程 一种 一个 这种".split())
 
 
-def _jieba_posseg():
+def jieba_posseg():
+    """jieba's part-of-speech tagger, loaded once, quietly, with the project's settings (the relation check uses it too)."""
     from rag.index.tokenize import jieba_tokenize
 
     jieba_tokenize("")  # loads jieba once, quietly, with the project's settings
@@ -223,7 +224,7 @@ def _jieba_posseg():
 
 def jieba_extract(text: str) -> Extraction:
     """Entities from POS tags and noun runs, relations from sentence co-occurrence (see the module note)."""
-    pseg = _jieba_posseg()
+    pseg = jieba_posseg()
     t0 = time.perf_counter()
     per_sentence: list[tuple[str, list[tuple[str, str, int]], list[tuple[str, str]]]] = []
     counts: Counter = Counter()

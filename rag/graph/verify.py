@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag.graph.extraction import _jieba_posseg
+from rag.graph.extraction import jieba_posseg
 from rag.ingest.sentences import split_sentences
 from rag.messages import Msg, say
 
@@ -74,7 +74,7 @@ def _at(text: str, word: str) -> list[int]:
 def _modifies(gap: str) -> bool:
     """Does `gap` (what follows the head before the predicate) open with a noun, so that the head only modifies the
     real subject ("余弦相似度计算…": the subject is 余弦相似度, not 余弦)?"""
-    words = [w for w in _jieba_posseg().cut(gap) if w.word.strip()]
+    words = [w for w in jieba_posseg().cut(gap) if w.word.strip()]
     return bool(words) and words[0].flag in ("n", "nz", "vn", "ng", "nr", "ns", "nt")
 
 
@@ -113,7 +113,7 @@ def predicate(relation: str) -> Msg | None:
         return None
     if sum("\u4e00" <= ch <= "\u9fff" for ch in relation) > MAX_PREDICATE_CJK or "《" in relation:
         return say(f"'{relation}' is a clause, not a relation", f"“{relation}”是一个分句，不是关系")
-    words = [(w.word, w.flag) for w in _jieba_posseg().cut(relation.strip())]
+    words = [(w.word, w.flag) for w in jieba_posseg().cut(relation.strip())]
     if not any(flag.startswith("v") and word not in FUNCTION_VERBS for word, flag in words):
         return say(f"'{relation}' is not a verb: it relates nothing", f"“{relation}”不是动词：说不出两者的关系")
     return None
