@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 from rag.messages import localized, say
+from rag.answer.shape import RepetitionGuard, garbled
 from rag.ingest.chunking import context_for
 from rag.answer.citations import CitationStream, audit
 from rag.answer.support import model_opinion
@@ -181,8 +182,9 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
         trace.answer = NOT_ENOUGH[lang]
     else:
         _prompt(trace, index, generator, lang, scores)
-        _generate(trace, generator, control, on_delta)
-        if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts:
+        _generate(trace, generator, control, on_delta, index.embedder)
+        if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts \
+                and trace.garbled is None:
             with _timed(trace, "fill_in"):
                 written = trace.answer
                 trace.answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
@@ -292,6 +294,10 @@ def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None, control: Run
                 hypothesis = ""
                 trace.notes.append(say(f"HyDE failed ({exc}); searched with the question alone",
                                        f"HyDE 失败了（{exc}）；只用问题本身检索"))
+            if hypothesis.strip() and garbled(hypothesis) is not None:  # a loop or a list of refs is no passage
+                trace.notes.append(say(f"HyDE's passage was garbled ({garbled(hypothesis)}); searched with the question "
+                                       "alone", f"HyDE 写的段落是乱的（{localized(garbled(hypothesis), 'zh')}）；只用问题本身检索"))
+                hypothesis = ""
             trace.rewrites["hyde"] = hypothesis
             if not hypothesis.strip() and not any(n.startswith("HyDE failed") for n in trace.notes):
                 trace.notes.append(say("HyDE returned nothing usable; searched with the question alone",
@@ -384,7 +390,7 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
 
 
 def _generate(trace: Trace, generator: Generator, control: RunControl,
-              on_delta: Callable[[str], None] | None) -> None:
+              on_delta: Callable[[str], None] | None, embedder) -> None:
     grammar = None
     if trace.settings.cite == "constrained":
         if generator.supports_grammar and trace.prompt.contexts:
@@ -401,6 +407,8 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
                                    f"约束引用需要随附的本地模型（llama.cpp 语法）；{generator.label} 是自由写的"))
     stream = CitationStream([b.ref for b in trace.prompt.contexts])
     parts: list[str] = []
+    guard = RepetitionGuard()
+    looping = None
     deltas = generator.generate(trace.prompt, control=control, grammar=grammar)
     with _timed(trace, "generate"):
         try:
@@ -409,6 +417,9 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
                 trace.citation_events.extend(stream.feed(delta))
                 if on_delta:
                     on_delta(delta)
+                looping = guard.feed(delta)
+                if looping is not None:  # a loop, not an answer: stop now rather than at the token limit
+                    break
         except GenerationCancelled:
             raise
         except LLMError as exc:
@@ -420,6 +431,21 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
             deltas.close()  # whatever stopped the loop, the model is free now (not when the frame is collected)
     trace.answer = "".join(parts)
     trace.generation = _figures(control)
+    why = looping or (None if generator.is_fallback else garbled(trace.answer))
+    if why is not None:
+        _stand_in(trace, why, embedder)
+
+
+def _stand_in(trace: Trace, why, embedder) -> None:
+    """A garbled answer is replaced by the extractive stand-in's picks over the same prompt, and the trace says so
+    (`garbled`, the model's text kept in `model_answer`)."""
+    trace.garbled = why
+    trace.model_answer = trace.answer
+    trace.answer = "".join(ExtractiveGenerator(embedder).generate(trace.prompt))
+    trace.notes.append(say(f"the model's answer was garbled ({why}): the extractive stand-in's picks from the same "
+                           "contexts are shown instead; what the model wrote is kept in the trace",
+                           f"模型的回答是乱的（{localized(why, 'zh')}）：改为显示抽取式替身从同样的资料中挑出的句子；"
+                           "模型写的内容保留在 trace 里"))
 
 
 def _text_counter(generator: Generator) -> Callable[[str], int] | None:

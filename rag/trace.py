@@ -81,6 +81,7 @@ class Trace:
     dropped_contexts: list[str] = field(default_factory=list)  # refs left out to fit the model's context window
     generation: dict[str, float] = field(default_factory=dict)  # first_token_s, tokens, decode_s, decode_tok_per_s
     error: str | None = None  # the generation broke off mid-answer: `answer` is what arrived
+    garbled: str | None = None  # why the model's answer was no answer (rag/answer/shape.py): the stand-in's shown
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
 
     def to_dict(self) -> dict[str, Any]:
@@ -261,7 +262,11 @@ def _md_prompt(trace: Trace, lang: str, w) -> list[str]:
 
 def _md_answer(trace: Trace, lang: str, w) -> list[str]:
     out = [f"## {w('Answer', '回答')}", "", trace.answer or w("(empty)", "（空）"), ""]
-    if trace.model_answer is not None:
+    if trace.garbled is not None:
+        out += [w(f"The model's answer was garbled ({localized(trace.garbled, 'en')}); the answer above is the extractive "
+                  "stand-in's picks. What the model wrote:", f"模型的回答是乱的（{localized(trace.garbled, 'zh')}），上面是抽取式"
+                  "替身挑出的句子。模型写的是："), "", "> " + (trace.model_answer or "").replace("\n", "\n> "), ""]
+    elif trace.model_answer is not None:
         out += [w("The model wrote the text before the first corner bracket; the quoted sentences after it are the extractive "
                   "stand-in's picks that the model's answer left out.",
                   "第一个「之前是模型写的；之后加引号的句子是抽取式替身挑出、而模型回答漏掉的原文。"), ""]

@@ -155,3 +155,14 @@ def test_the_pipeline_keeps_the_models_own_words_apart_from_the_quotes(kb_index)
     assert "资料不足" not in sent["messages"][0]["content"]  # past the gate the model is not offered a refusal
     assert "sentence?" in sent["grammar"] and "refusal" not in sent["grammar"].split("\n")[0]
     assert trace.audit is not None and trace.audit.cited
+
+
+@pytest.mark.parametrize("budget", [5, 60, 200])
+def test_compression_never_strikes_the_sentence_in_the_form_the_question_asks_for(kb_index, budget):
+    """The default question asks how RRF is computed: the formula sentence reaches the model, whatever the budget
+    (it was once struck, and the model never saw the formula)."""
+    chunks = [kb_index.chunk(r) for r in ("faq_030", "faq_029", "faq_028", "faq_046", "faq_032")]
+    kept, report = compress("混合检索里的 RRF 是怎么计算的？", chunks, kb_index.embedder, budget=budget)
+    assert "1/(k + rank)" in "\n".join(c.text for c in kept)
+    formula = next(s for c in report.chunks for s in c.sentences if "1/(k + rank)" in s.text)
+    assert formula.kept

@@ -200,3 +200,33 @@ def test_stopping_during_a_rewrite_stops_the_run_before_retrieval(kb_index, offl
     control.stop()
     th.join(30)
     assert "stopped" in out and len(chat.calls) == 1  # nothing after the rewrite ran
+
+
+def test_a_generation_that_loops_is_stopped_and_the_stand_ins_picks_are_shown_instead(kb_index):
+    """A 0.5B once wrote "资料编号：faq_030, faq_029, faq_028, faq_030, …" until its token limit: the guard stops it at
+    the loop, and the answer shown is the extractive stand-in's, labelled, with the model's text kept."""
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import AskSettings, ask
+    from tests.fake_chat import FakeChat
+
+    looping = "资料编号：" + "faq_030, faq_029, faq_028, " * 200
+    chat = FakeChat(lambda messages, grammar: looping, label="looping model (test)")
+    seen: list[str] = []
+    trace = ask("混合检索里的 RRF 是怎么计算的？", kb_index, AskSettings(compare_no_rag=False), LLMGenerator(chat),
+                on_delta=seen.append)
+    assert len("".join(seen)) < 200  # stopped at the loop, not at the end of 5,000 characters
+    assert trace.garbled is not None and "refs" in trace.garbled
+    assert trace.model_answer.startswith("资料编号") and "1/(k + rank)" in trace.answer  # the stand-in's picks
+    assert trace.audit.valid and any("garbled" in n for n in trace.notes)
+    assert "garbled" in trace.to_markdown() and "乱" in trace.to_markdown("zh")
+
+
+@pytest.mark.parametrize("reply", ["1.", "资料编号：faq_0040。", "- "])
+def test_an_answer_that_is_only_a_number_a_bullet_or_refs_is_replaced(kb_index, reply):
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import AskSettings, ask
+    from tests.fake_chat import FakeChat
+
+    trace = ask("什么是过拟合？", kb_index, AskSettings(compare_no_rag=False),
+                LLMGenerator(FakeChat(lambda messages, grammar: reply, label="terse model (test)")))
+    assert trace.garbled is not None and trace.model_answer == reply and trace.answer != reply and trace.audit.valid

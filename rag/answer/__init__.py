@@ -19,4 +19,5 @@
 - `answerability.py`: the gate that refuses before generating when no context sentence is close enough to
   the question, with its evidence.
 - `fill_in.py`: the stand-in's sentences the model left out, appended as labelled quotes.
+- `shape.py`: a garbled answer (a loop, a list of refs, a bare number) stopped and replaced, visibly.
 """

@@ -8,7 +8,8 @@ finds that sentence well, so compression reuses its scorer, RECOMP-style (extrac
 
 Every candidate sentence of every context is ranked by that score; sentences are kept best first while the
 kept text stays within `budget` tokens, and no sentence more than `drop_below` under the best one is kept
-(it is not about the question, whatever room is left). The best sentence is always kept. A sentence that
+(it is not about the question, whatever room is left). The best sentence is always kept, and so is the best one in
+the form the question asks for (its formula, its number: answer_form.py), outside the budget. A sentence that
 leans on the one before it ("这样分工的原因是…") brings that one along. Within a chunk the kept sentences stay
 in document order, with "…" where something was cut; a chunk with nothing kept leaves the prompt (its ref
 with it, so it cannot be cited). The chunk's title stays in its block's header.
@@ -21,10 +22,12 @@ token-level pruning (LongLLMLingua): the bundled models give no cheap per-token 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from rag.messages import Msg, say
+from rag.answer.answer_form import has_form, question_form
 from rag.answer.extractive import ANAPHORA, ExtractiveGenerator, ScoredSentence
 from rag.answer.prompt import build_prompt
 from rag.errors import ConfigError
@@ -33,6 +36,7 @@ from rag.ingest.sentences import sentence_spans
 BUDGET_TOKENS = 200  # the kept sentences of all chunks together (chosen on the golden set, README)
 DROP_BELOW = 0.35  # a sentence scoring this far under the best one is not kept, room or not
 GAP = "…"
+_SYMBOLIC = re.compile(r"[A-Za-z]\s*[+\-*/]|[+\-*/(]\s*[A-Za-z]")  # a formula over variables, not only digits
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,21 @@ def approx_tokens(text: str) -> int:
     return round(cjk / 1.5 + (len(text) - cjk) / 4)
 
 
+def _states_the_answer(question: str, scored: Sequence[ScoredSentence], drop_below: float) -> ScoredSentence | None:
+    """The best-scoring sentence in the form the question asks for (a formula for "怎么计算", a number for "多少":
+    answer_form.py), among the sentences within `drop_below` of the best; None when the question asks for no form
+    or no such sentence is there."""
+    form = question_form(question)
+    if form is None or not scored:
+        return None
+    best = scored[0].score
+    candidates = [s for s in scored if s.score >= best - drop_below and has_form(s.sentence, form)]
+    # for a formula, the general one ("1/(k + rank)", with variables) states how it is computed; a worked example
+    # ("1/61 + 1/63") only shows it once
+    general = [s for s in candidates if form != "formula" or _SYMBOLIC.search(s.sentence)]
+    return (general or candidates or [None])[0]
+
+
 def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_TOKENS,
              drop_below: float = DROP_BELOW, count: Callable[[str], int] | None = None,
              scored: Sequence[ScoredSentence] | None = None) -> tuple[list, Compression]:
@@ -110,6 +129,10 @@ def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_T
     kept: dict[int, set[int]] = {b.n: set() for b in prompt.contexts}
     used = 0
     best = scored[0].score if scored else None
+    answer = _states_the_answer(question, scored, drop_below)
+    if answer is not None:  # what the question asks for (its formula, its number) is never struck, budget or not
+        kept[answer.n].add(answer.start)
+        used += count(answer.sentence)
     for s in scored:
         if s.score < best - drop_below:
             break

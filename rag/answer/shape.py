@@ -1,0 +1,65 @@
+"""Is a model's answer an answer, or garbled? A small model sometimes writes a list of refs ("资料编号：faq_030,
+faq_029, faq_028, faq_030, …" until its token limit), a bare "1.", or one phrase over and over.
+
+- `RepetitionGuard` watches an answer as it streams and says stop as soon as its tail repeats: the same stretch of
+  REPEAT_CHARS or more characters REPEAT_TIMES times in a row, or REF_RUN refs in a row with no words between them.
+- `garbled(answer)` says why a finished answer is not one: nothing but refs and labels, a bare number or bullet, or
+  a repeated stretch (the guard's rule, over the whole answer).
+The pipeline stops a generation the guard flags, and replaces a garbled answer, visibly, with the extractive
+stand-in's picks over the same contexts (pipeline._generate); the trace keeps what the model wrote.
+Not handled here: whether a readable answer is right (the audit: support.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag.messages import Msg, say
+
+REPEAT_CHARS = 6  # a repeated stretch at least this long (CJK characters count one each) ...
+REPEAT_TIMES = 3  # ... this many times in a row is a loop, not an answer
+REF_RUN = 4  # this many bare refs in a row, nothing but separators between them, is a list of refs
+_REF = r"\[?\s*[A-Za-z][\w.-]*[_#-]\d+\s*\]?"
+# bare ids in a row ("faq_030, faq_029, …"): a sentence citing several refs writes them in brackets, "[faq_030][faq_029]"
+_REF_RUN = re.compile(rf"(?:(?<![\[\w])[A-Za-z][\w.-]*[_#-]\d+(?![\]\w])\s*[,，、;；]?\s*){{{REF_RUN},}}")
+_LOOP = re.compile(rf"(.{{{REPEAT_CHARS},80}}?)\1{{{REPEAT_TIMES - 1},}}", re.S)
+_BARE = re.compile(r"^\s*(?:\d+\s*[.、)）]?|[-*•·]|[（(]?\d+[)）])\s*$")
+_LABELS = re.compile(r"资料编号|资料|编号|来源|参考|references?|sources?|refs?|citations?", re.I)
+
+
+class RepetitionGuard:
+    """Feed it the answer's deltas; `feed` returns why to stop (a Msg) once the text loops, else None."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def feed(self, delta: str) -> Msg | None:
+        self.text += delta
+        tail = self.text[-400:]
+        return _looping(tail)
+
+
+def _looping(text: str) -> Msg | None:
+    squeezed = re.sub(r"\s+", "", text)
+    m = _LOOP.search(squeezed)
+    if m and len(m.group(0)) >= REPEAT_TIMES * REPEAT_CHARS:
+        piece = m.group(1)[:30]
+        return say(f"it repeats '{piece}' {len(m.group(0)) // len(m.group(1))} times in a row",
+                   f"“{piece}”连续重复了 {len(m.group(0)) // len(m.group(1))} 次")
+    if _REF_RUN.search(text):
+        return say(f"it lists {REF_RUN} or more refs in a row instead of saying anything",
+                   f"连续列出 {REF_RUN} 个以上的资料编号，没有说任何内容")
+    return None
+
+
+def garbled(answer: str) -> Msg | None:
+    """Why `answer` is not an answer (see the module docstring), or None when it reads as one."""
+    text = (answer or "").strip()
+    if not text:
+        return None  # nothing written: the caller says so in its own words
+    if _BARE.match(text):
+        return say(f"it is only '{text[:10]}', a number or a list marker", f"只有“{text[:10]}”：一个序号或列表符号")
+    words = _LABELS.sub("", re.sub(_REF, "", text))
+    if not re.search(r"[\w\u4e00-\u9fff]{2,}", re.sub(r"\d", "", words)):
+        return say("it holds only refs and labels, no statement", "只有资料编号和标签，没有陈述任何内容")
+    return _looping(text)
