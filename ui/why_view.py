@@ -22,8 +22,10 @@ def meaning(feature: str) -> str:
 
 
 def reasons(why: Why, n: int = 3) -> str:
-    """"sent_cos_gap +0.84 · title_words -0.12 · ...": the n largest contributions, signed."""
-    return " · ".join(why.reasons(n))
+    """"sent_cos_gap +0.84 · title_words -0.12 · ...": the n largest contributions, signed; "⚠" first when weak
+    signals (the title's words, lengths: Why.weak) did most of the pushing."""
+    flag = tr("⚠ 主要靠弱信号（标题词、长度）· ", "⚠ mostly weak signals (title words, length) · ") if why.weak() else ""
+    return flag + " · ".join(why.reasons(n))
 
 
 def contribution_frame(why: Why) -> pd.DataFrame:

@@ -46,6 +46,11 @@ def model_files(embedder_name: str | None) -> tuple[Path, Path]:
     return folder / "lambdamart.txt", folder / "recipe.json"
 
 
+# Features that say little about whether a chunk answers: words shared with the chunk's title (an FAQ title is a
+# question too, so two titles share question words), and lengths. A candidate moved mostly by them is flagged.
+WEAK_FEATURES = frozenset({"title_words", "chunk_chars", "sentences", "q_terms"})
+
+
 @dataclass(frozen=True)
 class Why:
     """One candidate's score taken apart: score = bias + sum(contributions.values())."""
@@ -63,6 +68,14 @@ class Why:
     def reasons(self, n: int = 3) -> list[str]:
         """The n largest contributions as "feature +0.84", signed: the table cell on page 4 and the handout's."""
         return [f"{f} {c:+.2f}" for f, _v, c in self.largest(n)]
+
+    def weak(self) -> bool:
+        """Did weak signals (WEAK_FEATURES: the title's words, the chunk's length, the question's length) do most of
+        the pushing? Of the contributions pushing the score the way it went from the bias, over half from them."""
+        net = sum(self.contributions.values())
+        pushing = {f: c for f, c in self.contributions.items() if c * net > 0}
+        total = sum(abs(c) for c in pushing.values())
+        return total > 0 and sum(abs(c) for f, c in pushing.items() if f in WEAK_FEATURES) > 0.5 * total
 
 
 def _booster(path: Path):

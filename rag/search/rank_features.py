@@ -43,13 +43,13 @@ describe: dict[str, tuple[str, str]] = {
     "sent_cos": ("最匹配句子的余弦（离线重排的信号）", "cosine of the best-matching sentence (the fallback's signal)"),
     "sent_cos_gap": ("最佳句余弦减去本题候选中的最高值", "best-sentence cosine minus the best candidate's for this question"),
     "sent_bm25": ("最匹配句子的 BM25（全库 idf，不做长度归一）", "BM25 of the best sentence (corpus idf, no length norm)"),
-    "sent_idf_share": ("最佳句覆盖的问题词 idf 占比", "share of the question words' idf that the best sentence covers"),
-    "q_words": ("块中出现的问题实词占比", "share of the question's content words found in the chunk"),
+    "sent_idf_share": ("最佳句覆盖的问题主题词 idf 占比", "share of the question's topic words' idf that the best sentence covers"),
+    "q_words": ("块中出现的问题主题词占比（不含“计算”“区别”等问法词）", "share of the question's topic words (not asking words such as 'compute') found in the chunk"),
     "q_words_idf": ("同上，按 idf 加权", "the same, weighted by idf"),
-    "title_words": ("标题中出现的问题实词占比", "share of the question's content words found in the title"),
+    "title_words": ("标题中出现的问题主题词占比", "share of the question's topic words found in the title"),
     "chunk_chars": ("块长度 log2(1+字符数)", "chunk length, log2(1 + characters)"),
     "sentences": ("块的句子数", "number of sentences in the chunk"),
-    "q_terms": ("问题的实词数", "number of content words in the question"),
+    "q_terms": ("问题的主题词数", "number of topic words in the question"),
 }
 FEATURES: tuple[str, ...] = tuple(describe)
 
@@ -72,10 +72,25 @@ def _is_word(token: str) -> bool:
     return any(unicodedata.category(ch)[0] in "LN" for ch in token)
 
 
+# Words that say what kind of answer a question wants, not what it is about: "RRF 是怎么计算的？" and the FAQ title
+# "注意力机制是怎么计算的？" share 计算, which says nothing about whether the chunk is about RRF. The word-matching
+# features leave them out (the stop words already drop 怎么, 什么, 如何); BM25 itself still sees every word.
+QUESTION_WORDS = frozenset(
+    "计算 算 定义 含义 意思 意义 原理 作用 用途 区别 不同 差别 联系 关系 优点 缺点 优缺点 好处 坏处 特点 步骤 流程 过程 方法 办法 "
+    "怎样 怎么样 为何 哪些 哪个 哪种 多少 几个 是否 能否 可以 应该 需要 选 选择 设置 设 取 使用 用 做 是 有 "
+    "how what why which when where who whom whose define definition difference compute computed calculate "
+    "calculated mean means use used purpose".split())
+
+
 def content_words(tokens: Sequence[str]) -> list[str]:
     """Distinct tokens that are words (a letter or digit in them) and not stopwords, in order."""
     stop = _stopwords()
     return list(dict.fromkeys(t for t in tokens if _is_word(t) and t not in stop))
+
+
+def topic_words(tokens: Sequence[str]) -> list[str]:
+    """The content words that name what a question is about: content_words without QUESTION_WORDS."""
+    return [t for t in content_words(tokens) if t.lower() not in QUESTION_WORDS]
 
 
 def _rank(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -140,7 +155,7 @@ def features(index, query: str, chunk_ids: Sequence[str], query_vector: np.ndarr
     rrf = 1 / (RRF_K + dense_rank) + np.where(bm > 0, 1 / (RRF_K + bm25_rank), 0.0)
     bm_top = float(bm_all.max())
 
-    words = content_words(q_tokens)
+    words = topic_words(q_tokens)  # the word-matching features match what the question is about, not how it asks
     idf = {t: float(bm25.idf[bm25.vocab[t]]) if t in bm25.vocab else 0.0 for t in words}
     idf_total = sum(idf.values())
     chunks = [index.chunk(c) for c in ids]
