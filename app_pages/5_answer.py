@@ -9,7 +9,7 @@ from rag.backends import fallback_notes
 from ui import answer_panels, choices, indexing, memo, results, settings
 from ui.audit_view import support_table_html
 from ui.i18n import lang, loc, stage, t, tr
-from ui.render import (PART_COLOURS, anchor, answer_html, attempt, html_table, legend_html, md_escape, need_question,
+from ui.render import (PART_COLOURS, anchor, attempt, html_table, legend_html, md_escape, need_question,
                        plain_text, prompt_html, short)
 from ui.streaming import ask_streaming
 
@@ -99,7 +99,7 @@ else:
 audit = trace.audit
 valid = set(audit.valid) if audit else set()
 numbers = {c.ref: i for i, c in enumerate(trace.contexts, 1)}
-answer_box.html(answer_html(trace.answer or "—", valid, numbers))
+answer_box.html(answer_panels.answer_parts_html(trace, valid, numbers))  # who wrote which part
 with left:
     answer_panels.fill_in_caption(trace)
     answer_panels.gate_panel(trace)

@@ -9,7 +9,8 @@ from rag.loops.strategies import BUDGETS, STRATEGIES, run_strategy
 from ui import choices, indexing, memo, settings
 from rag.errors import RagError
 from ui.i18n import lang, loc, plural, t, tr
-from ui.render import answer_html, attempt, error_text, html_table, md_escape, need_question
+from ui.render import attempt, error_text, html_table, md_escape, need_question
+from ui.answer_panels import answer_parts_html
 from ui.audit_view import support_table_html
 from ui.timeline import render_step, step_summary
 from ui.worker import run_in_worker
@@ -95,7 +96,7 @@ for tab, (name, lt) in zip(tabs, done.items()):
         st.markdown(f"**{tr('回答', 'Answer')}**")
         audit = lt.final.audit
         numbers = {c.ref: i for i, c in enumerate(lt.final.contexts, 1)}
-        st.html(answer_html(lt.answer or "—", set(audit.valid) if audit else set(), numbers))
+        st.html(answer_parts_html(lt.final, set(audit.valid) if audit else set(), numbers))  # who wrote which part
         if audit is not None and audit.sentences:
             st.html(support_table_html([(x.sentence, x.label, ", ".join(x.refs), x.support) for x in audit.sentences]))
         for note in dict.fromkeys(notes):

@@ -15,7 +15,8 @@ import streamlit as st
 
 from rag.trace import Trace
 
-from .i18n import lang, tr
+from .i18n import lang, loc, tr
+from .render import answer_html
 
 
 def gate_panel(trace: Trace) -> None:
@@ -94,3 +95,26 @@ def compression_summary(trace: Trace) -> None:
                   f"Query-focused compression: the contexts went from {c.tokens_before} to {c.tokens_after} tokens "
                   f"(budget {c.budget}); {kept} of {len(c.chunks)} contexts kept a sentence; struck-through "
                   f"sentences below were not shown to the model."))
+
+
+def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) -> str:
+    """The answer drawn by who made each part, the same on every page: what the model wrote as it is; the quotes the
+    pipeline appended (fill-in) on a grey ground under a label; a garbled answer replaced by the stand-in's picks
+    under a label that says so, with what the model wrote below it, struck."""
+    label = ("<div style='font-size:0.8em;color:#475569;margin-top:6px'>{}</div>")
+    if trace.garbled is not None:
+        head = tr(f"模型的回答是乱的（{loc(trace.garbled)}），下面是流程补上的：抽取式替身从同样资料中挑出的原句",
+                  f"The model's answer was garbled ({loc(trace.garbled)}); below is what the pipeline put instead: the "
+                  "extractive stand-in's picks from the same contexts")
+        written = html.escape((trace.model_answer or "")[:300])
+        return (label.format(html.escape(head)) + answer_html(trace.answer or "—", valid, numbers)
+                + label.format(html.escape(tr("模型写的（未采用）：", "What the model wrote (not used):")))
+                + f"<div style='text-decoration:line-through;color:#94a3b8'>{written}</div>")
+    if trace.model_answer is None or not trace.answer.startswith(trace.model_answer.rstrip()):
+        return answer_html(trace.answer or "—", valid, numbers)
+    written, added = trace.answer[:len(trace.model_answer.rstrip())], trace.answer[len(trace.model_answer.rstrip()):]
+    return (answer_html(written or "—", valid, numbers)
+            + label.format(html.escape(tr("流程补上的原文（模型没有说到，抽取式替身照录）：",
+                                          "Added by the pipeline (what the model left out, quoted by the stand-in):")))
+            + "<div style='background:#f1f5f9;border-left:3px solid #94a3b8;padding:2px 8px'>"
+            + answer_html(added.strip(), valid, numbers) + "</div>")
