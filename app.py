@@ -10,10 +10,12 @@ Not handled here: any page's content (app_pages/*.py) or computation (rag/).
 
 import streamlit as st
 
-from ui import links, settings, sidebar
+from ui import lesson, links, settings, sidebar
 from ui.i18n import t
 
-st.set_page_config(page_title="RAG 透视 Inspectable RAG", page_icon=":material/search:", layout="wide")
+# The projector view (a lesson's) folds the sidebar; Streamlit applies the state when the page loads.
+st.set_page_config(page_title="RAG 透视 Inspectable RAG", page_icon=":material/search:", layout="wide",
+                   initial_sidebar_state="collapsed" if st.session_state.get("lesson.present") else "auto")
 settings.init()
 links.restore(st.session_state, st.query_params)  # a link or a reload brings its question and settings
 
@@ -30,8 +32,15 @@ PAGES = {
 }
 
 page = st.navigation(list(PAGES.values()))
-sidebar.render()
+here = next(key for key, p in PAGES.items() if p.url_path == page.url_path)
+goto = lesson.follow(st.session_state)  # a lesson step just entered: go to its page
+if goto is not None and goto != here:
+    st.switch_page(PAGES[goto])
+sidebar.render(here)
+waits_for = lesson.draw(here)  # a lesson's current step, above the page
 try:
     page.run()
 finally:  # also when a page stops early (st.stop): the URL always says what this run used
     st.query_params.from_dict(links.publish(st.session_state))
+if waits_for is not None and lesson.fingerprint(st.session_state) != waits_for:
+    st.rerun()  # the page has computed what the step was waiting for: draw the step from it

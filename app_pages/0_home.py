@@ -1,9 +1,10 @@
-"""Home: the pipeline drawn as stages (each links to its page) and what runs at each stage right now."""
+"""Home: the lessons first (a newcomer starts there), then the pipeline drawn as stages (each links to its page)
+and what runs at each stage right now."""
 
 import pandas as pd
 import streamlit as st
 
-from ui import choices, indexing, models, settings
+from ui import choices, indexing, lesson, models, settings
 from ui.i18n import loc, plural, t, tr
 from ui.render import attempt, choice_line, params_text
 
@@ -14,6 +15,12 @@ st.caption(tr(
     "Each page shows one stage: the same question travels from upload and chunking through embeddings, retrieval "
     "and reranking to the answer and its citation audit. The question in the sidebar is shared by every page.",
 ))
+
+st.subheader(tr("从一课开始 Lessons", "Start with a lesson"))
+st.caption(tr("课程带你一页一页走：每一步告诉你看哪里（从这次运行里实时算出），再出一道按这次运行评分的题。",
+              "A lesson walks you from page to page: each step says where to look (computed from this very run) and "
+              "asks a question graded against it."))
+lesson.home_panel()
 
 STAGES = [
     ("app_pages/1_upload.py", ":material/description:", "page.upload", "rag/ingest/documents.py · rag/ingest/chunking.py",
@@ -67,7 +74,8 @@ rows = [
     choice_line(t("chunker"), f"{method} {params_text(params)} → {plural(len(chunks.chunks), 'chunk', 'chunks', '块')}",
                 None),
     choice_line(t("embedder"), embedder.label, False),
-    choice_line("BM25", tr("jieba 分词 · 停用词 ", "jieba tokens · stop words ")
+    choice_line("BM25", (tr("jieba 分词", "jieba tokens") if ss["index.tokenizer"] == "jieba"
+                         else tr("只按空格切词", "split on spaces only")) + tr(" · 停用词 ", " · stop words ")
                 + (tr("开 on", "on") if ss["index.stopwords"] else tr("关 off（原始公式）", "off (the plain formula)")),
                 None),
 ]

@@ -1,6 +1,6 @@
 """Page 1 · Upload & chunks: the corpus, the chunker and its parameters, a coloured preview of the chunks
-over the source text, chunk lengths, the parent/child relation, the BM25 stop-word switch, and the index
-build (with progress)."""
+over the source text, chunk lengths, the parent/child relation, BM25's stop-word switch and tokenizer, and the
+index build (with progress)."""
 
 from pathlib import Path
 
@@ -11,7 +11,7 @@ from rag.ingest.chunking import CHUNKERS, chunker_params
 from rag.ingest.semantic import semantic_curve
 from rag.models.embedding import EMBEDDERS
 from rag.ingest.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
-from rag.index.tokenize import load_stopwords
+from rag.index.tokenize import TOKENIZERS, load_stopwords
 from ui import charts, corpus, indexing, models, settings
 from ui.i18n import lang, loc, plural, t, tr
 from ui.render import (OVERLAP_COLOUR, attempt, chunk_colour, error_text, legend_html, md_escape, params_text,
@@ -152,6 +152,14 @@ with c1:
     ]
     for key, label, help_text in index_switches:
         st.checkbox(label, key=key, help=help_text)
+    st.radio(tr("BM25 分词 tokenizer", "BM25 tokenizer"), list(TOKENIZERS), key="index.tokenizer", horizontal=True,
+             format_func={"jieba": tr("jieba 中文分词", "jieba (Chinese words)"),
+                          "whitespace": tr("只按空格切（中文会失效）", "spaces only (fails on Chinese)")}.__getitem__,
+             help=tr("BM25 按词计分。中文没有空格，要靠 jieba 切词；只按空格切时，一整句中文是一个“词”，几乎什么也匹配不上。"
+                     "立即生效：只重建 BM25。",
+                     "BM25 scores words. Chinese has no spaces, so jieba segments it; split on spaces only and a "
+                     "whole Chinese sentence is one “word” that matches almost nothing. Takes effect at once: only "
+                     "BM25 is rebuilt."))
     if ss.get("index.contextual_error") and ss.get("index.contextual"):
         st.warning(md_escape(ss["index.contextual_error"]))
     if ss.get("index.sparse_error") and ss.get("index.sparse"):

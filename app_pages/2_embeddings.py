@@ -70,6 +70,7 @@ queries, texts = query_points(index, q, rewrites)
 n = 3 if dims == "3D" else 2
 key = (ss["index.key"], n, k, tuple(texts.items()))
 emap = attempt(memo.memo, "pca", key, lambda: embedding_map(index.vectors.vectors, queries, k, n))
+ss["embeddings.map"] = emap  # this run's map, for a lesson's notice (ui/lesson.py)
 chunks = index.chunks
 groups = [
     (c.metadata.get("section") or c.doc_id) if group_by == "section" else c.doc_id for c in chunks

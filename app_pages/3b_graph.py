@@ -28,11 +28,11 @@ MERGE_RULES = {"spelling": "写法相同（规范化后）", "alias in the text"
 st.header(":material/hub: " + t("page.graph"))
 st.caption(tr(
     "GraphRAG：建索引时从每个块抽取实体和关系，连成一张图；提问时先在图里找到问题中的实体，沿关系走两跳，把走到的块和关系交给回答。"
-    "它擅长“A 和 B 有什么关系”“顺着 A → B → C 找”的问题；对单跳的 FAQ 问题，建图的代价远大于收益（见 README 的测量）。",
+    "它擅长“A 和 B 有什么关系”“顺着 A → B → C 找”的问题；对单跳的 FAQ 问题，建图的代价远大于收益（见 docs/graphrag.md 的测量）。",
     "GraphRAG: at index time, entities and relations are extracted from every chunk and joined into a graph; at "
     "question time the question's entities are found in it, the walk follows relations two hops, and the chunks "
     "and relations it reaches go to the answer. It pays on “how are A and B related” and “follow A → B → C” "
-    "questions; on single-hop FAQ questions building the graph costs far more than it returns (README, measured).",
+    "questions; on single-hop FAQ questions building the graph costs far more than it returns (docs/graphrag.md, measured).",
 ))
 index = attempt(indexing.get_index)
 with st.spinner(tr("建图…", "Building the graph…")):

@@ -1,12 +1,15 @@
 """Page 5 · Answer & audit: the streamed answer with clickable citation markers, the citation audit
-(valid / hallucinated / unused refs, per-sentence support), the exact prompt colour-coded by part, the
-answer with and without RAG side by side, which generator ran, and the trace as a Markdown/JSON handout."""
+(valid / hallucinated / unused refs, per-sentence support) and a box to audit a sentence of your own, the exact
+prompt colour-coded by part, the answer with and without RAG side by side, which generator ran and where the time
+went, and the trace as a Markdown/JSON handout, a script and a notebook."""
 
 import pandas as pd
 import streamlit as st
 
 from rag.backends import fallback_notes
-from ui import answer_panels, choices, indexing, memo, results, settings
+from rag import waterfall
+from rag.answer.citations import audit as audit_text
+from ui import answer_panels, charts, choices, indexing, links, memo, results, settings, take_home
 from ui.audit_view import support_table_html
 from ui.i18n import lang, loc, stage, t, tr
 from ui.render import (PART_COLOURS, anchor, attempt, html_table, legend_html, md_escape, need_question,
@@ -40,14 +43,14 @@ with st.container(border=True):
     c3.toggle(tr("同时回答“无 RAG”版本", "Also answer without RAG"), key="answer.compare")
     c3.toggle(tr("审计时请模型复核", "Model second opinion in the audit"), key="answer.second_opinion",
               help=tr("检查放行的每句话，再请随附的本地模型（有 1.5B 时用 1.5B）只看这句话和它的证据片段回答“是/否”，并显示 P(是)。"
-                      "每句多花约 1–4 秒；是否有用见 README。",
+                      "每句多花约 1–4 秒；是否有用见 docs/audit.md。",
                       "For each sentence the checks let through, the bundled local model (the 1.5B where installed) "
                       "answers yes/no on that sentence and its evidence span alone, with P(yes) shown. About 1-4 s "
-                      "more per sentence; whether it helps: see the README."))
+                      "more per sentence; whether it helps: see docs/audit.md."))
     c3.toggle(tr("先判断能否回答", "Refuse before generating"), key="answer.gate",
-              help=tr("资料里最相关的句子得分低于阈值时直接回答“资料不足”，不调用模型（阈值在黄金集上选定，见 README）。",
+              help=tr("资料里最相关的句子得分低于阈值时直接回答“资料不足”，不调用模型（阈值在黄金集上选定，见 docs/answers.md）。",
                       "When no context sentence scores above a threshold, answer 资料不足 at once without calling "
-                      "the model (threshold chosen on the golden set: README)."))
+                      "the model (threshold chosen on the golden set: docs/answers.md)."))
     c4.toggle(tr("压缩资料", "Compress the contexts"), key="answer.compress",
               help=tr("只把每条资料里与问题最相关的句子交给模型（共约 200 token），提示更短、首字更快。",
                       "Give the model only each context's sentences that answer the question (about 200 tokens in "
@@ -162,13 +165,28 @@ if audit is not None:
     st.caption(tr(
         "有效 = 引用的 ref 在提供的资料里；幻觉 = 资料里没有这个 ref；未用 = 提供了但没被引用。每句话先对齐到所引资料里最贴近的"
         "一两句（证据片段），再逐项核对：数字、数字归属、对象有没有互换、否定和反义词、资料里没有的新名词、是不是只复述了问题。"
-        "这些是基于词的规则，不是理解语义的模型：它们抓不到的错误见 README。",
+        "这些是基于词的规则，不是理解语义的模型：它们抓不到的错误见 docs/audit.md。",
         "valid = the cited ref was in the context; hallucinated = no such ref in the context; unused = given but "
         "never cited. Each sentence is first aligned to the one or two sentences of its cited chunk that cover it "
         "best (the evidence span), then checked there: numbers, what each number is said of, swapped terms, "
         "negations and opposites, names the chunk never mentions, and whether it only restates the question. "
-        "These are rules over words, not a model that reads meaning: the README says what they miss.",
+        "These are rules over words, not a model that reads meaning: docs/audit.md says what they miss.",
     ))
+
+# ------------------------------------------------------------------------------- a sentence of your own
+st.subheader(tr("审计你自己写的句子", "Audit a sentence of your own"))
+st.text_area(tr("写一句话，用方括号引用下面的一条资料，例如 [faq_030]", "Write a sentence citing one of the contexts below "
+                "in brackets, e.g. [faq_030]"), key="answer.my_sentence", max_chars=links.MAX_SENTENCE, height=70)
+mine = ss["answer.my_sentence"].strip()
+if mine:
+    my_audit = audit_text(mine, {c.ref: c.text for c in trace.contexts}, index.embedder, question=q)
+    if my_audit.hallucinated:
+        st.warning(tr("这些引用不在资料里：", "These refs are not among the contexts: ")
+                   + md_escape(", ".join(my_audit.hallucinated)), icon=":material/warning:")
+    st.html(support_table_html([(x.sentence, x.label, ", ".join(x.refs), x.support) for x in my_audit.sentences]))
+    st.caption(tr("同样的检查：你的句子先对齐到所引资料里最贴近的句子，再核对数字、否定、反义词和新名词。",
+                  "The same checks: your sentence is aligned to the closest sentences of the chunk it cites, then its "
+                  "numbers, negations, opposites and new names are checked."))
 
 # ------------------------------------------------------------------------------------- contexts
 st.subheader(tr("提供给模型的资料 Contexts", "Contexts given to the model"))
@@ -199,7 +217,14 @@ st.subheader(tr("运行信息 What ran", "What ran"))
 # Wrapping HTML: a backend's label is long (a fallback says what it is and what it stands in for), read it all.
 st.html(html_table(pd.DataFrame([{tr("阶段", "stage"): stage(k), tr("后端", "backend"): loc(v)}
                                  for k, v in trace.backends.items()])))
-st.caption(" · ".join(f"{stage(k)} {v * 1000:.0f} ms" for k, v in trace.timings.items()))
+st.markdown(f"**{tr('时间花在哪里', 'Where the time went')}**")
+rows = waterfall.stages(trace)
+if rows:
+    st.plotly_chart(charts.waterfall_chart(rows, {r.stage: waterfall.stage_name(r.stage, lang()) for r in rows}),
+                    key="answer.waterfall")
+    st.caption(tr("每个阶段从上一个结束处开始；生成分成“读提示、出首字”和“逐字生成”。只画测到的阶段。",
+                  "Each stage starts where the last one ended; generation splits into reading the prompt up to the "
+                  "first token, and decoding. Only measured stages are drawn."))
 if trace.generation:
     g = trace.generation
     st.caption(tr("本地模型：", "local model: ") + " · ".join(filter(None, [
@@ -210,6 +235,8 @@ if trace.generation:
          if g.get("cached_prefix_tokens") else ""),
         f"{tr('生成', 'decode')} {g['decode_tok_per_s']:.1f} tok/s" if "decode_tok_per_s" in g else "",
     ])))
+st.subheader(tr("带回家 Take it home", "Take it home"))
+take_home.buttons()
 e1, e2 = st.columns(2)
 e1.download_button(tr("下载 trace（Markdown 讲义）", "Download the trace (Markdown handout)"), trace.to_markdown(lang()),
                    file_name="rag-trace.md", mime="text/markdown", icon=":material/article:", key="answer.export_md")

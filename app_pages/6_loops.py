@@ -74,6 +74,7 @@ if run:
 
 done = {name: memo.peek("loop", k) for name, k in keys.items()}
 done = {name: lt for name, lt in done.items() if lt is not None}
+ss["loops.done"] = done  # this run's loops, for a lesson's notice (ui/lesson.py)
 if not done:
     st.info(tr("选好策略后点“运行”。本地小模型上，每个策略大约要半分钟到两分钟。",
                "Pick strategies and press Run. On the bundled small model each takes about half a minute to two."))

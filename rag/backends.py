@@ -138,7 +138,7 @@ JUDGES = ("local", "endpoint")  # what --judge takes
 JUDGE_MODELS = ("auto", "0.5b", "1.5b")
 # auto: the 1.5B where it is installed. On the cases of bench/choose_decisions.py (written for that choice,
 # in no evaluation set) it told supported sentences from unsupported ones 6 of 6 times; the 0.5B said "no"
-# whatever it read (3 of 6, the unsupported ones). The README reports both on the golden set.
+# whatever it read (3 of 6, the unsupported ones). docs/audit.md reports both on the golden set.
 JUDGE_PREFERENCE = ("1.5b", "0.5b")
 
 
@@ -150,7 +150,7 @@ def judge_model(name: str = "auto") -> tuple[str, str]:
         if local_available(key)[0]:
             why = ("" if key == JUDGE_PREFERENCE[0] else
                    f"the {JUDGE_PREFERENCE[0].upper()} is not installed, so the {key.upper()} judges; it says no to "
-                   f"nearly every claim (README): bash scripts/install.sh -r requirements-local-1.5b.txt")
+                   f"nearly every claim (docs/loops.md): bash scripts/install.sh -r requirements-local-1.5b.txt")
             return key, why
     return JUDGE_PREFERENCE[-1], ""
 

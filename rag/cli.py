@@ -275,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--no-rerank", action="store_true")
     a.add_argument("--second-opinion", nargs="?", const="auto", choices=("none", "auto", "0.5b", "1.5b"), default="none",
                    help="the audit also asks a bundled model yes/no on each sentence its checks call supported "
-                        "(auto: the 1.5B where installed); off by default (README: whether it helps)")
+                        "(auto: the 1.5B where installed); off by default (docs/audit.md: whether it helps)")
     a.add_argument("--rewrite", choices=("none", "hyde", "multi-query"), default="none")
     a.add_argument("--offline", action="store_true",
                    help="ignore any configured LLM endpoint (the bundled local model still runs; "

@@ -3,7 +3,7 @@
 `value(name)` reads the variable now (a test or a shell may change it between calls), checks it against its
 kind, and raises a ConfigError that names the variable, what it must be and an example, for a bad value:
 the same message shape for every variable. Modules ask here instead of reading os.environ themselves; the
-README's table ("Settings") lists the same variables, and a test keeps the two equal.
+docs/configuration.md's table ("Settings") lists the same variables, and a test keeps the two equal.
 Not handled here: the OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL and
 .streamlit/secrets.toml are read by rag/models/llm.py, which merges them with the secrets file).
 """

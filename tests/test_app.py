@@ -361,7 +361,9 @@ def test_answer_page_offline_answer_audit_prompt_and_export(app):
     assert "[system]" in html and "[context]" in html and "[question]" in html  # colour-coded prompt
     labels = [m.label for m in at.metric]
     assert any("valid" in lbl for lbl in labels) and any("hallucinated" in lbl for lbl in labels)
-    assert len(at.get("download_button")) == 2
+    assert {b.key for b in at.get("download_button")} == {"answer.export_md", "answer.export_json", "export.script",
+                                                          "export.notebook"}  # the handouts, the script, the notebook
+    assert plotly_charts(at)  # where the time went
     assert trace.no_rag_answer is not None  # side-by-side comparison is on by default
     # the notes under the answer: each said once (the page adds the fallback reasons, the backend no longer does)
     notes = [line for c in at.caption for line in c.value.split("  \n") if line.startswith(":material/info:")]

@@ -284,3 +284,19 @@ def maxsim_heatmap(alignment) -> go.Figure:
                       title=tr(f"MaxSim = 每个问题词最佳匹配的平均余弦 = {a.score:.3f}",
                                f"MaxSim = mean over question tokens of the best match's cosine = {a.score:.3f}"))
     return fig
+
+
+def waterfall_chart(rows, names: Mapping[str, str]) -> go.Figure:
+    """Where one question's time went: each measured stage as a bar from where the last one ended (rag/waterfall.py).
+    `names`: stage -> its name in the UI language."""
+    rows = list(rows)
+    labels = [names.get(r.stage, r.stage) for r in rows]
+    text = [f"{r.seconds * 1000:.0f} ms" if r.seconds < 1 else f"{r.seconds:.2f} s" for r in rows]
+    fig = go.Figure(go.Bar(
+        y=labels, x=[r.seconds for r in rows], base=[r.start for r in rows], orientation="h", text=text,
+        textposition="outside", cliponaxis=False, marker_color="#3b82f6",
+        hovertemplate="%{y}: %{text}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(title=tr("秒（从提问开始）", "seconds from the question"))
+    fig.update_layout(height=60 + 28 * len(rows), margin=dict(l=10, r=60, t=10, b=40), showlegend=False)
+    return fig

@@ -1,7 +1,7 @@
 """One session's chunks and index, rebuilt only when what they depend on changes.
 
-The index key hashes (corpus content, chunker, chunker parameters, embedder, BM25 stopwords on/off, the
-learned-sparse list on/off, contextual chunking on/off):
+The index key hashes (corpus content, chunker, chunker parameters, embedder, BM25 stopwords on/off, BM25's
+tokenizer, the learned-sparse list on/off, contextual chunking on/off):
 changing the question or a slider never re-embeds the corpus; toggling the stopwords rebuilds BM25 and
 reads every vector back from the embedding cache. Building shows a progress bar.
 Not handled here: chunking and indexing themselves (rag/ingest/chunking.py, rag/index/build.py).
@@ -20,7 +20,7 @@ from rag.errors import RagError
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.index.build import Index, build_index
 from rag.index.dense_index import with_sparse
-from rag.index.tokenize import load_stopwords
+from rag.index.tokenize import load_stopwords, tokenizer_named
 from rag.ingest.chunking import NEEDS_EMBEDDER, ChunkSet, chunk_documents
 
 from . import indexes, models
@@ -42,7 +42,8 @@ def chunk_set(ss: MutableMapping, method: str, params: Mapping[str, Any]) -> Chu
 def index_key(ss: MutableMapping) -> str:
     method, params = ss["applied.chunk"]
     raw = json.dumps([ss["corpus.hash"], method, params, ss["applied.embedder"], bool(ss.get("index.stopwords")),
-                      bool(ss.get("index.sparse")), bool(ss.get("index.contextual"))], sort_keys=True)
+                      bool(ss.get("index.sparse")), bool(ss.get("index.contextual")),
+                      ss.get("index.tokenizer") or "jieba"], sort_keys=True)
     return hashlib.sha1(raw.encode()).hexdigest()[:16]
 
 
@@ -116,7 +117,8 @@ def get_index() -> Index:
     if ss.get("index.contextual"):
         chunks = _contextual(ss, chunks, bar)
     stopwords = load_stopwords() if ss.get("index.stopwords") else frozenset()
-    index = build_index(chunks, embedder, progress=progress, stopwords=stopwords)
+    index = build_index(chunks, embedder, progress=progress, stopwords=stopwords,
+                        tokenizer=tokenizer_named(ss.get("index.tokenizer") or "jieba"))
     if ss.get("index.sparse"):
         bar.progress(0.0, text=t("sparse_progress"))
         try:

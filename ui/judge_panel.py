@@ -51,8 +51,8 @@ def render(index, gen, chat) -> None:
     c3.number_input(tr("问题数", "questions"), 1, 20, key="judge.n")
     if local:
         c4.selectbox(tr("评委模型", "judge model"), list(JUDGE_MODELS), key="judge.model",
-                     help=tr("auto：装了 1.5B 就用 1.5B。0.5B 几乎对每句话都说“否”（见 README）。",
-                             "auto: the 1.5B where installed. The 0.5B says no to nearly every claim (see the README)."))
+                     help=tr("auto：装了 1.5B 就用 1.5B。0.5B 几乎对每句话都说“否”（见 docs/loops.md）。",
+                             "auto: the 1.5B where installed. The 0.5B says no to nearly every claim (see docs/loops.md)."))
     run = c4.button(tr("评审", "Judge"), icon=":material/gavel:", key="judge.run")
     queries = fixed_sample(attempt(load_queries, SETS[ss["judge.source"]]), int(ss["judge.n"]))
     key = (ss["index.key"], ss["judge.source"], ss["judge.strategy"], int(ss["judge.n"]),

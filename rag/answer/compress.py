@@ -33,7 +33,7 @@ from rag.answer.prompt import build_prompt
 from rag.errors import ConfigError
 from rag.ingest.sentences import sentence_spans
 
-BUDGET_TOKENS = 200  # the kept sentences of all chunks together (chosen on the golden set, README)
+BUDGET_TOKENS = 200  # the kept sentences of all chunks together (chosen on the golden set, docs/answers.md)
 DROP_BELOW = 0.35  # a sentence scoring this far under the best one is not kept, room or not
 GAP = "…"
 _SYMBOLIC = re.compile(r"[A-Za-z]\s*[+\-*/]|[+\-*/(]\s*[A-Za-z]")  # a formula over variables, not only digits

@@ -1,7 +1,7 @@
 """The small word lists the fact checks read (rag/answer/support.py), in one file so a student can see them.
 
 Every list here is short on purpose and hand-written for Chinese and English. What they cannot catch is
-in the README ("An audit that catches wrong facts"): a synonym the lists do not hold, an opposite that is
+in docs/audit.md ("An audit that catches wrong facts"): a synonym the lists do not hold, an opposite that is
 not a word pair (保留 vs 丢弃 where neither list has it), a negation spelled by a verb ("fails to"), a number
 written in a form not parsed here, and any wrong fact that keeps the evidence's words and numbers in place.
 

@@ -75,7 +75,7 @@ EXAMPLES = {
     ),
 }
 PROMPT_STYLES = ("answer-first", "plain")
-WITH_EXAMPLES = False  # measured: the worked examples did not raise the 0.5B's facts stated (README)
+WITH_EXAMPLES = False  # measured: the worked examples did not raise the 0.5B's facts stated (docs/answers.md)
 
 # "plain": the earlier wording, kept so the measurement (bench/bench_answers.py) can show what the
 # answer-first rules change; its example citation names the first context's ref, so the rules differ by

@@ -22,7 +22,7 @@ The old audit asked how many of the sentence's words occur anywhere in the chunk
 reused the chunk's words to say something false ("RRF 的 k 通常取 10" against "通常取 60") passed.
 Here the words must come from one place, the numbers must be the span's, and the span must not say the
 same thing of something else. Thresholds were chosen on the dev half of data/support_pairs.jsonl and are
-reported on its test half (README, "An audit that catches wrong facts"; bench/bench_audit.py).
+reported on its test half (docs/audit.md, "An audit that catches wrong facts"; bench/bench_audit.py).
 These are rules over words, not an entailment model: see fact_lexicon.py for what they cannot catch.
 Not handled here: finding the citations (citations.py), the no-RAG answer's search for support (grounding.py).
 """

@@ -54,6 +54,16 @@ def whitespace_tokenize(text: str) -> list[str]:
     return text.lower().split()
 
 
+TOKENIZERS = ("jieba", "whitespace")  # BM25's word splitters: jieba's segmentation, or spaces only (the trap)
+
+
+def tokenizer_named(name: str):
+    """The tokenizer called `name` (one of TOKENIZERS)."""
+    if name not in TOKENIZERS:
+        raise ConfigError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZERS)}")
+    return jieba_tokenize if name == "jieba" else whitespace_tokenize
+
+
 def load_stopwords(path: str | Path | None = None) -> frozenset[str]:
     """Read a stopword list: one word per line, blank lines ignored, words lower-cased.
 

@@ -15,7 +15,7 @@
 - `rewrite_query`: a new search query aimed at what the draft could not support.
 
 Which reading each decision uses was chosen on a few dozen messages, passages and statements written for
-the purpose (bench/choose_decisions.py), not on an evaluation set; the README reports them on others.
+the purpose (bench/choose_decisions.py), not on an evaluation set; docs/loops.md reports them on others.
 Not handled here: reading a verdict (rag/models/yes_no.py), the loop (self_rag.py).
 """
 

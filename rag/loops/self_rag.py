@@ -11,7 +11,7 @@
 Every decision is a `Verdict` with its prompt and the model's raw reply (rag/loops/decisions.py), in a
 `Step` of the returned `LoopTrace`. The answer kept is the best-supported draft; a later round wins ties.
 Self-RAG trains its model to emit reflection tokens; here an off-the-shelf instruct model is asked the
-same questions in words, which is what a small bundled model can do, and the README measures how well.
+same questions in words, which is what a small bundled model can do, and docs/loops.md measures how well.
 Not handled here: the prompts (decisions.py), retrieval and answering (rag/pipeline.py).
 """
 

@@ -12,7 +12,7 @@ packages (module `<prefix>N`, file `data/partNN.bin`); the model is the parts co
   written after a verified build) matches or a fresh sha256 does; anything else is rebuilt.
 
 The part packages state no licence of their own; the weights are Qwen's releases (Apache-2.0), as the
-GGUF metadata says. The README says so and pins the exact versions.
+GGUF metadata says. docs/local-llm.md says so and pins the exact versions.
 Not handled here: running the model (rag/models/local_llm.py).
 """
 

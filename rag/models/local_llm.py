@@ -6,7 +6,7 @@
 - the chat template is the GGUF's own (llama-cpp-python reads `tokenizer.chat_template`);
 - temperature 0 (greedy) and a fixed seed by default, so a classroom demo repeats word for word (after the
   same earlier calls: llama.cpp reuses the KV cache a prompt shares with the previous one, and a different
-  reused prefix can change the arithmetic enough to change a greedy answer; the README measured 3 of 20);
+  reused prefix can change the arithmetic enough to change a greedy answer; docs/local-llm.md measured 3 of 20);
 - `max_tokens` is cut to what the context window leaves after the prompt; `prompt_budget` tells the
   caller how many prompt tokens fit, so it can drop whole context blocks instead (rag/answer/prompt.py);
 - `grammar` (GBNF text) constrains what may be written, e.g. only real refs inside brackets;
@@ -43,7 +43,7 @@ from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
 from rag.models.gguf_parts import GGUF_MODELS, assemble, is_installed, spec_for
 from rag.models.llm import RunControl, check_messages
 
-DEFAULT_MODEL = "0.5b"  # chosen from the measured figures in the README ("The bundled local LLM")
+DEFAULT_MODEL = "0.5b"  # chosen from the measured figures in docs/local-llm.md ("The bundled local LLM")
 N_CTX = 4096  # tokens: five FAQ chunks plus rules and question take ~1,200; uploads' chunks are longer
 MAX_TOKENS = 384  # answer tokens at most; a short teaching answer is 50-200
 _MESSAGE_OVERHEAD = 6  # template tokens per message (<|im_start|>role\n ... <|im_end|>\n), rounded up

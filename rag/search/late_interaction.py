@@ -7,7 +7,7 @@ its best match among the passage's tokens.
 scale, and changes no order within a question.) The token vectors are e5's own last-layer states
 (rag/models/token_vectors.py), so this is the third representation of one model, beside its pooled dense vector
 and its learned-sparse terms, as BGE-M3 (Chen et al., 2024) offers all three. e5 was not trained for late
-interaction, so how well it works is measured, not assumed (README).
+interaction, so how well it works is measured, not assumed (docs/multivector.md).
 
 Scored by candidate re-scoring, not a token index: the multi-vector list is the dense top `depth` re-ordered by
 MaxSim (a full index would store every token of every chunk: about 384 x 4 bytes per token, 100-500 tokens per

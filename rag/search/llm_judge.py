@@ -9,7 +9,7 @@ shared by every candidate and llama.cpp keeps it in its KV cache: each candidate
 Candidates are judged in retrieval order until `budget_s` seconds have passed; the rest get NaN ("not
 judged"), which rerank() ranks after every judged one, in their retrieval order, and reports ("judged 12 of
 20"). Passages are cut to `max_chars` characters so one long chunk cannot eat the budget.
-Measured in the README ("LLM judge vs fallback vs none"); the prompts were written once, not tuned on a set.
+Measured in docs/loops.md ("LLM judge vs fallback vs none"); the prompts were written once, not tuned on a set.
 Not handled here: loading the model (rag/models/local_llm.py), sorting and recording moves (rerank.py).
 """
 

@@ -17,9 +17,9 @@ other. Its score can blend in the whole-chunk cosine with weight MAXSIM_CHUNK_WE
 
 The shipped w = 0.25 was chosen on ../shared/eval/cmrc2018_dev, the largest public set (848 passages, 300
 questions; `bench/choose_maxsim_weight.py --set cmrc2018_dev`, hybrid top 20 reranked, MRR@10: 0.980 at
-w=0, 0.986 at 0.25, 0.985 at 0.5, 0.982 at 0.75, 0.951 at 1), and is reported on the other sets (README).
+w=0, 0.986 at 0.25, 0.985 at 0.5, 0.982 at 0.75, 0.951 at 1), and is reported on the other sets (docs/reranking.md).
 Run on xquad_zh instead, the same script prefers w = 0 by 0.003 (0.966 against 0.963 at 0.25); both runs
-are in the README. An earlier 0.25 had been chosen on the bundled golden set and reported on it; the
+are in docs/reranking.md. An earlier 0.25 had been chosen on the bundled golden set and reported on it; the
 value is the same, but the figures we report no longer come from the data that chose it.
 
 `rerank()` records a `RerankMove` for every candidate (rank before, rank after or None when it fell

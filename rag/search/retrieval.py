@@ -13,6 +13,8 @@ Not handled here: query rewriting (rewrite.py feeds several queries through `ret
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -44,6 +46,7 @@ class RetrievalResult:
     graph: list[Hit] = field(default_factory=list)  # the graph's list (local search), in the graph modes
     hybrid_graph: list[Hit] = field(default_factory=list)  # RRF of dense, BM25 and graph ("hybrid+graph")
     graph_walk: object | None = None  # local_search.LocalResult: linked entities, the walk, the relations
+    timings: dict = field(default_factory=dict, compare=False)  # part -> seconds: embed, dense, bm25, sparse, graph, fusion
 
     def mode_list(self) -> list[Hit]:
         """The whole list `mode` asked for (every mode's list, "hybrid+graph" included)."""
@@ -120,19 +123,45 @@ def retrieve(
     check_params(mode, k, depth)
     use_sparse = use_sparse or mode == "sparse"
     w = {"dense": 1.0, "bm25": 1.0, **({"sparse": 1.0} if use_sparse else {}), **(weights or {})}
-    dense = dense_search(index, query, depth, query_vector)
-    lexical = bm25_search(index, query, depth)
+    clock = _Clock()
+    if query_vector is None:
+        with clock("embed"):
+            query_vector = index.embedder.embed_queries([query])[0]
+    with clock("dense"):
+        dense = dense_search(index, query, depth, query_vector)
+    with clock("bm25"):
+        lexical = bm25_search(index, query, depth)
     lists = {"dense": dense, "bm25": lexical}
     if use_sparse:
-        lists["sparse"] = sparse_search(index, query, depth)
-    fused = rrf(lists, k=rrf_k, weights=w)
+        with clock("sparse"):
+            lists["sparse"] = sparse_search(index, query, depth)
+    with clock("fusion"):
+        fused = rrf(lists, k=rrf_k, weights=w)
     if mode not in GRAPH_MODES:
-        return RetrievalResult(query, mode, dense, lexical, fused, k, depth, rrf_k, w, lists.get("sparse", []))
-    graph, walk = graph_search(index, query, depth)
+        return RetrievalResult(query, mode, dense, lexical, fused, k, depth, rrf_k, w, lists.get("sparse", []),
+                               timings=clock.seconds)
+    with clock("graph"):
+        graph, walk = graph_search(index, query, depth)
     w = {**w, "graph": float((weights or {}).get("graph", 1.0))}
-    with_graph = rrf({**lists, "graph": graph}, k=rrf_k, weights=w, name="hybrid+graph")
+    with clock("fusion"):
+        with_graph = rrf({**lists, "graph": graph}, k=rrf_k, weights=w, name="hybrid+graph")
     return RetrievalResult(query, mode, dense, lexical, fused, k, depth, rrf_k, w, lists.get("sparse", []),
-                           graph=graph, hybrid_graph=with_graph, graph_walk=walk)
+                           graph=graph, hybrid_graph=with_graph, graph_walk=walk, timings=clock.seconds)
+
+
+class _Clock:
+    """Seconds per named part, added up (the waterfall of rag/waterfall.py draws them)."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, part: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[part] = self.seconds.get(part, 0.0) + time.perf_counter() - t0
 
 
 def retrieve_many(

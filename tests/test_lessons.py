@@ -1,0 +1,309 @@
+"""Lessons as data: the bundled lessons load and say everything in both languages; a malformed lesson gets an error
+naming its line and field; facts are what the run holds (or say why not); checks grade against the run; a lesson a
+teacher writes for an uploaded corpus loads and runs in the app, and a broken one breaks nothing.
+Not handled here: the walk through every page in a real browser (tests/test_browser_lesson.py), the glossary
+(tests/test_glossary.py), the notebook export (tests/test_export.py).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from rag.lesson import facts as F
+from rag.lesson.lesson import PAGE_STAGES, LessonError, fill, grade, notice, parse
+from tests.test_app import go, new_app
+
+ROOT = Path(__file__).resolve().parent.parent
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def check_setting(key, value):
+    from ui.lesson import check_setting as real
+
+    return real(key, value)
+
+
+def load(text: str):
+    return parse(text, check_setting, "t.toml")
+
+
+MINIMAL = '''id = "t"
+title = "T"
+
+[[steps]]
+page = "retrieval"
+title = "one"
+notice = "BM25 puts {bm25_top} first"
+'''
+
+
+# ------------------------------------------------------------------------------------------ the bundled lessons
+
+
+def test_bundled_lessons_load_and_match_the_link_ids():
+    from ui import links, lesson
+
+    found = lesson.bundled()
+    assert set(found) == {"start-to-finish", "why-retrieval-fails"}
+    assert list(found) == links.bundled_lesson_ids() or set(found) == set(links.bundled_lesson_ids())
+    assert len(found["start-to-finish"].steps) >= 10
+    pages = {s.page for s in found["start-to-finish"].steps}
+    assert pages >= {"upload", "embeddings", "retrieval", "graph", "rerank", "answer", "loops", "evaluation"}
+
+
+def _texts(lesson):
+    yield lesson.title
+    if lesson.summary:
+        yield lesson.summary
+    for s in lesson.steps:
+        yield from filter(None, [s.title, s.notice, s.try_])
+        if s.experiment:
+            yield s.experiment.label
+        if s.check:
+            yield from filter(None, [s.check.ask, s.check.hint])
+
+
+def test_bundled_lessons_are_written_in_both_languages():
+    from ui import lesson
+
+    for lsn in lesson.bundled().values():
+        for text in _texts(lsn):
+            assert text.zh != text.en, text
+            assert CJK.search(text.zh), text.zh
+            # English may quote a Chinese word (BM25's 的) but is not Chinese prose
+            assert len(CJK.findall(text.en)) <= 6, text.en
+
+
+# ------------------------------------------------------------------------------------------ malformed lessons
+
+
+@pytest.mark.parametrize("text, line, field, says", [
+    (MINIMAL.replace('page = "retrieval"', 'page = "retreival"'), 5, "steps[1].page", "unknown page"),
+    (MINIMAL.replace('page = "retrieval"\n', ''), 4, "steps[1].page", "required"),
+    (MINIMAL.replace("{bm25_top}", "{bm25_winner}"), 7, "steps[1].notice", "no fact named"),
+    (MINIMAL + 'settings = { "retrieval.rrf_k" = 5000 }\n', 8, "steps[1].settings.retrieval.rrf_k", "not a value"),
+    (MINIMAL + 'settings = { "retrieval.colour" = 1 }\n', 8, "steps[1].settings.retrieval.colour", "no setting"),
+    (MINIMAL + '[steps.check]\nask = "?"\nanswer = "supported_count"\n', 10, "steps[1].check.answer",
+     "answer stage"),
+    (MINIMAL + '[steps.check]\nask = "?"\nanswer = "bm25_terms"\n', 10, "steps[1].check.answer", "free text"),
+    (MINIMAL + '[steps.check]\nask = "?"\nanswer = "favourite"\n', 10, "steps[1].check.answer", "no fact named"),
+    (MINIMAL + 'colour = "blue"\n', 8, "steps[1].colour", "unknown field"),
+    (MINIMAL + 'expect = ["bm25_top"]\n', 8, "steps[1].expect", "not a yes/no fact"),
+    (MINIMAL.replace('title = "T"', 'title = "T'), 2, "t.toml", "not valid TOML"),
+    ('id = "t"\ntitle = "T"\n', 0, "steps", "at least one"),
+    (MINIMAL.replace('id = "t"', 'id = "a b"'), 1, "id", "letters"),
+])
+def test_a_malformed_lesson_names_the_line_and_the_field(text, line, field, says):
+    with pytest.raises(LessonError) as e:
+        load(text)
+    assert (e.value.line, e.value.field) == (line, field), e.value.message("en")
+    assert says in e.value.message("en")
+    zh = e.value.message("zh")
+    assert CJK.search(zh) and (f"第 {line} 行" in zh or line == 0)
+
+
+def test_every_page_has_stages_and_every_fact_a_page():
+    from tests.test_app import PAGES
+
+    assert set(PAGE_STAGES) == set(PAGES)
+    for name, f in F.FACTS.items():
+        assert any(f.needs in stages for stages in PAGE_STAGES.values()), name
+
+
+def test_docs_list_every_fact():
+    doc = (ROOT / "docs" / "lessons.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `(\w+)` \|", doc, re.M))
+    assert set(F.FACTS) <= listed
+
+
+# ------------------------------------------------------------------------------------------ facts and grades
+
+
+@pytest.fixture(scope="module")
+def run(embedder):
+    from rag.index.build import build_index
+    from rag.ingest.chunking import chunk_documents
+    from rag.ingest.documents import load_knowledge_base
+    from rag.search.retrieval import retrieve
+
+    index = build_index(chunk_documents(load_knowledge_base(), "sentence", target_size=400), embedder)
+    q = "关键词检索里，一个词重复出现很多次为什么加分越来越少"
+    return F.Run(q, index, retrieve(index, q, "hybrid", 20, 50, 60, None), gold="faq_026")
+
+
+def test_facts_are_what_the_lists_hold(run):
+    r = run.retrieval
+    assert F.value("dense_top", run) == r.dense[0].chunk_id
+    assert F.value("bm25_top", run) == r.bm25[0].chunk_id
+    top = r.hybrid[0]
+    total = sum(1 / (60 + c.rank) for c in top.contributions)
+    assert F.value("hybrid_top_sum", run).endswith(f"= {total:.4f}")
+    ranks = {name: next(h.rank for h in getattr(r, name) if h.chunk_id == "faq_026") for name in ("dense", "bm25", "hybrid")}
+    assert F.value("gold_best_retriever", run) == {n for n, v in ranks.items() if v == min(ranks.values())}
+    term = F.value("bm25_top_term", run)
+    assert term in run.index.bm25.tokenize(run.question)
+    assert F.value("bm25_top_term_tf", run) >= 1
+
+
+def test_a_fact_the_run_lacks_says_why(run):
+    other = F.Run(run.question, run.index, run.retrieval, gold="faq_999")
+    with pytest.raises(F.NotInRun) as e:
+        F.value("gold_rank_dense", other)
+    assert "faq_999" in str(e.value) and "faq_999" in e.value.why.zh
+    with pytest.raises(F.NotInRun):
+        F.value("supported_count", run)  # no answer in this run
+    step = load(MINIMAL.replace("BM25 puts {bm25_top} first", "gold at {gold_rank_bm25}") + 'gold = "faq_999"\n').steps[0]
+    n = notice(step, F.Run(run.question, run.index, run.retrieval, gold="faq_999"), "en")
+    assert n.text is None and any("faq_999" in m for m in n.missing)
+
+
+def test_expect_holds_back_a_notice_the_run_does_not_show(run):
+    text = MINIMAL + 'expect = ["not lists_disagree"]\n'
+    step = load(text).steps[0]
+    n = notice(step, run, "zh")
+    disagree = F.value("lists_disagree", run)
+    assert (n.text is None) == disagree
+    if disagree:
+        assert "这次运行里成立了" in n.missing[0]
+
+
+def test_checks_grade_against_the_run(run):
+    lsn = load(MINIMAL + '[steps.check]\nask = "k = {rrf_k}?"\nanswer = "hybrid_top_bm25_rank"\n'
+               '[[steps]]\npage = "retrieval"\ntitle = "two"\n[steps.check]\nask = "which?"\nanswer = "gold_best_retriever"\n')
+    c1, c2 = lsn.steps[0].check, lsn.steps[1].check
+    right = F.value("hybrid_top_bm25_rank", run)
+    assert grade(c1, run, right, "en").correct is True
+    assert grade(c1, run, right + 1, "en").correct is False
+    assert fill(c1.ask.en, run, "en") == ("k = 60?", [])
+    best = F.value("gold_best_retriever", run)
+    for name in ("dense", "bm25", "hybrid"):
+        assert grade(c2, run, name, "en").correct is (name in best)
+    cannot = grade(c2, F.Run(run.question, run.index, run.retrieval), "dense", "zh")
+    assert cannot.correct is None and CJK.search(cannot.why)
+
+
+# ------------------------------------------------------------------------------------------ in the app
+
+
+TEACHER = '''id = "handbook"
+title = "Our handbook"
+corpus = "upload"
+
+[[steps]]
+page = "upload"
+title = "The chunks"
+notice = "{doc_count} documents became {chunk_count} chunks."
+[steps.check]
+ask = "How many chunks?"
+answer = "chunk_count"
+
+[[steps]]
+page = "retrieval"
+title = "Who wins"
+settings = { question = "When is the final project presentation?" }
+notice = "BM25 ranks {bm25_top} first; fused, {hybrid_top} wins: {hybrid_top_sum}."
+[steps.experiment]
+label = "k = 1"
+set = { "retrieval.rrf_k" = 1 }
+compare = ["hybrid_top_sum"]
+[steps.check]
+ask = "Which chunk does BM25 rank first?"
+answer = "bm25_top"
+'''
+DOCS = [("handbook.md", "# Course handbook\n\nThe final project presentation is in week 16. Teams of three "
+                        "present for fifteen minutes.\n\n## Grading\n\nHomework counts for 40 percent, the final "
+                        "project for 30 percent and the exam for 30 percent.\n".encode()),
+        ("labs.txt", b"Lab one covers tokenization. Lab two covers BM25 ranking with k1 and b. Lab three is about "
+                     b"dense retrieval and cosine similarity.\n")]
+
+
+def test_a_teachers_lesson_for_an_uploaded_corpus_runs():
+    at = new_app()
+    at.sidebar.radio(key="llm.generator").set_value("extractive").run()
+    at = go(at, "upload")
+    at.file_uploader(key="upload.files").set_value([(n, b, "text/plain") for n, b in DOCS]).run()
+    assert len(at.session_state["corpus.docs"]) == 2
+    at = go(at, "home")
+    at.file_uploader(key="lesson.file").set_value(("ours.toml", TEACHER.encode(), "application/toml")).run()
+    assert not at.exception
+    at.button(key="lesson.start.upload").click().run()
+    assert not at.exception and at.session_state["lesson.id"] == "handbook"
+    at = go(at, "upload")  # AppTest keeps its own page across runs; the browser follows the step (tests/test_browser_lesson.py)
+    assert len(at.session_state["corpus.docs"]) == 2  # the lesson is about the uploads: they stay
+    chunks = len(at.session_state["index.obj"].chunks)
+    assert any(f"2 documents became {chunks} chunks" in str(e.value) for e in at.info)
+    at.number_input(key="lesson.answer.handbook.0").set_value(chunks).run()
+    at.button(key="lesson.check.0").click().run()
+    assert any("Right" in str(e.value) or "对" in str(e.value) for e in at.success)
+    at.button(key="lesson.next").click().run()
+    assert not at.exception
+    at = go(at, "retrieval")
+    assert at.session_state["question"] == "When is the final project presentation?"
+    shown = [str(e.value) for e in at.info if "BM25 ranks" in str(e.value)]
+    assert shown and "handbook" in shown[0]
+    at.button(key="lesson.exp.1").click().run()
+    assert at.session_state["retrieval.rrf_k"] == 1
+    at.button(key="lesson.undo.1").click().run()
+    assert at.session_state["retrieval.rrf_k"] == 60
+    top = at.session_state["index.obj"]  # the student answers from the page: BM25's first chunk
+    from rag.search.retrieval import retrieve
+
+    right = retrieve(top, "When is the final project presentation?", "hybrid", 5, 50, 60, None).bm25[0].chunk_id
+    at.radio(key="lesson.answer.handbook.1").set_value(right).run()
+    at.button(key="lesson.check.1").click().run()
+    assert sorted(at.session_state["lesson.passed"]) == ["0", "1"]
+    at.button(key="lesson.leave").click().run()
+    assert at.session_state["lesson.id"] == "" and len(at.session_state["corpus.docs"]) == 2
+
+
+def test_a_broken_lesson_file_is_an_error_and_breaks_nothing():
+    at = new_app()
+    at.button(key="lesson.start.start-to-finish").click().run()
+    step = at.session_state["lesson.step"]
+    at = go(at, "home")
+    bad = TEACHER.replace('answer = "bm25_top"', 'answer = "bm25_terms"')
+    at.file_uploader(key="lesson.file").set_value(("bad.toml", bad.encode(), "application/toml")).run()
+    assert not at.exception
+    errors = [str(e.value) for e in at.error]
+    assert any("第 24 行" in e and r"steps\[2\].check.answer" in e for e in errors), errors
+    assert at.session_state["lesson.id"] == "start-to-finish" and at.session_state["lesson.step"] == step
+    at.file_uploader(key="lesson.file").set_value(("bin.toml", b"\xff\xfe\x00garbage", "application/toml")).run()
+    assert not at.exception and any("UTF-8" in str(e.value) for e in at.error)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_lesson_panel_speaks_one_language(lang):
+    """Both bundled lessons, every step on its page, in one UI language: the panel's words, the notices filled from
+    the run and the checks' options (the extractive stand-in answers, to stay quick)."""
+    from rag.ingest.documents import load_knowledge_base
+    from tests.test_languages import leaks
+    from ui import lesson as L
+
+    at = new_app()
+    at.sidebar.radio(key="ui.lang").set_value(lang)
+    at.sidebar.radio(key="llm.generator").set_value("extractive")
+    at.run()
+    own = "\n".join(d.text for d in load_knowledge_base())
+    own += "\n".join(str(s.settings.get("question", "")) for x in L.bundled().values() for s in x.steps)
+    own += "\n".join(s.settings.get("answer.my_sentence", "") for x in L.bundled().values() for s in x.steps)
+    found = {}
+    for lsn in L.bundled().values():
+        at = go(at, "home")
+        at.button(key=f"lesson.start.{lsn.id}").click().run()
+        for i, step in enumerate(lsn.steps):
+            at = go(at, step.page)
+            assert at.session_state["lesson.step"] == i
+            panel = [str(e.value) for e in at.main.get("info") + at.main.get("warning") + at.main.get("success")
+                     + at.main.get("caption") + at.main.get("markdown") + at.main.get("subheader")]
+            panel += [b.label for b in at.main.get("button")] + [str(r.options) for r in at.main.get("radio")
+                                                                  if r.key and r.key.startswith("lesson.")]
+            bad = leaks(lang, panel, own)
+            if bad:
+                found[f"{lsn.id}[{i + 1}]"] = bad
+            if i + 1 < len(lsn.steps):
+                at.button(key="lesson.next").click().run()
+        at.button(key="lesson.leave").click().run()
+    assert not found, found

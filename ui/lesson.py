@@ -1,0 +1,424 @@
+"""The lesson panel: the current step of a lesson, drawn at the top of every page from what the pages computed
+(the same memoised results they show; rag/lesson/ turns them into notices and graded checks). A step whose facts
+come from something the page computes as it runs (the answer, the embedding map, the graph) waits for it: app.py
+runs the script once more when the page has computed it, so the panel never shows a stale run.
+
+A session's lesson lives in session state ("lesson.*"): which lesson, which step, the checks passed, whether the
+projector view is on. The bundled lessons (data/lessons/*.toml) can be named in a link with the step and the checks
+passed; a lesson a teacher uploads lives in this browser session only. Entering a step applies its settings (and its
+corpus) in a button callback, before any widget is drawn, then switches to its page (app.py reads "lesson.goto").
+An experiment remembers the settings it changed and puts them back on Undo or when the step is left.
+Not handled here: reading lesson files and computing facts (rag/lesson/), the pages themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, MutableMapping
+
+import streamlit as st
+
+from rag.errors import RagError
+from rag.lesson import facts as F
+from rag.lesson.lesson import MAX_STEPS, PAGE_STAGES, Lesson, LessonError, Step, choices, fill, grade, notice, parse
+from rag.messages import localized, say
+
+from . import corpus, indexing, links, memo, models, results, settings
+from .i18n import lang, t, tr
+from .render import error_text, md_escape
+
+LESSON_DIR = Path(__file__).resolve().parent.parent / "data" / "lessons"
+LONGFORM_DIR = LESSON_DIR.parent / "longform"
+STATE = ("lesson.id", "lesson.step", "lesson.passed", "lesson.present")
+NOT_SETTABLE = {"ui.lang", "lesson.id", "lesson.step", "lesson.passed", "lesson.present"}
+# Bigger type for a projector: Streamlit sizes its text in rem, so the root size scales the page.
+PRESENT_CSS = "<style>html{font-size:22px}[data-testid='stMainBlockContainer']{max-width:1200px}</style>"
+
+
+def check_setting(key: str, value: Any) -> Any:
+    """A lesson's setting as the app will hold it: what a link may carry (ui/links.py), checked the same way."""
+    if key in NOT_SETTABLE or key not in links.LINKED:
+        raise KeyError(key)
+    if isinstance(value, (dict,)) or (isinstance(value, list) and not isinstance(links.LINKED[key], links.Many)):
+        raise ValueError(value)
+    return links.LINKED[key].parse(links.encode(value))
+
+
+@functools.lru_cache(maxsize=1)
+def bundled() -> dict[str, Lesson]:
+    """The lessons that ship in data/lessons/, by id (a broken one is a bug: tests/test_lessons.py reads them all)."""
+    out = {}
+    for path in sorted(LESSON_DIR.glob("*.toml")):
+        lesson = parse(path.read_text(encoding="utf-8"), check_setting, path.name)
+        out[lesson.id] = lesson
+    return out
+
+
+def read_upload(name: str, data: bytes) -> Lesson:
+    """A lesson file a teacher uploaded; LessonError names the line and the field of what is wrong."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise LessonError(0, name, say("the file is not UTF-8 text; save it as UTF-8 (a .toml file)",
+                                         "文件不是 UTF-8 文本；请存成 UTF-8 的 .toml 文件")) from None
+    return parse(text, check_setting, name)
+
+
+def current(ss: MutableMapping) -> Lesson | None:
+    lesson_id = ss.get("lesson.id") or ""
+    uploaded = ss.get("lesson.uploaded")
+    if uploaded is not None and ss.get("lesson.source") == "upload" and uploaded.id == lesson_id:
+        return uploaded
+    return bundled().get(lesson_id)
+
+
+def step_index(ss: MutableMapping, lesson: Lesson) -> int:
+    return min(max(int(ss.get("lesson.step") or 0), 0), len(lesson.steps) - 1)
+
+
+# ------------------------------------------------------------------------------------------ entering a step
+# These run as button callbacks: before the next run draws any widget, so they may set widget values.
+
+
+def start(ss: MutableMapping, lesson: Lesson, source: str = "bundled") -> None:
+    _undo(ss)
+    if not ss.get("lesson.id"):  # the corpus before any lesson: given back on leaving
+        ss["lesson.saved_corpus"] = (list(ss["corpus.docs"]), ss["corpus.name"], list(ss["corpus.files"]))
+        ss["lesson.saved_kind"] = corpus_kind(ss)
+    ss["lesson.source"] = source
+    ss["lesson.id"] = lesson.id
+    ss["lesson.passed"] = []
+    ss["lesson.graded"] = {}
+    _enter(ss, lesson, 0)
+
+
+def go(ss: MutableMapping, i: int) -> None:
+    lesson = current(ss)
+    if lesson is not None:
+        _enter(ss, lesson, min(max(i, 0), len(lesson.steps) - 1))
+
+
+def leave(ss: MutableMapping) -> None:
+    _undo(ss)
+    ss["lesson.id"] = ""
+    ss["lesson.present"] = False
+    saved = ss.pop("lesson.saved_corpus", None)
+    if saved is not None and corpus_kind(ss) != ss.get("lesson.saved_kind"):  # the corpus from before the lesson
+        corpus.set_corpus(ss, *saved)
+
+
+def _enter(ss: MutableMapping, lesson: Lesson, i: int) -> None:
+    _undo(ss)
+    step = lesson.steps[i]
+    ss["lesson.step"] = i
+    _use_corpus(ss, step.corpus or lesson.corpus)
+    apply(ss, step.settings)
+    ss["lesson.goto"] = step.page
+
+
+def apply(ss: MutableMapping, values: dict[str, Any]) -> None:
+    """Set these settings as if the student had set them (a chunker's parameters rebuild the index, as Apply does)."""
+    for key, value in values.items():
+        ss[key] = value
+    if any(k.startswith("chunk.") for k in values):
+        method = ss["chunk.method"]
+        ss["applied.chunk"] = (method, settings.pending_params(ss, method))
+    if "embed.name" in values:
+        ss["applied.embedder"] = values["embed.name"]
+
+
+def corpus_kind(ss: MutableMapping) -> str:
+    h = ss.get("corpus.hash")
+    if h == corpus.corpus_hash(models.knowledge_base()):
+        return "knowledge-base"
+    if h == ss.get("lesson.longform_hash"):
+        return "longform"
+    return "upload"
+
+
+def _use_corpus(ss: MutableMapping, kind: str) -> None:
+    """Switch to the step's corpus; "upload" is the student's own documents from before the lesson (if any)."""
+    now = corpus_kind(ss)
+    if kind == now:
+        return
+    if kind == "knowledge-base":
+        corpus.use_knowledge_base(ss)
+    elif kind == "longform":
+        corpus.apply_upload(ss, [(p.name, p.read_bytes()) for p in sorted(LONGFORM_DIR.iterdir()) if p.is_file()],
+                            "replace")
+        ss.pop("upload.base", None)
+        ss["lesson.longform_hash"] = ss["corpus.hash"]
+    elif ss.get("lesson.saved_kind") == "upload" and "lesson.saved_corpus" in ss:
+        corpus.set_corpus(ss, *ss["lesson.saved_corpus"])
+
+
+def _experiment(ss: MutableMapping, i: int, before: dict[str, str]) -> None:
+    lesson = current(ss)
+    if lesson is None:
+        return
+    e = lesson.steps[i].experiment
+    _undo(ss)
+    ss["lesson.exp"] = {"step": i, "before": before, "undo": {k: ss.get(k) for k in e.set},
+                        "applied": ss.get("applied.chunk")}
+    apply(ss, e.set)
+
+
+def _undo(ss: MutableMapping) -> None:
+    exp = ss.pop("lesson.exp", None)
+    if exp is not None:
+        for key, value in exp["undo"].items():
+            ss[key] = value
+        if exp.get("applied") is not None:
+            ss["applied.chunk"] = exp["applied"]
+
+
+def follow(ss: MutableMapping) -> str | None:
+    """The page a step just entered wants (app.py switches to it), once."""
+    return ss.pop("lesson.goto", None)
+
+
+# ------------------------------------------------------------------------------------------ the live run
+
+
+def needed(step: Step) -> set[str]:
+    """The stages the step's facts need."""
+    import string
+
+    names: set[str] = set()
+    texts = [step.notice, step.check.ask if step.check else None]
+    for text in filter(None, texts):
+        for l in ("zh", "en"):
+            names |= {n for _lit, n, _s, _c in string.Formatter().parse(text.in_(l)) if n}
+    names |= {c.removeprefix("not ").strip() for c in step.expect}
+    if step.experiment:
+        names |= set(step.experiment.compare)
+    if step.check:
+        names.add(step.check.answer)
+    return {F.FACTS[n].needs for n in names}
+
+
+def live_run(ss: MutableMapping, lesson: Lesson, i: int, page: str) -> F.Run:
+    """What this page run computed, for the step's facts (the memoised results the page itself used)."""
+    step = lesson.steps[i]
+    stages = needed(step) & set(PAGE_STAGES[page])
+    q = settings.question(ss)
+    index = indexing.get_index()
+    run = F.Run(q, index, gold=lesson.gold_for(i), top_k=int(ss["rerank.top_k"]), rerank_on=bool(ss["rerank.enabled"]))
+    if not q:
+        return run
+    from .choices import reranker_choice
+
+    rr = reranker_choice(ss) if ss["rerank.enabled"] else None
+    if "answer" in stages:
+        run.trace = memo.peek("trace", results.trace_key(ss, rr))
+    if stages & {"retrieval", "rerank", "answer"}:
+        run.retrieval = results.retrieval_result(index, q, run.trace)
+    if stages & {"rerank", "answer"} and rr is not None:
+        run.rerank = results.rerank_result(index, q, rr, run.trace)
+    if "pca" in stages:
+        run.extra["pca"] = ss.get("embeddings.map")
+    if "loops" in stages:
+        run.extra["loops"] = ss.get("loops.done") or {}
+    run.extra["my_sentence"] = ss.get("answer.my_sentence") or ""
+    return run
+
+
+def _shown(name: str, run: F.Run, l: str) -> str:
+    try:
+        return F.shown(F.value(name, run), F.FACTS[name].kind, l)
+    except F.NotInRun as exc:
+        return "— " + localized(exc.why, l)
+
+
+# ------------------------------------------------------------------------------------------ drawing
+
+
+def page_title(page: str) -> str:
+    return t(f"page.{page}")
+
+
+AUTOMATIC = ("answer", "pca", "graph")  # stages a page computes by itself on every visit (loops wait for Run)
+
+
+def fingerprint(ss: MutableMapping) -> tuple:
+    """What the pages computed that a step's facts read: it changes when a page has computed something new."""
+    index = ss.get("index.obj")
+    return (ss.get("index.key"), id(getattr(index, "graph", None)), id(ss.get("embeddings.map")),
+            id(ss.get("answer.last_trace")), tuple((k, id(v)) for k, v in sorted((ss.get("loops.done") or {}).items())))
+
+
+def waiting(run: F.Run, step: Step, page: str) -> bool:
+    """The step's facts need a stage this page computes itself, and it has not yet (first visit, new settings)."""
+    for stage in needed(step) & set(AUTOMATIC) & set(PAGE_STAGES[page]):
+        if (stage == "answer" and run.trace is None) or (stage == "pca" and run.extra.get("pca") is None) \
+                or (stage == "graph" and getattr(run.index, "graph", None) is None):
+            return True
+    return False
+
+
+def draw(page: str) -> tuple | None:
+    """The current step, if a lesson is on, drawn before the page runs. Returns the fingerprint of what it read
+    when the step is on this page (app.py runs the script again if the page computed something new), else None."""
+    ss = st.session_state
+    lesson = current(ss)
+    if lesson is None:
+        return None
+    i = step_index(ss, lesson)
+    step = lesson.steps[i]
+    l = lang()
+    present = bool(ss.get("lesson.present"))
+    if present:
+        st.html(PRESENT_CSS)
+    seen = None
+    with st.container(border=True, key="lesson-panel"):
+        head, side = st.columns([5, 2])
+        head.markdown(f":material/school: **{md_escape(lesson.title.in_(l))}** · "
+                      + tr(f"第 {i + 1} / {len(lesson.steps)} 步", f"step {i + 1} of {len(lesson.steps)}"))
+        head.subheader(md_escape(step.title.in_(l)), anchor=False)
+        side.toggle(tr("投影模式", "Projector view"), key="lesson.present",
+                    help=tr("字更大、侧栏收起、一次只看一步；键盘 ← → 翻步。", "Larger type, the sidebar folded, one step "
+                            "at a time; the ← and → keys turn the steps."))
+        if step.page != page:
+            st.info(tr(f"这一步在“{page_title(step.page)}”页。", f"This step is on the {page_title(step.page)} page."),
+                    icon=":material/arrow_forward:")
+            st.button(tr("去那一页", "Go there"), key="lesson.goto_btn", on_click=_goto, args=(step.page,),
+                      type="primary")
+        else:
+            seen = fingerprint(ss)  # if the page computes something new below, the step is drawn again from it
+            try:
+                run = live_run(ss, lesson, i, page)
+                if waiting(run, step, page):
+                    st.caption(":material/hourglass_top: " + tr("这一步要看的内容正在下面的页面里计算，算好后这里会自动更新。",
+                                                              "What this step looks at is being computed on the page "
+                                                              "below; this panel updates when it is done."))
+                else:
+                    _step_body(ss, lesson, i, step, run, l)
+            except RagError as exc:
+                st.error(md_escape(error_text(exc)))
+        _nav(ss, lesson, i, present)
+    return seen
+
+
+def _goto(page: str) -> None:
+    st.session_state["lesson.goto"] = page
+
+
+def _step_body(ss, lesson: Lesson, i: int, step: Step, run: F.Run, l: str) -> None:
+    n = notice(step, run, l)
+    if n is not None and n.text is not None:
+        st.info(md_escape(n.text), icon=":material/visibility:")
+    elif n is not None:
+        st.warning(tr("这次运行没有显示这一步要讲的内容：", "This run does not show what this step is about: ")
+                   + md_escape("; ".join(n.missing) if l == "en" else "；".join(n.missing))
+                   + tr("（问题、语料或设置和课程的不一样？提示是按现在屏幕上的运行算的。）",
+                        " (Another question, corpus or settings than the lesson's? The notice is computed from the "
+                        "run on the screen now.)"),
+                   icon=":material/help:")
+    if step.try_ is not None:
+        st.caption(":material/lightbulb: " + md_escape(step.try_.in_(l)))
+    if step.experiment is not None:
+        _experiment_box(ss, lesson, i, step, run, l)
+    if step.check is not None:
+        _check_box(ss, lesson, i, step, run, l)
+
+
+def _experiment_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, l: str) -> None:
+    e = step.experiment
+    exp = ss.get("lesson.exp")
+    if exp is None or exp.get("step") != i:
+        before = {name: _shown(name, run, l) for name in e.compare}
+        st.button(md_escape(e.label.in_(l)), icon=":material/science:", key=f"lesson.exp.{i}",
+                  on_click=_experiment, args=(ss, i, before))
+        return
+    rows = [{tr("事实", "fact"): localized(F.FACTS[name].means, l), tr("之前", "before"): exp["before"].get(name, ""),
+             tr("现在", "now"): _shown(name, run, l)} for name in e.compare]
+    st.markdown(f":material/science: **{md_escape(e.label.in_(l))}**")
+    from .render import html_table
+    import pandas as pd
+
+    st.html(html_table(pd.DataFrame(rows)))
+    st.button(tr("撤销这个实验", "Undo the experiment"), icon=":material/undo:", key=f"lesson.undo.{i}",
+              on_click=_undo, args=(ss,))
+
+
+def _check_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, l: str) -> None:
+    c = step.check
+    ask, why = fill(c.ask.in_(l), run, l)
+    kind = F.FACTS[c.answer].kind
+    st.markdown(":material/quiz: **" + md_escape(ask if ask is not None else c.ask.in_(l)) + "**")
+    key = f"lesson.answer.{lesson.id}.{i}"
+    if kind == "number":
+        given = st.number_input(tr("你的答案", "Your answer"), key=key, value=None, step=1.0, format="%g", label_visibility="collapsed",
+                                placeholder=tr("输入一个数", "type a number"))
+    else:
+        opts = choices(c, run)
+        given = st.radio(tr("你的答案", "Your answer"), opts, key=key, index=None, horizontal=len(opts) <= 6,
+                         format_func=lambda o: F.option_shown(o, kind, l), label_visibility="collapsed")
+    graded = ss.setdefault("lesson.graded", {})
+    if st.button(tr("检查", "Check"), key=f"lesson.check.{i}", icon=":material/done:", disabled=given is None):
+        g = grade(c, run, given, l)
+        graded[(lesson.id, i)] = (g.correct, g.expected, g.why, given)
+        passed = set(ss.get("lesson.passed") or [])
+        if g.correct:
+            passed.add(str(i))
+        ss["lesson.passed"] = sorted(passed, key=int)
+    result = graded.get((lesson.id, i))
+    if result is None:
+        return
+    correct, expected, why_not, _given = result
+    if correct is None:
+        st.warning(tr("这次运行给不出这道题的答案：", "This run cannot give this check's answer: ") + md_escape(why_not),
+                   icon=":material/help:")
+    elif correct:
+        st.success(tr(f"对：{expected}。", f"Right: {expected}."), icon=":material/check_circle:")
+    else:
+        st.error(tr("还不对，再看看页面。", "Not yet; look at the page again."), icon=":material/cancel:")
+        if c.hint is not None:
+            st.caption(":material/tips_and_updates: " + md_escape(c.hint.in_(l)))
+        with st.expander(tr("显示答案", "Show the answer")):
+            st.markdown(md_escape(expected))
+
+
+def _nav(ss, lesson: Lesson, i: int, present: bool) -> None:
+    passed = len(ss.get("lesson.passed") or [])
+    checks = sum(1 for s in lesson.steps if s.check is not None)
+    c1, c2, c3, c4 = st.columns([1, 1, 3, 1])
+    c1.button(tr("上一步", "Previous"), icon=":material/arrow_back:", key="lesson.prev", disabled=i == 0,
+              on_click=go, args=(ss, i - 1), shortcut="Left" if present else None)
+    c2.button(tr("下一步", "Next"), icon=":material/arrow_forward:", key="lesson.next", type="primary",
+              disabled=i >= len(lesson.steps) - 1, on_click=go, args=(ss, i + 1), shortcut="Right" if present else None)
+    c3.caption(tr(f"已答对 {passed} / {checks} 道题", f"{passed} of {checks} checks answered right"))
+    c4.button(tr("退出课程", "Leave the lesson"), key="lesson.leave", on_click=leave, args=(ss,))
+
+
+def home_panel() -> None:
+    """The home page's lessons: the bundled ones first, then a teacher's own file."""
+    ss = st.session_state
+    l = lang()
+    for lesson in bundled().values():
+        with st.container(border=True):
+            st.markdown(f":material/school: **{md_escape(lesson.title.in_(l))}** · "
+                        + tr(f"{len(lesson.steps)} 步", f"{len(lesson.steps)} steps")
+                        + (tr(f" · 约 {lesson.minutes} 分钟", f" · about {lesson.minutes} min") if lesson.minutes else ""))
+            if lesson.summary:
+                st.caption(md_escape(lesson.summary.in_(l)))
+            st.button(tr("开始这一课", "Start this lesson"), key=f"lesson.start.{lesson.id}", type="primary",
+                      icon=":material/play_arrow:", on_click=start, args=(ss, lesson))
+    with st.expander(tr("老师：载入自己写的课程（.toml）", "Teachers: load a lesson of your own (.toml)"),
+                     icon=":material/upload_file:"):
+        st.caption(tr("课程文件的写法见 docs/lessons.md；它只在这个浏览器会话里有效。",
+                      "docs/lessons.md shows how to write one; it stays in this browser session only."))
+        up = st.file_uploader(tr("课程文件", "Lesson file"), type=["toml"], key="lesson.file", max_upload_size=1)
+        if up is not None:
+            try:
+                lesson = read_upload(up.name, up.getvalue())
+            except LessonError as exc:
+                st.error(md_escape(exc.message(l)), icon=":material/error:")
+            else:
+                ss["lesson.uploaded"] = lesson
+                st.success(tr("读好了：", "Read: ") + md_escape(lesson.title.in_(l))
+                           + tr(f"（{len(lesson.steps)} 步）", f" ({len(lesson.steps)} steps)"))
+                st.button(tr("开始这一课", "Start this lesson"), key="lesson.start.upload", type="primary",
+                          on_click=start, args=(ss, lesson, "upload"))
+
