@@ -17,7 +17,10 @@ from ui.i18n import t
 st.set_page_config(page_title="RAG 透视 Inspectable RAG", page_icon=":material/search:", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("lesson.present") else "auto")
 settings.init()
+first_run = not st.session_state.get("links.restored")
 links.restore(st.session_state, st.query_params)  # a link or a reload brings its question and settings
+if first_run:
+    lesson.from_link(st.session_state, st.query_params)  # a link to a lesson's step brings the steps' settings
 
 PAGES = {
     "home": st.Page("app_pages/0_home.py", title=t("page.home"), icon=":material/home:", default=True),

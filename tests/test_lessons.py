@@ -307,3 +307,20 @@ def test_the_lesson_panel_speaks_one_language(lang):
                 at.button(key="lesson.next").click().run()
         at.button(key="lesson.leave").click().run()
     assert not found, found
+
+
+def test_a_link_to_a_step_brings_the_lessons_settings_up_to_it():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.test_app import APP, TIMEOUT
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["lesson.id"] = "why-retrieval-fails"
+    at.query_params["lesson.step"] = "1"
+    at.query_params["retrieval.rrf_k"] = "30"  # what the link itself says wins
+    at.run()
+    assert not at.exception
+    ss = at.session_state
+    assert ss["lesson.id"] == "why-retrieval-fails" and ss["lesson.step"] == 1
+    assert ss["question"] == "RAG 从提问到出答案要经过哪几步"  # step 1's setting
+    assert ss["retrieval.rrf_k"] == 30

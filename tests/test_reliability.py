@@ -190,7 +190,8 @@ def test_community_summaries_shared_by_every_session_are_bounded(kb_index, monke
 
 
 # Module-level state of ui/ that is meant to be shared by the whole server process, with why.
-SHARED_ON_PURPOSE = {("indexes.py", "_milvus_dir")}  # the one temporary folder of this process's Milvus Lite
+SHARED_ON_PURPOSE = {("indexes.py", "_milvus_dir"),  # the one temporary folder of this process's Milvus Lite
+                     ("models.py", "_loaded")}  # which models this server has loaded (names, bounded): spinners
 
 
 def test_no_module_of_the_ui_keeps_a_mutable_cache_every_session_would_share():

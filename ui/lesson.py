@@ -117,6 +117,24 @@ def _enter(ss: MutableMapping, lesson: Lesson, i: int) -> None:
     ss["lesson.goto"] = step.page
 
 
+def from_link(ss: MutableMapping, params) -> None:
+    """A link to a bundled lesson's step (a teacher's "open step 5"): the settings of the steps up to it, except
+    those the link itself sets, and the step's corpus, as if the student had walked there. Runs on a session's
+    first run, before any widget."""
+    lesson = current(ss)
+    if lesson is None or "lesson.id" not in params:
+        return
+    ss["lesson.source"] = "bundled"
+    ss["lesson.saved_corpus"] = (list(ss["corpus.docs"]), ss["corpus.name"], list(ss["corpus.files"]))
+    ss["lesson.saved_kind"] = corpus_kind(ss)
+    i = step_index(ss, lesson)
+    merged: dict[str, Any] = {}
+    for step in lesson.steps[: i + 1]:
+        merged.update(step.settings)
+    apply(ss, {k: v for k, v in merged.items() if k not in params})
+    _use_corpus(ss, lesson.steps[i].corpus or lesson.corpus)
+
+
 def apply(ss: MutableMapping, values: dict[str, Any]) -> None:
     """Set these settings as if the student had set them (a chunker's parameters rebuild the index, as Apply does)."""
     for key, value in values.items():
@@ -383,7 +401,7 @@ def _check_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, l: str) -> No
 def _nav(ss, lesson: Lesson, i: int, present: bool) -> None:
     passed = len(ss.get("lesson.passed") or [])
     checks = sum(1 for s in lesson.steps if s.check is not None)
-    c1, c2, c3, c4 = st.columns([1, 1, 3, 1])
+    c1, c2, c3, c4 = st.columns([2, 2, 3, 2])
     c1.button(tr("上一步", "Previous"), icon=":material/arrow_back:", key="lesson.prev", disabled=i == 0,
               on_click=go, args=(ss, i - 1), shortcut="Left" if present else None)
     c2.button(tr("下一步", "Next"), icon=":material/arrow_forward:", key="lesson.next", type="primary",

@@ -18,10 +18,35 @@ from rag.models.embedding_cache import CachedEmbedder
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import LocalChat
 
+from .i18n import tr
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+
+# (kind, name) this server has loaded, so only a first load shows a spinner: names only, no session's data, and
+# bounded (a name is added after a successful load; past 64 the set starts again, which costs one more spinner)
+_loaded: set[tuple[str, str]] = set()
+
+
+def _announced(kind: str, name: str, zh: str, en: str, load):
+    """`load()`, with a spinner that says what is loading the first time this server loads it (a first visit
+    is never a silent wait)."""
+    if (kind, name) in _loaded:
+        return load()
+    with st.spinner(tr(zh, en)):
+        out = load()
+    if len(_loaded) >= 64:
+        _loaded.clear()
+    _loaded.add((kind, name))
+    return out
+
+
 def embedder(name: str) -> Embedder:
     """The embedder `name`, wrapped in the disk cache of document vectors. Raises ModelUnavailableError."""
+    return _announced("embedder", name, f"正在加载向量模型 {name}（服务器第一次用它）…",
+                      f"Loading the embedder {name} (the server's first use of it)…", lambda: _embedder(name))
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _embedder(name: str) -> Embedder:
     return CachedEmbedder(load_embedder(name))
 
 
@@ -39,11 +64,17 @@ def reranker(name: str, embedder_name: str) -> Choice:
                            chat=lambda: local_chat(st.session_state.get("llm.local_model") or DEFAULT_LOCAL_MODEL))
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)
 def local_chat(model: str) -> LocalChat:
     """The bundled local LLM, one per model for the whole server: it serialises generations itself
     (a lock; a waiting session hears "queued"). Only a successful load is cached: an exception is not,
     so a later session tries again."""
+    return _announced("llm", model, f"正在加载随附的语言模型 {model}（服务器第一次用它，几秒钟）…",
+                      f"Loading the bundled language model {model} (the server's first use of it: a few seconds)…",
+                      lambda: _local_chat(model))
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _local_chat(model: str) -> LocalChat:
     return LocalChat(model)
 
 
@@ -51,3 +82,7 @@ def local_chat(model: str) -> LocalChat:
 def knowledge_base() -> tuple[Document, ...]:
     """The bundled FAQ (frozen Documents; a tuple so no session can append to the shared copy)."""
     return tuple(load_knowledge_base())
+
+
+embedder.clear = _embedder.clear  # type: ignore[attr-defined]  # tests empty the shared caches
+local_chat.clear = _local_chat.clear  # type: ignore[attr-defined]

@@ -31,6 +31,10 @@ def ask_streaming(question: str, index, settings: AskSettings, generator, rerank
     sees every event of the run (ui/worker.py), for a measurement."""
     box = st.empty()
     note = st.empty()
+    box.caption(":material/hourglass_top: " + tr(
+        "检索、重排、判断能否回答、压缩资料，然后模型读提示词；回答一开始就会逐字出现在这里。",
+        "Retrieving, reranking, checking the contexts can answer, compressing them, then the model reads the prompt; "
+        "the answer appears here word by word as soon as it starts."))
     text: list[str] = []
     drawn = [0.0]
 
