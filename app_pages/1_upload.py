@@ -7,15 +7,30 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from rag.index.tokenize import TOKENIZERS, load_stopwords
 from rag.ingest.chunking import CHUNKERS, chunker_params
+from rag.ingest.preview import (
+    chunks_of,
+    coverage_segments,
+    coverage_summary,
+    length_stats,
+    parent_children,
+)
 from rag.ingest.semantic import semantic_curve
 from rag.models.embedding import EMBEDDERS
-from rag.ingest.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
-from rag.index.tokenize import TOKENIZERS, load_stopwords
 from ui import charts, corpus, indexing, models, settings
 from ui.i18n import lang, loc, plural, t, tr
-from ui.render import (OVERLAP_COLOUR, attempt, chunk_colour, error_text, legend_html, md_escape, params_text,
-                       segments_html, upload_limit_note)
+from ui.render import (
+    OVERLAP_COLOUR,
+    attempt,
+    chunk_colour,
+    error_text,
+    legend_html,
+    md_escape,
+    params_text,
+    segments_html,
+    upload_limit_note,
+)
 
 ss = st.session_state
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample_docs"

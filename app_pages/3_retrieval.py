@@ -11,16 +11,23 @@ import pandas as pd
 import streamlit as st
 
 from rag.errors import ModelUnavailableError
+from rag.index.ann import compare_indexes
+from rag.index.tokenize import jieba_tokenize
 from rag.search import late_interaction
 from rag.search.fusion import rrf_ceiling
-
 from rag.search.ranktable import fusion_arithmetic, side_by_side
 from rag.search.retrieval import MODES
-from rag.index.tokenize import jieba_tokenize
-from rag.index.ann import compare_indexes
 from ui import charts, choices, indexes, indexing, results, settings
 from ui.i18n import t, tr
-from ui.render import attempt, md_escape, need_question, plain_text, rrf_short, short, tokens_html
+from ui.render import (
+    attempt,
+    md_escape,
+    need_question,
+    plain_text,
+    rrf_short,
+    short,
+    tokens_html,
+)
 
 ss = st.session_state
 st.header(":material/manage_search: " + t("page.retrieval"))

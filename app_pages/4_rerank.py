@@ -4,6 +4,7 @@ follows each chunk across dense -> BM25 -> RRF -> rerank, and for the learned ra
 (its features' contributions per candidate, and the model's feature importance)."""
 
 import math
+
 import pandas as pd
 import streamlit as st
 

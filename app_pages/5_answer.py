@@ -6,14 +6,34 @@ went, and the trace as a Markdown/JSON handout, a script and a notebook."""
 import pandas as pd
 import streamlit as st
 
-from rag.backends import fallback_notes
 from rag import waterfall
 from rag.answer.citations import audit as audit_text
-from ui import answer_panels, charts, choices, indexing, links, memo, results, settings, take_home
+from rag.backends import fallback_notes
+from ui import (
+    answer_panels,
+    charts,
+    choices,
+    indexing,
+    links,
+    memo,
+    results,
+    settings,
+    take_home,
+)
 from ui.audit_view import support_table_html
 from ui.i18n import lang, loc, stage, t, tr
-from ui.render import (PART_COLOURS, anchor, attempt, html_table, legend_html, md_escape, need_question,
-                       plain_text, prompt_html, short)
+from ui.render import (
+    PART_COLOURS,
+    anchor,
+    attempt,
+    html_table,
+    legend_html,
+    md_escape,
+    need_question,
+    plain_text,
+    prompt_html,
+    short,
+)
 from ui.streaming import ask_streaming
 
 ss = st.session_state

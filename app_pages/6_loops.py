@@ -5,13 +5,13 @@ the answer at the end is audited like the answer page's. Plain RAG can run besid
 import pandas as pd
 import streamlit as st
 
+from rag.errors import RagError
 from rag.loops.strategies import BUDGETS, STRATEGIES, run_strategy
 from ui import choices, indexing, memo, settings
-from rag.errors import RagError
-from ui.i18n import lang, loc, plural, t, tr
-from ui.render import attempt, error_text, html_table, md_escape, need_question
 from ui.answer_panels import answer_parts_html
 from ui.audit_view import support_table_html
+from ui.i18n import lang, loc, plural, t, tr
+from ui.render import attempt, error_text, html_table, md_escape, need_question
 from ui.timeline import render_step, step_summary
 from ui.worker import run_in_worker
 

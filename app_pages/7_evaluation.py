@@ -9,14 +9,19 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from rag.evaluate.evaluation import METRICS, better, is_share, load_queries
 from rag.answer.citation_grammar import CITE_MODES
-from rag.evaluate.strategies import REWRITE_STRATEGIES, STRATEGIES, EvalSettings, compare
-from ui.worker import run_in_worker
+from rag.evaluate.evaluation import METRICS, better, is_share, load_queries
+from rag.evaluate.strategies import (
+    REWRITE_STRATEGIES,
+    STRATEGIES,
+    EvalSettings,
+    compare,
+)
 from rag.evaluate.wins import SINGLES, default_metric, verdicts, win_tie_loss
 from ui import charts, choices, corpus, indexing, judge_panel, settings
 from ui.i18n import loc, t, tr
 from ui.render import attempt, html_table, upload_limit_note
+from ui.worker import run_in_worker
 
 ss = st.session_state
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden.jsonl"

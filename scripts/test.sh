@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need into ./.venv (the app and its bundled models through
 # scripts/install.sh, the dev requirements, and the system Chromium for the real-browser test), then run
-# the whole suite. Works on a fresh machine; re-running only installs what is missing.
+# lint (ruff) and the whole suite. Works on a fresh machine; re-running only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh -r requirements-dev.txt
@@ -14,4 +14,6 @@ if ! dpkg -s chromium fonts-noto-cjk >/dev/null 2>&1; then
     echo "note: chromium not found and apt-get unavailable; the real-browser test will be skipped" >&2
   fi
 fi
+# Lint first (pyproject.toml's [tool.ruff]): a finding fails the run before the tests start.
+.venv/bin/ruff check .
 exec .venv/bin/python -m pytest -q "$@"

@@ -56,9 +56,9 @@ def embedder(cache_dir):
 @pytest.fixture(scope="session")
 def kb_index(embedder):
     from rag import defaults
+    from rag.index.build import build_index
     from rag.ingest.chunking import chunk_documents
     from rag.ingest.documents import load_knowledge_base
-    from rag.index.build import build_index
 
     chunks = chunk_documents(load_knowledge_base(), defaults.CHUNKER, **defaults.CHUNK_PARAMS)
     return build_index(chunks, embedder)

@@ -10,12 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import require, skip_or_fail
-
-from rag.index.bm25 import BM25, TermScore, top_k
 from rag import config
 from rag.errors import ConfigError
+from rag.index.bm25 import BM25, TermScore, top_k
 from rag.index.tokenize import jieba_tokenize, load_stopwords, whitespace_tokenize
+from tests.conftest import require, skip_or_fail
 
 # The public eval sets live beside the repository (../shared/eval), or wherever RAG_EVAL_DIR says.
 EVAL_DIR = config.value("RAG_EVAL_DIR")

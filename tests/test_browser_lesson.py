@@ -17,9 +17,21 @@ import shutil
 
 import pytest
 
-from tests.test_browser import (ARTIFACTS, DOCS_SHOTS, FIRST_RUN_MS, TITLES, VIEWPORT, StreamlitServer, app_env,
-                                chromium,  # noqa: F401  (the module-scoped browser fixture)
-                                assert_clean, heading, require_browser, running, settle)
+from tests.test_browser import (
+    ARTIFACTS,
+    DOCS_SHOTS,
+    FIRST_RUN_MS,
+    TITLES,
+    VIEWPORT,
+    StreamlitServer,
+    app_env,
+    assert_clean,
+    chromium,  # noqa: F401  (the module-scoped browser fixture)
+    heading,
+    require_browser,
+    running,
+    settle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -103,7 +115,7 @@ def shoot_step(page, name: str) -> None:
     return path
 
 
-def test_the_start_to_finish_lesson_runs_from_first_step_to_last(chromium, local_app):
+def test_the_start_to_finish_lesson_runs_from_first_step_to_last(chromium, local_app):  # noqa: F811 (the fixture)
     from ui import lesson as L
 
     steps = L.bundled()[LESSON].steps
@@ -138,7 +150,7 @@ def test_the_start_to_finish_lesson_runs_from_first_step_to_last(chromium, local
     context.close()
 
 
-def test_the_projector_view_turns_a_step_with_the_arrow_key(chromium, local_app):
+def test_the_projector_view_turns_a_step_with_the_arrow_key(chromium, local_app):  # noqa: F811 (the fixture)
     context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
     page = context.new_page()
     page.goto(local_app.url + f"/upload?lesson.id={LESSON}&lesson.step=1")  # a link to step 2, as a teacher sends it

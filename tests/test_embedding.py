@@ -20,8 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import require, skip_or_fail
-
+from rag.errors import ConfigError, ModelUnavailableError
 from rag.models.embedding import (
     BATCH_SIZE,
     EMBEDDERS,
@@ -33,7 +32,7 @@ from rag.models.embedding import (
 )
 from rag.models.embedding_cache import CachedEmbedder
 from rag.models.hub import hub_reachable
-from rag.errors import ConfigError, ModelUnavailableError
+from tests.conftest import require, skip_or_fail
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -5,7 +5,16 @@ import math
 import pytest
 
 from rag.errors import LoaderError
-from rag.evaluate.evaluation import Query, doc_ranking, evaluate_strategy, hit_at, load_queries, mrr_at, ndcg_at, recall_at
+from rag.evaluate.evaluation import (
+    Query,
+    doc_ranking,
+    evaluate_strategy,
+    hit_at,
+    load_queries,
+    mrr_at,
+    ndcg_at,
+    recall_at,
+)
 from rag.search.hits import Hit
 
 

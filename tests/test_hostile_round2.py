@@ -176,8 +176,13 @@ def test_the_browsers_escapes_of_a_file_name_are_undone():
 # -------------------------------------------------------------------- 4. a very large corpus: warned, estimated
 
 def test_a_large_corpus_is_warned_with_an_estimate_and_the_picker_is_capped():
-    from ui.corpus import (CHUNKS_PER_SECOND, LARGE_CHUNKS, PREVIEW_CHOICES, large_corpus_warning,
-                           preview_choices)
+    from ui.corpus import (
+        CHUNKS_PER_SECOND,
+        LARGE_CHUNKS,
+        PREVIEW_CHOICES,
+        large_corpus_warning,
+        preview_choices,
+    )
 
     docs = [Document(f"e{i}", f"第 {i} 条", title=f"标题 {i}") for i in range(100_000)]
     ids, titles = preview_choices(docs)

@@ -16,13 +16,17 @@ import json
 import re
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from rag.errors import LoaderError
 from rag.ingest.documents import MAX_FILE_BYTES, MAX_FILE_MB, load_bytes
 from tests.fixtures_docs import encrypt_pdf, make_pdf
-from streamlit.testing.v1 import AppTest
-
-from tests.test_app import APP, TIMEOUT, go, offline_env  # noqa: F401 (offline_env: an autouse fixture)
+from tests.test_app import (  # noqa: F401 (offline_env: an autouse fixture)
+    APP,
+    TIMEOUT,
+    go,
+    offline_env,
+)
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

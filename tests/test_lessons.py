@@ -44,7 +44,7 @@ notice = "BM25 puts {bm25_top} first"
 
 
 def test_bundled_lessons_load_and_match_the_link_ids():
-    from ui import links, lesson
+    from ui import lesson, links
 
     found = lesson.bundled()
     assert set(found) == {"start-to-finish", "why-retrieval-fails"}

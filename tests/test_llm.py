@@ -15,9 +15,23 @@ from email.utils import formatdate
 
 import pytest
 
-from rag.errors import ConfigError, LLMAuthError, LLMConnectionError, LLMError, LLMNotFoundError
 from rag.answer.generation import NOT_ENOUGH, Generator, LLMGenerator
-from rag.models.llm import NO_KEY, ChatBackend, LLMConfig, OpenAIChat, RetryEvent, llm_config_from_env, retry_after_seconds
+from rag.errors import (
+    ConfigError,
+    LLMAuthError,
+    LLMConnectionError,
+    LLMError,
+    LLMNotFoundError,
+)
+from rag.models.llm import (
+    NO_KEY,
+    ChatBackend,
+    LLMConfig,
+    OpenAIChat,
+    RetryEvent,
+    llm_config_from_env,
+    retry_after_seconds,
+)
 from tests.fake_openai import FakeOpenAI
 
 SECRET = "sk-test-SECRET-0123456789abcdef"

@@ -23,6 +23,7 @@ from rag.models.llm import RunControl
 from rag.models.local_llm import DEFAULT_MODEL, LocalChat, local_available
 from tests.conftest import skip_or_fail
 
+
 def _need_local():
     ok, why = local_available(DEFAULT_MODEL)
     if not ok:

@@ -9,7 +9,6 @@ without retrieval by both strategies.
 from __future__ import annotations
 
 import json
-import math
 import re
 
 import pytest
@@ -389,8 +388,9 @@ def test_a_judge_call_that_fails_is_a_note_and_the_other_figures_stand(kb_index)
 def test_self_rags_check_step_and_the_answer_audit_agree_on_every_sentence_of_the_multihop_answers(kb_index, gen):
     """One support check behind every "supported": the loop's check step shows the audit's own label for each
     sentence (the model's yes/no beside it, labelled), so the two never disagree, on every multi-hop question."""
-    from rag.evaluate.evaluation import load_queries
     from pathlib import Path
+
+    from rag.evaluate.evaluation import load_queries
 
     queries = load_queries(Path(__file__).resolve().parents[1] / "data" / "multihop.jsonl")
     chat = ScriptedChat(verdict=lambda m: _need(0.9)(m) or 0.3)  # the model doubts every sentence it is asked about

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
+from rag.answer.generation import NOT_ENOUGH
 from rag.backends import choose_generator, choose_reranker
 from rag.errors import ConfigError, LLMUnavailableError
-from rag.answer.generation import NOT_ENOUGH
 from rag.pipeline import ask, ask_no_rag
 from rag.trace import AskSettings
 

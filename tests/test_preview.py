@@ -4,10 +4,16 @@ from dataclasses import dataclass
 
 import pytest
 
+from rag.errors import ConfigError
 from rag.ingest.chunking import chunk_documents
 from rag.ingest.documents import Document
-from rag.errors import ConfigError
-from rag.ingest.preview import chunks_of, coverage_segments, coverage_summary, length_stats, parent_children
+from rag.ingest.preview import (
+    chunks_of,
+    coverage_segments,
+    coverage_summary,
+    length_stats,
+    parent_children,
+)
 
 
 @dataclass(frozen=True)

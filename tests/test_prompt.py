@@ -6,9 +6,15 @@ import re
 
 import pytest
 
-from rag.ingest.chunking import Chunk
+from rag.answer.prompt import (
+    NOT_ENOUGH,
+    ContextBlock,
+    Prompt,
+    build_no_rag_prompt,
+    build_prompt,
+)
 from rag.errors import ConfigError
-from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt, build_no_rag_prompt, build_prompt
+from rag.ingest.chunking import Chunk
 from rag.ingest.language import detect_lang
 
 

@@ -4,7 +4,13 @@ import pytest
 
 from rag.search.fusion import rrf
 from rag.search.hits import Hit
-from rag.search.ranktable import biggest_moves, fusion_arithmetic, movers, rank_paths, side_by_side
+from rag.search.ranktable import (
+    biggest_moves,
+    fusion_arithmetic,
+    movers,
+    rank_paths,
+    side_by_side,
+)
 from rag.search.rerank import RerankMove
 
 

@@ -276,9 +276,8 @@ def test_a_hostile_link_cannot_put_a_bad_value_into_a_widget():
 # ------------------------------------------------------------------- 11. an upload stays across navigation
 
 def test_an_upload_is_kept_when_the_uploader_comes_back_empty():
-    from ui import corpus
-
     from rag.ingest.documents import Document
+    from ui import corpus
 
     kb = [Document("kb1", "知识库的一条。")]
     ss: dict = {}

@@ -3,11 +3,11 @@ hub, the labelled sentence-maxsim fallback, and the before/after bookkeeping of 
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 from rag.errors import ConfigError, ModelUnavailableError
+from rag.ingest.sentences import split_sentences
 from rag.search.hits import Hit
 from rag.search.rerank import (
     FALLBACK,
@@ -18,7 +18,6 @@ from rag.search.rerank import (
     load_reranker,
     rerank,
 )
-from rag.ingest.sentences import split_sentences
 from tests.fakes import BigramEmbedder
 
 WORDS = (
@@ -40,7 +39,11 @@ TEXTS = [
 def tiny_cross_encoder(tmp_path_factory):
     """A 2-layer, 32-wide BERT sequence classifier with one logit, saved like any hub cross-encoder."""
     import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from transformers import (
+        BertConfig,
+        BertForSequenceClassification,
+        BertTokenizerFast,
+    )
 
     path = tmp_path_factory.mktemp("tiny-cross-encoder")
     words = set(WORDS) | set(" ".join([QUERY, *TEXTS]).lower().split())
@@ -279,8 +282,8 @@ def _judge_chat(clock, queued_s=0.0, fail_on=""):
 
 def test_the_llm_judges_budget_counts_time_holding_the_model_not_time_queued(monkeypatch):
     """Bug: the budget started before the model was free, so under load it judged one candidate."""
-    from rag.search import llm_judge
     from rag.models.llm import RunControl
+    from rag.search import llm_judge
 
     clock = _Clock()
     monkeypatch.setattr(llm_judge.time, "perf_counter", clock)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag.ingest.chunking import chunk_documents
-from rag.ingest.documents import Document
 from rag.errors import ConfigError
 from rag.index.build import build_index
+from rag.ingest.chunking import chunk_documents
+from rag.ingest.documents import Document
 from rag.search.retrieval import retrieve, retrieve_many
 
 

@@ -7,7 +7,13 @@ import pytest
 
 from rag.errors import ConfigError, LLMUnavailableError
 from rag.models.llm import OpenAIChat
-from rag.search.rewrite import HYDE_SYSTEM, MULTI_QUERY_SYSTEM, hyde, multi_query, parse_query_list
+from rag.search.rewrite import (
+    HYDE_SYSTEM,
+    MULTI_QUERY_SYSTEM,
+    hyde,
+    multi_query,
+    parse_query_list,
+)
 
 ABC = ["alpha query", "beta query", "gamma query"]
 
@@ -120,7 +126,6 @@ def test_bad_arguments(fake_llm):
 
 def test_query_points_and_make_rewrites_give_the_trace_shape(kb_index):
     from rag.search.rewrite import make_rewrites, query_points
-
     from tests.fake_chat import FakeChat
 
     def Chat():  # noqa: N802 - reads like the class it used to be

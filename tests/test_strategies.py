@@ -4,12 +4,19 @@ from pathlib import Path
 
 import pytest
 
+from rag.answer.extractive import ExtractiveGenerator
 from rag.backends import choose_reranker
 from rag.errors import ConfigError
 from rag.evaluate.evaluation import METRICS, doc_ranking, load_queries
-from rag.answer.extractive import ExtractiveGenerator
+from rag.evaluate.strategies import (
+    STRATEGIES,
+    EvalSettings,
+    compare,
+    hit_search,
+    settings_for,
+    strategy_search,
+)
 from rag.search.retrieval import retrieve
-from rag.evaluate.strategies import STRATEGIES, EvalSettings, compare, hit_search, settings_for, strategy_search
 from rag.trace import AskSettings
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden.jsonl"

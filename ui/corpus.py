@@ -15,8 +15,8 @@ from pathlib import PurePath
 from typing import Callable, Hashable, MutableMapping, Sequence
 
 from rag.errors import LoaderError
-from rag.messages import say
 from rag.ingest.documents import MAX_FILE_MB, Document, LoadReport, load_files
+from rag.messages import say
 
 from . import models
 

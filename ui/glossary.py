@@ -50,8 +50,8 @@ def panel(page: str) -> None:
     found = for_page(page)
     if not found:
         return
-    l = lang()
+    lg = lang()
     with st.expander(tr(f"这一页的术语（{len(found)}）", f"Terms on this page ({len(found)})"), icon=":material/menu_book:"):
         for x in found:
             # the project's own text (data/glossary.toml), so its `code` spans are rendered
-            st.markdown(f"**{md_escape(x.term)}** · {x.zh if l == 'zh' else x.en}")
+            st.markdown(f"**{md_escape(x.term)}** · {x.zh if lg == 'zh' else x.en}")

@@ -26,7 +26,6 @@ from rag.index.milvus import MilvusStore
 
 from .memo import memo
 
-
 _milvus_dir: list[str] = []  # this server process's Milvus Lite folder, made on first use
 
 

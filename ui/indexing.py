@@ -17,16 +17,16 @@ from typing import Any, Mapping, MutableMapping
 import streamlit as st
 
 from rag.errors import RagError
-from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.index.build import Index, build_index
 from rag.index.dense_index import with_sparse
 from rag.index.tokenize import load_stopwords, tokenizer_named
 from rag.ingest.chunking import NEEDS_EMBEDDER, ChunkSet, chunk_documents
+from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 
 from . import indexes, models
 from .i18n import t
-from .worker import run_in_worker
 from .memo import memo
+from .worker import run_in_worker
 
 
 def chunk_set(ss: MutableMapping, method: str, params: Mapping[str, Any]) -> ChunkSet:

@@ -21,7 +21,17 @@ import streamlit as st
 
 from rag.errors import RagError
 from rag.lesson import facts as F
-from rag.lesson.lesson import MAX_STEPS, PAGE_STAGES, Lesson, LessonError, Step, choices, fill, grade, notice, parse
+from rag.lesson.lesson import (
+    PAGE_STAGES,
+    Lesson,
+    LessonError,
+    Step,
+    choices,
+    fill,
+    grade,
+    notice,
+    parse,
+)
 from rag.messages import localized, say
 
 from . import corpus, indexing, links, memo, models, results, settings
@@ -206,8 +216,8 @@ def needed(step: Step) -> set[str]:
     names: set[str] = set()
     texts = [step.notice, step.check.ask if step.check else None]
     for text in filter(None, texts):
-        for l in ("zh", "en"):
-            names |= {n for _lit, n, _s, _c in string.Formatter().parse(text.in_(l)) if n}
+        for lg in ("zh", "en"):
+            names |= {n for _lit, n, _s, _c in string.Formatter().parse(text.in_(lg)) if n}
     names |= {c.removeprefix("not ").strip() for c in step.expect}
     if step.experiment:
         names |= set(step.experiment.compare)
@@ -242,11 +252,11 @@ def live_run(ss: MutableMapping, lesson: Lesson, i: int, page: str) -> F.Run:
     return run
 
 
-def _shown(name: str, run: F.Run, l: str) -> str:
+def _shown(name: str, run: F.Run, lg: str) -> str:
     try:
-        return F.shown(F.value(name, run), F.FACTS[name].kind, l)
+        return F.shown(F.value(name, run), F.FACTS[name].kind, lg)
     except F.NotInRun as exc:
-        return "— " + localized(exc.why, l)
+        return "— " + localized(exc.why, lg)
 
 
 # ------------------------------------------------------------------------------------------ drawing
@@ -284,16 +294,16 @@ def draw(page: str) -> tuple | None:
         return None
     i = step_index(ss, lesson)
     step = lesson.steps[i]
-    l = lang()
+    lg = lang()
     present = bool(ss.get("lesson.present"))
     if present:
         st.html(PRESENT_CSS)
     seen = None
     with st.container(border=True, key="lesson-panel"):
         head, side = st.columns([5, 2])
-        head.markdown(f":material/school: **{md_escape(lesson.title.in_(l))}** · "
+        head.markdown(f":material/school: **{md_escape(lesson.title.in_(lg))}** · "
                       + tr(f"第 {i + 1} / {len(lesson.steps)} 步", f"step {i + 1} of {len(lesson.steps)}"))
-        head.subheader(md_escape(step.title.in_(l)), anchor=False)
+        head.subheader(md_escape(step.title.in_(lg)), anchor=False)
         side.toggle(tr("投影模式", "Projector view"), key="lesson.present",
                     help=tr("字更大、侧栏收起、一次只看一步；键盘 ← → 翻步。", "Larger type, the sidebar folded, one step "
                             "at a time; the ← and → keys turn the steps."))
@@ -311,7 +321,7 @@ def draw(page: str) -> tuple | None:
                                                               "What this step looks at is being computed on the page "
                                                               "below; this panel updates when it is done."))
                 else:
-                    _step_body(ss, lesson, i, step, run, l)
+                    _step_body(ss, lesson, i, step, run, lg)
             except RagError as exc:
                 st.error(md_escape(error_text(exc)))
         _nav(ss, lesson, i, present)
@@ -322,49 +332,50 @@ def _goto(page: str) -> None:
     st.session_state["lesson.goto"] = page
 
 
-def _step_body(ss, lesson: Lesson, i: int, step: Step, run: F.Run, l: str) -> None:
-    n = notice(step, run, l)
+def _step_body(ss, lesson: Lesson, i: int, step: Step, run: F.Run, lg: str) -> None:
+    n = notice(step, run, lg)
     if n is not None and n.text is not None:
         st.info(md_escape(n.text), icon=":material/visibility:")
     elif n is not None:
         st.warning(tr("这次运行没有显示这一步要讲的内容：", "This run does not show what this step is about: ")
-                   + md_escape("; ".join(n.missing) if l == "en" else "；".join(n.missing))
+                   + md_escape("; ".join(n.missing) if lg == "en" else "；".join(n.missing))
                    + tr("（问题、语料或设置和课程的不一样？提示是按现在屏幕上的运行算的。）",
                         " (Another question, corpus or settings than the lesson's? The notice is computed from the "
                         "run on the screen now.)"),
                    icon=":material/help:")
     if step.try_ is not None:
-        st.caption(":material/lightbulb: " + md_escape(step.try_.in_(l)))
+        st.caption(":material/lightbulb: " + md_escape(step.try_.in_(lg)))
     if step.experiment is not None:
-        _experiment_box(ss, lesson, i, step, run, l)
+        _experiment_box(ss, lesson, i, step, run, lg)
     if step.check is not None:
-        _check_box(ss, lesson, i, step, run, l)
+        _check_box(ss, lesson, i, step, run, lg)
 
 
-def _experiment_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, l: str) -> None:
+def _experiment_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, lg: str) -> None:
     e = step.experiment
     exp = ss.get("lesson.exp")
     if exp is None or exp.get("step") != i:
-        before = {name: _shown(name, run, l) for name in e.compare}
-        st.button(md_escape(e.label.in_(l)), icon=":material/science:", key=f"lesson.exp.{i}",
+        before = {name: _shown(name, run, lg) for name in e.compare}
+        st.button(md_escape(e.label.in_(lg)), icon=":material/science:", key=f"lesson.exp.{i}",
                   on_click=_experiment, args=(ss, i, before))
         return
-    rows = [{tr("事实", "fact"): localized(F.FACTS[name].means, l), tr("之前", "before"): exp["before"].get(name, ""),
-             tr("现在", "now"): _shown(name, run, l)} for name in e.compare]
-    st.markdown(f":material/science: **{md_escape(e.label.in_(l))}**")
-    from .render import html_table
+    rows = [{tr("事实", "fact"): localized(F.FACTS[name].means, lg), tr("之前", "before"): exp["before"].get(name, ""),
+             tr("现在", "now"): _shown(name, run, lg)} for name in e.compare]
+    st.markdown(f":material/science: **{md_escape(e.label.in_(lg))}**")
     import pandas as pd
+
+    from .render import html_table
 
     st.html(html_table(pd.DataFrame(rows)))
     st.button(tr("撤销这个实验", "Undo the experiment"), icon=":material/undo:", key=f"lesson.undo.{i}",
               on_click=_undo, args=(ss,))
 
 
-def _check_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, l: str) -> None:
+def _check_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, lg: str) -> None:
     c = step.check
-    ask, why = fill(c.ask.in_(l), run, l)
+    ask, why = fill(c.ask.in_(lg), run, lg)
     kind = F.FACTS[c.answer].kind
-    st.markdown(":material/quiz: **" + md_escape(ask if ask is not None else c.ask.in_(l)) + "**")
+    st.markdown(":material/quiz: **" + md_escape(ask if ask is not None else c.ask.in_(lg)) + "**")
     key = f"lesson.answer.{lesson.id}.{i}"
     if kind == "number":
         given = st.number_input(tr("你的答案", "Your answer"), key=key, value=None, step=1.0, format="%g", label_visibility="collapsed",
@@ -372,10 +383,10 @@ def _check_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, l: str) -> No
     else:
         opts = choices(c, run)
         given = st.radio(tr("你的答案", "Your answer"), opts, key=key, index=None, horizontal=len(opts) <= 6,
-                         format_func=lambda o: F.option_shown(o, kind, l), label_visibility="collapsed")
+                         format_func=lambda o: F.option_shown(o, kind, lg), label_visibility="collapsed")
     graded = ss.setdefault("lesson.graded", {})
     if st.button(tr("检查", "Check"), key=f"lesson.check.{i}", icon=":material/done:", disabled=given is None):
-        g = grade(c, run, given, l)
+        g = grade(c, run, given, lg)
         graded[(lesson.id, i)] = (g.correct, g.expected, g.why, given)
         passed = set(ss.get("lesson.passed") or [])
         if g.correct:
@@ -393,7 +404,7 @@ def _check_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, l: str) -> No
     else:
         st.error(tr("还不对，再看看页面。", "Not yet; look at the page again."), icon=":material/cancel:")
         if c.hint is not None:
-            st.caption(":material/tips_and_updates: " + md_escape(c.hint.in_(l)))
+            st.caption(":material/tips_and_updates: " + md_escape(c.hint.in_(lg)))
         with st.expander(tr("显示答案", "Show the answer")):
             st.markdown(md_escape(expected))
 
@@ -413,14 +424,14 @@ def _nav(ss, lesson: Lesson, i: int, present: bool) -> None:
 def home_panel() -> None:
     """The home page's lessons: the bundled ones first, then a teacher's own file."""
     ss = st.session_state
-    l = lang()
+    lg = lang()
     for lesson in bundled().values():
         with st.container(border=True):
-            st.markdown(f":material/school: **{md_escape(lesson.title.in_(l))}** · "
+            st.markdown(f":material/school: **{md_escape(lesson.title.in_(lg))}** · "
                         + tr(f"{len(lesson.steps)} 步", f"{len(lesson.steps)} steps")
                         + (tr(f" · 约 {lesson.minutes} 分钟", f" · about {lesson.minutes} min") if lesson.minutes else ""))
             if lesson.summary:
-                st.caption(md_escape(lesson.summary.in_(l)))
+                st.caption(md_escape(lesson.summary.in_(lg)))
             st.button(tr("开始这一课", "Start this lesson"), key=f"lesson.start.{lesson.id}", type="primary",
                       icon=":material/play_arrow:", on_click=start, args=(ss, lesson))
     with st.expander(tr("老师：载入自己写的课程（.toml）", "Teachers: load a lesson of your own (.toml)"),
@@ -432,10 +443,10 @@ def home_panel() -> None:
             try:
                 lesson = read_upload(up.name, up.getvalue())
             except LessonError as exc:
-                st.error(md_escape(exc.message(l)), icon=":material/error:")
+                st.error(md_escape(exc.message(lg)), icon=":material/error:")
             else:
                 ss["lesson.uploaded"] = lesson
-                st.success(tr("读好了：", "Read: ") + md_escape(lesson.title.in_(l))
+                st.success(tr("读好了：", "Read: ") + md_escape(lesson.title.in_(lg))
                            + tr(f"（{len(lesson.steps)} 步）", f" ({len(lesson.steps)} steps)"))
                 st.button(tr("开始这一课", "Start this lesson"), key="lesson.start.upload", type="primary",
                           on_click=start, args=(ss, lesson, "upload"))

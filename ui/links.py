@@ -23,12 +23,12 @@ from rag.answer.prompt import PROMPT_STYLES
 from rag.backends import GENERATORS, JUDGE_MODELS, reranker_names
 from rag.evaluate.strategies import REWRITE_STRATEGIES
 from rag.evaluate.strategies import STRATEGIES as EVAL_STRATEGIES
+from rag.index.tokenize import TOKENIZERS
 from rag.ingest.chunking import CHUNKERS, chunker_params
+from rag.lesson.lesson import MAX_STEPS
 from rag.loops.strategies import STRATEGIES as LOOP_STRATEGIES
 from rag.models.embedding import EMBEDDERS, default_embedder_name
 from rag.models.gguf_parts import GGUF_MODELS
-from rag.index.tokenize import TOKENIZERS
-from rag.lesson.lesson import MAX_STEPS
 from rag.pipeline import REWRITES
 from rag.search.retrieval import MODES
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 import streamlit as st
 
 from rag.backends import Choice, choose_reranker
-from rag.search.rerank import load_reranker
 from rag.ingest.documents import Document, load_knowledge_base
 from rag.models.embedding import Embedder, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import LocalChat
+from rag.search.rerank import load_reranker
 
 from .i18n import tr
-
 
 # (kind, name) this server has loaded, so only a first load shows a spinner: names only, no session's data, and
 # bounded (a name is added after a successful load; past 64 the set starts again, which costs one more spinner)

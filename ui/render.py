@@ -18,8 +18,8 @@ import streamlit as st
 
 from rag.answer.citations import CITATION_RE, parse_citations
 from rag.errors import LoaderError, RagError
-from rag.search.hits import Hit
 from rag.ingest.preview import Segment
+from rag.search.hits import Hit
 
 from .i18n import lang, loc, t, tr
 

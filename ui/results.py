@@ -16,8 +16,8 @@ from rag.trace import Trace
 from .choices import generator_identity
 from .indexing import index_key
 from .memo import memo, peek
-from .worker import run_in_worker
 from .settings import ask_settings, question
+from .worker import run_in_worker
 
 
 def trace_key(ss: MutableMapping, rr: Choice | None) -> tuple:

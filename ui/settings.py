@@ -16,8 +16,7 @@ from typing import Any, MutableMapping
 
 import streamlit as st
 
-from rag import config
-from rag import defaults
+from rag import config, defaults
 from rag.evaluate.strategies import STRATEGIES
 from rag.ingest.chunking import CHUNKERS, chunker_params
 from rag.models.embedding import default_embedder_name
@@ -25,7 +24,6 @@ from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.trace import AskSettings
 
 from .corpus import use_knowledge_base
-
 
 DEFAULT_QUESTION = "混合检索里的 RRF 是怎么计算的？"
 

@@ -20,7 +20,6 @@ from . import choices, glossary, links
 from .i18n import LANGS, loc, t, tr
 from .render import md_escape
 
-
 # One label in both UI languages: a radio whose option labels change with the language loses its value.
 GENERATOR_LABELS = {"auto": "自动 auto", "local": "本地 local", "endpoint": "接口 endpoint", "extractive": "抽取式 extractive"}
 

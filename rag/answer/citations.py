@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from rag.answer.fact_text import read
 from rag.answer.prompt import NOT_ENOUGH
 from rag.answer.support import Checker, Opinion, Support
-from rag.ingest.sentences import split_sentences
 from rag.index.tokenize import jieba_tokenize, load_stopwords
+from rag.ingest.sentences import split_sentences
 
 _ID = r"\w[\w.\-#:]*"
 _SEP = r"\s*[,，、;；]\s*"

@@ -26,12 +26,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from rag.messages import Msg, say
 from rag.answer.answer_form import has_form, question_form
 from rag.answer.extractive import ANAPHORA, ExtractiveGenerator, ScoredSentence
 from rag.answer.prompt import build_prompt
 from rag.errors import ConfigError
 from rag.ingest.sentences import sentence_spans
+from rag.messages import Msg, say
 
 BUDGET_TOKENS = 200  # the kept sentences of all chunks together (chosen on the golden set, docs/answers.md)
 DROP_BELOW = 0.35  # a sentence scoring this far under the best one is not kept, room or not

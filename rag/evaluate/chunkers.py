@@ -16,11 +16,11 @@ from typing import Callable, Sequence
 
 from rag.errors import ConfigError
 from rag.evaluate.evaluation import SPAN_METRICS, Query, StrategyReport, span_figures
-from rag.trace import AskSettings
 from rag.evaluate.strategies import EvalSettings, compare
 from rag.index.build import build_index
 from rag.ingest.chunking import CHUNKERS, chunk_documents
 from rag.ingest.documents import Document
+from rag.trace import AskSettings
 
 
 @dataclass

@@ -33,9 +33,9 @@ import numpy as np
 
 from rag.answer.citations import is_not_enough, strip_citations
 from rag.answer.support import Checker, Support, model_opinion
+from rag.errors import GenerationCancelled, LLMError
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
-from rag.errors import GenerationCancelled, LLMError
 from rag.models.llm import RunControl, short_reply
 from rag.models.yes_no import Verdict, ask_yes_no
 

@@ -23,12 +23,20 @@ import functools
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
-from rag.messages import Msg, localized, say
 from rag.errors import ConfigError
-from rag.evaluate.evaluation import (SPAN_METRICS, facts_found, Query, StrategyReport, doc_ranking, evaluate_strategy, span_figures,
-                                     span_rank)
-from rag.index.build import Index
+from rag.evaluate.evaluation import (
+    SPAN_METRICS,
+    Query,
+    StrategyReport,
+    doc_ranking,
+    evaluate_strategy,
+    facts_found,
+    span_figures,
+    span_rank,
+)
 from rag.graph.store import attach
+from rag.index.build import Index
+from rag.messages import Msg, localized, say
 from rag.search.hits import Hit
 from rag.search.rerank import rerank_candidates
 from rag.search.retrieval import retrieve
@@ -142,7 +150,9 @@ def _rewrite_search(index: Index, strategy: str, chat, s: AskSettings, doc_of) -
     ranking = replace(s, rerank=False, recall_n=s.depth, top_k=s.depth)
 
     def search(q: str) -> list[str]:
-        from rag.answer.extractive import ExtractiveGenerator  # gather needs a generator only for its label
+        from rag.answer.extractive import (
+            ExtractiveGenerator,  # gather needs a generator only for its label
+        )
 
         trace = gather(q, index, ranking, ExtractiveGenerator(index.embedder), None, chat)
         return doc_ranking(trace.candidates, doc_of)

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from rag.messages import say
 from rag.errors import LLMError
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
+from rag.messages import say
 from rag.models.llm import RunControl
 
 PROMPT_VERSION = "graph-v1"

@@ -21,10 +21,10 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
-from rag.messages import join, localized, say
 from rag.graph import extraction
 from rag.graph.graph import Community, CorpusGraph, build_graph
 from rag.ingest.language import detect_lang
+from rag.messages import join, localized, say
 from rag.models.llm import RunControl
 from rag.models.local_llm import local_label
 

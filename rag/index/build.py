@@ -16,12 +16,12 @@ from typing import Callable
 import numpy as np
 
 from rag.index.bm25 import BM25
-from rag.ingest.chunking import Chunk, ChunkSet
-from rag.ingest.contextual import index_text
-from rag.models.embedding import Embedder
 from rag.index.token_cache import tokenize_many
 from rag.index.tokenize import jieba_tokenize
 from rag.index.vectorstore import VectorStore
+from rag.ingest.chunking import Chunk, ChunkSet
+from rag.ingest.contextual import index_text
+from rag.models.embedding import Embedder
 
 
 @dataclass

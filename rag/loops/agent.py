@@ -20,10 +20,10 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from rag.messages import localized, say
-from rag.loops.actions import ACTIONS, Action, action_grammar, parse_action
+from rag.loops.actions import ACTIONS, action_grammar, parse_action
 from rag.loops.self_rag import answer_directly, loop_setup
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
+from rag.messages import localized, say
 from rag.models.llm import RunControl
 from rag.pipeline import answer_from, gather
 from rag.trace import AskSettings

@@ -18,9 +18,9 @@ from typing import Callable, Sequence
 
 from rag.evaluate.evaluation import Query, facts_found
 from rag.evaluate.judge import METRICS, JudgeResult, judge_answer
-from rag.models.llm import RunControl
 from rag.loops.steps import LoopTrace
 from rag.loops.strategies import run_strategy
+from rag.models.llm import RunControl
 
 FIGURES = ("facts found", "all facts", "evidence recall", "retrieved", "searches", "steps", "seconds")
 

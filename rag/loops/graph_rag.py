@@ -24,11 +24,11 @@ from typing import Callable
 
 import numpy as np
 
-from rag.messages import say
 from rag.graph.graph import relation_line
 from rag.graph.store import attach, summaries
 from rag.ingest.language import detect_lang
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
+from rag.messages import say
 from rag.models.llm import RunControl, short_reply
 from rag.pipeline import answer_from, gather
 from rag.trace import AskSettings

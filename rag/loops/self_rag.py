@@ -22,14 +22,14 @@ from dataclasses import replace
 from typing import Callable
 
 from rag.answer.citations import is_not_enough, strip_citations
-from rag.answer.support import Support
 from rag.answer.prompt import build_no_rag_prompt
+from rag.answer.support import Support
 from rag.ingest.language import detect_lang
 from rag.loops import decisions
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
+from rag.messages import say
 from rag.models.llm import RunControl, short_reply
 from rag.pipeline import answer_from, check_settings, gather, no_model_error
-from rag.messages import say
 from rag.trace import AskSettings, Trace, label_in
 
 MAX_ROUNDS = 2  # retrieval rounds: the first, and one more when support fails

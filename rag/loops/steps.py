@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 from rag import jsonout
 from rag.answer.support import Support
-from rag.models.yes_no import Verdict
 from rag.messages import localized
+from rag.models.yes_no import Verdict
 from rag.trace import Trace, label_in, to_plain, words
 
 STEP_KINDS = ("decide", "retrieve", "grade", "draft", "check", "rewrite", "search", "read", "repeat", "answer",

@@ -12,12 +12,12 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from rag.messages import say
 from rag.errors import ConfigError
 from rag.loops.agent import MAX_STEPS, agent
 from rag.loops.graph_rag import GLOBAL_COMMUNITIES, graph_global, graph_local
 from rag.loops.self_rag import MAX_ROUNDS, self_rag
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
+from rag.messages import say
 from rag.models.llm import RunControl
 from rag.pipeline import ask
 from rag.trace import AskSettings

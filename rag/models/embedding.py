@@ -24,8 +24,8 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from rag import config
-from rag.messages import say
 from rag.errors import ConfigError, ModelUnavailableError
+from rag.messages import say
 from rag.models.hub import load_model, use_short_timeouts
 
 Progress = Callable[[int, int], None]  # progress(done, total), texts embedded so far

@@ -37,9 +37,8 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from rag import config
-from rag.models.embedding import Embedder, Progress, check_texts
 from rag.errors import ConfigError
-
+from rag.models.embedding import Embedder, Progress, check_texts
 
 SEED_DIR = Path(__file__).resolve().parents[2] / "data" / "vectors"
 

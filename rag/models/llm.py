@@ -30,9 +30,16 @@ from typing import Protocol, runtime_checkable
 from urllib.parse import urlparse
 
 from rag import config
+from rag.errors import (
+    ConfigError,
+    GenerationCancelled,
+    LLMAuthError,
+    LLMConnectionError,
+    LLMError,
+    LLMNotFoundError,
+    LLMUnsupportedError,
+)
 from rag.messages import say
-from rag.errors import (ConfigError, GenerationCancelled, LLMAuthError, LLMConnectionError, LLMError,
-                        LLMNotFoundError, LLMUnsupportedError)
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"

@@ -38,8 +38,8 @@ from pathlib import Path
 import numpy as np
 
 from rag import config
-from rag.messages import say
 from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
+from rag.messages import say
 from rag.models.gguf_parts import GGUF_MODELS, assemble, is_installed, spec_for
 from rag.models.llm import RunControl, check_messages
 

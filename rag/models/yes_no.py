@@ -26,8 +26,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from rag.messages import say
 from rag.errors import LLMError
+from rag.messages import say
 from rag.models.llm import ChatBackend, RunControl
 
 CANDIDATES = {"zh": (("是",), ("否",)), "en": (("Yes", "yes"), ("No", "no"))}

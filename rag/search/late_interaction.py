@@ -17,11 +17,11 @@ Not handled here: the token vectors themselves, fusion with the other lists (ret
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-import threading
-import weakref
 
 import numpy as np
 

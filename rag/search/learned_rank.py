@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.messages import say
 from rag.errors import ModelUnavailableError
+from rag.messages import say
 from rag.search.rank_features import FEATURES, features
 
 LEARNED = "learned"  # the registry key (rerank.RERANKERS)

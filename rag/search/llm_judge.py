@@ -23,10 +23,10 @@ from typing import Sequence
 import numpy as np
 
 from rag import config
-from rag.messages import say
 from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
-from rag.models.llm import RunControl
 from rag.ingest.language import detect_lang
+from rag.messages import say
+from rag.models.llm import RunControl
 
 NAME = "llm-judge"
 BUDGET_S = 30.0  # seconds of judging per query by default (RAG_JUDGE_BUDGET_S)

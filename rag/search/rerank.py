@@ -37,15 +37,20 @@ from typing import Protocol
 
 import numpy as np
 
-from rag.messages import join, localized, say
-from rag.messages import join, say
 from rag.errors import ConfigError, ModelUnavailableError
-from rag.search.hits import Hit
+from rag.messages import join, localized, say
 from rag.models.hub import load_model, use_short_timeouts
 from rag.models.llm import RunControl
-from rag.search.learned_rank import LEARNED, LearnedReranker  # LambdaMART; lightgbm loads when one is made
+from rag.search.hits import Hit
 from rag.search.late_interaction import TOKEN_MAXSIM, TokenMaxSimReranker
-from rag.search.rank_features import best_of, sentence_cosines  # the best-sentence cosine, shared with the learned ranker
+from rag.search.learned_rank import (  # LambdaMART; lightgbm loads when one is made
+    LEARNED,
+    LearnedReranker,
+)
+from rag.search.rank_features import (  # the best-sentence cosine, shared with the learned ranker
+    best_of,
+    sentence_cosines,
+)
 
 FALLBACK = "sentence-maxsim"
 LLM_JUDGE = "llm-judge"  # the bundled local model as a pointwise judge (llm_judge.py)

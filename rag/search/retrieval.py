@@ -22,9 +22,9 @@ import numpy as np
 
 from rag.errors import ConfigError
 from rag.graph.local_search import local_search
+from rag.index.build import Index
 from rag.search.fusion import rrf
 from rag.search.hits import Hit
-from rag.index.build import Index
 
 MODES = ("dense", "bm25", "hybrid")
 GRAPH_MODES = ("graph", "hybrid+graph")  # need the index's graph (rag.graph.store.attach; CLI: they build it)

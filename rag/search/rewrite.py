@@ -22,11 +22,11 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from rag.index.build import Index
 from rag.errors import ConfigError, LLMUnavailableError
+from rag.index.build import Index
+from rag.ingest.language import detect_lang
 from rag.models.embedding_cache import embed_transient
 from rag.models.llm import ChatBackend, RunControl
-from rag.ingest.language import detect_lang
 
 HYDE_SYSTEM = {
     "zh": "你是一个知识库的撰稿人。请写一段简短的资料（3 到 5 句），内容要能直接回答用户的问题，"
