@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tests.test_app import PAGES, go, new_app
+from tests.test_app import PAGES
 
 TERMISH = re.compile(r"(?<![\w@./-])(?:[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[a-z]+[A-Z][A-Za-z]*)(?:-[A-Z][A-Za-z]*)?"
                      r"(?![\w@/])")
@@ -53,23 +53,11 @@ def llm():
 @pytest.fixture(scope="module")
 def rendered(llm, cache_dir):
     """page -> the page's own words in both languages."""
-    fake_llm = llm
+    from tests.test_languages import every_page
+
     out: dict[str, list[str]] = {name: [] for name in PAGES}
     for lang in ("zh", "en"):
-        at = new_app()
-        at.sidebar.radio(key="ui.lang").set_value(lang)
-        at.sidebar.radio(key="llm.generator").set_value("endpoint")
-        at.sidebar.text_input(key="llm.base_url").set_value(fake_llm.url)
-        at.sidebar.text_input(key="llm.model").set_value(fake_llm.model)
-        at.sidebar.text_input(key="llm.api_key").set_value("sk-glossary")
-        at.run()
-        for name in PAGES:
-            at = go(at, name)
-            if name == "loops":
-                at.button(key="loops.run").click().run()
-            if name == "evaluation":
-                at.number_input(key="eval.limit").set_value(3).run()
-                at.button(key="eval.run").click().run()
+        for name, at in every_page(lang, llm):
             out[name] += own_words(at)
     return out
 

@@ -84,8 +84,9 @@ def corpus_text() -> str:
     return "\n".join(d.text for d in load_knowledge_base())
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
-def test_every_page_speaks_one_language(lang, corpus_text, fake_llm, cache_dir):
+def every_page(lang: str, fake_llm):
+    """Each page in turn, in `lang`, answered by the fake endpoint, with the loops and an evaluation run:
+    yields (page name, the AppTest on that page)."""
     at = new_app()
     at.sidebar.radio(key="ui.lang").set_value(lang)
     at.sidebar.radio(key="llm.generator").set_value("endpoint")
@@ -93,7 +94,6 @@ def test_every_page_speaks_one_language(lang, corpus_text, fake_llm, cache_dir):
     at.sidebar.text_input(key="llm.model").set_value(fake_llm.model)
     at.sidebar.text_input(key="llm.api_key").set_value("sk-lang")
     at.run()
-    found = {}
     for name in PAGES:
         at = go(at, name)
         if name == "loops":
@@ -101,6 +101,14 @@ def test_every_page_speaks_one_language(lang, corpus_text, fake_llm, cache_dir):
         if name == "evaluation":  # its results: the strategy table, what ran, the wins
             at.number_input(key="eval.limit").set_value(3).run()
             at.button(key="eval.run").click().run()
+        yield name, at
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_page_speaks_one_language(lang, corpus_text, fake_llm, cache_dir):
+    found = {}
+    at = None
+    for name, at in every_page(lang, fake_llm):
         found[name] = leaks(lang, texts(at) + [str(e.label) for e in at.sidebar.get("radio")], corpus_text)
     trace = at.session_state["answer.last_trace"]
     found["handout"] = leaks(lang, [trace.to_markdown(lang)], corpus_text)
