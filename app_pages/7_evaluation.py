@@ -1,5 +1,5 @@
-"""Page 7 · Evaluation: run the bundled golden set (or an uploaded queries file) against this session's
-index and compare retrieval strategies (Hit@k, MRR, nDCG, Recall, and optionally citation validity) in a
+"""Page 7 · Evaluation: run the bundled golden set (or an uploaded queries file, or test questions generated from
+this corpus: ui/testset_panel.py) against this session's index and compare retrieval strategies (Hit@k, MRR, nDCG, Recall, and optionally citation validity) in a
 table and a chart, with a per-query drill-down."""
 
 import hashlib
@@ -18,7 +18,7 @@ from rag.evaluate.strategies import (
     compare,
 )
 from rag.evaluate.wins import SINGLES, default_metric, verdicts, win_tie_loss
-from ui import charts, choices, corpus, indexing, judge_panel, settings
+from ui import charts, choices, corpus, indexing, judge_panel, settings, testset_panel
 from ui.i18n import loc, t, tr
 from ui.render import attempt, html_table, upload_limit_note
 from ui.worker import run_in_worker
@@ -35,11 +35,13 @@ st.caption(tr(
 ))
 index = attempt(indexing.get_index)
 
+gen, chat = attempt(choices.generator_choice, index.embedder)
 c1, c2 = st.columns([1, 2])
 with c1:
-    source = st.radio(tr("问题集", "Queries"), ["golden", "upload"], key="eval.source",
+    source = st.radio(tr("问题集", "Queries"), ["golden", "upload", "generate"], key="eval.source",
                       format_func={"golden": tr("内置黄金集 data/golden.jsonl", "bundled data/golden.jsonl"),
-                                   "upload": tr("上传 JSONL", "upload a JSONL file")}.__getitem__)
+                                   "upload": tr("上传 JSONL", "upload a JSONL file"),
+                                   "generate": tr("从当前语料生成", "generate from this corpus")}.__getitem__)
     if source == "upload":
         up = st.file_uploader(tr("查询文件：每行 {id, query, gold_ids}", "Queries: one {id, query, gold_ids} per line"),
                               type=["jsonl"], key="eval.file", max_upload_size=corpus.TRANSFER_MB)
@@ -52,10 +54,25 @@ with c1:
             path.write_bytes(up.getvalue())
             queries = attempt(load_queries, path)
         queries_sig = hashlib.sha1(up.getvalue()).hexdigest()
-    else:
+    elif source == "golden":
         queries = attempt(load_queries, GOLDEN)
         queries_sig = "golden"
-gen, chat = attempt(choices.generator_choice, index.embedder)
+if source == "generate":
+    with st.container(border=True):
+        st.markdown("**" + tr("从当前语料生成测试题", "Test questions from this corpus") + "**")
+        st.caption(tr("从语料里抽一些片段，每个片段出一道它能回答的题；片段就是标准答案。再加几道语料答不了的“近似题”，"
+                      "用来看拒答。每道题都记着出处和每项检查的结论。",
+                      "A sample of chunks, one question each that its chunk answers; the chunk is the gold. A few near "
+                      "misses that the corpus cannot answer are added for the abstention figures. Every question keeps "
+                      "where it came from and every check's verdict."))
+        generated = testset_panel.render(index, chat)
+    if not generated:
+        if generated is not None:
+            st.warning(tr("没有保留下来的题：编辑后重新检查，或者多选一些片段再生成。",
+                          "No question was kept: edit and check again, or generate from more chunks."))
+        st.stop()
+    queries = generated
+    queries_sig = testset_panel.signature(queries)
 with c2:
     offered = list(STRATEGIES) + (list(REWRITE_STRATEGIES) if chat is not None else [])
     ss["eval.strategies"] = [s for s in ss["eval.strategies"] if s in offered]

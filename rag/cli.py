@@ -36,6 +36,7 @@ from rag.cli_common import (
 )
 from rag.cli_eval import cmd_eval
 from rag.cli_graph import add_parser as add_graph
+from rag.cli_testset import add_parser as add_testset
 from rag.errors import RagError
 from rag.index.ann import INDEX_KINDS
 from rag.loops.strategies import BUDGETS
@@ -326,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_eval)
     add_audit(sub)
     add_graph(sub, common, gen)
+    add_testset(sub, common, gen)
     return p
 
 

@@ -56,7 +56,7 @@ TITLES = {name: LABELS[f"page.{name}"][0] for name in  # each page's header (Chi
 DOC_NAMES = {
     "home": "01_home", "upload": "02_upload", "embeddings": "03_embeddings", "retrieval": "04_retrieval",
     "rerank": "05_rerank", "answer": "06_answer", "answer_llm": "07_answer_llm", "evaluation": "08_evaluation",
-    "graph": "09_graph",
+    "graph": "09_graph", "evaluation_generated_zh": "16_testset",
 }
 
 SCRIPT_DONE_JS = """() => {
@@ -467,6 +467,37 @@ def test_evaluation_page_runs(session):
     plotly_drawn(page)
     assert page.get_by_test_id("stDataFrame").count() >= 2  # strategies + per-query drill-down
     shoot(page, "evaluation")
+
+
+def test_evaluation_page_generates_test_questions_from_an_uploaded_lecture(chromium, offline_app):
+    """Upload a Markdown lecture, generate test questions from it on the evaluation page (keywords, no model),
+    see them in the editable table with their near miss, and compare strategies on them: in both languages."""
+    lecture = ROOT / "tests" / "fixtures" / "db_index_lecture.md"
+    for lang, ready, source, made in (("zh", "索引就绪", "从当前语料生成", "道题（关键词，不用模型）"),
+                                      ("en", "Index ready", "generate from this corpus", "questions (keywords, no model)")):
+        context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+        try:
+            page = context.new_page()
+            page.goto(offline_app.url + "/upload" + ("?ui.lang=en" if lang == "en" else ""))
+            settle(page, page.get_by_text(ready), FIRST_RUN_MS)
+            page.locator('.st-key-upload-files input[type="file"]').set_input_files([str(lecture)])
+            settle(page, page.get_by_text("db_index_lecture#1"), RUN_MS)
+            page.locator('[data-testid="stSidebarNavLink"][href$="/evaluation"]').click()
+            settle(page, heading(page, TITLES["evaluation"] if lang == "zh" else "Evaluation"), RUN_MS)
+            page.get_by_text(source).first.click()
+            settle(page, page.locator(".st-key-testset-go button"), RUN_MS)
+            page.locator(".st-key-testset-go button").click()
+            settle(page, page.get_by_text(made), RUN_MS)  # the summary over the table: N questions, kept, dropped
+            assert_clean(page, f"evaluation, generated ({lang})")
+            assert page.locator(".st-key-testset-recheck button").is_visible()  # the table is there to edit
+            assert page.locator(".st-key-testset-download button").is_visible()
+            page.locator(".st-key-eval-run button").click()
+            settle(page, page.locator("[data-testid='stPlotlyChart']"), RUN_MS)
+            assert_clean(page, f"evaluation, compared on generated questions ({lang})")
+            assert "span MRR@10" in main_text(page)
+            shoot(page, f"evaluation_generated_{lang}")
+        finally:
+            context.close()
 
 
 # ------------------------------------------------------------------------------------------ upload

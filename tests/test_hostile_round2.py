@@ -78,12 +78,14 @@ SAMPLE_VALUES = {  # a valid value for every option any subcommand takes (True: 
     "--rerank": True, "--answers": True, "--strategies": "hybrid", "--no-rewrites": True, "--judge": "local",
     "--judge-model": "0.5b", "--pairs": "{pairs}", "--opinion": "0.5b", "--extractor": "jieba", "--summaries": True,
     "--entity": "过拟合", "--community": "0", "--global": True,
+    "--method": "keywords", "--n": "2", "--seed": "1", "--near-misses": "0.5", "--out": "{corpus}.set.jsonl", "--all": True,
 }
 STRATEGY = {"ask": "self-rag", "eval": "plain"}  # --strategy takes other values in ask and eval
 BASE = {"search": ["什么是过拟合？", "--corpus", "{corpus}"], "ask": ["什么是过拟合？", "--corpus", "{corpus}"],
         "eval": ["--queries", "{queries}", "--corpus", "{corpus}"], "audit": ["--pairs", "{pairs}", "--corpus", "{corpus}"],
         "graph build": ["--corpus", "{corpus}"], "graph show": ["--corpus", "{corpus}"],
-        "graph ask": ["什么是过拟合？", "--corpus", "{corpus}"]}
+        "graph ask": ["什么是过拟合？", "--corpus", "{corpus}"], "testset generate": ["--corpus", "{corpus}"],
+        "testset check": ["{queries}", "--corpus", "{corpus}"]}
 
 
 def _subcommands(parser: argparse.ArgumentParser | None = None, prefix: str = "") -> dict[str, argparse.ArgumentParser]:

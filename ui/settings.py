@@ -87,6 +87,9 @@ DEFAULTS: dict[str, Any] = {
     "eval.answers": False,
     "eval.cites": ["free"],
     "eval.limit": 0,
+    "testset.method": "keywords",  # rag/evaluate/testset.py GENERATORS: how the evaluation page writes test questions
+    "testset.n.keywords": 30,  # chunks asked about, per generator (capped by testset.PAGE_MAX_CHUNKS)
+    "testset.n.llm": 10,
     "loops.strategies": ["self-rag", "agent"],
     "loops.rounds": 2,  # rag.loops.self_rag.MAX_ROUNDS
     "loops.steps": 6,  # rag.loops.agent.MAX_STEPS

@@ -11,4 +11,6 @@
   (`python -m rag audit`, bench/bench_audit.py).
 - `judge.py`: LLM-judged answers: faithfulness, answer relevancy, context precision and recall, every
   verdict kept; how the judge's faithfulness falls on the citation audit's labels.
+- `testset.py`: test questions generated from any corpus (keywords, or the model under a grammar), each with
+  its gold chunk, answer span and every filter's verdict; near misses for abstention (`rag testset`).
 """

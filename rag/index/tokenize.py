@@ -49,6 +49,15 @@ def jieba_spans(text: str) -> list[tuple[str, int, int]]:
     return [(tok.lower(), a, b) for tok, a, b in _get_jieba().tokenize(text) if tok.strip()]
 
 
+def jieba_tagged(text: str) -> list[tuple[str, str]]:
+    """(word, part-of-speech tag) for every word of `text`, by jieba's tagger (n... nouns, v verbs, eng Latin
+    script...); whitespace dropped, case kept."""
+    from jieba import posseg
+
+    _get_jieba()  # the dictionary, loaded quietly
+    return [(p.word, p.flag) for p in posseg.lcut(text) if p.word.strip()]
+
+
 def whitespace_tokenize(text: str) -> list[str]:
     """Split on whitespace and lower-case: enough for English and for hand-checkable examples."""
     return text.lower().split()

@@ -1,0 +1,119 @@
+"""`python -m rag testset generate|check`: a test set from any corpus, and a check of one (--json everywhere).
+
+    python -m rag testset generate --corpus notes.md --out my_set.jsonl            keywords (no model), 30 chunks
+    python -m rag testset generate --corpus notes.md --method llm --n 20 --out s.jsonl   the bundled model writes
+    python -m rag testset check my_set.jsonl --corpus notes.md                     the filters again, on an edited set
+    python -m rag eval --corpus notes.md --queries my_set.jsonl                    compare strategies on it
+
+The written file holds the kept questions (--all: every one, with why it was dropped); each line is what
+`rag eval --queries` reads plus `provenance` (chunk, generator, overlap with its chunk, every filter's verdict).
+Not handled here: generating and filtering (rag/evaluate/testset.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from rag import defaults, jsonout
+from rag.cli_common import err, load_corpus, local_model, positive
+from rag.evaluate import testset
+from rag.ingest.chunking import chunk_documents
+
+
+def add_parser(sub, common, gen) -> None:
+    p = sub.add_parser("testset", help="generate test questions from a corpus, or check a test set")
+    tsub = p.add_subparsers(dest="testset_command", required=True)
+    g = tsub.add_parser("generate", parents=[common], help="questions from sampled chunks, filtered, with reasons")
+    g.add_argument("--method", choices=testset.GENERATORS, default="keywords",
+                   help="keywords (default): the key sentence's rarest nouns in a question frame, no model (a "
+                        "stand-in); llm: the bundled model (or the configured endpoint) writes each question")
+    g.add_argument("--n", type=positive, default=30, help="chunks to ask about (default 30)")
+    g.add_argument("--seed", type=int, default=0, help="which chunks are sampled (default 0)")
+    g.add_argument("--near-misses", type=float, default=0.2,
+                   help="unanswerable near misses, as a share of the kept questions (default 0.2; 0: none)")
+    g.add_argument("--out", help="write the JSONL here (default: print it)")
+    g.add_argument("--all", action="store_true", help="also write the dropped questions, with their reasons")
+    g.add_argument("--local-model", default=None, help="the bundled model for --method llm (default: the default one)")
+    g.add_argument("--offline", action="store_true", help="ignore any configured LLM endpoint")
+    g.set_defaults(func=cmd_generate)
+    c = tsub.add_parser("check", parents=[common], help="run the filters on a (hand-edited) test set")
+    c.add_argument("queries", help="the test set (JSONL)")
+    c.set_defaults(func=cmd_check)
+
+
+def _chunks(args: argparse.Namespace):
+    docs = load_corpus(args.corpus)
+    chunker = args.chunker or defaults.CHUNKER
+    params = defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER and not args.chunker else {}
+    return chunk_documents(docs, chunker, **params).chunks
+
+
+def _chat(args: argparse.Namespace):
+    from rag.backends import choose_judge
+
+    endpoint = bool(os.environ.get("OPENAI_BASE_URL")) and not args.offline
+    choice = choose_judge("endpoint" if endpoint else "local", local_model(args))
+    err(f"questions written by: {choice.label}")
+    return choice.backend
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    chunks = _chunks(args)
+    chat = _chat(args) if args.method == "llm" else None
+    err(f"generating from {min(args.n, len(chunks))} of {len(chunks)} chunks with {args.method} ...")
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty() or done == total:
+            print(f"\r  {done}/{total}", end="\n" if done == total else "", file=sys.stderr)
+
+    run = testset.generate(chunks, args.n, args.method, chat=chat, seed=args.seed,
+                           near_miss_share=max(0.0, args.near_misses), progress=progress)
+    text = testset.to_jsonl(run.questions, kept_only=not args.all)
+    kept = run.kept
+    summary = {"generator": args.method, "chunks_sampled": min(args.n, len(chunks)), "questions": len(run.questions),
+               "kept": len(kept), "dropped": dict(run.dropped_by()), "seconds": round(run.seconds, 1),
+               "seconds_per_question": round(run.seconds / max(1, run.model_calls or len(run.questions)), 2),
+               "near_misses": sum(q.generator == "near-miss" for q in kept),
+               "mean_overlap": round(sum(q.overlap for q in kept if q.chunk_id) /
+                                     max(1, sum(1 for q in kept if q.chunk_id)), 3)}
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+        err(f"wrote {len(text.splitlines())} questions to {args.out}")
+    if args.json:
+        print(jsonout.dumps({**summary, **({"out": args.out} if args.out else {"records": [
+            json.loads(line) for line in text.splitlines()]})}, indent=2))
+        return 0
+    if not args.out:
+        sys.stdout.write(text)
+    _print_summary(summary)
+    return 0
+
+
+def _print_summary(summary: dict) -> None:
+    dropped = ", ".join(f"{k} {v}" for k, v in summary["dropped"].items()) or "none"
+    err(f"kept {summary['kept']} of {summary['questions']} (dropped: {dropped}); near misses {summary['near_misses']}; "
+        f"mean overlap with the chunk {summary['mean_overlap']:.2f}; {summary['seconds']:.1f} s "
+        f"({summary['seconds_per_question']:.2f} s a question)")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from rag.evaluate.evaluation import load_queries
+
+    load_queries(args.queries)  # the same per-line errors as rag eval (raises LoaderError, said by main)
+    with open(args.queries, encoding="utf-8-sig") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    chunks = _chunks(args)
+    rows = testset.recheck(testset.from_records(records), chunks)
+    if args.json:
+        print(jsonout.dumps([q.record() for q in rows], indent=2))
+        return 0
+    for q in rows:
+        mark = "kept   " if q.kept else "dropped"
+        why = "; ".join(v.en for v in q.verdicts if not v.passed)
+        print(f"{mark} {q.qid}  {q.query}" + (f"\n        {why}" if why else ""))
+    print(f"\n{sum(q.kept for q in rows)} of {len(rows)} pass every check")
+    return 0

@@ -1,0 +1,517 @@
+"""Test questions generated from any corpus, offline, each with its gold chunk, its answer span and why it was kept.
+
+The evaluation page and `rag eval` compare strategies on a queries file; an uploaded corpus has none. This module
+writes one from the corpus itself, the way synthetic test-set generators do, with the checks that say how far a
+generated question can be trusted:
+
+- `sample_chunks`: a sample of chunks spread over the documents (round-robin, in a seeded order).
+- Two generators, each labelled in every record it writes:
+  - "keywords" (no model): the chunk's key sentence (most rare words) and two of its rarest words, in a question
+    frame ("X 和 Y 有什么关系？" / "How are X and Y related?"); the key sentence is the answer span. A stand-in:
+    its words all come from the chunk, which is the known failure of generated questions, and the figures show it.
+  - "llm": the bundled model (or any chat backend) writes one question and a short answer under a grammar (one
+    question in the corpus's language, then one answer line); the answer is kept only where the project's own
+    support check (rag/answer/support.py) finds it in the chunk, and the answer span is the chunk's own text that
+    the check aligned it to (the model chooses; the span is never its words).
+- `near_misses`: questions the corpus cannot answer, made from kept ones by swapping their rarest word for a
+  term that no document mentions (no model); they carry no gold and `answerable: false`.
+- Filters (`screen`), each with its reason in both languages, kept on the record whether it passed or not:
+  unsupported (the chunk does not support the answer), copied (the question repeats a run of its chunk's words
+  longer than human questions do: COPY_RUN_MAX), names-the-document ("根据这段资料…", "in the passage"),
+  duplicate (the same topic words as a question kept before it).
+
+Records are `rag eval --queries` lines (id, query, gold_ids, answer, answerable) plus `provenance` (chunk,
+generator, overlap, checks, kept). `copy_overlap` is the figure the issue compares with human questions: the
+share of a question's topic words found in its gold chunk.
+Not handled here: which strategies run on the set (strategies.py), the page (app_pages/7_evaluation.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from rag.index.tokenize import jieba_tagged, jieba_tokenize
+from rag.ingest.chunking import Chunk
+from rag.ingest.sentences import split_sentences
+from rag.messages import say
+from rag.search.rank_features import topic_words
+
+GENERATORS = ("keywords", "llm")
+GENERATOR_LABELS = {
+    "keywords": say("key words of a key sentence (no model; a stand-in)", "关键句里的关键词（不用模型；替代品）"),
+    "llm": say("the language model, under a grammar", "语言模型，在语法约束下"),
+    "near-miss": say("a kept question with its rarest word swapped for one no document has (no model)",
+                     "把保留问题里最少见的词换成没有文档提到的词（不用模型）"),
+}
+# The longest run of a question's words copied in order from its chunk, as a share of its words, above which it
+# counts as copied. Chosen on cmrc2018_dev: the 90th percentile of its human questions (0.57); xquad_zh and xquad_en
+# (0.50, 0.50) were not used to choose it. bench/bench_testset.py prints all three.
+COPY_RUN_MAX = 0.57
+DUPLICATE_JACCARD = 0.6  # topic words shared with an earlier kept question (Jaccard) at or above this: a duplicate
+# ("B+ 树一般有几层？" and "B+ 树通常有几层呢？" share 3 of 5; chosen on hand-made pairs, tests/test_testset.py)
+MAX_QUESTION_CHARS = 80
+LLM_MAX_TOKENS = 96
+NEAR_MISS_SHARE = 0.2  # near misses, as a share of the kept questions
+# What a page lets one run ask for, and the seconds a question it quotes before starting (bench/bench_testset.py
+# measured the bundled 0.5B on 2 cores; a busy server is slower, and the page says so).
+PAGE_MAX_CHUNKS = {"keywords": 300, "llm": 60}
+SECONDS_PER_QUESTION = {"keywords": 0.05, "llm": 6.0}
+# Function words of English questions: not topic words (the Chinese ones are in data/stopwords_zh.txt).
+_EN_FUNCTION = frozenset("the a an of in on at to is was were are be been being by for with as from that this these "
+                         "those it its and or but which who whom what when where why how did does do done has have "
+                         "had many much not no there their they he she his her than then into about after before "
+                         "during over under between".split())
+_NAMES_DOCUMENT = re.compile(
+    r"(这段|本段|该段|上述|上文|下文|文中|本文|原文|资料中|材料中|资料里|材料里|根据资料|根据材料|根据文章|文章中|段落|"
+    r"\b(the|this|that) (passage|text|document|article|paragraph|context|excerpt)\b|according to the)", re.I)
+# Terms a near miss swaps in: ordinary words of other fields, each used only where no document of the corpus has it.
+_FOREIGN = {
+    "zh": ("光合作用", "板块构造", "青霉素", "巴洛克音乐", "潮汐发电", "哥特式建筑", "火山喷发", "蒸汽机车", "甲骨文",
+           "候鸟迁徙", "珊瑚礁", "量子纠缠"),
+    "en": ("photosynthesis", "plate tectonics", "penicillin", "baroque music", "tidal power", "gothic architecture",
+           "volcanic eruptions", "steam locomotives", "coral reefs", "bird migration", "quantum entanglement",
+           "oracle bones"),
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One filter's verdict on one generated question, with its reason in both UI languages."""
+
+    check: str  # unsupported | copied | names-document | duplicate | empty
+    passed: bool
+    en: str
+    zh: str
+
+    def reason(self, lang: str) -> str:
+        return self.zh if lang == "zh" else self.en
+
+
+@dataclass(frozen=True)
+class TestQuestion:
+    """A generated question with its gold, its answer span and every filter's verdict."""
+
+    qid: str
+    query: str
+    gold_ids: tuple[str, ...]  # the gold chunk's document (what `rag eval` ranks)
+    chunk_id: str  # the chunk it was generated from ("" for a near miss)
+    answer: str  # a span of the gold document that answers it (span metrics read it)
+    generator: str  # one of GENERATORS, or "near-miss"
+    answerable: bool = True
+    verdicts: tuple[Verdict, ...] = ()
+    overlap: float = 0.0  # share of its topic words found in its chunk (copy_overlap)
+    model_answer: str = ""  # what the model wrote as the answer (llm), before the span was chosen
+    note: str = ""  # how it was made (near miss: which word was swapped)
+
+    @property
+    def kept(self) -> bool:
+        return all(v.passed for v in self.verdicts)
+
+    def record(self) -> dict:
+        """The JSONL record: what `rag eval --queries` reads, plus where it came from."""
+        return {"id": self.qid, "query": self.query, "gold_ids": list(self.gold_ids), "answer": self.answer,
+                "answerable": self.answerable,
+                "provenance": {"chunk_id": self.chunk_id, "generator": self.generator, "overlap": round(self.overlap, 3),
+                               "model_answer": self.model_answer, "note": self.note, "kept": self.kept,
+                               "checks": [{"check": v.check, "passed": v.passed, "en": v.en, "zh": v.zh}
+                                          for v in self.verdicts]}}
+
+
+# ------------------------------------------------------------------------------------------------ words
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.lower() for t in jieba_tokenize(text) if t.strip() and any(ch.isalnum() for ch in t)]
+
+
+def question_topic_words(text: str) -> list[str]:
+    """What a question is about: its content words without question words (and English function words)."""
+    return [t for t in topic_words(_tokens(text)) if t not in _EN_FUNCTION]
+
+
+def copy_overlap(question: str, passage: str) -> float:
+    """The share of the question's topic words that its passage contains (0 when it has none)."""
+    words = question_topic_words(question)
+    have = set(_tokens(passage))
+    return sum(w in have for w in words) / len(words) if words else 0.0
+
+
+def copied_run(question: str, passage: str) -> tuple[int, int]:
+    """(longest run of the question's words found in order and adjacent in the passage, the question's words)."""
+    q = _tokens(question)
+    flat = " " + " ".join(_tokens(passage)) + " "
+    best = 0
+    for i in range(len(q)):
+        j = i + best + 1  # only a longer run than the best so far matters
+        while j <= len(q) and " " + " ".join(q[i:j]) + " " in flat:
+            best, j = j - i, j + 1
+    return best, len(q)
+
+
+def language_of(text: str) -> str:
+    """zh when at least a fifth of the letters are CJK, else en."""
+    letters = [ch for ch in text if ch.isalpha()]
+    cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in letters)
+    return "zh" if letters and cjk / len(letters) >= 0.2 else "en"
+
+
+def document_frequencies(chunks: Sequence[Chunk]) -> tuple[Counter, int]:
+    df: Counter = Counter()
+    for c in chunks:
+        df.update(set(_tokens(c.text)))
+    return df, len(chunks)
+
+
+def _idf(df: Counter, n: int, word: str) -> float:
+    return math.log(1 + (n - df.get(word, 0) + 0.5) / (df.get(word, 0) + 0.5))
+
+
+# ------------------------------------------------------------------------------------------------ sampling
+
+
+def _order(key: str, seed: int) -> str:
+    return hashlib.sha1(f"{seed}:{key}".encode()).hexdigest()
+
+
+def sample_chunks(chunks: Sequence[Chunk], n: int, seed: int = 0, min_chars: int = 40) -> list[Chunk]:
+    """`n` chunks spread over the documents: each document's chunks in a seeded order, then one per document in
+    turn. Chunks shorter than `min_chars` (headings, captions) hold too little to ask about and are skipped."""
+    by_doc: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        if len(c.text.strip()) >= min_chars:
+            by_doc.setdefault(c.doc_id, []).append(c)
+    queues = [sorted(cs, key=lambda c: _order(c.chunk_id, seed)) for _, cs in
+              sorted(by_doc.items(), key=lambda kv: _order(kv[0], seed))]
+    out: list[Chunk] = []
+    while len(out) < n and any(queues):
+        for q in queues:
+            if q and len(out) < n:
+                out.append(q.pop(0))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ generators
+
+
+def key_sentence(text: str, df: Counter, n: int) -> str:
+    """The sentence of `text` with the most rare words (sum of idf of its distinct topic words), 8 to 200 chars."""
+    sentences = [s for s in split_sentences(text) if 8 <= len(s) <= 200] or [text.strip()[:200]]
+    return max(sentences, key=lambda s: sum(_idf(df, n, w) for w in set(question_topic_words(s))))
+
+
+def _nouns(sentence: str) -> list[str]:
+    """The sentence's nouns and Latin-script words (jieba's part-of-speech tags), lower-cased, in order: what a
+    question is about. Verbs and function words with a high idf in a small corpus ("沿", "准备") are not topics."""
+    out = []
+    for word, flag in jieba_tagged(sentence):
+        word = word.strip()
+        if word and (flag.startswith("n") or flag in ("eng", "vn", "nz")) and (len(word) > 1 or flag == "eng"):
+            out.append(word.lower())
+    return list(dict.fromkeys(out))
+
+
+def keywords_question(chunk: Chunk, df: Counter, n: int) -> tuple[str, str]:
+    """(question, answer span) without a model: the key sentence's two rarest nouns in a question frame."""
+    sentence = key_sentence(chunk.text, df, n)
+    topics = set(question_topic_words(sentence))
+    words = [w for w in _nouns(sentence) if w in topics and w not in _EN_FUNCTION]
+    words = sorted(words, key=lambda w: -_idf(df, n, w))[:2]
+    words.sort(key=lambda w: sentence.lower().find(w))  # in the sentence's order
+    shown = [_surface(sentence, w) for w in words]
+    zh = language_of(chunk.text) == "zh"
+    if not shown:
+        return "", sentence
+    if len(shown) == 1:
+        return (f"{shown[0]}是什么？" if zh else f"What is {shown[0]}?"), sentence
+    return (f"{shown[0]}和{shown[1]}有什么关系？" if zh else f"How are {shown[0]} and {shown[1]} related?"), sentence
+
+
+def _surface(text: str, word: str) -> str:
+    """`word` as `text` spells it (tokens are lower-cased)."""
+    i = text.lower().find(word)
+    return text[i:i + len(word)] if i >= 0 else word
+
+
+def question_grammar(lang: str) -> str:
+    """GBNF: one question of 4-80 characters in the corpus's language, a question mark, then one answer line."""
+    if lang == "zh":
+        ch = r'[\u4e00-\u9fff0-9A-Za-z，、（）“”《》·%. +\-]'
+        return (f'root ::= "问题：" q "？\\n答案：" a "\\n"\n'
+                f'q ::= {ch} {ch} {ch} {ch}{{0,{MAX_QUESTION_CHARS - 4}}}\n'  # no leading space: the CJK rule follows
+                r'a ::= [^\n]{2,150}' "\n")
+    ch = r"[A-Za-z0-9,'()%. \-]"
+    return (f'root ::= "Question: " q "?\\nAnswer: " a "\\n"\n'
+            f'q ::= [A-Z] {ch}{{3,{MAX_QUESTION_CHARS}}}\n'
+            r'a ::= [^\n]{2,200}' "\n")
+
+
+def question_messages(chunk: Chunk, lang: str) -> list[dict]:
+    text = chunk.text.strip()[:1200]
+    if lang == "zh":
+        return [{"role": "system", "content": "你为检索系统出测试题。"},
+                {"role": "user", "content": f"资料：\n{text}\n\n就这段资料提一个它能回答的问题，用你自己的话问，不要照抄原句，"
+                                            "不要说“资料”“文中”。再用一句话写出答案。"}]
+    return [{"role": "system", "content": "You write test questions for a search system."},
+            {"role": "user", "content": f"Text:\n{text}\n\nAsk one question that this text answers, in your own words, "
+                                        "without copying its sentences and without saying 'the text'. Then answer "
+                                        "it in one sentence."}]
+
+
+def parse_generated(raw: str, lang: str) -> tuple[str, str]:
+    """(question, answer) from the grammar's two lines; a backend without grammars is read tolerantly."""
+    q_tag, a_tag = ("问题[:：]", "答案[:：]") if lang == "zh" else ("question:", "answer:")
+    q = re.search(q_tag + r"\s*(.+?[？?])", raw, re.I)
+    a = re.search(a_tag + r"\s*(.+)", raw, re.I)
+    question = q.group(1).strip() if q else raw.strip().splitlines()[0].strip() if raw.strip() else ""
+    return question[:MAX_QUESTION_CHARS + 2], (a.group(1).strip() if a else "")
+
+
+def llm_question(chunk: Chunk, chat, control=None) -> tuple[str, str]:
+    """(question, the model's answer) for one chunk; under the grammar where the backend takes one."""
+    lang = language_of(chunk.text)
+    grammar = question_grammar(lang) if getattr(chat, "supports_grammar", False) else None
+    raw = str(chat.complete(question_messages(chunk, lang), max_tokens=LLM_MAX_TOKENS, temperature=0.0,
+                            grammar=grammar, control=control))
+    return parse_generated(raw, lang)
+
+
+# ------------------------------------------------------------------------------------------------ filters
+
+
+def check_answer(answer: str, chunk: Chunk, question: str) -> tuple[Verdict, str]:
+    """Does the chunk support the model's answer (the project's support check)? -> (verdict, the chunk's span)."""
+    from rag.answer.support import check_sentence
+
+    if not answer.strip():
+        return Verdict("unsupported", False, "the model wrote no answer, so nothing shows the chunk answers it",
+                       "模型没有写答案，无法确认这段资料能回答它"), ""
+    s = check_sentence(answer, {chunk.ref: chunk.text}, question)
+    span = s.evidence.text if s.evidence is not None else ""
+    if s.label in ("supported", "weak") and span:
+        return Verdict("unsupported", True, f"its chunk supports the answer ({s.label}, coverage {s.coverage:.2f})",
+                       f"资料支持这个答案（{_LABEL_ZH.get(s.label, s.label)}，覆盖 {s.coverage:.2f}）"), span
+    why_en = "; ".join(s.reasons("en")) or s.label
+    why_zh = "；".join(s.reasons("zh")) or _LABEL_ZH.get(s.label, s.label)
+    return Verdict("unsupported", False, f"its chunk does not support the answer ({s.label}: {why_en})",
+                   f"资料不支持这个答案（{_LABEL_ZH.get(s.label, s.label)}：{why_zh}）"), span
+
+
+_LABEL_ZH = {"supported": "支持", "weak": "弱支持", "unsupported": "不支持", "contradicted": "矛盾",
+             "restates-question": "复述问题"}
+
+
+def screen(questions: Iterable[TestQuestion], chunk_text: Callable[[str], str]) -> list[TestQuestion]:
+    """Each question with the copy, names-the-document and duplicate verdicts added (in order: a duplicate is one
+    whose topic words match a question kept before it)."""
+    kept_words: list[set[str]] = []
+    out = []
+    for q in questions:
+        verdicts = list(q.verdicts)
+        if not q.query.strip():
+            verdicts.append(Verdict("empty", False, "no question was written", "没有写出问题"))
+            out.append(replace(q, verdicts=tuple(verdicts)))
+            continue
+        source = chunk_text(q.chunk_id) if q.chunk_id else ""
+        overlap = copy_overlap(q.query, source) if source else 0.0
+        if source:
+            run, total = copied_run(q.query, source)
+            share = run / total if total else 0.0
+            ok = share <= COPY_RUN_MAX
+            verdicts.append(Verdict(
+                "copied", ok,
+                f"{run} of its {total} words in a row are copied from the chunk ({share:.2f}; human questions "
+                f"stay at or below {COPY_RUN_MAX:.2f})",
+                f"连续 {run} 个词照抄资料，共 {total} 个词（{share:.2f}；人写的问题一般不超过 {COPY_RUN_MAX:.2f}）"))
+        named = _NAMES_DOCUMENT.search(q.query)
+        verdicts.append(Verdict(
+            "names-document", named is None,
+            f"it points at the text (\"{named.group(0)}\") instead of asking" if named else "it asks without pointing at the text",
+            f"它指向资料本身（“{named.group(0)}”），不是在提问" if named else "它直接提问，没有指向资料本身"))
+        words = set(question_topic_words(q.query))
+        twin = next((i for i, w in enumerate(kept_words) if words and len(words & w) / len(words | w) >= DUPLICATE_JACCARD),
+                    None)
+        verdicts.append(Verdict(
+            "duplicate", twin is None,
+            "it asks what an earlier question asks (the same topic words)" if twin is not None else "no earlier question asks it",
+            "和前面一个问题问的一样（主题词相同）" if twin is not None else "前面没有问过"))
+        q = replace(q, verdicts=tuple(verdicts), overlap=overlap)
+        if q.kept:
+            kept_words.append(words)
+        out.append(q)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ the whole run
+
+
+@dataclass
+class Generation:
+    """What one generation produced: every question, kept or not, and what it cost."""
+
+    questions: list[TestQuestion] = field(default_factory=list)
+    seconds: float = 0.0
+    model_calls: int = 0
+    stopped: bool = False
+
+    @property
+    def kept(self) -> list[TestQuestion]:
+        return [q for q in self.questions if q.kept]
+
+    def dropped_by(self) -> Counter:
+        return Counter(next(v.check for v in q.verdicts if not v.passed) for q in self.questions if not q.kept)
+
+
+def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=None, seed: int = 0,
+             near_miss_share: float = NEAR_MISS_SHARE, progress: Callable[[int, int], None] | None = None,
+             control=None, on_question: Callable[[TestQuestion], None] | None = None) -> Generation:
+    """Generate from `n` sampled chunks, screen them, then add near misses (about `near_miss_share` of the kept
+    ones). `control` (a RunControl) is passed to the model and its stop ends the run early with what is done.
+    `on_question` sees each question as it is written, before the screen (the page keeps them if it is stopped)."""
+    import time
+
+    from rag.errors import ConfigError, GenerationCancelled
+
+    if generator not in GENERATORS:
+        raise ConfigError(f"unknown generator {generator!r}; choose from {', '.join(GENERATORS)}")
+    if generator == "llm" and chat is None:
+        raise ConfigError("the llm generator needs a language model: install the bundled one or set an endpoint, "
+                          "or use --generator keywords")
+    t0 = time.perf_counter()
+    df, total = document_frequencies(chunks)
+    picked = sample_chunks(chunks, n, seed)
+    out = Generation()
+    raw: list[TestQuestion] = []
+    for i, chunk in enumerate(picked, 1):
+        if control is not None and control.stopped:
+            out.stopped = True
+            break
+        qid = f"gen_{generator}_{seed}_{i:04d}"
+        if generator == "keywords":
+            query, span = keywords_question(chunk, df, total)
+            verdict = Verdict("unsupported", True, "the answer span is the chunk's own key sentence",
+                              "答案片段就是资料里的关键句")
+            raw.append(TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, generator, verdicts=(verdict,)))
+        else:
+            try:
+                query, written = llm_question(chunk, chat, control)
+            except GenerationCancelled:
+                out.stopped = True
+                break
+            out.model_calls += 1
+            verdict, span = check_answer(written, chunk, query)
+            raw.append(TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, generator,
+                                    verdicts=(verdict,), model_answer=written))
+        if on_question:
+            on_question(raw[-1])
+        if progress:
+            progress(i, len(picked))
+    out.questions = finish(raw, chunks, near_miss_share).questions
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def finish(raw: Sequence[TestQuestion], chunks: Sequence[Chunk], near_miss_share: float = NEAR_MISS_SHARE
+           ) -> Generation:
+    """Questions as written -> screened, with near misses added: the end of `generate`, and of a stopped run's
+    questions so far."""
+    by_id = {c.chunk_id: c for c in chunks}
+    out = Generation(screen(raw, lambda cid: by_id[cid].text if cid in by_id else ""))
+    wanted = max(1, round(len(out.kept) * near_miss_share)) if out.kept and near_miss_share > 0 else 0
+    out.questions += near_misses(out.kept, chunks, wanted)
+    return out
+
+
+def near_misses(kept: Sequence[TestQuestion], chunks: Sequence[Chunk], n: int) -> list[TestQuestion]:
+    """Up to `n` questions the corpus cannot answer: a kept question's rarest topic word replaced by a term of
+    another field that no chunk contains (checked)."""
+    corpus = "\n".join(c.text for c in chunks).lower()
+    df, total = document_frequencies(chunks)
+    out: list[TestQuestion] = []
+    for q in kept:
+        if len(out) >= n:
+            break
+        lang = language_of(q.query)
+        words = [w for w in question_topic_words(q.query) if w in q.query.lower()]
+        foreign = [t for t in _FOREIGN[lang] if t.lower() not in corpus]
+        if not words or not foreign:
+            continue
+        word = max(words, key=lambda w: _idf(df, total, w))
+        term = foreign[len(out) % len(foreign)]
+        i = q.query.lower().find(word)
+        query = q.query[:i] + term + q.query[i + len(word):]
+        note_en = f"'{_surface(q.query, word)}' replaced by '{term}', which no document mentions"
+        out.append(TestQuestion(q.qid.replace("gen_", "miss_", 1), query, (), "", "", "near-miss", answerable=False,
+                                verdicts=(Verdict("unanswerable", True, note_en,
+                                                  f"把“{_surface(q.query, word)}”换成“{term}”，没有文档提到它"),),
+                                note=note_en))
+    return out
+
+
+def recheck(questions: Sequence[TestQuestion], chunks: Sequence[Chunk]) -> list[TestQuestion]:
+    """The filters again on an edited or uploaded set, from scratch: the gold is in the corpus, the answer span is
+    in a gold document's chunk (the chunk found again when the set names none), and the screen. A question the
+    model wrote keeps its answer check only while its answer and chunk are unchanged: it is run again here."""
+    by_id = {c.chunk_id: c for c in chunks}
+    docs = {c.doc_id for c in chunks}
+    out = []
+    for q in questions:
+        verdicts: list[Verdict] = []
+        chunk_id = q.chunk_id
+        if q.answerable:
+            missing = [g for g in q.gold_ids if g not in docs]
+            verdicts.append(Verdict(
+                "gold", bool(q.gold_ids) and not missing,
+                (f"gold {', '.join(missing)} is not a document of this corpus" if missing else
+                 "no gold document" if not q.gold_ids else "its gold documents are in the corpus"),
+                (f"标准答案文档 {', '.join(missing)} 不在这个语料里" if missing else
+                 "没有标准答案文档" if not q.gold_ids else "标准答案文档都在语料里")))
+            holders = [c for c in chunks if c.doc_id in q.gold_ids and q.answer and _squash(q.answer) in _squash(c.text)]
+            if chunk_id not in by_id or (holders and by_id[chunk_id] not in holders):
+                chunk_id = holders[0].chunk_id if holders else ""
+            if q.answer:
+                verdicts.append(Verdict(
+                    "unsupported", bool(holders),
+                    "its answer span is in a gold document" if holders else "its answer span is in no gold document",
+                    "答案片段在标准答案文档里" if holders else "答案片段不在任何标准答案文档里"))
+            if q.model_answer and chunk_id in by_id:
+                verdicts.append(check_answer(q.model_answer, by_id[chunk_id], q.query)[0])
+        out.append(replace(q, chunk_id=chunk_id, verdicts=tuple(verdicts)))
+    return screen(out, lambda cid: by_id[cid].text if cid in by_id else "")
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text).lower()
+
+
+# ------------------------------------------------------------------------------------------------ files
+
+
+def to_jsonl(questions: Iterable[TestQuestion], kept_only: bool = True) -> str:
+    return "".join(json.dumps(q.record(), ensure_ascii=False) + "\n" for q in questions if q.kept or not kept_only)
+
+
+def from_records(records: Iterable[dict]) -> list[TestQuestion]:
+    """TestQuestions back from JSONL records (an edited or uploaded set); a record without provenance is a
+    hand-written question."""
+    out = []
+    for r in records:
+        p = r.get("provenance") or {}
+        verdicts = tuple(Verdict(str(c.get("check", "")), bool(c.get("passed", True)), str(c.get("en", "")),
+                                 str(c.get("zh", ""))) for c in p.get("checks", []) if isinstance(c, dict))
+        gold = r.get("gold_ids") or []
+        out.append(TestQuestion(str(r["id"]), str(r["query"]), tuple(str(g) for g in gold), str(p.get("chunk_id", "")),
+                                str(r.get("answer", "")), str(p.get("generator", "hand-written")),
+                                bool(r.get("answerable", bool(gold))), verdicts, float(p.get("overlap", 0.0) or 0.0),
+                                str(p.get("model_answer", "")), str(p.get("note", ""))))
+    return out
+
+
+def write(path: str | Path, questions: Iterable[TestQuestion], kept_only: bool = True) -> None:
+    Path(path).write_text(to_jsonl(questions, kept_only), encoding="utf-8")

@@ -1,0 +1,212 @@
+"""Generated test sets (rag/evaluate/testset.py, `rag testset`, the evaluation page's "generate from this corpus"):
+each filter on hand-made questions, kept and dropped with its reason; the keywords generator's records read by
+`rag eval`; the bundled model under the question grammar on a small corpus; the editable table's round trip; a
+malformed uploaded set refused line by line with the set already there kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from rag.evaluate import testset
+from rag.evaluate.evaluation import load_queries
+from rag.ingest.chunking import Chunk
+from tests.conftest import skip_or_fail
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def chunk(cid: str, text: str, doc: str | None = None) -> Chunk:
+    return Chunk(chunk_id=cid, doc_id=doc or cid, ref=cid, text=text, start=0, end=len(text), metadata={"title": cid})
+
+
+CHUNKS = [
+    chunk("db_1", "B+ 树是数据库索引最常用的结构。InnoDB 的页大小默认是 16KB，一棵 B+ 树通常有 3 层，"
+                  "可以存放上千万行记录。非叶子节点只存键，不存整行数据。"),
+    chunk("db_2", "覆盖索引指查询需要的列全部在索引里，数据库不必回表读取整行。联合索引遵循最左前缀原则，"
+                  "查询条件要从索引的第一列开始匹配。"),
+    chunk("db_3", "哈希索引适合等值查询，不支持范围查询和排序。Memory 引擎默认使用哈希索引，InnoDB 有自适应哈希索引。"),
+]
+
+
+def q(qid: str, query: str, cid: str = "db_1", **kw) -> testset.TestQuestion:
+    return testset.TestQuestion(qid, query, (cid,), cid, kw.pop("answer", "InnoDB 的页大小默认是 16KB"), "llm", **kw)
+
+
+def verdict(question: testset.TestQuestion, check: str) -> testset.Verdict:
+    return next(v for v in question.verdicts if v.check == check)
+
+
+def screened(*questions: testset.TestQuestion) -> list[testset.TestQuestion]:
+    by_id = {c.chunk_id: c.text for c in CHUNKS}
+    return testset.screen(questions, by_id.__getitem__)
+
+
+def test_a_question_in_its_own_words_is_kept_with_every_check_passed():
+    (kept,) = screened(q("a", "MySQL 默认一页能放多大的数据？"))
+    assert kept.kept and {v.check for v in kept.verdicts} == {"copied", "names-document", "duplicate"}
+    assert 0 < kept.overlap < 1  # "页" and "默认" are in the chunk, "MySQL" and "放" are not
+
+
+def test_a_question_that_copies_a_run_of_its_chunk_is_dropped_with_the_run_in_the_reason():
+    (copied,) = screened(q("c", "InnoDB 的页大小默认是 16KB 吗？"))
+    v = verdict(copied, "copied")
+    assert not copied.kept and not v.passed
+    assert "in a row are copied" in v.en and "照抄" in v.zh and f"{testset.COPY_RUN_MAX:.2f}" in v.en
+
+
+def test_a_question_that_names_the_document_is_dropped():
+    (named,) = screened(q("n", "根据这段资料，B+ 树有几层？"))
+    v = verdict(named, "names-document")
+    assert not named.kept and not v.passed and "这段" in v.zh
+    (english,) = screened(q("e", "What does the passage say about hash indexes?", "db_3"))
+    assert not verdict(english, "names-document").passed
+
+
+def test_a_duplicate_is_dropped_and_only_the_later_one():
+    first, second, other = screened(q("1", "B+ 树一般有几层？"), q("2", "B+ 树通常有几层呢？"),
+                                    q("3", "哈希索引能做范围查询吗？", "db_3"))
+    assert first.kept and other.kept
+    assert not second.kept and not verdict(second, "duplicate").passed
+
+
+def test_the_support_check_keeps_a_supported_answer_and_drops_a_wrong_one():
+    ok, span = testset.check_answer("InnoDB 默认页大小是 16KB。", CHUNKS[0], "InnoDB 一页多大？")
+    assert ok.passed and span and span in CHUNKS[0].text
+    bad, _ = testset.check_answer("B+ 树通常有 2 层。", CHUNKS[0], "B+ 树有几层？")
+    assert not bad.passed and "does not support" in bad.en
+    none, _ = testset.check_answer("", CHUNKS[0], "B+ 树有几层？")
+    assert not none.passed
+
+
+def test_recheck_finds_a_gold_that_is_not_in_the_corpus_and_an_answer_span_in_no_gold_document():
+    edited = [testset.TestQuestion("x", "哈希索引支持排序吗？", ("db_9",), "", "不支持范围查询和排序", "hand-written"),
+              testset.TestQuestion("y", "哈希索引支持排序吗？", ("db_1",), "", "不支持范围查询和排序", "hand-written"),
+              testset.TestQuestion("z", "哈希索引支持排序吗？", ("db_3",), "", "不支持范围查询和排序", "hand-written")]
+    x, y, z = testset.recheck(edited, CHUNKS)
+    assert not verdict(x, "gold").passed and "db_9" in verdict(x, "gold").en
+    assert not verdict(y, "unsupported").passed  # the span is in db_3, not in its gold db_1
+    assert z.kept and z.chunk_id == "db_3"  # the chunk found again from the span
+
+
+def test_keywords_generation_writes_records_that_rag_eval_reads(tmp_path):
+    run = testset.generate(CHUNKS, 3, "keywords")
+    made = [x for x in run.questions if x.generator == "keywords"]
+    assert len(made) == 3 and all(x.query.endswith("？") for x in made)
+    for x in made:  # its answer span is its chunk's own sentence
+        assert x.answer in next(c.text for c in CHUNKS if c.chunk_id == x.chunk_id)
+    misses = [x for x in run.questions if x.generator == "near-miss"]
+    assert misses and all(not m.answerable and not m.gold_ids for m in misses)
+    corpus = "".join(c.text for c in CHUNKS)
+    assert all(any(t in m.query and t not in corpus for t in testset._FOREIGN["zh"]) for m in misses)
+    path = tmp_path / "set.jsonl"
+    testset.write(path, run.questions, kept_only=False)
+    loaded = load_queries(path)
+    assert [x.query for x in loaded] == [x.query for x in run.questions]
+    record = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    assert set(record["provenance"]) >= {"chunk_id", "generator", "checks", "kept", "overlap"}
+    back = testset.from_records(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
+    assert [(b.qid, b.query, b.kept) for b in back] == [(x.qid, x.query, x.kept) for x in run.questions]
+
+
+def test_sampling_spreads_over_documents():
+    many = [chunk(f"{d}_{i}", f"文档 {d} 的第 {i} 段，讲的是一个足够长的话题，长到可以出一道题。" * 2, doc=d)
+            for d in "abc" for i in range(5)]
+    picked = testset.sample_chunks(many, 6, seed=3)
+    assert sorted(c.doc_id for c in picked) == ["a", "a", "b", "b", "c", "c"]
+    assert picked == testset.sample_chunks(many, 6, seed=3)  # seeded: the same sample every run
+
+
+def test_the_cli_generates_and_checks_a_set(tmp_path):
+    doc = tmp_path / "notes.md"
+    doc.write_text("# 数据库索引\n\n" + "\n\n".join(c.text for c in CHUNKS), encoding="utf-8")
+    out = tmp_path / "set.jsonl"
+    run = subprocess.run([sys.executable, "-m", "rag", "testset", "generate", "--corpus", str(doc), "--n", "3",
+                          "--out", str(out), "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)
+    assert summary["kept"] == len(out.read_text(encoding="utf-8").splitlines()) and summary["generator"] == "keywords"
+    assert load_queries(out)
+    check = subprocess.run([sys.executable, "-m", "rag", "testset", "check", str(out), "--corpus", str(doc), "--json"],
+                           capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert check.returncode == 0, check.stderr
+    assert all(r["provenance"]["kept"] for r in json.loads(check.stdout))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "q1", "query": "B+ 树几层？", "gold_ids": ["notes"]}\n{"id": "q2", "query": 5}\n', encoding="utf-8")
+    broken = subprocess.run([sys.executable, "-m", "rag", "testset", "check", str(bad), "--corpus", str(doc)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert broken.returncode == 2 and "line 2" in broken.stderr
+
+
+def test_the_bundled_model_writes_one_question_in_the_corpus_language_under_the_grammar():
+    from rag.models.local_llm import DEFAULT_MODEL, LocalChat, local_available
+
+    ok, why = local_available(DEFAULT_MODEL)
+    if not ok:
+        skip_or_fail(f"the real local model cannot run: {why}")
+    chat = LocalChat(DEFAULT_MODEL, n_ctx=2048)
+    run = testset.generate(CHUNKS, 3, "llm", chat=chat, near_miss_share=0)
+    assert run.model_calls == 3
+    for x in run.questions:
+        assert x.query.endswith("？") and "\n" not in x.query and len(x.query) <= testset.MAX_QUESTION_CHARS + 2
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in x.query)  # Chinese, as the corpus is
+        assert {v.check for v in x.verdicts} >= {"unsupported", "copied", "names-document", "duplicate"}
+        assert not verdict(x, "unsupported").passed or x.answer in x_chunk(x).text  # a kept span is the chunk's text
+
+
+def x_chunk(x: testset.TestQuestion) -> Chunk:
+    return next(c for c in CHUNKS if c.chunk_id == x.chunk_id)
+
+
+def test_the_editable_table_round_trip_keeps_provenance_and_marks_edits():
+    from ui import testset_panel
+
+    run = testset.generate(CHUNKS, 3, "keywords", near_miss_share=0)
+    before = {x.qid: x for x in run.questions}
+    frame = testset_panel._frame(run.questions)
+    back = testset_panel._from_frame(frame, before)
+    assert [(b.qid, b.query, b.gold_ids, b.answer, b.generator, b.chunk_id) for b in back] == \
+        [(x.qid, x.query, x.gold_ids, x.answer, x.generator, x.chunk_id) for x in run.questions]
+    frame.loc[0, "query"] = "InnoDB 一页默认多大？"
+    frame = frame.drop(index=2)
+    frame.loc[len(frame) + 5] = {"id": None, "query": "联合索引要从哪一列开始匹配？", "gold_ids": "db_2",
+                                 "answer": "查询条件要从索引的第一列开始匹配", "answerable": True}
+    edited = testset.recheck(testset_panel._from_frame(frame, before), CHUNKS)
+    assert len(edited) == 3 and edited[0].generator == "keywords, edited" and edited[0].query == "InnoDB 一页默认多大？"
+    assert edited[-1].generator == "hand-written" and edited[-1].qid.startswith("hand_") and edited[-1].kept
+
+
+@pytest.fixture(scope="module")
+def page(cache_dir):
+    saved = {k: os.environ.pop(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY") if k in os.environ}
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    at.run()
+    at.switch_page("app_pages/7_evaluation.py").run()
+    yield at
+    os.environ.update(saved)
+
+
+def test_the_page_generates_reviews_and_compares_and_a_bad_upload_keeps_the_set(page):
+    at = page
+    at.radio(key="eval.source").set_value("generate").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.number_input(key="testset.n.keywords").set_value(6).run()
+    at.button(key="testset.go").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    questions = at.session_state["testset.questions"]
+    assert len([x for x in questions if x.generator == "keywords"]) == 6
+    at.multiselect(key="eval.strategies").set_value(["bm25", "hybrid"]).run()
+    at.button(key="eval.run").click().run()
+    assert not at.exception and not at.error
+    assert at.session_state["eval.result"][1][0].strategy == "bm25"
+    body = b'{"id": "q1", "query": "\xe4\xbb\x80\xe4\xb9\x88\xe6\x98\xaf RRF", "gold_ids": ["faq_030"]}\n{"id": "q2"}\n'
+    at.file_uploader(key="testset.file").set_value(("broken.jsonl", body, "application/json")).run()
+    assert any("broken.jsonl" in e.value and "第 2 行" in e.value and "保持不变" in e.value for e in at.error), \
+        [e.value for e in at.error]  # the UI is in Chinese by default
+    assert at.session_state["testset.questions"] == questions  # nothing already here was lost

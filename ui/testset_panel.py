@@ -1,0 +1,242 @@
+"""The evaluation page's "generate from this corpus" source: generate test questions (with a progress bar, a time
+estimate and a cap, and Stop keeping what is done), review them in an editable table (edit, delete, add; the
+filters run again on what changed), download and upload them as JSONL, and hand the kept ones to the comparison.
+
+Each question keeps its provenance (its chunk, its generator, every filter's verdict): dropped questions are
+listed with their reason. How far such questions can be trusted is read from data/testset_trust.json, which
+bench/bench_testset.py writes (`--trust-out`): the Kendall tau between the strategy order from generated
+questions and from human ones, on public sets in the corpus's language.
+Not handled here: generating and filtering (rag/evaluate/testset.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from rag.evaluate import testset
+from rag.evaluate.evaluation import Query, load_queries
+
+from . import settings
+from .i18n import lang, loc, tr
+from .render import attempt, error_text, upload_limit_note
+from .worker import run_in_worker
+
+ss = st.session_state
+TRUST = Path(__file__).resolve().parent.parent / "data" / "testset_trust.json"
+COLUMNS = ("id", "query", "gold_ids", "answer", "answerable", "generator", "kept", "why")
+
+
+def _trust() -> dict:
+    try:
+        return json.loads(TRUST.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def trust_line(method: str, corpus_lang: str) -> str:
+    """What the bench measured for this generator on public sets in this language, in words."""
+    sets = [r for r in _trust().get("sets", []) if r.get("lang") == corpus_lang and method in r.get("tau", {})]
+    if not sets:
+        return tr("还没有测量过这种生成方式在这种语言上的可信度（bench/bench_testset.py）。",
+                  "How far this generator can be trusted in this language has not been measured "
+                  "(bench/bench_testset.py).")
+    taus = ", ".join(f"{r['set']} {r['tau'][method]:.2f}" for r in sets)
+    gaps = ", ".join(f"{r['set']} {r['overlap_gap'][method]:+.2f}" for r in sets)
+    return tr(f"在类似的公开集上（人写的问题），这种方式生成的问题给出的策略排序与人写问题的排序一致程度 Kendall τ = {taus}"
+              f"（1 = 完全相同）；问题与所在片段的词重合比人写的问题高 {gaps}。",
+              f"On public sets like this one (with human questions), questions from this generator ordered the "
+              f"strategies as the human ones did with Kendall tau = {taus} (1 = the same order); their word overlap "
+              f"with their chunk differed from the human questions' by {gaps}.")
+
+
+def _frame(questions: list[testset.TestQuestion]) -> pd.DataFrame:
+    zh = lang() == "zh"
+    return pd.DataFrame([{
+        "id": q.qid, "query": q.query, "gold_ids": ", ".join(q.gold_ids), "answer": q.answer,
+        "answerable": q.answerable, "generator": q.generator, "kept": q.kept,
+        "why": "；".join(v.zh for v in q.verdicts if not v.passed) if zh else
+        "; ".join(v.en for v in q.verdicts if not v.passed)} for q in questions], columns=list(COLUMNS))
+
+
+def _from_frame(frame: pd.DataFrame, before: dict[str, testset.TestQuestion]) -> list[testset.TestQuestion]:
+    """The edited table back to questions: an unchanged id keeps its provenance, a new row is hand-written."""
+    out = []
+    for i, row in enumerate(frame.to_dict("records"), 1):
+        cell = {k: _text(v) for k, v in row.items()}
+        query = cell.get("query", "")
+        if not query:
+            continue  # an added row left empty
+        qid = cell.get("id", "") or f"hand_{i:04d}"
+        gold = tuple(g.strip() for g in cell.get("gold_ids", "").split(",") if g.strip())
+        old = before.get(qid)
+        flag = row.get("answerable")
+        answerable = bool(flag) if _text(flag) else bool(gold)  # a new row's empty box (None, NaN): by its gold
+        if old is None:
+            out.append(testset.TestQuestion(qid, query, gold, "", cell.get("answer", ""), "hand-written", answerable))
+        else:
+            same = old.query == query
+            out.append(testset.TestQuestion(qid, query, gold, old.chunk_id, cell.get("answer", ""),
+                                            old.generator if same else f"{old.generator}, edited", answerable,
+                                            model_answer=old.model_answer if same else "", note=old.note))
+    return out
+
+
+def _text(value) -> str:
+    """A table cell as text: an empty cell of an added row (None or NaN) is ""."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return str(value).strip()
+
+
+def _store(questions: list[testset.TestQuestion], index_key, how: str) -> None:
+    ss["testset.questions"] = questions
+    ss["testset.for"] = index_key
+    ss["testset.how"] = how
+    ss["testset.edits"] = ss.get("testset.edits", 0) + 1  # a fresh editor for a new set (its key changes)
+
+
+def _generate(index, method: str, n: int, chat) -> None:
+    ss["testset.partial"] = []
+    bar = st.progress(0.0, text=tr("生成中…", "Generating…"))
+    stop = st.empty()  # pressing it reruns the page, which stops the run; what it wrote is kept (render)
+    stop.button(tr("停止（保留已生成的）", "Stop (keep what is done)"), icon=":material/stop:", key="testset.stop")
+
+    def on_event(kind: str, payload) -> None:
+        if kind == "question":
+            q, done, total = payload
+            ss["testset.partial"].append(q)
+            bar.progress(min(1.0, done / total), text=f"{done}/{total} · {q.query}")
+
+    def work(control, emit):
+        count = [0]
+        total = min(n, len(index.chunks))
+
+        def seen(q):
+            count[0] += 1
+            emit("question", (q, count[0], total))
+
+        return testset.generate(index.chunks, n, method, chat=chat, control=control, on_question=seen)
+
+    run = attempt(run_in_worker, work, on_event)
+    bar.empty()
+    stop.empty()
+    ss.pop("testset.partial", None)
+    _store(run.questions, ss["index.key"], method)
+
+
+def render(index, chat) -> list[Query] | None:
+    """The panel; the kept, answerable questions as Queries once a set is there (else None)."""
+    corpus_lang = testset.language_of(" ".join(c.text for c in index.chunks[:50]))
+    partial = ss.pop("testset.partial", None)
+    if partial:  # a run was stopped (or the page was left mid-run): keep what it wrote
+        _store(testset.finish(partial, index.chunks).questions, ss["index.key"], "stopped")
+    c1, c2 = st.columns(2)
+    with c1:
+        labels = {"keywords": loc(testset.GENERATOR_LABELS["keywords"]),
+                  "llm": loc(testset.GENERATOR_LABELS["llm"]) + (f" · {loc(chat.label)}" if chat is not None else
+                                                                 tr("（没有可用的语言模型）", " (no language model available)"))}
+        method = st.radio(tr("怎样出题", "How questions are written"), list(testset.GENERATORS), key="testset.method",
+                          format_func=labels.__getitem__)
+    cap = min(testset.PAGE_MAX_CHUNKS[method], len(index.chunks))
+    with c2:
+        settings.clamp(f"testset.n.{method}", 1, max(1, cap))
+        n = st.number_input(tr("从多少个片段出题", "Chunks to ask about"), 1, max(1, cap), key=f"testset.n.{method}")
+        secs = n * testset.SECONDS_PER_QUESTION[method]
+        st.caption(tr(f"预计约 {secs:.0f} 秒（本机两核上测得；服务器忙时更久）。每次最多 {testset.PAGE_MAX_CHUNKS[method]} 个片段，"
+                      f"本语料共 {len(index.chunks)} 个；更多请用命令行 rag testset generate。",
+                      f"About {secs:.0f} s (measured on this 2-core machine; longer while the server is busy). At most "
+                      f"{testset.PAGE_MAX_CHUNKS[method]} chunks a run, of this corpus's {len(index.chunks)}; for more "
+                      "use the CLI: rag testset generate."))
+    st.caption(trust_line(method, corpus_lang))
+    b1, b2 = st.columns([1, 2])
+    go = b1.button(tr("生成测试题", "Generate test questions"), icon=":material/auto_awesome:", key="testset.go",
+                   disabled=method == "llm" and chat is None)
+    with b2:
+        up = st.file_uploader(tr("或上传测试集（JSONL）", "Or upload a test set (JSONL)"), type=["jsonl"],
+                              key="testset.file")
+        upload_limit_note("testset.file", ".jsonl")
+    if go:
+        _generate(index, method, int(n), chat)
+    if up is not None and ss.get("testset.loaded") != (up.name, up.size):
+        _load(up, index)
+    questions: list[testset.TestQuestion] = ss.get("testset.questions") or []
+    if not questions:
+        st.info(tr("先生成或上传一组测试题。", "Generate or upload a set of test questions first."))
+        return None
+    if ss.get("testset.for") != ss["index.key"]:
+        st.caption(":material/warning: " + tr("这组题是在另一个索引上生成的；重新检查会按当前语料核对。",
+                                               "This set was made on another index; checking again tests it "
+                                               "against the current corpus."))
+    return _review(questions, index)
+
+
+def _load(up, index) -> None:
+    """An uploaded set: the queries reader's per-line errors; on error the set already here stays."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / (Path(up.name).name or "upload.jsonl")
+        path.write_bytes(up.getvalue())
+        try:
+            load_queries(path)
+            records = [json.loads(line) for line in up.getvalue().decode("utf-8-sig").splitlines() if line.strip()]
+            questions = testset.recheck(testset.from_records(records), index.chunks)
+        except Exception as exc:  # LoaderError, or a record the reader took but recheck cannot
+            st.error(tr("没有载入这个测试集：", "This test set was not loaded: ") + error_text(exc) +
+                     tr("（已有的测试题保持不变）", " (the questions already here are kept)"))
+            ss["testset.loaded"] = (up.name, up.size)
+            return
+    ss["testset.loaded"] = (up.name, up.size)
+    _store(questions, ss["index.key"], "uploaded")
+
+
+HOW = {"keywords": ("keywords, no model", "关键词，不用模型"), "llm": ("written by the language model", "语言模型出题"),
+       "stopped": ("stopped: what was done", "已停止：保留已生成的"), "uploaded": ("uploaded", "上传的"),
+       "edited": ("edited, checked again", "已编辑并重新检查")}
+
+
+def _review(questions: list[testset.TestQuestion], index) -> list[Query]:
+    kept = [q for q in questions if q.kept]
+    dropped = len(questions) - len(kept)
+    how = tr(*reversed(HOW.get(ss.get("testset.how", ""), ("", ""))))
+    st.caption(tr(f"{len(questions)} 道题（{how}），保留 {len(kept)} 道，去掉 {dropped} 道。可以在表里修改、"
+                  "删除（选中行后按删除键）或在末行添加，然后点“重新检查”。",
+                  f"{len(questions)} questions ({how}): {len(kept)} kept, {dropped} dropped. Edit, "
+                  "delete (select rows, then Delete) or add a row at the end, then press Check again."))
+    edited = st.data_editor(
+        _frame(questions), num_rows="dynamic", hide_index=True, key=f"testset.editor.{ss.get('testset.edits', 0)}",
+        disabled=["generator", "kept", "why"],
+        column_config={
+            "id": st.column_config.TextColumn("id"),
+            "query": st.column_config.TextColumn(tr("问题", "question"), width="large"),
+            "gold_ids": st.column_config.TextColumn(tr("标准答案文档", "gold documents")),
+            "answer": st.column_config.TextColumn(tr("答案片段", "answer span"), width="medium"),
+            "answerable": st.column_config.CheckboxColumn(tr("可回答", "answerable")),
+            "generator": st.column_config.TextColumn(tr("出题方式", "written by")),
+            "kept": st.column_config.CheckboxColumn(tr("保留", "kept")),
+            "why": st.column_config.TextColumn(tr("去掉的原因", "why dropped"), width="large"),
+        })
+    c1, c2 = st.columns(2)
+    if c1.button(tr("重新检查", "Check again"), icon=":material/fact_check:", key="testset.recheck"):
+        before = {q.qid: q for q in questions}
+        _store(testset.recheck(_from_frame(edited, before), index.chunks), ss["index.key"], "edited")
+        st.rerun()
+    c2.download_button(tr("下载 JSONL（保留的题）", "Download JSONL (kept questions)"),
+                       testset.to_jsonl(questions).encode("utf-8"), file_name="testset.jsonl",
+                       mime="application/jsonl", icon=":material/download:", key="testset.download")
+    if len({c.doc_id for c in index.chunks}) < 5:
+        st.caption(":material/info: " + tr(
+            "这个语料只有几个文档：文档排名（Hit@k、MRR、nDCG）几乎总是满分，要看带 span 的列——第几个片段含有答案片段。",
+            "This corpus has only a few documents, so document ranks (Hit@k, MRR, nDCG) are nearly always perfect: read "
+            "the span columns, which say at which rank a retrieved chunk holds the answer span."))
+    return [Query(q.qid, q.query, q.gold_ids, q.answerable, q.answer) for q in kept]
+
+
+def signature(queries: list[Query]) -> str:
+    """A key for the comparison's cache: what the kept questions ask and expect."""
+    return hashlib.sha1(json.dumps([(q.query_id, q.query, q.gold_ids, q.answer) for q in queries],
+                                   ensure_ascii=False).encode("utf-8")).hexdigest()
