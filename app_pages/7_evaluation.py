@@ -1,6 +1,7 @@
-"""Page 7 · Evaluation: run the bundled golden set (or an uploaded queries file, or test questions generated from
-this corpus: ui/testset_panel.py) against this session's index and compare retrieval strategies (Hit@k, MRR, nDCG, Recall, and optionally citation validity) in a
-table and a chart, with a per-query drill-down."""
+"""Page 7 · Evaluation: run the bundled golden set, an uploaded queries file or test questions generated from this
+corpus (reviewed and edited first) against this session's index and compare retrieval strategies (Hit@k, MRR,
+nDCG, Recall, and optionally citation validity) in a table and a chart, with a per-query drill-down. The
+generated questions: ui/testset_panel.py."""
 
 import hashlib
 import tempfile

@@ -76,7 +76,18 @@ def main() -> int:
     p.add_argument("--llm-n", type=int, default=30, help="chunks the bundled model asks about, per set (0: skip)")
     p.add_argument("--multivector", action="store_true", help="add e5's MaxSim strategy (slow first pass)")
     p.add_argument("--json", help="also write the figures here")
+    p.add_argument("--trust-out", help="write the page's summary here (data/testset_trust.json: tau and overlap gap "
+                                       "per set and generator, with this command)")
+    p.add_argument("--from-json", help="no run: print the tables (and --trust-out) from a --json file of an earlier run")
+    p.add_argument("--command", help="with --from-json: the command that made that file (recorded in --trust-out)")
     args = p.parse_args()
+    if args.from_json:
+        rows = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+        generators = [g for g in ("keywords", "llm") if g in rows[0]]
+        report(rows, list(rows[0]["human"]["scores"]), generators)
+        if args.trust_out:
+            write_trust(rows, generators, args.trust_out, args.command)
+        return 0
 
     from rag.evaluate import testset
     from rag.evaluate.strategies import EvalSettings
@@ -141,9 +152,27 @@ def main() -> int:
         rows.append(row)
         print(f"{name}: done in {row['seconds']:.0f} s", file=sys.stderr)
     report(rows, strategies, [g for g, _ in generators])
+    if args.trust_out:
+        write_trust(rows, [g for g, _ in generators], args.trust_out)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, ensure_ascii=False, indent=2, default=str), encoding="utf-8")
     return 0
+
+
+LANGS = {"cmrc2018_dev": "zh", "xquad_zh": "zh", "xquad_en": "en", "golden": "zh", "longform": "zh"}
+
+
+def write_trust(rows, generators, path: str, command: str | None = None) -> None:
+    """What the evaluation page quotes (ui/testset_panel.py): per set, its language, and per generator the tau
+    against the human order and the overlap gap (generated minus human)."""
+    out = {"command": command or "python bench/bench_testset.py " + " ".join(sys.argv[1:]),
+           "measured": time.strftime("%Y-%m-%d"),
+           "sets": [{"set": r["set"], "lang": LANGS.get(r["set"], "zh"), "human_questions": r["human"]["n"],
+                     "tau": {g: round(r[g]["tau"], 3) for g in generators if r[g]["tau"] == r[g]["tau"]},
+                     "overlap_gap": {g: round(r[g]["overlap"] - r["human"]["overlap"], 3) for g in generators
+                                     if r[g]["overlap"] == r[g]["overlap"]},
+                     "kept": {g: r[g]["kept"] for g in generators}} for r in rows]}
+    Path(path).write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 def _run_share(question: str, passage: str) -> float:
