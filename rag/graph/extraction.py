@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from rag.errors import LLMError
+from rag.index.tokenize import jieba_posseg
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
 from rag.messages import say
@@ -210,16 +211,6 @@ _POS_TYPES = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", 
               "nz": "other", "eng": "concept"}
 _NOUNS = {"n", "nz", "nr", "ns", "nt", "eng", "vn", "nrt", "nrfg"}
 _STOP = frozenset("问题 方法 时候 方式 情况 部分 结果 内容 东西 作用 能力 过程 一种 一个 这种".split())
-
-
-def jieba_posseg():
-    """jieba's part-of-speech tagger, loaded once, quietly, with the project's settings (the relation check uses it too)."""
-    from rag.index.tokenize import jieba_tokenize
-
-    jieba_tokenize("")  # loads jieba once, quietly, with the project's settings
-    import jieba.posseg as pseg
-
-    return pseg
 
 
 def jieba_extract(text: str) -> Extraction:

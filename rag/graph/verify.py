@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag.graph.extraction import jieba_posseg
+from rag.index.tokenize import jieba_posseg
 from rag.ingest.sentences import split_sentences
 from rag.messages import Msg, say
 

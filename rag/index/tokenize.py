@@ -49,13 +49,19 @@ def jieba_spans(text: str) -> list[tuple[str, int, int]]:
     return [(tok.lower(), a, b) for tok, a, b in _get_jieba().tokenize(text) if tok.strip()]
 
 
+def jieba_posseg():
+    """jieba's part-of-speech tagger module, its dictionary loaded once, quietly (the graph's extraction and
+    relation check, and the test-set generator, use it)."""
+    _get_jieba()
+    import jieba.posseg as pseg
+
+    return pseg
+
+
 def jieba_tagged(text: str) -> list[tuple[str, str]]:
     """(word, part-of-speech tag) for every word of `text`, by jieba's tagger (n... nouns, v verbs, eng Latin
     script...); whitespace dropped, case kept."""
-    from jieba import posseg
-
-    _get_jieba()  # the dictionary, loaded quietly
-    return [(p.word, p.flag) for p in posseg.lcut(text) if p.word.strip()]
+    return [(p.word, p.flag) for p in jieba_posseg().lcut(text) if p.word.strip()]
 
 
 def whitespace_tokenize(text: str) -> list[str]:
