@@ -13,6 +13,7 @@ from ui import (
     answer_panels,
     charts,
     choices,
+    class_cache,
     indexing,
     links,
     memo,
@@ -98,12 +99,22 @@ with left:
     st.subheader(tr("有 RAG：基于资料的回答", "With RAG: grounded answer"))
     answer_box = st.empty()
 if trace is None or regenerate:
-    with answer_box.container():
-        opinion = attempt(choices.opinion_chat, stop=False)
-        trace = attempt(ask_streaming, q, index, settings.ask_settings(), gen.backend,
-                        rr.backend if rr else None, chat, opinion)
-    trace.notes += fallback_notes(gen, rr)
+    def compute():
+        with answer_box.container():
+            opinion = attempt(choices.opinion_chat, stop=False)
+            made = attempt(ask_streaming, q, index, settings.ask_settings(), gen.backend,
+                           rr.backend if rr else None, chat, opinion)
+        made.notes += fallback_notes(gen, rr)
+        return made
+
+    if class_cache.shareable(chat):  # the same for everyone who asks it: computed once for the class
+        with left:
+            trace, made_at = class_cache.shared().fetch(("answer", key), compute, class_cache.wait_for_class,
+                                                        fresh=regenerate, keep=lambda t: not t.error)
+    else:
+        trace, made_at = compute(), None
     memo.remember("trace", key, trace)
+    memo.remember("trace_made", key, made_at)
 ss["answer.last_trace"] = trace  # the trace the export buttons and the evaluation drill-down read
 if gen.is_fallback:
     gen_box.warning(f"{t('generator')}{tr('：', ': ')}{md_escape(loc(gen.label))} · {t('fallback')}{tr('。', '. ')}"
@@ -124,6 +135,9 @@ valid = set(audit.valid) if audit else set()
 numbers = {c.ref: i for i, c in enumerate(trace.contexts, 1)}
 answer_box.html(answer_panels.answer_parts_html(trace, valid, numbers))  # who wrote which part
 with left:
+    made_at = memo.peek("trace_made", key)
+    if made_at is not None:
+        st.caption(":material/groups: " + class_cache.age_text(made_at))
     answer_panels.fill_in_caption(trace)
     answer_panels.gate_panel(trace)
     cited = [r for r in (audit.cited if audit else [])]

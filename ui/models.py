@@ -8,11 +8,15 @@ Not handled here: which model a session uses (ui/choices.py reads the session's 
 
 from __future__ import annotations
 
+import os
+import threading
+
 import streamlit as st
 
 from rag.backends import Choice, choose_reranker
+from rag.errors import ModelUnavailableError
 from rag.ingest.documents import Document, load_knowledge_base
-from rag.models.embedding import Embedder, load_embedder
+from rag.models.embedding import EMBEDDERS, Embedder, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import LocalChat
@@ -38,10 +42,81 @@ def _announced(kind: str, name: str, zh: str, en: str, load):
     return out
 
 
+# What users can make the server load by typing a name or a path (a sentence-transformers model is hundreds of MB
+# to a few GB of memory, held for the server's life): at most this many distinct typed names for the whole server,
+# and this many per browser session. The bundled embedders never count.
+CUSTOM_PER_SESSION = 2
+
+
+def custom_total() -> int:
+    """$RAG_MAX_CUSTOM_MODELS (default 3): distinct typed model names the whole server will load."""
+    try:
+        return max(0, int(os.environ.get("RAG_MAX_CUSTOM_MODELS", "3")))
+    except ValueError:
+        return 3
+
+
+class TypedModels:
+    """The typed model names this server has agreed to load (names only, bounded by custom_total, locked)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.names: set[str] = set()
+
+
+@st.cache_resource(show_spinner=False)
+def _typed_models() -> TypedModels:
+    return TypedModels()
+
+
+def admit_typed_model(name: str) -> bool:
+    """Refuse, with what to do, a typed model name past this session's or the server's limit; else count it.
+    True when it was counted now (forget_typed_model undoes that when the load then fails)."""
+    ss = st.session_state
+    mine: list[str] = ss.setdefault("models.typed", [])
+    if name in mine:
+        return False
+    if len(mine) >= CUSTOM_PER_SESSION:
+        raise ModelUnavailableError(tr(
+            f"这个会话已经加载过 {len(mine)} 个自己输入的模型（每个会话最多 {CUSTOM_PER_SESSION} 个）：请改用其中一个"
+            "或随附的向量模型。",
+            f"This session has already loaded {len(mine)} models typed by name (at most {CUSTOM_PER_SESSION} a "
+            "session): use one of them or a bundled embedder."))
+    typed = _typed_models()
+    with typed.lock:
+        if name not in typed.names and len(typed.names) >= custom_total():
+            raise ModelUnavailableError(tr(
+                f"这台服务器已经加载了 {len(typed.names)} 个用户输入的模型（上限 {custom_total()}，"
+                "由 RAG_MAX_CUSTOM_MODELS 设定），为了不占满内存不再加载新的：请用随附的向量模型，或请老师调整上限。",
+                f"This server has already loaded {len(typed.names)} models typed by users (the limit is "
+                f"{custom_total()}, set by RAG_MAX_CUSTOM_MODELS) and loads no more, so its memory is not filled: "
+                "use a bundled embedder, or ask whoever runs the server to raise the limit."))
+        typed.names.add(name)
+    mine.append(name)
+    return True
+
+
+def forget_typed_model(name: str) -> None:
+    """A typed name whose load failed holds no memory: it no longer counts."""
+    typed = _typed_models()
+    with typed.lock:
+        typed.names.discard(name)
+    mine = st.session_state.get("models.typed", [])
+    if name in mine:
+        mine.remove(name)
+
+
 def embedder(name: str) -> Embedder:
-    """The embedder `name`, wrapped in the disk cache of document vectors. Raises ModelUnavailableError."""
-    return _announced("embedder", name, f"正在加载向量模型 {name}（服务器第一次用它）…",
-                      f"Loading the embedder {name} (the server's first use of it)…", lambda: _embedder(name))
+    """The embedder `name`, wrapped in the disk cache of document vectors. Raises ModelUnavailableError (also for a
+    typed name past the limits: admit_typed_model)."""
+    counted = name not in EMBEDDERS and admit_typed_model(name)
+    try:
+        return _announced("embedder", name, f"正在加载向量模型 {name}（服务器第一次用它）…",
+                          f"Loading the embedder {name} (the server's first use of it)…", lambda: _embedder(name))
+    except Exception:
+        if counted:
+            forget_typed_model(name)
+        raise
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
