@@ -169,6 +169,8 @@ def write_trust(rows, generators, path: str, command: str | None = None) -> None
            "measured": time.strftime("%Y-%m-%d"),
            "sets": [{"set": r["set"], "lang": LANGS.get(r["set"], "zh"), "human_questions": r["human"]["n"],
                      "tau": {g: round(r[g]["tau"], 3) for g in generators if r[g]["tau"] == r[g]["tau"]},
+                     "tau_second_sample": {g: round(r[g]["tau_seed1"], 3) for g in generators
+                                           if r[g]["tau_seed1"] == r[g]["tau_seed1"]},
                      "overlap_gap": {g: round(r[g]["overlap"] - r["human"]["overlap"], 3) for g in generators
                                      if r[g]["overlap"] == r[g]["overlap"]},
                      "kept": {g: r[g]["kept"] for g in generators}} for r in rows]}

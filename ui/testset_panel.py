@@ -40,19 +40,28 @@ def _trust() -> dict:
 
 
 def trust_line(method: str, corpus_lang: str) -> str:
-    """What the bench measured for this generator on public sets in this language, in words."""
+    """What the bench measured for this generator on sets in this language, in words, with its verdict."""
     sets = [r for r in _trust().get("sets", []) if r.get("lang") == corpus_lang and method in r.get("tau", {})]
     if not sets:
         return tr("还没有测量过这种生成方式在这种语言上的可信度（bench/bench_testset.py）。",
                   "How far this generator can be trusted in this language has not been measured "
                   "(bench/bench_testset.py).")
-    taus = ", ".join(f"{r['set']} {r['tau'][method]:.2f}" for r in sets)
+
+    def taus(r: dict) -> str:
+        second = r.get("tau_second_sample", {}).get(method)
+        return f"{r['tau'][method]:.2f}" + (f" / {second:.2f}" if second is not None else "")
+
+    shown = ", ".join(f"{r['set']} {taus(r)} ({r['kept'][method]})" for r in sets)
     gaps = ", ".join(f"{r['set']} {r['overlap_gap'][method]:+.2f}" for r in sets)
-    return tr(f"在类似的公开集上（人写的问题），这种方式生成的问题给出的策略排序与人写问题的排序一致程度 Kendall τ = {taus}"
-              f"（1 = 完全相同）；问题与所在片段的词重合比人写的问题高 {gaps}。",
-              f"On public sets like this one (with human questions), questions from this generator ordered the "
-              f"strategies as the human ones did with Kendall tau = {taus} (1 = the same order); their word overlap "
-              f"with their chunk differed from the human questions' by {gaps}.")
+    worst = min(min(r["tau"][method], r.get("tau_second_sample", {}).get(method, 1.0)) for r in sets)
+    verdict = (tr("所以只把它当粗略参考：接近的策略要用人写的问题再确认。", "So take its ranking as a rough guide: confirm "
+                  "close calls with questions people wrote.") if worst < 0.7 else
+               tr("这些集上它的排序可以信赖。", "On those sets its order could be trusted."))
+    return tr(f"在有人写问题的测试集上，这种方式生成的问题给出的策略排序与人写问题的一致程度 Kendall τ = {shown}"
+              f"（两次抽样；括号里是保留的题数；1 = 完全相同）；问题与所在片段的词重合比人写的问题多 {gaps}。" + verdict,
+              f"On sets with questions people wrote, questions from this generator ordered the strategies as the "
+              f"people's did with Kendall tau = {shown} (two samples; kept questions in brackets; 1 = the same "
+              f"order); their word overlap with their chunk differed from the people's by {gaps}. " + verdict)
 
 
 def _frame(questions: list[testset.TestQuestion]) -> pd.DataFrame:
