@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_sessions.py                 # N = 1, 4, 8; 128-token answers (~4 min)
     .venv/bin/python bench/bench_sessions.py --sessions 1,4,8,16 --max-tokens 384
+    .venv/bin/python bench/bench_sessions.py --sessions 1,8,30 --scenario link --class-cache both   # a class on one link
 
 Method. Each session is a thread with its own settings (ui/settings.py's defaults, as a new browser session
 gets them: hybrid retrieval, the offline reranker, the answer and the no-RAG comparison) and its own golden
@@ -13,7 +14,10 @@ Per session the bench records, through the run's events: whether it finished, wh
 queued, and its time to first token (from its start to the first answer delta it saw, so retrieval and
 waiting in the queue count). Per N: sessions finished, sessions told "queued", the median and 95th
 percentile of time to first token, and total tokens per second (answer and no-RAG tokens of all sessions
-over the batch's wall time). Timings on shared cores are noisy: the ratios against N = 1, measured in the
+over the batch's wall time). `--scenario link` has every session ask the same question (a class following the
+teacher's link); `--class-cache on` sends each session through the answer page's class cache (ui/class_cache.py):
+the first computes, the others are told they wait and are served the copy (their first token is the whole answer,
+and they generate no tokens). Timings on shared cores are noisy: the ratios against N = 1, measured in the
 same run, are the figures to compare across machines. A session that has not finished within --timeout
 seconds counts as hung; the bench then exits 1.
 """
@@ -39,6 +43,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--max-tokens", type=int, default=128, help="longest answer in tokens (the app's default: 384)")
     p.add_argument("--model", default="0.5b", help="the bundled model (0.5b or 1.5b)")
     p.add_argument("--timeout", type=float, default=900, help="seconds after which a session counts as hung")
+    p.add_argument("--scenario", choices=("own", "link"), default="own",
+                   help="own: each session asks its own golden question; link: every session follows one link (the "
+                        "same question and settings)")
+    p.add_argument("--class-cache", choices=("off", "on", "both"), default="off",
+                   help="on: sessions go through the answer page's class cache (ui/class_cache.py), so one question "
+                        "is computed once and the others wait for it; both: each N twice, off then on")
     return p.parse_args(argv)
 
 
@@ -72,9 +82,13 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def run_batch(n: int, qs: list[str], index) -> dict:
-    sessions = [new_session(q) for q in qs[:n]]
+def run_batch(n: int, qs: list[str], index, shared: bool = False) -> dict:
+    from ui.class_cache import ClassResults
+
+    asked = [qs[0]] * n if ARGS.scenario == "link" else qs[:n]
+    sessions = [new_session(q) for q in asked]
     out = [{"finished": False, "queued": False, "ttft": None, "tokens": 0, "error": ""} for _ in sessions]
+    cache = ClassResults(64)  # a fresh class per batch: nothing carried over from the batch before
 
     def session(i: int, ss: dict) -> None:
         rec, t0 = out[i], time.perf_counter()
@@ -88,13 +102,28 @@ def run_batch(n: int, qs: list[str], index) -> dict:
         try:
             gen, chat = choices.generator_choice(index.embedder, ss)
             rr = choices.reranker_choice(ss) if ss["rerank.enabled"] else None
-            trace = ask_streaming(ss["question"], index, settings.ask_settings(ss), gen.backend,
-                                  reranker=rr.backend if rr else None, chat=chat, observe=observe)
+            def compute():
+                return ask_streaming(ss["question"], index, settings.ask_settings(ss), gen.backend,
+                                     reranker=rr.backend if rr else None, chat=chat, observe=observe)
+
+            def wait(event):  # the page shows "another session is computing this" while it waits
+                rec["queued"] = True
+                event.wait()
+
+            if shared:
+                trace, made = cache.fetch((ss["question"], settings.ask_settings(ss)), compute, wait,
+                                          keep=lambda t: not t.error)
+                if made is not None and rec["ttft"] is None:  # served whole: its first token is the whole answer
+                    rec["ttft"] = time.perf_counter() - t0
+            else:
+                trace = compute()
         except Exception as exc:  # noqa: BLE001 - a failed session is a row of the table, not a crash
             rec["error"] = f"{type(exc).__name__}: {exc}"
             return
         rec["finished"] = bool(trace.answer)
         rec["tokens"] = trace.generation.get("tokens", 0) + trace.no_rag_generation.get("tokens", 0)
+        if shared and made is not None:
+            rec["tokens"] = 0  # served from the class's copy: no token was generated for it
 
     threads = [threading.Thread(target=session, args=(i, ss), name=f"session-{i}") for i, ss in enumerate(sessions)]
     t0 = time.perf_counter()
@@ -106,7 +135,7 @@ def run_batch(n: int, qs: list[str], index) -> dict:
     wall = time.perf_counter() - t0
     hung = sum(th.is_alive() for th in threads)
     ttfts = [r["ttft"] for r in out if r["ttft"] is not None]
-    return {"n": n, "finished": sum(r["finished"] for r in out), "hung": hung, "queued": sum(r["queued"] for r in out),
+    return {"n": n, "cache": "on" if shared else "off", "finished": sum(r["finished"] for r in out), "hung": hung, "queued": sum(r["queued"] for r in out),
             "ttft_median": statistics.median(ttfts) if ttfts else float("nan"),
             "ttft_p95": p95(ttfts) if ttfts else float("nan"),
             "tok_s": sum(r["tokens"] for r in out) / wall, "wall": wall,
@@ -125,15 +154,17 @@ def main() -> int:
     chat.complete([{"role": "user", "content": "你好"}], max_tokens=2)  # load and warm the shared model first
     print(f"bench_sessions: {chat.label}, {chat.threads} llama.cpp thread(s), answers of at most {ARGS.max_tokens} "
           f"tokens plus the no-RAG comparison, {os.cpu_count()} CPUs\n")
-    rows = [run_batch(n, qs, index) for n in ns]
+    modes = {"off": [False], "on": [True], "both": [False, True]}[ARGS.class_cache]
+    rows = [run_batch(n, qs, index, shared) for n in ns for shared in modes]
     ref = rows[0]
-    print("| sessions | every session finished | told \"queued\" | TTFT median | TTFT p95 | total tok/s "
-          f"| TTFT median / N={ref['n']} | tok/s / N={ref['n']} |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    print(f"scenario: {ARGS.scenario} ({'every session follows one link' if ARGS.scenario == 'link' else 'each its own question'})\n")
+    print("| sessions | class cache | every session finished | told it waits | TTFT median | TTFT p95 | total tok/s "
+          f"| TTFT p95 / N={ref['n']} | tok/s / N={ref['n']} |")
+    print("|---:|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         done = "yes" if r["finished"] == r["n"] else f"no ({r['finished']} of {r['n']}, {r['hung']} hung)"
-        print(f"| {r['n']} | {done} | {r['queued']} | {r['ttft_median']:.1f} s | {r['ttft_p95']:.1f} s "
-              f"| {r['tok_s']:.1f} | {r['ttft_median'] / ref['ttft_median']:.1f}x | {r['tok_s'] / ref['tok_s']:.2f}x |")
+        print(f"| {r['n']} | {r['cache']} | {done} | {r['queued']} | {r['ttft_median']:.1f} s | {r['ttft_p95']:.1f} s "
+              f"| {r['tok_s']:.1f} | {r['ttft_p95'] / ref['ttft_p95']:.1f}x | {r['tok_s'] / ref['tok_s']:.2f}x |")
     for r in rows:
         for e in r["errors"]:
             print(f"N={r['n']}: {e}")

@@ -50,6 +50,8 @@ VARIABLES: dict[str, Variable] = {v.name: v for v in (
     Variable("RAG_EVAL_DIR", "path", Path(__file__).resolve().parents[2] / "shared" / "eval",
              "the public evaluation sets the benches and tests read"),
     Variable("RAG_LOCAL_MODEL", "0.5b|1.5b", "0.5b", "which bundled model the app starts with"),
+    Variable("RAG_CLASS_CACHE", "int", 32, "answers the app shares across sessions (computed once for a class)", 1),
+    Variable("RAG_MAX_CUSTOM_MODELS", "int", 3, "distinct model names users may make the server load by typing them", 0),
 )}
 
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}

@@ -18,13 +18,15 @@ Not handled here: computing the answer (ui/streaming.py), the per-session memo (
 from __future__ import annotations
 
 import copy
-import os
 import threading
 import time
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
 import streamlit as st
+
+from rag import config
+from rag.errors import ConfigError
 
 from .i18n import tr
 
@@ -90,8 +92,8 @@ class ClassResults:
 def shared() -> ClassResults:
     """The server's one ClassResults (every session reads it; it hands out copies)."""
     try:
-        size = int(os.environ.get("RAG_CLASS_CACHE", DEFAULT_MAX))
-    except ValueError:
+        size = config.value("RAG_CLASS_CACHE")
+    except ConfigError:  # said once by the app's configuration check; the default serves meanwhile
         size = DEFAULT_MAX
     return ClassResults(size)
 

@@ -8,13 +8,13 @@ Not handled here: which model a session uses (ui/choices.py reads the session's 
 
 from __future__ import annotations
 
-import os
 import threading
 
 import streamlit as st
 
+from rag import config
 from rag.backends import Choice, choose_reranker
-from rag.errors import ModelUnavailableError
+from rag.errors import ConfigError, ModelUnavailableError
 from rag.ingest.documents import Document, load_knowledge_base
 from rag.models.embedding import EMBEDDERS, Embedder, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
@@ -51,9 +51,9 @@ CUSTOM_PER_SESSION = 2
 def custom_total() -> int:
     """$RAG_MAX_CUSTOM_MODELS (default 3): distinct typed model names the whole server will load."""
     try:
-        return max(0, int(os.environ.get("RAG_MAX_CUSTOM_MODELS", "3")))
-    except ValueError:
-        return 3
+        return config.value("RAG_MAX_CUSTOM_MODELS")
+    except ConfigError:  # a bad value: the strictest reading, nothing typed is loaded
+        return 0
 
 
 class TypedModels:
