@@ -157,9 +157,10 @@ def render(index, chat) -> list[Query] | None:
         settings.clamp(f"testset.n.{method}", 1, max(1, cap))
         n = st.number_input(tr("从多少个片段出题", "Chunks to ask about"), 1, max(1, cap), key=f"testset.n.{method}")
         secs = n * testset.SECONDS_PER_QUESTION[method]
-        st.caption(tr(f"预计约 {secs:.0f} 秒（本机两核上测得；服务器忙时更久）。每次最多 {testset.PAGE_MAX_CHUNKS[method]} 个片段，"
+        took = tr("不到 1 秒", "under a second") if secs < 1 else tr(f"约 {secs:.0f} 秒", f"about {secs:.0f} s")
+        st.caption(tr(f"预计{took}（本机两核上测得；服务器忙时更久）。每次最多 {testset.PAGE_MAX_CHUNKS[method]} 个片段，"
                       f"本语料共 {len(index.chunks)} 个；更多请用命令行 rag testset generate。",
-                      f"About {secs:.0f} s (measured on this 2-core machine; longer while the server is busy). At most "
+                      f"{took[0].upper() + took[1:]} (measured on this 2-core machine; longer while the server is busy). At most "
                       f"{testset.PAGE_MAX_CHUNKS[method]} chunks a run, of this corpus's {len(index.chunks)}; for more "
                       "use the CLI: rag testset generate."))
     st.caption(trust_line(method, corpus_lang))
