@@ -115,6 +115,13 @@ def test_keywords_generation_writes_records_that_rag_eval_reads(tmp_path):
     assert [(b.qid, b.query, b.kept) for b in back] == [(x.qid, x.query, x.kept) for x in run.questions]
 
 
+def test_a_record_with_provenance_of_another_shape_reads_as_hand_written():
+    back = testset.from_records([{"id": "q1", "query": "B+ 树几层？", "gold_ids": ["db_1"], "provenance": "by me"},
+                                 {"id": "q2", "query": "哈希索引能排序吗？", "gold_ids": ["db_3"],
+                                  "provenance": {"checks": "none", "overlap": "high", "generator": "llm"}}])
+    assert [b.generator for b in back] == ["hand-written", "llm"] and back[1].overlap == 0.0 and not back[1].verdicts
+
+
 def test_sampling_spreads_over_documents():
     many = [chunk(f"{d}_{i}", f"文档 {d} 的第 {i} 段，讲的是一个足够长的话题，长到可以出一道题。" * 2, doc=d)
             for d in "abc" for i in range(5)]

@@ -502,13 +502,18 @@ def from_records(records: Iterable[dict]) -> list[TestQuestion]:
     hand-written question."""
     out = []
     for r in records:
-        p = r.get("provenance") or {}
+        p = r.get("provenance")
+        p = p if isinstance(p, dict) else {}  # provenance of another shape is read as none: a hand-written question
+        checks = p.get("checks")
         verdicts = tuple(Verdict(str(c.get("check", "")), bool(c.get("passed", True)), str(c.get("en", "")),
-                                 str(c.get("zh", ""))) for c in p.get("checks", []) if isinstance(c, dict))
+                                 str(c.get("zh", ""))) for c in (checks if isinstance(checks, list) else [])
+                         if isinstance(c, dict))
         gold = r.get("gold_ids") or []
+        overlap = p.get("overlap")
         out.append(TestQuestion(str(r["id"]), str(r["query"]), tuple(str(g) for g in gold), str(p.get("chunk_id", "")),
                                 str(r.get("answer", "")), str(p.get("generator", "hand-written")),
-                                bool(r.get("answerable", bool(gold))), verdicts, float(p.get("overlap", 0.0) or 0.0),
+                                bool(r.get("answerable", bool(gold))), verdicts,
+                                float(overlap) if isinstance(overlap, (int, float)) else 0.0,
                                 str(p.get("model_answer", "")), str(p.get("note", ""))))
     return out
 
