@@ -21,6 +21,7 @@ import streamlit as st
 
 from rag.evaluate import testset
 from rag.evaluate.evaluation import Query, load_queries
+from rag.ingest.language import detect_lang
 
 from . import settings
 from .i18n import lang, loc, tr
@@ -141,7 +142,7 @@ def _generate(index, method: str, n: int, chat) -> None:
 
 def render(index, chat) -> list[Query] | None:
     """The panel; the kept, answerable questions as Queries once a set is there (else None)."""
-    corpus_lang = testset.language_of(" ".join(c.text for c in index.chunks[:50]))
+    corpus_lang = detect_lang(" ".join(c.text for c in index.chunks[:50]))
     partial = ss.pop("testset.partial", None)
     if partial:  # a run was stopped (or the page was left mid-run): keep what it wrote
         _store(testset.finish(partial, index.chunks).questions, ss["index.key"], "stopped")

@@ -37,8 +37,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from rag.evaluate.evaluation import span_rank
 from rag.index.tokenize import jieba_tagged, jieba_tokenize
 from rag.ingest.chunking import Chunk
+from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
 from rag.messages import say
 from rag.search.rank_features import topic_words
@@ -155,13 +157,6 @@ def copied_run(question: str, passage: str) -> tuple[int, int]:
     return best, len(q)
 
 
-def language_of(text: str) -> str:
-    """zh when at least a fifth of the letters are CJK, else en."""
-    letters = [ch for ch in text if ch.isalpha()]
-    cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in letters)
-    return "zh" if letters and cjk / len(letters) >= 0.2 else "en"
-
-
 def document_frequencies(chunks: Sequence[Chunk]) -> tuple[Counter, int]:
     df: Counter = Counter()
     for c in chunks:
@@ -225,7 +220,7 @@ def keywords_question(chunk: Chunk, df: Counter, n: int) -> tuple[str, str]:
     words = sorted(words, key=lambda w: -_idf(df, n, w))[:2]
     words.sort(key=lambda w: sentence.lower().find(w))  # in the sentence's order
     shown = [_surface(sentence, w) for w in words]
-    zh = language_of(chunk.text) == "zh"
+    zh = detect_lang(chunk.text) == "zh"
     if not shown:
         return "", sentence
     if len(shown) == 1:
@@ -275,7 +270,7 @@ def parse_generated(raw: str, lang: str) -> tuple[str, str]:
 
 def llm_question(chunk: Chunk, chat, control=None) -> tuple[str, str]:
     """(question, the model's answer) for one chunk; under the grammar where the backend takes one."""
-    lang = language_of(chunk.text)
+    lang = detect_lang(chunk.text)
     grammar = question_grammar(lang) if getattr(chat, "supports_grammar", False) else None
     raw = str(chat.complete(question_messages(chunk, lang), max_tokens=LLM_MAX_TOKENS, temperature=0.0,
                             grammar=grammar, control=control))
@@ -412,32 +407,35 @@ def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=
             on_question(raw[-1])
         if progress:
             progress(i, len(picked))
-    out.questions = finish(raw, chunks, near_miss_share).questions
+    out.questions = finish(raw, chunks, near_miss_share, (df, total)).questions
     out.seconds = time.perf_counter() - t0
     return out
 
 
-def finish(raw: Sequence[TestQuestion], chunks: Sequence[Chunk], near_miss_share: float = NEAR_MISS_SHARE
-           ) -> Generation:
-    """Questions as written -> screened, with near misses added: the end of `generate`, and of a stopped run's
-    questions so far."""
+def finish(raw: Sequence[TestQuestion], chunks: Sequence[Chunk], near_miss_share: float = NEAR_MISS_SHARE,
+           frequencies: tuple[Counter, int] | None = None) -> Generation:
+    """Questions as written -> screened, with near misses added: the end of `generate` (which passes the document
+    frequencies it counted), and of a stopped run's questions so far."""
     by_id = {c.chunk_id: c for c in chunks}
     out = Generation(screen(raw, lambda cid: by_id[cid].text if cid in by_id else ""))
     wanted = max(1, round(len(out.kept) * near_miss_share)) if out.kept and near_miss_share > 0 else 0
-    out.questions += near_misses(out.kept, chunks, wanted)
+    out.questions += near_misses(out.kept, chunks, wanted, frequencies)
     return out
 
 
-def near_misses(kept: Sequence[TestQuestion], chunks: Sequence[Chunk], n: int) -> list[TestQuestion]:
+def near_misses(kept: Sequence[TestQuestion], chunks: Sequence[Chunk], n: int,
+                frequencies: tuple[Counter, int] | None = None) -> list[TestQuestion]:
     """Up to `n` questions the corpus cannot answer: a kept question's rarest topic word replaced by a term of
-    another field that no chunk contains (checked)."""
+    another field that no chunk contains (checked). `frequencies`: document_frequencies(chunks), if counted."""
+    if not n:
+        return []
     corpus = "\n".join(c.text for c in chunks).lower()
-    df, total = document_frequencies(chunks)
+    df, total = frequencies or document_frequencies(chunks)
     out: list[TestQuestion] = []
     for q in kept:
         if len(out) >= n:
             break
-        lang = language_of(q.query)
+        lang = detect_lang(q.query)
         words = [w for w in question_topic_words(q.query) if w in q.query.lower()]
         foreign = [t for t in _FOREIGN[lang] if t.lower() not in corpus]
         if not words or not foreign:
@@ -472,7 +470,7 @@ def recheck(questions: Sequence[TestQuestion], chunks: Sequence[Chunk]) -> list[
                  "no gold document" if not q.gold_ids else "its gold documents are in the corpus"),
                 (f"标准答案文档 {', '.join(missing)} 不在这个语料里" if missing else
                  "没有标准答案文档" if not q.gold_ids else "标准答案文档都在语料里")))
-            holders = [c for c in chunks if c.doc_id in q.gold_ids and q.answer and _squash(q.answer) in _squash(c.text)]
+            holders = [c for c in chunks if c.doc_id in q.gold_ids and q.answer and span_rank([c.text], q.answer)]
             if chunk_id not in by_id or (holders and by_id[chunk_id] not in holders):
                 chunk_id = holders[0].chunk_id if holders else ""
             if q.answer:
@@ -484,10 +482,6 @@ def recheck(questions: Sequence[TestQuestion], chunks: Sequence[Chunk]) -> list[
                 verdicts.append(check_answer(q.model_answer, by_id[chunk_id], q.query)[0])
         out.append(replace(q, chunk_id=chunk_id, verdicts=tuple(verdicts)))
     return screen(out, lambda cid: by_id[cid].text if cid in by_id else "")
-
-
-def _squash(text: str) -> str:
-    return re.sub(r"\s+", "", text).lower()
 
 
 # ------------------------------------------------------------------------------------------------ files
