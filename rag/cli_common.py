@@ -125,11 +125,17 @@ def contextualize(args: argparse.Namespace, chunk_set, docs):
     return chunk_set
 
 
-def build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> Index:
-    """Load, chunk (--chunker, else `default_chunker` with its default parameters) and index the corpus."""
-    t0 = time.perf_counter()
+def chunker_choice(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> tuple[str, dict]:
+    """(the chunker, its parameters): --chunker with its own defaults, else `default_chunker`, with the app's
+    parameters when that is the app's chunker."""
     chunker = args.chunker or default_chunker
-    params = defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER and not args.chunker else {}
+    return chunker, (defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER and not args.chunker else {})
+
+
+def build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> Index:
+    """Load, chunk (chunker_choice) and index the corpus."""
+    t0 = time.perf_counter()
+    chunker, params = chunker_choice(args, default_chunker)
     docs = load_corpus(args.corpus)
     emb = embedder(args)
     chunk_set = chunk_documents(docs, chunker, embedder=emb, **params)  # semantic chunking embeds sentences

@@ -17,10 +17,10 @@ import json
 import os
 import sys
 
-from rag import defaults, jsonout
-from rag.cli_common import err, load_corpus, local_model, positive
+from rag import jsonout
+from rag.cli_common import chunker_choice, embedder, err, load_corpus, local_model, positive
 from rag.evaluate import testset
-from rag.ingest.chunking import chunk_documents
+from rag.ingest.chunking import NEEDS_EMBEDDER, chunk_documents
 
 
 def add_parser(sub, common, gen) -> None:
@@ -45,10 +45,10 @@ def add_parser(sub, common, gen) -> None:
 
 
 def _chunks(args: argparse.Namespace):
-    docs = load_corpus(args.corpus)
-    chunker = args.chunker or defaults.CHUNKER
-    params = defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER and not args.chunker else {}
-    return chunk_documents(docs, chunker, **params).chunks
+    """The corpus chunked as `rag eval` chunks it; the embedder is loaded only for a chunker that needs one."""
+    chunker, params = chunker_choice(args)
+    emb = embedder(args) if chunker in NEEDS_EMBEDDER else None
+    return chunk_documents(load_corpus(args.corpus), chunker, embedder=emb, **params).chunks
 
 
 def _chat(args: argparse.Namespace):

@@ -377,7 +377,7 @@ def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=
         raise ConfigError(f"unknown generator {generator!r}; choose from {', '.join(GENERATORS)}")
     if generator == "llm" and chat is None:
         raise ConfigError("the llm generator needs a language model: install the bundled one or set an endpoint, "
-                          "or use --generator keywords")
+                          "or use --method keywords")
     t0 = time.perf_counter()
     df, total = document_frequencies(chunks)
     picked = sample_chunks(chunks, n, seed)
