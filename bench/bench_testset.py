@@ -116,7 +116,10 @@ def main() -> int:
         chunk_set = chunk_documents(docs, chunker, **(defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER else {}))
         index = build_index(chunk_set, embedder)
         chunks = index.chunks
-        text_of = {c.doc_id: "\n".join(x.text for x in chunks if x.doc_id == c.doc_id) for c in chunks}
+        by_doc: dict[str, list[str]] = {}
+        for c in chunks:
+            by_doc.setdefault(c.doc_id, []).append(c.text)
+        text_of = {doc: "\n".join(texts) for doc, texts in by_doc.items()}  # each gold document's text, once
         human = scores(index, queries, strategies, reranker, settings, spans)
         human_q = [q for q in queries if q.gold_ids]
         human_overlap = statistics.mean(testset.copy_overlap(q.query, text_of.get(q.gold_ids[0], "")) for q in human_q)

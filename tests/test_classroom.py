@@ -18,8 +18,9 @@ from ui.class_cache import ClassResults
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_a_second_asker_waits_for_the_first_run_and_gets_a_copy_of_its_result():
-    results = ClassResults(4)
+def race(results: ClassResults, first_value, second, keep=lambda _: True) -> tuple[tuple, tuple, list[str]]:
+    """Session A computes "q" (returning `first_value`) and is held there until session B has asked for "q" too and
+    is waiting; then A finishes. -> (A's fetch, B's fetch, which computes ran). No timing: events order it."""
     release, started, waiting = threading.Event(), threading.Event(), threading.Event()
     runs: list[str] = []
     got: dict[str, tuple] = {}
@@ -28,31 +29,37 @@ def test_a_second_asker_waits_for_the_first_run_and_gets_a_copy_of_its_result():
         runs.append("first")
         started.set()
         release.wait(30)
-        return {"answer": "B+ 树通常有 3 层。"}
+        return first_value
 
-    def second():  # must never run: the first run's result is served
+    def second_run():
         runs.append("second")
-        return {"answer": "another"}
+        return second()
 
     def wait(event):
         waiting.set()
         event.wait(30)
 
-    a = threading.Thread(target=lambda: got.setdefault("a", results.fetch("q", first, wait)))
+    a = threading.Thread(target=lambda: got.setdefault("a", results.fetch("q", first, wait, keep=keep)))
     a.start()
     assert started.wait(30)
-    b = threading.Thread(target=lambda: got.setdefault("b", results.fetch("q", second, wait)))
+    b = threading.Thread(target=lambda: got.setdefault("b", results.fetch("q", second_run, wait)))
     b.start()
     assert waiting.wait(30)  # the second session is told it waits, and waits
     release.set()
     a.join(30)
     b.join(30)
+    return got["a"], got["b"], runs
+
+
+def test_a_second_asker_waits_for_the_first_run_and_gets_a_copy_of_its_result():
+    results = ClassResults(4)
+    (a_value, a_made), (b_value, b_made), runs = race(results, {"answer": "B+ 树通常有 3 层。"},
+                                                      lambda: {"answer": "another"})  # must never run
     assert runs == ["first"] and results.computed == 1 and results.served == 1
-    (a_value, a_made), (b_value, b_made) = got["a"], got["b"]
     assert a_made is None and b_made is not None  # the first computed it; the second was served the class's copy
     assert a_value == b_value and a_value is not b_value
     b_value["answer"] = "changed by one session"
-    assert results.fetch("q", second, wait)[0]["answer"] == "B+ 树通常有 3 层。"  # no session changes another's
+    assert results.fetch("q", lambda: {"answer": "another"}, lambda _e: None)[0]["answer"] == "B+ 树通常有 3 层。"  # no session changes another's
 
 
 def test_bounded_keyed_and_fresh():
@@ -78,28 +85,8 @@ def test_bounded_keyed_and_fresh():
 
 def test_a_run_that_is_not_kept_is_not_served_and_a_waiter_computes_its_own():
     results = ClassResults(4)
-    release, started, waiting = threading.Event(), threading.Event(), threading.Event()
-    got: dict[str, object] = {}
-
-    def broken():
-        started.set()
-        release.wait(30)
-        return "broke off"
-
-    def wait(event):
-        waiting.set()
-        event.wait(30)
-
-    a = threading.Thread(target=lambda: got.setdefault("a", results.fetch("q", broken, wait, keep=lambda r: r != "broke off")))
-    a.start()
-    assert started.wait(30)
-    b = threading.Thread(target=lambda: got.setdefault("b", results.fetch("q", lambda: "whole", wait)))
-    b.start()
-    assert waiting.wait(30)
-    release.set()
-    a.join(30)
-    b.join(30)
-    assert got["a"] == ("broke off", None) and got["b"] == ("whole", None) and results.computed == 1
+    a, b, runs = race(results, "broke off", lambda: "whole", keep=lambda r: r != "broke off")
+    assert a == ("broke off", None) and b == ("whole", None) and runs == ["first", "second"] and results.computed == 1
 
 
 def test_two_sessions_asking_the_same_question_on_the_answer_page_compute_it_once(cache_dir):
