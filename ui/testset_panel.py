@@ -119,19 +119,15 @@ def _generate(index, method: str, n: int, chat) -> None:
 
     def on_event(kind: str, payload) -> None:
         if kind == "question":
-            q, done, total = payload
-            ss["testset.partial"].append(q)
-            bar.progress(min(1.0, done / total), text=f"{done}/{total} · {q.query}")
+            ss["testset.partial"].append(payload)
+        elif kind == "progress":  # of the chunks actually sampled (short ones are skipped), after each question
+            done, total = payload
+            bar.progress(min(1.0, done / total), text=f"{done}/{total} · {ss['testset.partial'][-1].query}")
 
     def work(control, emit):
-        count = [0]
-        total = min(n, len(index.chunks))
-
-        def seen(q):
-            count[0] += 1
-            emit("question", (q, count[0], total))
-
-        return testset.generate(index.chunks, n, method, chat=chat, control=control, on_question=seen)
+        return testset.generate(index.chunks, n, method, chat=chat, control=control,
+                                on_question=lambda q: emit("question", q),
+                                progress=lambda done, total: emit("progress", (done, total)))
 
     run = attempt(run_in_worker, work, on_event)
     bar.empty()
