@@ -11,8 +11,9 @@ Not handled here: the offline extractive stand-in (rag/answer/extractive.py), ch
 
 from __future__ import annotations
 
+from collections.abc import Generator as _Stream
 from collections.abc import Iterator
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from rag.answer.prompt import NOT_ENOUGH, Prompt
 from rag.models.llm import ChatBackend, RunControl
@@ -58,7 +59,8 @@ class LLMGenerator:
 
     def generate(self, prompt: Prompt, control: RunControl | None = None, grammar: str | None = None
                  ) -> Iterator[str]:
-        out = self.chat.complete(prompt.messages, stream=True, grammar=grammar, control=control)
+        out = cast(_Stream[str, None, None], self.chat.complete(prompt.messages, stream=True, grammar=grammar,
+                                                                control=control))  # stream=True: deltas
         try:
             for delta in out:
                 if delta:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from rag.answer import fact_lexicon as lex
 from rag.answer.fact_text import Clause, Reading, Unit, read, soft_break
 from rag.index.tokenize import load_stopwords
 from rag.ingest.sentences import sentence_spans
+
+if TYPE_CHECKING:
+    from rag.models.yes_no import Verdict
 
 SUPPORTED_COVERAGE = 0.6  # chosen on the dev half of data/support_pairs.jsonl (bench/bench_audit.py)
 WEAK_COVERAGE = 0.4  # below this the span does not cover the sentence: unsupported
@@ -82,7 +86,7 @@ class Support:
     checks: tuple[Check, ...] = ()
     coverage: float = 0.0  # share of the sentence's content units found in the evidence span
     cosine: float | None = None  # cos(sentence, evidence span) under the index's embedder, when one is given
-    opinion: object | None = None  # the model's yes/no Verdict (rag/models/yes_no.py), where it ran
+    opinion: Verdict | None = None  # the model's yes/no Verdict (rag/models/yes_no.py), where it ran
     heuristic_label: str = ""  # the label before the model's opinion
 
     @property

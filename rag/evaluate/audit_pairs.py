@@ -60,7 +60,7 @@ def load_pairs(path: str | Path) -> tuple[list[Pair], list[PairResult]]:
         bad = Pair(f"line {n}", "", "")
         try:
             rec = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             errors.append(PairResult(bad, None, f"line {n} is not JSON ({exc.msg})"))
             continue
         if not isinstance(rec, dict):

@@ -138,9 +138,10 @@ def build_graph(chunks, extractions: list[Extraction], embedder=None, cost: dict
             for b in ents[i + 1:]:
                 _add(g, a, b, CO_LISTED_WEIGHT)
         for r in ex.relations:
-            a, b = canonical.get(r.head), canonical.get(r.tail)
-            if a is None or b is None or a == b:
+            head, tail = canonical.get(r.head), canonical.get(r.tail)
+            if head is None or tail is None or head == tail:
                 continue
+            a, b = head, tail
             _add(g, a, b, RELATION_WEIGHT)
             check = verify(r.head, r.relation, r.tail, c.text)  # checked against its source before drawn as a fact
             g.edges[a, b]["relations"].append({"head": a, "relation": r.relation, "tail": b, "chunk_id": c.chunk_id,

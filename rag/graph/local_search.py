@@ -77,7 +77,7 @@ def link(graph: CorpusGraph, question: str, embedder=None) -> list[Linked]:
 
 def walk(graph: CorpusGraph, seeds: list[Linked], hops: int = HOPS) -> tuple[dict, list[tuple[str, str]]]:
     top = max(graph.idf(s.entity) for s in seeds) if seeds else 1.0
-    reached = {s.entity: ((1.0 if s.how == "in the question" else s.score) * graph.idf(s.entity) / top, 0, None)
+    reached: dict[str, tuple[float, int, str | None]] = {s.entity: ((1.0 if s.how == "in the question" else s.score) * graph.idf(s.entity) / top, 0, None)
                for s in seeds}
     frontier = list(reached)
     edges = []

@@ -127,7 +127,7 @@ class BM25:
         vocab: defaultdict[str, int] = defaultdict()
         vocab.default_factory = vocab.__len__
         term_ids = np.fromiter(map(vocab.__getitem__, chain.from_iterable(docs)), dtype=np.int32)
-        vocab = dict(vocab)  # a plain dict again, so looking up an unknown query term adds nothing
+        vocab = dict(vocab)  # type: ignore[assignment]  # a plain dict again, so looking up an unknown query term adds nothing
         doc_len = np.fromiter((len(doc) for doc in docs), dtype=np.int64, count=n)
         doc_ids = np.repeat(np.arange(n, dtype=np.int32), doc_len)
 

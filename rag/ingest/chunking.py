@@ -167,7 +167,9 @@ def chunk_fixed(doc: Document, chunk_size: int = 300, overlap: int = 50) -> list
     while True:
         e = min(s + chunk_size, hi)
         if _NONWS.search(doc.text, s, e) is None:  # inside a long whitespace run: restart after it
-            s = _NONWS.search(doc.text, e).start()
+            found = _NONWS.search(doc.text, e)
+            assert found is not None  # text[hi - 1] is not a space (stripped) and e < hi here
+            s = found.start()
             continue
         spans.append((s, e))
         if e >= hi:

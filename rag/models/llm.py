@@ -171,8 +171,8 @@ def llm_config_from_env(environ: Mapping[str, str] = os.environ, secrets: Mappin
         base_url=base_url,
         api_key=api_key or NO_KEY,
         model=model,
-        timeout=config.parse("RAG_LLM_TIMEOUT", found["timeout"]),  # the one check every RAG_* variable gets
-        max_retries=config.parse("RAG_LLM_MAX_RETRIES", found["max_retries"]),
+        timeout=float(config.parse("RAG_LLM_TIMEOUT", found["timeout"])),  # type: ignore[arg-type]  # the one check every RAG_* variable gets
+        max_retries=int(config.parse("RAG_LLM_MAX_RETRIES", found["max_retries"])),  # type: ignore[call-overload]
     )
 
 
