@@ -342,6 +342,23 @@ def test_next_token_logprobs_reuse_the_shared_prompt_start_and_match_a_fresh_con
     assert first["Yes"] - first["No"] > other["Yes"] - other["No"]  # the answering passage: more "yes"
 
 
+def test_continuation_logprobs_score_every_reply_token_and_agree_with_the_next_token_judge(chat):
+    import math
+
+    ask = [{"role": "system", "content": "Answer in one short sentence."},
+           {"role": "user", "content": "What does RRF add up over the ranked lists?"}]
+    good = chat.continuation_logprobs(ask, "RRF adds 1/(k + rank) over the lists.")
+    bad = chat.continuation_logprobs(ask, "Bananas are yellow fruit from the tropics.")
+    assert len(good) > 5 and all(v <= 0 for v in good)
+    first_token = chat._llm.detokenize(chat._llm.tokenize(b"RRF", add_bos=False)[:1]).decode()
+    judge = chat.next_token_logprobs(ask, [first_token])  # the reply's first token, read the other way
+    assert good[0] == pytest.approx(judge[first_token], abs=0.05)
+    assert sum(good) / len(good) > sum(bad) / len(bad)  # the reply that answers is the likelier one
+    again = chat.continuation_logprobs(ask, "RRF adds 1/(k + rank) over the lists.")  # the KV cache reused
+    assert again == pytest.approx(good, abs=0.05)
+    assert chat.continuation_logprobs(ask, "") == [] and not math.isnan(sum(good))
+
+
 def test_the_llm_judge_ranks_the_answering_passage_first_and_respects_its_budget(chat):
     import numpy as np
 

@@ -351,17 +351,46 @@ class LocalChat:
         (a yes/no judge reads P("yes") here). The prompt is laid out in the model's ChatML template; the part
         it shares with the previous call (llama.cpp's KV cache) is not evaluated again, so judging many
         passages for one question costs each passage's own tokens, not the instructions' each time."""
+        tokens = self._chatml_tokens(messages, "a judge prompt")
+        ids = [self._llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)[0] for c in candidates]
+        rows = self._eval_rows(messages, tokens, 1, control)
+        return {c: float(rows[0][i]) for c, i in zip(candidates, ids)}
+
+    def continuation_logprobs(self, messages: list[dict], continuation: str, *,
+                              control: RunControl | None = None) -> list[float]:
+        """Log-probability of each token of `continuation` as the assistant's reply to `messages`, every token
+        given the ones before it (teacher forcing: nothing is sampled). The sum is log P(reply | prompt); what
+        a model finds likely is what it would have chosen. Same KV reuse as next_token_logprobs."""
+        head = self._chatml_tokens(messages, "a scoring prompt")
+        reply = self._llm.tokenize(continuation.encode("utf-8"), add_bos=False, special=False)
+        if not reply:
+            return []
+        if len(reply) >= self._llm.n_batch:
+            raise LLMError(f"{self.label}: a reply of {len(reply)} tokens is longer than one batch "
+                           f"({self._llm.n_batch}): score a shorter one")
+        if len(head) + len(reply) >= self.n_ctx - _SAFETY:
+            raise LLMError(f"{self.label}: a prompt and reply of {len(head) + len(reply)} tokens do not fit the "
+                           f"{self.n_ctx}-token window: shorten them")
+        rows = self._eval_rows(messages, head + reply, len(reply) + 1, control)
+        return [float(rows[j][t]) for j, t in enumerate(reply)]  # row j: the distribution before reply[j]
+
+    def _chatml_tokens(self, messages: list[dict], what: str) -> list[int]:
+        """`messages` laid out in ChatML up to the assistant turn's opening, as tokens."""
         check_messages(messages)
         template = str(self._llm.metadata.get("tokenizer.chat_template", ""))
         if "<|im_start|>" not in template:
-            raise LLMError(f"{self.label}: the next-token judge lays prompts out in ChatML; this model's template "
-                           "is another")
+            raise LLMError(f"{self.label}: scoring lays prompts out in ChatML; this model's template is another")
         text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
         tokens = self._llm.tokenize((text + "<|im_start|>assistant\n").encode("utf-8"), add_bos=False, special=True)
         if len(tokens) >= self.n_ctx - _SAFETY:
-            raise LLMError(f"{self.label}: a judge prompt of {len(tokens)} tokens does not fit the {self.n_ctx}-token "
+            raise LLMError(f"{self.label}: {what} of {len(tokens)} tokens does not fit the {self.n_ctx}-token "
                            "window: shorten the passages")
-        ids = [self._llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)[0] for c in candidates]
+        return tokens
+
+    def _eval_rows(self, messages: list[dict], tokens: list[int], last: int,
+                   control: RunControl | None) -> np.ndarray:
+        """Evaluate `tokens` (reusing the KV state of what the context already holds of them) and return the
+        log-softmax of the model's next-token distribution at each of the last `last` positions."""
         self._acquire(control)
         try:
             if control is not None:
@@ -374,15 +403,27 @@ class LocalChat:
                 if a != b:
                     break
                 keep += 1
-            keep = min(keep, len(tokens) - 1)  # evaluate at least the last token: its logits are the answer
+            keep = min(keep, len(tokens) - last)  # evaluate at least the positions whose logits are read
+            todo = tokens[keep:]
             llm.n_tokens = keep
-            llm.eval(tokens[keep:])
-            logits = np.array(np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),)), dtype=np.float64)
+            llm._ctx.kv_cache_seq_rm(-1, keep, -1)
+            if last == 1:
+                llm.eval(todo)
+                logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(1, llm.n_vocab()))
+            else:  # every position's logits: one batch with all outputs on (llm.eval keeps only the last)
+                if len(todo) > llm.n_batch:
+                    llm.eval(todo[: len(todo) - last])
+                    keep, todo = keep + len(todo) - last, todo[len(todo) - last:]
+                llm._batch.set_batch(batch=todo, n_past=keep, logits_all=True)
+                llm._ctx.decode(llm._batch)
+                llm.input_ids[keep: keep + len(todo)] = todo
+                llm.n_tokens = keep + len(todo)
+                logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(todo), llm.n_vocab()))
+            rows = np.array(logits[-last:], dtype=np.float64)
         finally:
             self._lock.release()
-        top = logits.max()
-        log_z = top + math.log(float(np.exp(logits - top).sum()))
-        return {c: float(logits[i] - log_z) for c, i in zip(candidates, ids)}
+        top = rows.max(axis=1, keepdims=True)
+        return rows - (top + np.log(np.exp(rows - top).sum(axis=1, keepdims=True)))
 
 
 def local_model_names() -> list[str]:
