@@ -17,7 +17,11 @@ citations):
 - extractive: the stand-in alone, behind the same gate.
 Figures per set: "key facts" is the mean share of each answerable question's facts (data: `facts`; public
 sets: the gold answer spans) that the answer states, a refusal stating none; "model's own" counts only
-the model's sentences (the text before the filled-in quotes); "false refusals" is the share of answerable
+the model's sentences (the text before the filled-in quotes); "cited to gold" is the share of cited sentences
+(answerable questions) whose citation names a gold document; "garbled" counts the answers the shape check or the
+repetition guard caught (model) and the shown answers it would still catch (shown: must be 0); "picked off gold"
+is the share of the sentences the stand-in chose (appended by fill-in, or the whole answer of the stand-in or of a
+garbled answer's replacement) that come from a document that is not gold; "false refusals" is the share of answerable
 questions answered 资料不足; "refused" the share of unanswerable ones; prompt tokens and first token are
 medians over the answers the model wrote (a refusal by the gate calls no model).
 The speed table alternates the two configurations question by question on the same model, so both see
@@ -41,9 +45,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag import config, defaults  # noqa: E402
-from rag.answer.citations import is_not_enough  # noqa: E402
+from rag.answer.citations import is_not_enough, parse_citations  # noqa: E402
 from rag.answer.extractive import ExtractiveGenerator  # noqa: E402
+from rag.answer.fill_in import quoted_refs  # noqa: E402
 from rag.answer.generation import LLMGenerator  # noqa: E402
+from rag.answer.shape import garbled  # noqa: E402
 from rag.backends import choose_reranker  # noqa: E402
 from rag.evaluate.evaluation import facts_found, load_queries  # noqa: E402
 from rag.index.build import build_index  # noqa: E402
@@ -127,12 +133,30 @@ class Bench:
         return qs
 
 
+def trust(trace, gold_ids, stand_in: bool) -> dict:
+    """What a student reading the answer meets: cited sentences whose citation names a gold document, the
+    model's and the shown answer's garbling, and appended (fill-in) or stand-in-chosen sentences from a
+    document that is not gold. Counts, summed over a set's answerable questions by the table."""
+    doc = {c.ref: c.doc_id for c in trace.contexts}
+    gold = set(gold_ids)
+    cited = [s for s in (trace.audit.sentences if trace.audit else []) if s.refs]
+    if trace.fill_in:  # the model wrote; the stand-in's uncovered sentences were appended
+        picked = quoted_refs(trace.fill_in)
+    elif trace.garbled is not None or stand_in:
+        picked = parse_citations(trace.answer)  # the stand-in chose every sentence shown
+    else:
+        picked = []
+    return {"cited": len(cited), "cited_gold": sum(any(doc.get(r) in gold for r in s.refs) for s in cited),
+            "picked": len(picked), "picked_off": sum(doc.get(r) not in gold for r in picked),
+            "model_garbled": trace.garbled is not None, "shown_garbled": garbled(trace.answer) is not None}
+
+
 def run_one(index, q, settings, gen, rr) -> dict:
     t0 = time.perf_counter()
     trace = ask(q.query, index, settings, gen, reranker=rr)
     refused = is_not_enough(trace.answer)
     own = trace.model_answer if trace.model_answer is not None else trace.answer
-    return {"answerable": bool(q.gold_ids), "refused": refused,
+    return {"answerable": bool(q.gold_ids), "refused": refused, **(trust(trace, q.gold_ids, gen.is_fallback) if q.gold_ids else {}),
             "facts": None if not q.gold_ids else (0.0 if refused else facts_found(trace.answer, q.facts)),
             "own": None if not q.gold_ids else (0.0 if refused else facts_found(own, q.facts)),
             "prompt": trace.generation.get("prompt_tokens"), "first": trace.generation.get("first_token_s"),
@@ -175,9 +199,9 @@ def speed_table(b: Bench) -> None:
 def answers_table(b: Bench) -> None:
     sets = [s for s in b.args.sets.split(",") if s]
     configs = [c for c in b.args.configs.split(",") if c]
-    print("\n| set | configuration | key facts | model's own | false refusals | refused (unanswerable) "
-          "| median prompt tokens | median first token | n |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| set | configuration | key facts | model's own | cited to gold | garbled (model / shown) "
+          "| picked off gold | false refusals | refused (unanswerable) | median prompt tokens | median first token | n |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in sets:
         qs = b.queries(name)
         index = b.index(SETS[name][1])
@@ -192,8 +216,12 @@ def answers_table(b: Bench) -> None:
             neg = [r for r in rows if not r["answerable"]]
             fmt = lambda x, pct=True: "—" if x is None else (f"{x:.0%}" if pct else f"{x:.0f}")  # noqa: E731
             first = med([r["first"] for r in rows])
+            cited, picked = sum(r["cited"] for r in ans), sum(r["picked"] for r in ans)
             print(f"| {name} | {c} | {fmt(mean([r['facts'] for r in ans]))} | "
                   f"{fmt(mean([r['own'] for r in ans]) if model != 'extractive' else None)} | "
+                  f"{fmt(sum(r['cited_gold'] for r in ans) / cited if cited else None)} | "
+                  f"{sum(r['model_garbled'] for r in ans)} / {sum(r['shown_garbled'] for r in ans)} | "
+                  f"{fmt(sum(r['picked_off'] for r in ans) / picked if picked else None)} | "
                   f"{fmt(mean([float(r['refused']) for r in ans]) if ans else None)} | "
                   f"{fmt(mean([float(r['refused']) for r in neg]) if neg else None)} | "
                   f"{fmt(med([r['prompt'] for r in rows]), pct=False)} | "
