@@ -25,7 +25,6 @@ Not handled here: finding and assembling the weights (rag/models/gguf_parts.py),
 
 from __future__ import annotations
 
-import math
 import os
 import subprocess
 import sys
