@@ -256,8 +256,7 @@ class LocalChat:
             return None
         if "<|im_start|>" not in str(self._llm.metadata.get("tokenizer.chat_template", "")):
             return None
-        text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages[:-1])
-        head = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        head = self._llm.tokenize(_chatml(messages[:-1]).encode("utf-8"), add_bos=False, special=True)
         return head if len(head) >= PREFIX_MIN else None
 
     def _restore_prefix(self, messages: list[dict], control: RunControl | None) -> None:
@@ -379,8 +378,8 @@ class LocalChat:
         template = str(self._llm.metadata.get("tokenizer.chat_template", ""))
         if "<|im_start|>" not in template:
             raise LLMError(f"{self.label}: scoring lays prompts out in ChatML; this model's template is another")
-        text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
-        tokens = self._llm.tokenize((text + "<|im_start|>assistant\n").encode("utf-8"), add_bos=False, special=True)
+        tokens = self._llm.tokenize((_chatml(messages) + "<|im_start|>assistant\n").encode("utf-8"), add_bos=False,
+                                    special=True)
         if len(tokens) >= self.n_ctx - _SAFETY:
             raise LLMError(f"{self.label}: {what} of {len(tokens)} tokens does not fit the {self.n_ctx}-token "
                            "window: shorten the passages")
@@ -423,6 +422,12 @@ class LocalChat:
             self._lock.release()
         top = rows.max(axis=1, keepdims=True)
         return rows - (top + np.log(np.exp(rows - top).sum(axis=1, keepdims=True)))
+
+
+def _chatml(messages: list[dict]) -> str:
+    """`messages` as Qwen's ChatML template lays them out (the saved prefix state and the scoring prompts
+    must tokenize exactly as the chat completion does)."""
+    return "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
 
 
 def local_model_names() -> list[str]:
