@@ -42,6 +42,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--sessions", default="1,4,8", help="comma-separated numbers of sessions at once")
     p.add_argument("--max-tokens", type=int, default=128, help="longest answer in tokens (the app's default: 384)")
     p.add_argument("--model", default="0.5b", help="the bundled model (0.5b or 1.5b)")
+    p.add_argument("--generator", default="local",
+                   help="comma-separated: local (the in-process model, one generation at a time), server (llama.cpp's "
+                        "server with RAG_SERVER_SLOTS parallel slots; bash scripts/build_server.sh first); each N runs "
+                        "once per generator, in the same run")
     p.add_argument("--timeout", type=float, default=900, help="seconds after which a session counts as hung")
     p.add_argument("--scenario", choices=("own", "link"), default="own",
                    help="own: each session asks its own golden question; link: every session follows one link (the "
@@ -57,6 +61,7 @@ os.environ["RAG_LLM_MAX_TOKENS"] = str(ARGS.max_tokens)  # read when the shared 
 from streamlit import logger as streamlit_logger  # noqa: E402
 
 from rag.index.build import build_index  # noqa: E402
+from rag.messages import localized  # noqa: E402
 from ui import choices, indexing, models, settings  # noqa: E402
 from ui.streaming import ask_streaming  # noqa: E402
 
@@ -69,11 +74,11 @@ def questions() -> list[str]:
     return [r["query"] for r in rows if r.get("answerable", True)]
 
 
-def new_session(question: str) -> dict:
-    """A new browser session's state: every default, the bundled knowledge base, the local model chosen."""
+def new_session(question: str, generator: str = "local") -> dict:
+    """A new browser session's state: every default, the bundled knowledge base, the bundled model chosen."""
     ss: dict = {}
     settings.init(ss)
-    ss["llm.generator"], ss["llm.local_model"], ss["question"] = "local", ARGS.model, question
+    ss["llm.generator"], ss["llm.local_model"], ss["question"] = generator, ARGS.model, question
     return ss
 
 
@@ -82,11 +87,11 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def run_batch(n: int, qs: list[str], index, shared: bool = False) -> dict:
+def run_batch(n: int, qs: list[str], index, shared: bool = False, generator: str = "local") -> dict:
     from ui.class_cache import ClassResults
 
     asked = [qs[0]] * n if ARGS.scenario == "link" else qs[:n]
-    sessions = [new_session(q) for q in asked]
+    sessions = [new_session(q, generator) for q in asked]
     out = [{"finished": False, "queued": False, "ttft": None, "tokens": 0, "error": ""} for _ in sessions]
     cache = ClassResults(64)  # a fresh class per batch: nothing carried over from the batch before
 
@@ -101,6 +106,8 @@ def run_batch(n: int, qs: list[str], index, shared: bool = False) -> dict:
 
         try:
             gen, chat = choices.generator_choice(index.embedder, ss)
+            if gen.is_fallback:
+                raise RuntimeError(f"the {generator} model did not run: {gen.reason}")
             rr = choices.reranker_choice(ss) if ss["rerank.enabled"] else None
             def compute():
                 return ask_streaming(ss["question"], index, settings.ask_settings(ss), gen.backend,
@@ -135,7 +142,7 @@ def run_batch(n: int, qs: list[str], index, shared: bool = False) -> dict:
     wall = time.perf_counter() - t0
     hung = sum(th.is_alive() for th in threads)
     ttfts = [r["ttft"] for r in out if r["ttft"] is not None]
-    return {"n": n, "cache": "on" if shared else "off", "finished": sum(r["finished"] for r in out), "hung": hung, "queued": sum(r["queued"] for r in out),
+    return {"n": n, "generator": generator, "cache": "on" if shared else "off", "finished": sum(r["finished"] for r in out), "hung": hung, "queued": sum(r["queued"] for r in out),
             "ttft_median": statistics.median(ttfts) if ttfts else float("nan"),
             "ttft_p95": p95(ttfts) if ttfts else float("nan"),
             "tok_s": sum(r["tokens"] for r in out) / wall, "wall": wall,
@@ -150,24 +157,34 @@ def main() -> int:
     ss = new_session(qs[0])
     emb = models.embedder(ss["applied.embedder"])
     index = build_index(indexing.chunk_set(ss, *ss["applied.chunk"]), emb)  # the knowledge base, shared read-only
-    chat = models.local_chat(ARGS.model)
-    chat.complete([{"role": "user", "content": "你好"}], max_tokens=2)  # load and warm the shared model first
-    print(f"bench_sessions: {chat.label}, {chat.threads} llama.cpp thread(s), answers of at most {ARGS.max_tokens} "
-          f"tokens plus the no-RAG comparison, {os.cpu_count()} CPUs\n")
+    generators = ARGS.generator.split(",")
+    for g in generators:  # load and warm each shared model first: a start-up is not a session's wait
+        chat = models.server_chat(ARGS.model) if g == "server" else models.local_chat(ARGS.model)
+        chat.complete([{"role": "user", "content": "你好"}], max_tokens=2)
+        threads = chat.server.threads if g == "server" else chat.threads
+        print(f"bench_sessions: {g}: {localized(chat.label, 'en')}, {threads} llama.cpp thread(s)")
+    print(f"answers of at most {ARGS.max_tokens} tokens plus the no-RAG comparison, {os.cpu_count()} CPUs\n")
     modes = {"off": [False], "on": [True], "both": [False, True]}[ARGS.class_cache]
-    rows = [run_batch(n, qs, index, shared) for n in ns for shared in modes]
+    rows = [run_batch(n, qs, index, shared, g) for g in generators for n in ns for shared in modes]
     ref = rows[0]
     print(f"scenario: {ARGS.scenario} ({'every session follows one link' if ARGS.scenario == 'link' else 'each its own question'})\n")
-    print("| sessions | class cache | every session finished | told it waits | TTFT median | TTFT p95 | total tok/s "
-          f"| TTFT p95 / N={ref['n']} | tok/s / N={ref['n']} |")
-    print("|---:|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| generator | sessions | class cache | every session finished | told it waits | TTFT median | TTFT p95 "
+          f"| total tok/s | TTFT p95 / {ref['generator']} N={ref['n']} | tok/s / {ref['generator']} N={ref['n']} |")
+    print("|---|---:|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         done = "yes" if r["finished"] == r["n"] else f"no ({r['finished']} of {r['n']}, {r['hung']} hung)"
-        print(f"| {r['n']} | {r['cache']} | {done} | {r['queued']} | {r['ttft_median']:.1f} s | {r['ttft_p95']:.1f} s "
-              f"| {r['tok_s']:.1f} | {r['ttft_p95'] / ref['ttft_p95']:.1f}x | {r['tok_s'] / ref['tok_s']:.2f}x |")
+        print(f"| {r['generator']} | {r['n']} | {r['cache']} | {done} | {r['queued']} | {r['ttft_median']:.1f} s "
+              f"| {r['ttft_p95']:.1f} s | {r['tok_s']:.1f} | {r['ttft_p95'] / ref['ttft_p95']:.2f}x "
+              f"| {r['tok_s'] / ref['tok_s']:.2f}x |")
+    by = {(r["generator"], r["n"], r["cache"]): r for r in rows}
+    for r in rows:  # the same N in-process, same run: what the server is measured against
+        base = by.get(("local", r["n"], r["cache"]))
+        if r["generator"] == "server" and base:
+            print(f"server / in-process at N={r['n']} (class cache {r['cache']}): TTFT p95 "
+                  f"{r['ttft_p95'] / base['ttft_p95']:.2f}x, total tok/s {r['tok_s'] / base['tok_s']:.2f}x")
     for r in rows:
         for e in r["errors"]:
-            print(f"N={r['n']}: {e}")
+            print(f"{r['generator']} N={r['n']}: {e}")
     return 0 if all(r["finished"] == r["n"] and not r["hung"] for r in rows) else 1
 
 

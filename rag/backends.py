@@ -63,7 +63,9 @@ def choose_reranker(name: str | None, embedder: Embedder,
                                               f"{failed[1]}（{exc}）；改用离线替身"))
     return Choice(rr, rr.label, rr.is_fallback)
 
-GENERATORS = ("auto", "endpoint", "local", "extractive")  # what --generator and the sidebar offer
+# What --generator and the sidebar offer. "server": the bundled model behind llama.cpp's own server (a class on one
+# machine: parallel slots, continuous batching; rag/models/llama_server.py), started on first use.
+GENERATORS = ("auto", "endpoint", "local", "server", "extractive")
 
 
 def choose_generator(
@@ -75,18 +77,23 @@ def choose_generator(
     generator: str = "auto",
     local_model: str = DEFAULT_LOCAL_MODEL,
     local_chat: Callable[[str], ChatBackend] | None = None,
+    server_chat: Callable[[str], ChatBackend] | None = None,
 ) -> tuple[Choice, ChatBackend | None]:
     """(the generator that will answer, the chat backend rewrites use, or None).
 
     "auto": a configured endpoint (unless `offline`), else the bundled local model, else extractive.
     "endpoint" / "local": that one, or extractive with the reason when it cannot run. "extractive": the
-    stand-in by name. `local_chat(model)` builds the local backend (the app passes its shared cached one).
+    stand-in by name. `local_chat(model)` builds the local backend (the app passes its shared cached one);
+    "server": the bundled model through llama.cpp's server, `server_chat(model)` (default: this process's shared
+    server, started on first use), or extractive with the reason when it cannot run.
     """
     if generator not in GENERATORS:
         raise ConfigError(f"unknown generator {generator!r}; choose one of {', '.join(GENERATORS)}")
     if generator == "extractive":
         return _extractive(embedder, say("extractive chosen by name (RAG_GENERATOR, --generator or the sidebar)",
                                          "按名字选了抽取式（RAG_GENERATOR、--generator 或侧栏）")), None
+    if generator == "server":
+        return _server(embedder, local_model, server_chat)
     reasons = []
     if generator in ("auto", "endpoint"):
         if config is None and not offline:
@@ -113,6 +120,23 @@ def choose_generator(
             return Choice(gen, gen.label, False, note), chat
     reasons.append(say(f"the bundled local model cannot run: {why}", f"随附的本地模型无法运行：{localized(why, 'zh')}"))
     return _extractive(embedder, join(reasons)), None
+
+
+def _server(embedder: Embedder, model: str, server_chat: Callable[[str], ChatBackend] | None
+            ) -> tuple[Choice, ChatBackend | None]:
+    from rag.models import llama_server
+
+    ok, why = llama_server.server_available(model)
+    if ok:
+        try:
+            chat = (server_chat or llama_server.shared_chat)(model)
+        except ModelUnavailableError as exc:
+            why = str(exc)
+        else:
+            gen = LLMGenerator(chat)
+            return Choice(gen, gen.label, False), chat
+    return _extractive(embedder, say(f"llama.cpp's server cannot run: {why}",
+                                     f"llama.cpp 服务器无法运行：{localized(why, 'zh')}")), None
 
 
 def _extractive(embedder: Embedder, reason: str) -> Choice:

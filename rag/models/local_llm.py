@@ -256,7 +256,7 @@ class LocalChat:
             return None
         if "<|im_start|>" not in str(self._llm.metadata.get("tokenizer.chat_template", "")):
             return None
-        head = self._llm.tokenize(_chatml(messages[:-1]).encode("utf-8"), add_bos=False, special=True)
+        head = self._llm.tokenize(chatml(messages[:-1]).encode("utf-8"), add_bos=False, special=True)
         return head if len(head) >= PREFIX_MIN else None
 
     def _restore_prefix(self, messages: list[dict], control: RunControl | None) -> None:
@@ -378,7 +378,7 @@ class LocalChat:
         template = str(self._llm.metadata.get("tokenizer.chat_template", ""))
         if "<|im_start|>" not in template:
             raise LLMError(f"{self.label}: scoring lays prompts out in ChatML; this model's template is another")
-        tokens = self._llm.tokenize((_chatml(messages) + "<|im_start|>assistant\n").encode("utf-8"), add_bos=False,
+        tokens = self._llm.tokenize((chatml(messages) + "<|im_start|>assistant\n").encode("utf-8"), add_bos=False,
                                     special=True)
         if len(tokens) >= self.n_ctx - _SAFETY:
             raise LLMError(f"{self.label}: {what} of {len(tokens)} tokens does not fit the {self.n_ctx}-token "
@@ -424,7 +424,7 @@ class LocalChat:
         return rows - (top + np.log(np.exp(rows - top).sum(axis=1, keepdims=True)))
 
 
-def _chatml(messages: list[dict]) -> str:
+def chatml(messages: list[dict]) -> str:
     """`messages` as Qwen's ChatML template lays them out (the saved prefix state and the scoring prompts
     must tokenize exactly as the chat completion does)."""
     return "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
