@@ -331,6 +331,39 @@ def test_a_question_is_embedded_between_two_batches_of_another_sessions_build(tm
     assert order[:3] == [f"build {shared.BUILD_BATCH}", "question", f"build {shared.BUILD_BATCH}"]
 
 
+def test_a_questions_own_sentences_go_before_another_sessions_build_too(tmp_path):
+    """A question embeds more than itself: its chunks' sentences (the gate, compression, the audit), through
+    embed_transient. Those wait their turn like the question, instead of racing the build for the lock."""
+    from rag.models.embedding_cache import CachedEmbedder, embed_transient
+
+    order: list[str] = []
+    in_first_batch, sentences_waiting = threading.Event(), threading.Event()
+
+    class Recording(BigramEmbedder):
+        def embed_documents(self, texts, progress=None):
+            order.append("sentences" if texts[0].startswith("句子") else f"build {len(texts)}")
+            if len(order) == 1:
+                in_first_batch.set()
+                sentences_waiting.wait(60)
+            return super().embed_documents(texts, progress)
+
+    shared = CachedEmbedder(Recording(), cache_dir=tmp_path)
+    texts = [f"第 {i} 段：检索增强生成。" for i in range(3 * shared.BUILD_BATCH)]
+    build = threading.Thread(target=shared.embed_documents, args=(texts,))
+    build.start()
+    assert in_first_batch.wait(60)
+    asker = threading.Thread(target=embed_transient, args=(shared, ["句子一：RRF 是倒数排名融合。"]))
+    asker.start()
+    for _ in range(1000):  # counted as waiting, as a question is (before the fix it never was)
+        if shared._queries_waiting:
+            break
+        threading.Event().wait(0.01)
+    sentences_waiting.set()
+    asker.join(60)
+    build.join(60)
+    assert order[:3] == [f"build {shared.BUILD_BATCH}", "sentences", f"build {shared.BUILD_BATCH}"]
+
+
 # ------------------------------------------------------------------------------------------- 17. the CLI
 
 def test_audit_pairs_given_a_folder_says_it_is_a_folder(tmp_path, capsys):

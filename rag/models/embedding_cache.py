@@ -170,7 +170,9 @@ class CachedEmbedder(Embedder):
             if hits:
                 report(hits)
 
-            fresh = self._embed_in_batches(list(todo.values()), lambda done: report(hits + round(done * misses / len(todo))))
+            # not stored = a question's own work (its chunks' sentences, a HyDE passage): it goes before a build
+            fresh = self._embed_in_batches(list(todo.values()), lambda done: report(hits + round(done * misses / len(todo))),
+                                           urgent=not store)
             if store:
                 with self._connect() as db:
                     db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
@@ -184,13 +186,16 @@ class CachedEmbedder(Embedder):
             out[i] = found[key]
         return out, CacheStats(hits, misses)
 
-    def _embed_in_batches(self, texts: list[str], progress: Callable[[int], None]) -> np.ndarray:
+    def _embed_in_batches(self, texts: list[str], progress: Callable[[int], None], urgent: bool = False) -> np.ndarray:
         """The inner model's vectors of `texts`, BUILD_BATCH at a time, the model lock taken per batch; between
         two batches every query another session is waiting to embed goes first. So one session's index build
-        (24 minutes for 100,000 chunks here) holds up another's question for one batch, not for the build."""
+        (24 minutes for 100,000 chunks here) holds up another's question for one batch, not for the build.
+        `urgent` (a question's own document-side texts, never stored) takes the lock as a query does: counted as
+        waiting, so a build lets it in at its next batch instead of racing it for the lock (which it lost, batch
+        after batch, for the whole build: bench_sessions.py --upload found it)."""
         out = []
         for start in range(0, len(texts), self.BUILD_BATCH):
-            if start:
+            if start and not urgent:
                 with self._turns:
                     self._turns.wait_for(lambda: self._queries_waiting == 0, timeout=QUERY_TURN_S)
             batch = texts[start:start + self.BUILD_BATCH]
@@ -199,7 +204,7 @@ class CachedEmbedder(Embedder):
                 if total:
                     progress(start + round(done * size / total))
 
-            with self._model_lock:
+            with self._query_turn() if urgent else self._model_lock:
                 out.append(np.asarray(self.inner.embed_documents(batch, inner_progress), dtype=np.float32))
         return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
 
