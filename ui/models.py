@@ -155,11 +155,15 @@ def _local_chat(model: str) -> LocalChat:
 def server_chat(model: str):
     """The bundled model behind llama.cpp's server (rag/models/llama_server.py), one server and one client for
     the whole app, started on first use; a session that finds every slot busy hears "queued"."""
+    from rag.answer.prompt import build_prompt
     from rag.models.llama_server import shared_chat
 
+    # the answer rules in both languages, evaluated into the slots before the class asks (the rules do not
+    # depend on the question or the contexts: only the system message is kept): three slots in four Chinese
+    heads = [build_prompt("?", [], lang).messages[:1] for lang in ("zh", "zh", "zh", "en")]
     return _announced("server", model, f"正在启动 llama.cpp 服务器（模型 {model}，第一次要几秒钟）…",
                       f"Starting llama.cpp's server with {model} (the first time: a few seconds)…",
-                      lambda: shared_chat(model))
+                      lambda: shared_chat(model, prime=heads))
 
 
 @st.cache_resource(show_spinner=False)

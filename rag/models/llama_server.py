@@ -43,9 +43,9 @@ from rag.errors import GenerationCancelled, LLMConnectionError, LLMError, LLMUns
 from rag.messages import say
 from rag.models.gguf_parts import assemble, spec_for
 from rag.models.llm import NO_KEY, LLMConfig, OpenAIChat, RunControl, check_messages, public_url
-from rag.models.local_llm import DEFAULT_MODEL, N_CTX, chatml, default_threads, local_available
+from rag.models.local_llm import DEFAULT_MODEL, N_CTX, chatml, local_available
 
-SLOTS = 4  # parallel sequences: measured in bench/bench_sessions.py (docs/classroom.md)
+SLOTS = 8  # parallel sequences (RAG_SERVER_SLOTS): measured in bench/bench_sessions.py (docs/architecture.md)
 TOP_PROBS = 40  # pre-sampling tokens a yes/no judgement reads
 START_TIMEOUT_S = 180.0
 _SAFETY = 16  # tokens kept free in a slot's window, as local_llm does
@@ -72,6 +72,13 @@ def server_available(model: str = DEFAULT_MODEL) -> tuple[bool, str]:
         return False, say("llama.cpp's server is not built: bash scripts/build_server.sh (6-10 minutes the first time)",
                           "llama.cpp 的服务器还没有编译：bash scripts/build_server.sh（第一次约 6-10 分钟）")
     return True, ""
+
+
+def server_threads() -> int:
+    """RAG_LLM_THREADS when set, else every core: the server is its own process, and batching several sessions'
+    prompts uses them (8 sessions' p95 first token 27 s with 2 threads against 48 s with 1 here, 4 -> 8 slots too)."""
+    named = config.value("RAG_LLM_THREADS")
+    return max(1, int(named)) if named else max(1, os.cpu_count() or 1)
 
 
 def server_label(model: str, slots: int) -> str:
@@ -110,7 +117,7 @@ class LlamaServer:
         self.model = spec_for(model).key
         self.slots = max(1, int(slots))
         self.n_ctx = int(n_ctx)
-        self.threads = default_threads() if threads is None else max(1, int(threads))
+        self.threads = max(1, int(threads)) if threads is not None else server_threads()
         self.port = port or _free_port()
         self.executable = executable or binary()
         self.label = server_label(self.model, self.slots)
@@ -340,6 +347,21 @@ class LlamaServerChat(OpenAIChat):
         floor = min(found.values())
         return {c: found.get(i, floor) for c, i in ids.items()}
 
+    def prime(self, prefixes: Sequence[list[dict]]) -> int:
+        """Evaluate fixed prompt heads (the answer rules' system message, per language) into the slots, taking
+        turns, so the first questions of a class find them in a slot's KV cache instead of every slot evaluating
+        the same rules at once. Returns the slots primed; a failure is no error (the first questions pay instead)."""
+        done = 0
+        for slot in range(self.server.slots if prefixes else 0):
+            try:
+                _post(self.server.url + "/completion",
+                      {"prompt": chatml(prefixes[slot % len(prefixes)]), "n_predict": 0, "id_slot": slot,
+                       "cache_prompt": True}, self.config.timeout)
+            except LLMError:
+                break
+            done += 1
+        return done
+
     def _first_id(self, text: str) -> int:
         if text not in self._first_ids:
             tokens = self._tokenize(text)
@@ -352,12 +374,25 @@ class LlamaServerChat(OpenAIChat):
 _chats: dict[int, LlamaServerChat] = {}
 
 
-def shared_chat(model: str = DEFAULT_MODEL) -> LlamaServerChat:
+def stop_all() -> None:
+    """Stop every server this process started (also run at interpreter exit; a process that ends with os._exit
+    must call it itself)."""
+    with _shared_lock:
+        servers = list(_shared.values())
+        _shared.clear()
+        _chats.clear()
+    for server in servers:
+        server.stop()
+
+
+def shared_chat(model: str = DEFAULT_MODEL, prime: Sequence[list[dict]] = ()) -> LlamaServerChat:
     """The chat backend every session shares on this process's server for `model` (started on first use): one
-    backend, so its slot count is the server's for the whole class."""
+    backend, so its slot count is the server's for the whole class. A new backend first primes the slots with
+    `prime` (see LlamaServerChat.prime)."""
     server = shared_server(model)
     with _shared_lock:
         chat = _chats.get(id(server))
         if chat is None or chat.server is not server:
             chat = _chats[id(server)] = LlamaServerChat(server)
+            chat.prime(prime)
         return chat
