@@ -701,11 +701,6 @@ def _cosine(embedder, claim: str, span: str) -> float | None:
     return float(a @ b / norm) if norm else None
 
 
-def label_rank(label: str) -> int:
-    """How supportive a label is, for picking the best of several chunks (supported highest)."""
-    return _RANK.get(label, -1)
-
-
 # ---------------------------------------------------------------------------------- second opinion
 
 OPINION = {

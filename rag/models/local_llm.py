@@ -44,7 +44,6 @@ from rag.models.llm import RunControl, check_messages
 
 DEFAULT_MODEL = "0.5b"  # chosen from the measured figures in docs/local-llm.md ("The bundled local LLM")
 N_CTX = 4096  # tokens: five FAQ chunks plus rules and question take ~1,200; uploads' chunks are longer
-MAX_TOKENS = 384  # answer tokens at most; a short teaching answer is 50-200
 _MESSAGE_OVERHEAD = 6  # template tokens per message (<|im_start|>role\n ... <|im_end|>\n), rounded up
 _SAFETY = 16  # tokens kept free so an approximate count never overflows the window
 PREFIX_STATES = 4  # system-message KV states kept (answer rules, no-RAG, judges), least recently used out

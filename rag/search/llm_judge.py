@@ -29,7 +29,6 @@ from rag.messages import say
 from rag.models.llm import RunControl
 
 NAME = "llm-judge"
-BUDGET_S = 30.0  # seconds of judging per query by default (RAG_JUDGE_BUDGET_S)
 MAX_CHARS = 600
 
 PROMPTS = {
