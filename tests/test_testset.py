@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -182,8 +183,9 @@ def test_the_editable_table_round_trip_keeps_provenance_and_marks_edits():
         [(x.qid, x.query, x.gold_ids, x.answer, x.generator, x.chunk_id) for x in run.questions]
     frame.loc[0, "query"] = "InnoDB 一页默认多大？"
     frame = frame.drop(index=2)
-    frame.loc[len(frame) + 5] = {"id": None, "query": "联合索引要从哪一列开始匹配？", "gold_ids": "db_2",
-                                 "answer": "查询条件要从索引的第一列开始匹配", "answerable": True}
+    added = pd.DataFrame([{"id": None, "query": "联合索引要从哪一列开始匹配？", "gold_ids": "db_2",
+                           "answer": "查询条件要从索引的第一列开始匹配", "answerable": True}], index=[len(frame) + 5])
+    frame = pd.concat([frame, added])  # a row typed into the table: the columns it leaves empty are missing
     edited = testset.recheck(testset_panel._from_frame(frame, before), CHUNKS)
     assert len(edited) == 3 and edited[0].generator == "keywords, edited" and edited[0].query == "InnoDB 一页默认多大？"
     assert edited[-1].generator == "hand-written" and edited[-1].qid.startswith("hand_") and edited[-1].kept
