@@ -39,10 +39,10 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from rag import config
-from rag.errors import GenerationCancelled, LLMConnectionError, LLMError, LLMUnsupportedError, ModelUnavailableError
+from rag.errors import LLMConnectionError, LLMError, LLMUnsupportedError, ModelUnavailableError
 from rag.messages import say
 from rag.models.gguf_parts import assemble, spec_for
-from rag.models.llm import NO_KEY, LLMConfig, OpenAIChat, RunControl, check_messages, public_url
+from rag.models.llm import NO_KEY, LLMConfig, OpenAIChat, RunControl, acquire_queued, check_messages, public_url
 from rag.models.local_llm import DEFAULT_MODEL, N_CTX, chatml, local_available
 
 SLOTS = 8  # parallel sequences (RAG_SERVER_SLOTS): measured in bench/bench_sessions.py (docs/architecture.md)
@@ -274,22 +274,8 @@ class LlamaServerChat(OpenAIChat):
         return [int(t) for t in reply.get("tokens", [])]
 
     def _acquire(self, control: RunControl | None) -> None:
-        """A slot; a caller that finds every slot busy hears "queued", may stop while it waits, and the seconds
-        it waited go to control.stats["waited_s"] (as LocalChat does with its one lock)."""
-        if control is not None:
-            control.check(f"{self.label}: the call")
-        if self._slots.acquire(blocking=False):
-            return
-        t0 = time.perf_counter()
-        if control is not None:
-            control.status("queued")
-        try:
-            while not self._slots.acquire(timeout=0.05):
-                if control is not None and control.stopped:
-                    raise GenerationCancelled(f"{self.label}: stopped while queued for a slot")
-        finally:
-            if control is not None:
-                control.waited(time.perf_counter() - t0)
+        """A slot, with the queued notice and Stop while every slot is busy (llm.acquire_queued)."""
+        acquire_queued(self._slots, control, self.label, "a slot")
 
     def complete(self, messages: list[dict], *, stream: bool = False, temperature: float | None = None,
                  max_tokens: int | None = None, grammar: str | None = None,

@@ -219,6 +219,27 @@ class RunControl:
         self.stats["waited_s"] = self.stats.get("waited_s", 0.0) + seconds
 
 
+def acquire_queued(lock: threading.Lock | threading.Semaphore, control: RunControl | None, label: str,
+                   what: str) -> None:
+    """Take `lock` (a model's lock, a server's slots) for a call: a caller that has to wait hears "queued", may stop
+    while it waits (GenerationCancelled), and the seconds it waited go to control.stats["waited_s"], so a time
+    budget can count only the time it held the model. `what` names the thing waited for, in the stop message."""
+    if control is not None:
+        control.check(f"{label}: the call")
+    if lock.acquire(blocking=False):
+        return
+    t0 = time.perf_counter()
+    if control is not None:
+        control.status("queued")
+    try:
+        while not lock.acquire(timeout=0.05):
+            if control is not None and control.stopped:
+                raise GenerationCancelled(f"{label}: stopped while queued for {what}")
+    finally:
+        if control is not None:
+            control.waited(time.perf_counter() - t0)
+
+
 @runtime_checkable
 class ChatBackend(Protocol):
     """The one interface of a chat model. Both backends (OpenAIChat below, LocalChat in local_llm.py)

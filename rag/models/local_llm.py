@@ -40,7 +40,7 @@ from rag import config
 from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
 from rag.messages import say
 from rag.models.gguf_parts import GGUF_MODELS, assemble, is_installed, spec_for
-from rag.models.llm import RunControl, check_messages
+from rag.models.llm import RunControl, acquire_queued, check_messages
 
 DEFAULT_MODEL = "0.5b"  # chosen from the measured figures in docs/local-llm.md ("The bundled local LLM")
 N_CTX = 4096  # tokens: five FAQ chunks plus rules and question take ~1,200; uploads' chunks are longer
@@ -230,22 +230,8 @@ class LocalChat:
         return deltas if stream else "".join(deltas)
 
     def _acquire(self, control: RunControl | None) -> None:
-        """Take the model; a caller that has to wait hears "queued", may stop while it waits, and the seconds
-        it waited go to control.stats["waited_s"], so a time budget can count only the time it held the model."""
-        if control is not None:
-            control.check(f"{self.label}: the call")
-        if self._lock.acquire(blocking=False):
-            return
-        t0 = time.perf_counter()
-        if control is not None:
-            control.status("queued")
-        try:
-            while not self._lock.acquire(timeout=0.05):
-                if control is not None and control.stopped:
-                    raise GenerationCancelled(f"{self.label}: stopped while queued for the model")
-        finally:
-            if control is not None:
-                control.waited(time.perf_counter() - t0)
+        """Take the model, with the queued notice and Stop while waiting (llm.acquire_queued)."""
+        acquire_queued(self._lock, control, self.label, "the model")
 
     def _head_tokens(self, messages: list[dict]) -> list[int] | None:
         """The tokens of every message before the last (the rules, and worked examples sent as earlier turns)
