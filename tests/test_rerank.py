@@ -84,6 +84,7 @@ class FixedScores:
 
     name = label = "fixed scores"
     is_fallback = False
+    reads_index = False
 
     def __init__(self, scores):
         self.scores = scores

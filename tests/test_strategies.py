@@ -103,7 +103,7 @@ def test_one_compare_run_scores_each_reranked_list_once(kb_index):
     class CountingReranker:
         """Scores by text length and counts its calls (a test stand-in for a slow judge)."""
 
-        name, label, is_fallback = "counting", "counting (test)", False
+        name, label, is_fallback, reads_index = "counting", "counting (test)", False, False
 
         def __init__(self):
             self.calls = 0

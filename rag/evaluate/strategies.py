@@ -288,11 +288,10 @@ class OnceReranker:
     def __init__(self, inner):
         self.inner = inner
         self.name, self.label, self.is_fallback = inner.name, inner.label, inner.is_fallback
+        self.reads_index = inner.reads_index  # the learned ranker reads the index, not bare texts
         self._seen: dict = {}
-        if hasattr(inner, "score_with_index"):  # the learned ranker reads the index, not bare texts
-            self.score_with_index = self._score_with_index
 
-    def _score_with_index(self, query, chunk_ids, index, control=None):
+    def score_with_index(self, query, chunk_ids, index, control=None):  # called only when reads_index
         key = (query, tuple(chunk_ids), "index")
         if key not in self._seen:
             self._seen[key] = self.inner.score_with_index(query, chunk_ids, index, control=control)

@@ -114,6 +114,7 @@ class TokenMaxSimReranker:
 
     name = TOKEN_MAXSIM
     is_fallback = False
+    reads_index = False
 
     def __init__(self, embedder):
         token_vectors(embedder, "x", is_query=True)  # no token vectors here: ModelUnavailableError, now

@@ -95,6 +95,7 @@ class LearnedReranker:
 
     name = LEARNED
     is_fallback = False
+    reads_index = True  # rerank.IndexReranker: score_with_index below
 
     def __init__(self, model_file: Path | None = None, recipe_file: Path | None = None, embedder_name: str | None = None):
         """The model shipped for `embedder_name` (the index's embedder), or the one in `model_file`."""

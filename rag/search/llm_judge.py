@@ -47,6 +47,7 @@ def default_budget() -> float:
 class LLMJudgeReranker:
     name = NAME
     is_fallback = False  # a real model, but labelled as a judge, not a cross-encoder
+    reads_index = False
 
     def __init__(self, chat, budget_s: float | None = None, max_chars: int = MAX_CHARS):
         if chat is None or not chat.supports_logprobs:

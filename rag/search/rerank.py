@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -83,10 +83,19 @@ class Reranker(Protocol):
     name: str  # registry key or model id/path
     label: str  # what a user sees
     is_fallback: bool
+    reads_index: bool  # True: scored by IndexReranker.score_with_index from the index (ranks, vectors), not texts
 
     def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
         """(len(texts),) relevance scores, higher is better (NaN: not scored). `control` (a RunControl) is
         how a reranker that calls a shared language model is queued, stopped and timed; the others ignore it."""
+        ...
+
+
+class IndexReranker(Reranker, Protocol):
+    """A reranker with `reads_index` True (the learned ranker): it scores candidates from the index."""
+
+    def score_with_index(self, query: str, chunk_ids: Sequence[str], index, control=None) -> tuple[np.ndarray, list]:
+        """(scores of `chunk_ids` for `query`, why each scored what it did), in the order given."""
         ...
 
 
@@ -112,6 +121,7 @@ class CrossEncoderReranker:
     """A sentence-transformers CrossEncoder on cpu: score = predict([(query, text), ...])."""
 
     is_fallback = False
+    reads_index = False
 
     def __init__(self, model_name_or_path: str, max_length: int = 512, batch_size: int = 16):
         use_short_timeouts()  # before sentence_transformers imports huggingface_hub
@@ -145,6 +155,7 @@ class SentenceMaxSimReranker:
     + w * cos(query, candidate), w = chunk_weight."""
 
     name = FALLBACK
+    reads_index = False
     is_fallback = True
 
     def __init__(self, embedder, chunk_weight: float = MAXSIM_CHUNK_WEIGHT):
@@ -223,11 +234,11 @@ def rerank(
     control = control if control is not None else RunControl()
     said = len(control.notes)
     why: tuple = ()
-    with_index = getattr(reranker, "score_with_index", None)
-    if with_index is not None and ordered:
+    if reranker.reads_index and ordered:
         if index is None:
             raise ConfigError(f"the {reranker.name} reranker reads the index: pass index= (rerank_candidates does)")
-        scores, explained = with_index(query, [h.chunk_id for h in ordered], index, control=control)
+        scores, explained = cast(IndexReranker, reranker).score_with_index(query, [h.chunk_id for h in ordered], index,
+                                                                           control=control)
         why = tuple(explained)
     else:
         scores = reranker.score(query, [texts[h.chunk_id] for h in ordered], control=control) if ordered else np.zeros(0)
