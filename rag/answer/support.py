@@ -98,7 +98,7 @@ class Support:
         return [c.reason(lang) for c in (self.failed or self.checks)]
 
 
-Opinion = Callable[[str, str, str], object]  # (sentence, evidence span, lang) -> Verdict
+Opinion = Callable[[str, str, str], "Verdict"]  # (sentence, evidence span, lang) -> the model's yes/no
 
 
 @dataclass(frozen=True)

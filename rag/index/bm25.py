@@ -139,7 +139,7 @@ class BM25:
         tf.sum_duplicates()  # canonical: one entry per (doc, term), rows sorted within each column
 
         df = np.diff(tf.indptr)  # nonzeros in column j = documents containing term j
-        idf = lucene_idf(n, df.astype(np.float64))
+        idf = np.asarray(lucene_idf(n, df.astype(np.float64)))
         avgdl = float(doc_len.mean())
 
         # Eager scoring: the BM25 term score of every nonzero entry, computed once here.

@@ -81,9 +81,12 @@ MAXSIM_CHUNK_WEIGHT = 0.25  # chosen on cmrc2018_dev; see the module docstring
 
 class Reranker(Protocol):
     name: str  # registry key or model id/path
-    label: str  # what a user sees
     is_fallback: bool
     reads_index: bool  # True: scored by IndexReranker.score_with_index from the index (ranks, vectors), not texts
+
+    @property
+    def label(self) -> str:  # what a user sees (a bilingual Msg is a str)
+        ...
 
     def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
         """(len(texts),) relevance scores, higher is better (NaN: not scored). `control` (a RunControl) is
