@@ -125,7 +125,7 @@ def test_a_request_that_finds_every_slot_busy_is_told_and_can_stop(chat):
 def test_primed_slots_hold_the_rules_so_a_first_question_evaluates_only_its_own_part(server, chat):
     messages = build_prompt("How is RRF computed?", TWO, "en").messages  # English rules: no earlier test sent them
     assert chat.prime([messages[:1]]) == server.slots
-    reply = llama_server._post(server.url + "/v1/chat/completions",
+    reply = llama_server._request(server.url + "/v1/chat/completions",
                                {"messages": messages, "max_tokens": 2, "temperature": 0}, 60)
     assert reply["timings"]["cache_n"] >= chat.count_tokens(messages[:1]) - 8  # the rules came from the cache
 

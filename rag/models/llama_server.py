@@ -93,8 +93,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _post(url: str, body: dict, timeout: float) -> dict:
-    request = urllib.request.Request(url, data=json.dumps(body).encode("utf-8"),
+def _request(url: str, body: dict | None, timeout: float) -> dict:
+    """The JSON reply of llama-server's `url` (a GET when `body` is None), or LLMError saying what came back."""
+    request = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode("utf-8"),
                                      headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
@@ -160,9 +161,8 @@ class LlamaServer:
 
     def healthy(self) -> bool:
         try:
-            with urllib.request.urlopen(self.url + "/health", timeout=2) as response:
-                return response.status == 200 and json.loads(response.read()).get("status") == "ok"
-        except (urllib.error.URLError, OSError, ValueError):
+            return _request(self.url + "/health", None, 2).get("status") == "ok"
+        except LLMError:
             return False  # 503 while the model loads, refused before it listens
 
     def log_tail(self, chars: int = 600) -> str:
@@ -192,13 +192,12 @@ class AttachedServer(LlamaServer):
         if self._url.endswith("/v1"):
             self._url = self._url[:-3]
         try:
-            with urllib.request.urlopen(self._url + "/props", timeout=timeout) as response:
-                props = json.loads(response.read().decode("utf-8"))
+            props = _request(self._url + "/props", None, timeout)
             self.slots = max(1, int(props.get("total_slots") or 1))
             self.n_ctx = int(props["default_generation_settings"]["n_ctx"])
             self.model = Path(str(props.get("model_path") or "model")).name
             self.chat_template = str(props.get("chat_template") or "")
-        except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError) as exc:
+        except (LLMError, ValueError, KeyError, TypeError) as exc:
             raise ModelUnavailableError(f"no llama.cpp server answers /props at {public_url(self._url)} ({exc}): start "
                                         "it, or unset RAG_LLAMA_SERVER_URL to let the app start its own") from None
         self.threads, self.port, self.executable, self._process = 0, 0, None, None
@@ -266,10 +265,10 @@ class LlamaServerChat(OpenAIChat):
 
     def count_tokens(self, messages: list[dict]) -> int:
         check_messages(messages)
-        return len(self._tokenize(chatml(messages) + "<|im_start|>assistant\n"))
+        return len(self._tokenize(chatml(messages, reply=True)))
 
     def _tokenize(self, text: str) -> list[int]:
-        reply = _post(self.server.url + "/tokenize", {"content": text, "add_special": False, "parse_special": True},
+        reply = _request(self.server.url + "/tokenize", {"content": text, "add_special": False, "parse_special": True},
                       self.config.timeout)
         return [int(t) for t in reply.get("tokens", [])]
 
@@ -319,8 +318,8 @@ class LlamaServerChat(OpenAIChat):
         ids = {c: self._first_id(c) for c in candidates}
         self._acquire(control)
         try:
-            reply = _post(self.server.url + "/completion",
-                          {"prompt": chatml(messages) + "<|im_start|>assistant\n", "n_predict": 1,
+            reply = _request(self.server.url + "/completion",
+                          {"prompt": chatml(messages, reply=True), "n_predict": 1,
                            "n_probs": TOP_PROBS, "temperature": 0, "cache_prompt": True},
                           self.config.timeout)
         finally:
@@ -340,7 +339,7 @@ class LlamaServerChat(OpenAIChat):
         done = 0
         for slot in range(self.server.slots if prefixes else 0):
             try:
-                _post(self.server.url + "/completion",
+                _request(self.server.url + "/completion",
                       {"prompt": chatml(prefixes[slot % len(prefixes)]), "n_predict": 0, "id_slot": slot,
                        "cache_prompt": True}, self.config.timeout)
             except LLMError:

@@ -363,7 +363,7 @@ class LocalChat:
         template = str(self._llm.metadata.get("tokenizer.chat_template", ""))
         if "<|im_start|>" not in template:
             raise LLMError(f"{self.label}: scoring lays prompts out in ChatML; this model's template is another")
-        tokens = self._llm.tokenize((chatml(messages) + "<|im_start|>assistant\n").encode("utf-8"), add_bos=False,
+        tokens = self._llm.tokenize(chatml(messages, reply=True).encode("utf-8"), add_bos=False,
                                     special=True)
         if len(tokens) >= self.n_ctx - _SAFETY:
             raise LLMError(f"{self.label}: {what} of {len(tokens)} tokens does not fit the {self.n_ctx}-token "
@@ -409,10 +409,12 @@ class LocalChat:
         return rows - (top + np.log(np.exp(rows - top).sum(axis=1, keepdims=True)))
 
 
-def chatml(messages: list[dict]) -> str:
+def chatml(messages: list[dict], reply: bool = False) -> str:
     """`messages` as Qwen's ChatML template lays them out (the saved prefix state and the scoring prompts
-    must tokenize exactly as the chat completion does)."""
-    return "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+    must tokenize exactly as the chat completion does); `reply`: followed by the assistant turn's opening, where
+    the model's reply begins."""
+    turns = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+    return turns + "<|im_start|>assistant\n" if reply else turns
 
 
 def local_model_names() -> list[str]:
