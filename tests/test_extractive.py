@@ -7,6 +7,7 @@ import pytest
 
 from rag.answer.citations import parse_citations, strip_citations
 from rag.answer.extractive import MIN_SCORES, NO_RAG_MESSAGE, ExtractiveGenerator
+from rag.answer.fill_in import fill_in
 from rag.answer.generation import NOT_ENOUGH, Generator
 from rag.answer.prompt import build_no_rag_prompt, build_prompt
 from rag.errors import ConfigError
@@ -146,16 +147,34 @@ def test_max_sentences_duplicates_and_order():
     gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=3, margin=10.0)
     answer, pieces = _answer(gen, prompt)
     quotes = [strip_citations(p) for p in pieces]
-    assert len(pieces) == 3
+    assert len(pieces) == 2
     assert quotes.count("购买后七天内可以无理由退货。") == 1  # the near-duplicate in b is skipped
     assert "退货政策" not in quotes  # title-only sentence
     order = [parse_citations(p)[0] for p in pieces]
     assert order == sorted(order)  # grouped by context rank
     rows = gen.score_sentences(prompt)
     assert [r.score for r in rows] == sorted((r.score for r in rows), reverse=True)
-    assert sum(r.chosen for r in rows) == 3
+    assert sum(r.chosen for r in rows) == 2  # b's and c's other sentences say nothing the question asks
     one = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=1)
     assert len(parse_citations(_answer(one, prompt)[0])) == 1
+
+
+def test_a_sentence_from_another_chunk_is_quoted_only_when_it_brings_a_word_of_the_question():
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=4, margin=10.0)
+    one_part = [strip_citations(p) for p in _answer(gen, build_prompt("购买后多久可以退货？", CHUNKS, lang="zh"))[1]]
+    assert "运费由买家承担。" not in one_part and "会员可以积分。" not in one_part  # same topic or none: not quoted
+    two_parts = [strip_citations(p) for p in
+                 _answer(gen, build_prompt("购买后多久可以退货？运费谁承担？", CHUNKS, lang="zh"))[1]]
+    assert "运费由买家承担。" in two_parts  # b brings 运费 and 承担, which a lacks
+    assert "会员可以积分。" not in two_parts
+
+
+def test_fill_in_skips_a_sentence_off_the_question():
+    prompt = build_prompt("购买后多久可以退货？", CHUNKS, lang="zh")
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=4, margin=10.0)
+    answer, checks = fill_in("七天内可以退货。[a]", prompt, gen.embedder, gen.score_sentences(prompt))
+    assert {c.ref for c in checks} == {"a"}  # nothing from b or c was even considered
+    assert "运费" not in answer and "积分" not in answer and "退货需要保持商品完好" in answer
 
 
 def test_min_score_controls_abstention():

@@ -114,10 +114,15 @@ def term_overlap(tokens: Sequence[str], text: str) -> float:
     words differently in another context); Latin tokens must match a whole token of `text`."""
     if not tokens:
         return 0.0
+    found = terms_found(tokens, text)
+    return sum(1 for t in tokens if t in found) / len(tokens)
+
+
+def terms_found(tokens: Iterable[str], text: str) -> set[str]:
+    """The `tokens` found in `text`, matched as term_overlap matches them."""
     low = text.lower()
     words = set(re.findall(r"[a-z0-9_]+", low))
-    found = sum(1 for t in tokens if (t in words if t.isascii() else t in low))
-    return found / len(tokens)
+    return {t for t in tokens if (t in words if t.isascii() else t in low)}
 
 
 def is_not_enough(text: str) -> bool:

@@ -16,7 +16,9 @@ It skips sentences that cannot be an answer: the block's title, questions (endin
 fragments with fewer than MIN_CHARS letters. If the best score is below `min_score` the answer is
 exactly NOT_ENOUGH[lang] ("资料不足") with no citation. Otherwise it keeps the best sentences within
 MARGIN of the best one (at most `max_sentences`, skipping near-duplicates, ties broken by context
-rank), and emits them grouped by context rank and in document order, each followed by its [ref].
+rank), less those from another chunk that bring no word of the question the chunks already quoted lack
+(`_on_the_question`), and emits them grouped by context rank and in document order, each followed by its [ref].
+Fill-in (fill_in.py) appends from the same choice, so the rule keeps a neighbour's definition out of both.
 Deterministic: the same prompt and embedder give the same answer.
 
 Calibration, on the bundled FAQ + golden set (87 answerable, 15 out-of-scope questions; contexts =
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rag.answer.answer_form import has_form, question_form
-from rag.answer.citations import CITATION_RE, content_tokens, term_overlap
+from rag.answer.citations import CITATION_RE, content_tokens, term_overlap, terms_found
 from rag.answer.prompt import NOT_ENOUGH, Prompt
 from rag.errors import ConfigError
 from rag.ingest.sentences import sentence_spans
@@ -171,6 +173,7 @@ class ExtractiveGenerator:
                      and has_form(row[3], form)
                      and not any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen)]
             chosen += extra[:FORM_EXTRA]
+            chosen = _on_the_question(chosen, rows, q_tokens)
         keep = set(chosen)
         return [
             ScoredSentence(b.n, b.ref, s, e, t, c, cc, o, sc, i in keep, rel)
@@ -199,6 +202,31 @@ class ExtractiveGenerator:
                 text = text if text.endswith(tuple(_TERMINATORS)) else text + _FULL_STOP[lang]
                 yield ("" if first else _JOIN[lang]) + f"{text}[{s.ref}]"  # every sentence cites its chunk
                 first = False
+
+
+def _on_the_question(chosen: list[int], rows: list, q_tokens: list[str]) -> list[int]:
+    """The chosen sentences (indices into `rows`, best first) less those from another chunk than the best
+    sentence's that state none of the question's words the chunks already quoted lack. A neighbour chunk's
+    sentence can score within the margin of the best because it is about the same topic ("欠拟合" under a
+    question about 过拟合); it answers something the question asks only when it brings a word of the question
+    the best chunk does not hold (a two-part question's second half). No threshold: a word is there or not."""
+    if not chosen:
+        return chosen
+    best_block = rows[chosen[0]][0]
+    quoted = {id(best_block)}
+    covered = terms_found(q_tokens, best_block.text)
+    kept = []
+    for i in chosen:
+        block, text = rows[i][0], rows[i][3]
+        if id(block) in quoted:
+            kept.append(i)
+            continue
+        new = terms_found(q_tokens, text) - covered
+        if new:
+            kept.append(i)
+            quoted.add(id(block))
+            covered |= terms_found(q_tokens, block.text)
+    return kept
 
 
 # A sentence that opens with one of these leans on the one before it ("这样分工的原因是…" - which
