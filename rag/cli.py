@@ -226,8 +226,8 @@ def _print_trace(trace, streamed: bool) -> None:
 # --- argument parsing ---------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m rag", description="Inspectable RAG pipeline")
+def _common_options() -> argparse.ArgumentParser:
+    """The options every command that builds an index takes."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--corpus", help="corpus file (JSONL id/title/text, .md, .txt, .pdf, .csv, .json); "
                         "default: the bundled knowledge base")
@@ -251,6 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--index", choices=INDEX_KINDS, default="exact",
                         help="what dense search runs on: exact (NumPy), hnsw or ivfpq (faiss), milvus "
                              "(Milvus Lite, or the server in $RAG_MILVUS_URI)")
+    return common
+
+
+def _generator_options() -> argparse.ArgumentParser:
+    """The options of the commands that generate."""
     gen = argparse.ArgumentParser(add_help=False)
     gen.add_argument("--generator", choices=GENERATORS, default=config.value("RAG_GENERATOR"),
                      help="auto: a configured endpoint, else the bundled local model, else extractive "
@@ -260,14 +265,18 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--cite", choices=CITE_MODES, default=defaults.CITE,
                      help="constrained (default): a grammar makes the local model cite a context ref after every "
                           "sentence and no other; free: the model writes what it likes")
-    sub = p.add_subparsers(dest="command", required=True)
+    return gen
 
+
+def _add_search(sub, common) -> None:
     s = sub.add_parser("search", parents=[common], help="ranked hits with provenance")
     s.add_argument("query", type=question_text)
     s.add_argument("--mode", choices=MODES + GRAPH_MODES, default=defaults.RETRIEVAL_MODE)
     s.add_argument("--k", type=positive, default=10)
     s.set_defaults(func=cmd_search)
 
+
+def _add_ask(sub, common, gen) -> None:
     a = sub.add_parser("ask", parents=[common, gen], help="answer with citations and an audit")
     a.add_argument("question", type=question_text)
     a.add_argument("--no-rag", action="store_true", help="answer without retrieval")
@@ -299,6 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default {BUDGETS['agent']})")
     a.set_defaults(func=cmd_ask)
 
+
+def _add_eval(sub, common, gen) -> None:
     e = sub.add_parser("eval", parents=[common, gen], help="Hit@k, MRR, nDCG for each strategy")
     e.add_argument("--queries", required=True, help="JSONL with id, query, gold_ids")
     e.add_argument("--k", type=positive, default=10)
@@ -325,6 +336,15 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--judge-model", choices=JUDGE_MODELS, default="auto",
                    help="which bundled model judges (--judge local); auto: the 1.5B where installed, else the 0.5B")
     e.set_defaults(func=cmd_eval)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m rag", description="Inspectable RAG pipeline")
+    common, gen = _common_options(), _generator_options()
+    sub = p.add_subparsers(dest="command", required=True)
+    _add_search(sub, common)
+    _add_ask(sub, common, gen)
+    _add_eval(sub, common, gen)
     add_audit(sub)
     add_graph(sub, common, gen)
     add_testset(sub, common, gen)
