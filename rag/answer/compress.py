@@ -150,22 +150,29 @@ def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_T
         used += cost
     out, report = [], []
     for chunk, block in zip(contexts, prompt.contexts):
-        choices, pieces, previous = [], [], None  # previous: index of the last kept sentence
-        for i, (a, b) in enumerate(spans[block.n]):
-            keep = a in kept[block.n]
-            choices.append(SentenceChoice(a, b, block.text[a:b], by_chunk.get(block.n, {}).get(a), keep))
-            if keep:
-                if (previous is None and i > 0) or (previous is not None and i != previous + 1):
-                    pieces.append(GAP)  # something was cut before this sentence
-                pieces.append(block.text[a:b].strip())
-                previous = i
-        if previous is not None and previous < len(spans[block.n]) - 1:
-            pieces.append(GAP)
-        text = "".join(pieces)
-        report.append(CompressedChunk(chunk.ref, chunk.chunk_id, tuple(choices), text, count(block.text),
-                                      count(text) if text else 0))
-        if text:
-            out.append(replace(chunk, text=text))
+        row = _compressed(chunk, block, spans[block.n], kept[block.n], by_chunk.get(block.n, {}), count)
+        report.append(row)
+        if row.text:
+            out.append(replace(chunk, text=row.text))
     compression = Compression(tuple(report), budget, drop_below, sum(c.tokens_before for c in report),
                               sum(c.tokens_after for c in report))
     return out, compression
+
+
+def _compressed(chunk, block, spans: list[tuple[int, int]], kept: set[int], scores: dict[int, float],
+                count: Callable[[str], int]) -> CompressedChunk:
+    """One chunk with only its `kept` sentences (by start offset), "…" where something was cut."""
+    choices, pieces, previous = [], [], None  # previous: index of the last kept sentence
+    for i, (a, b) in enumerate(spans):
+        keep = a in kept
+        choices.append(SentenceChoice(a, b, block.text[a:b], scores.get(a), keep))
+        if keep:
+            if (previous is None and i > 0) or (previous is not None and i != previous + 1):
+                pieces.append(GAP)  # something was cut before this sentence
+            pieces.append(block.text[a:b].strip())
+            previous = i
+    if previous is not None and previous < len(spans) - 1:
+        pieces.append(GAP)
+    text = "".join(pieces)
+    return CompressedChunk(chunk.ref, chunk.chunk_id, tuple(choices), text, count(block.text),
+                           count(text) if text else 0)

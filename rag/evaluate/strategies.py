@@ -231,54 +231,71 @@ def answer_figures(
     On unanswerable ones: "abstain@unanswerable". With a model that reports them (the local one):
     "first token s" and "decode tok/s", medians over every answer.
     """
-    from statistics import median
-
-    from rag.answer.citations import is_not_enough
     from rag.pipeline import ask
 
     base = settings or AskSettings()
     settings = settings_for(strategy, replace(base, recall_n=max(base.recall_n, base.top_k)))
-    validity, unsupported, abstained, refused, cited_share, hallucinated, facts = [], [], [], [], [], [], []
-    first_token, tok_s = [], []
+    tally = _AnswerTally()
     for i, q in enumerate(queries, 1):
-        trace = ask(q.query, index, settings, generator, reranker=reranker, chat=chat, control=control)
-        refusal = is_not_enough(trace.answer)
-        a = trace.audit
-        if q.gold_ids:
-            refused.append(float(refusal))
-            stated = facts_found(trace.answer, q.facts)
-            if stated is not None:
-                facts.append(0.0 if refusal else stated)
-            if a is not None and not refusal:
-                claims = [s for s in a.sentences if s.label != "not-enough"]
-                if claims:
-                    cited_share.append(sum(bool(s.refs) for s in claims) / len(claims))
-                hallucinated.append(float(len(a.hallucinated)))
-                if a.validity_rate is not None:
-                    validity.append(a.validity_rate)
-                if a.unsupported_rate is not None:
-                    unsupported.append(a.unsupported_rate)
-        else:
-            abstained.append(float(refusal))
-        if "first_token_s" in trace.generation:
-            first_token.append(trace.generation["first_token_s"])
-        if "decode_tok_per_s" in trace.generation:
-            tok_s.append(trace.generation["decode_tok_per_s"])
+        tally.add(q, ask(q.query, index, settings, generator, reranker=reranker, chat=chat, control=control))
         if progress:
             progress(i, len(queries))
-    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
-    out = {}
-    for name, xs in (("cited sentences", cited_share), ("citation validity", validity),
-                     ("hallucinated refs", hallucinated), ("unsupported rate", unsupported),
-                     ("false refusal@answerable", refused), ("key facts@answerable", facts),
-                     ("abstain@unanswerable", abstained)):
-        if xs:
-            out[name] = mean(xs)
-    if first_token:
-        out["first token s"] = median(first_token)
-    if tok_s:
-        out["decode tok/s"] = median(tok_s)
-    return out
+    return tally.figures()
+
+
+class _AnswerTally:
+    """answer_figures' lists, one value per answer, and the figures they make."""
+
+    NAMES = (("cited sentences", "cited_share"), ("citation validity", "validity"),
+             ("hallucinated refs", "hallucinated"), ("unsupported rate", "unsupported"),
+             ("false refusal@answerable", "refused"), ("key facts@answerable", "facts"),
+             ("abstain@unanswerable", "abstained"))
+
+    def __init__(self) -> None:
+        self.lists: dict[str, list[float]] = {attr: [] for _, attr in self.NAMES}
+        self.first_token: list[float] = []
+        self.tok_s: list[float] = []
+
+    def add(self, q: Query, trace) -> None:
+        from rag.answer.citations import is_not_enough
+
+        refusal = is_not_enough(trace.answer)
+        if q.gold_ids:
+            self._answerable(q, trace, refusal)
+        else:
+            self.lists["abstained"].append(float(refusal))
+        if "first_token_s" in trace.generation:
+            self.first_token.append(trace.generation["first_token_s"])
+        if "decode_tok_per_s" in trace.generation:
+            self.tok_s.append(trace.generation["decode_tok_per_s"])
+
+    def _answerable(self, q: Query, trace, refusal: bool) -> None:
+        got = self.lists
+        got["refused"].append(float(refusal))
+        stated = facts_found(trace.answer, q.facts)
+        if stated is not None:
+            got["facts"].append(0.0 if refusal else stated)
+        a = trace.audit
+        if a is None or refusal:
+            return
+        claims = [s for s in a.sentences if s.label != "not-enough"]
+        if claims:
+            got["cited_share"].append(sum(bool(s.refs) for s in claims) / len(claims))
+        got["hallucinated"].append(float(len(a.hallucinated)))
+        if a.validity_rate is not None:
+            got["validity"].append(a.validity_rate)
+        if a.unsupported_rate is not None:
+            got["unsupported"].append(a.unsupported_rate)
+
+    def figures(self) -> dict[str, float]:
+        from statistics import median
+
+        out = {name: sum(xs) / len(xs) for name, attr in self.NAMES if (xs := self.lists[attr])}
+        if self.first_token:
+            out["first token s"] = median(self.first_token)
+        if self.tok_s:
+            out["decode tok/s"] = median(self.tok_s)
+        return out
 
 
 class OnceReranker:

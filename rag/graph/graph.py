@@ -127,23 +127,7 @@ def build_graph(chunks, extractions: list[Extraction], embedder=None, cost: dict
     g = nx.Graph()
     for ent, spelled in spellings.items():  # a clause or a formula the model listed as an entity is kept, marked
         g.add_node(ent, type=types[ent].most_common(1)[0][0], aliases=sorted(spelled - {ent}), fragment=fragment(ent))
-    listed: dict[str, list[str]] = {}
-    for c, ex in zip(chunks, extractions):
-        ents = list(dict.fromkeys(canonical[e.name] for e in ex.entities))
-        listed[c.chunk_id] = ents
-        for i, a in enumerate(ents):
-            for b in ents[i + 1:]:
-                _add(g, a, b, CO_LISTED_WEIGHT)
-        for r in ex.relations:
-            head, tail = canonical.get(r.head), canonical.get(r.tail)
-            if head is None or tail is None or head == tail:
-                continue
-            a, b = head, tail
-            _add(g, a, b, RELATION_WEIGHT)
-            check = verify(r.head, r.relation, r.tail, c.text)  # checked against its source before drawn as a fact
-            g.edges[a, b]["relations"].append({"head": a, "relation": r.relation, "tail": b, "chunk_id": c.chunk_id,
-                                               "sentence": check.sentence or r.sentence, "verified": check.verified,
-                                               "why": check.reason})
+    listed = {c.chunk_id: _add_edges(g, c, ex, canonical) for c, ex in zip(chunks, extractions)}
     mentions: dict[str, list[str]] = {}
     chunk_entities: dict[str, list[str]] = {c.chunk_id: [] for c in chunks}
     folded = {c.chunk_id: " ".join(c.text.split()).casefold() for c in chunks}
@@ -154,17 +138,7 @@ def build_graph(chunks, extractions: list[Extraction], embedder=None, cost: dict
         for cid in where:
             chunk_entities[cid].append(ent)
     groups, modularity = leiden(g)
-    communities = []
-    for cid, members in enumerate(groups):
-        for n in members:
-            g.nodes[n]["community"] = cid
-        members = sorted(members, key=lambda n: (-g.degree(n, weight="weight"), n))
-        inside = set(members)
-        chunk_count: Counter = Counter(ch for n in members for ch in mentions.get(n, []))
-        edges = sorted(((d["weight"], a, b, d) for a, b, d in g.edges(members, data=True) if a in inside and b in inside),
-                       key=lambda t: -t[0])
-        rels = [(r["head"], r["relation"], r["tail"], r["chunk_id"]) for _, _, _, d in edges for r in d["relations"]]
-        communities.append(Community(cid, members, [ch for ch, _ in chunk_count.most_common()], rels))
+    communities = [_community(g, cid, members, mentions) for cid, members in enumerate(groups)]
     cost = dict(cost or {})
     cost["build_seconds"] = time.perf_counter() - t0
     aliases = {}
@@ -174,6 +148,39 @@ def build_graph(chunks, extractions: list[Extraction], embedder=None, cost: dict
     label = (cost.get("extractor") or (extractions[0].extractor if extractions else "none"))
     return CorpusGraph(g, {c.chunk_id: ex for c, ex in zip(chunks, extractions)}, mentions, chunk_entities, merges,
                        communities, modularity, label, cost, aliases)
+
+
+def _add_edges(g: nx.Graph, chunk, ex: Extraction, canonical: dict[str, str]) -> list[str]:
+    """The chunk's entities (canonical, in order) linked pairwise, and its relations added once each is checked
+    against the chunk's text; returns the entities it lists."""
+    ents = list(dict.fromkeys(canonical[e.name] for e in ex.entities))
+    for i, a in enumerate(ents):
+        for b in ents[i + 1:]:
+            _add(g, a, b, CO_LISTED_WEIGHT)
+    for r in ex.relations:
+        head, tail = canonical.get(r.head), canonical.get(r.tail)
+        if head is None or tail is None or head == tail:
+            continue
+        _add(g, head, tail, RELATION_WEIGHT)
+        check = verify(r.head, r.relation, r.tail, chunk.text)  # checked against its source before drawn as a fact
+        g.edges[head, tail]["relations"].append({"head": head, "relation": r.relation, "tail": tail,
+                                                 "chunk_id": chunk.chunk_id, "sentence": check.sentence or r.sentence,
+                                                 "verified": check.verified, "why": check.reason})
+    return ents
+
+
+def _community(g: nx.Graph, cid: int, members, mentions: dict[str, list[str]]) -> Community:
+    """Community `cid`: its members marked on the graph, best connected first, the chunks that mention them most
+    first, and the relations inside it, heaviest edge first."""
+    for n in members:
+        g.nodes[n]["community"] = cid
+    members = sorted(members, key=lambda n: (-g.degree(n, weight="weight"), n))
+    inside = set(members)
+    chunk_count: Counter = Counter(ch for n in members for ch in mentions.get(n, []))
+    edges = sorted(((d["weight"], a, b, d) for a, b, d in g.edges(members, data=True) if a in inside and b in inside),
+                   key=lambda t: -t[0])
+    rels = [(r["head"], r["relation"], r["tail"], r["chunk_id"]) for _, _, _, d in edges for r in d["relations"]]
+    return Community(cid, members, [ch for ch, _ in chunk_count.most_common()], rels)
 
 
 def _add(g: nx.Graph, a: str, b: str, weight: float) -> None:

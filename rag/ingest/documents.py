@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
-from typing import Iterable
+from typing import Any, Iterable
 
 from rag.errors import LoaderError
 
@@ -272,7 +272,8 @@ def _load_text(name: str, data: bytes) -> list[Document]:
 # ------------------------------------------------------------------------------------------ PDF
 
 
-def _load_pdf(name: str, data: bytes) -> list[Document]:
+def _pdf_pages(name: str, data: bytes) -> tuple[Any, list]:
+    """(the pypdf reader, its pages), or a LoaderError that says what is wrong with the file and what to do."""
     try:
         import pypdf
     except ImportError as e:
@@ -285,7 +286,7 @@ def _load_pdf(name: str, data: bytes) -> list[Document]:
         if reader.is_encrypted and not reader.decrypt(""):  # "" opens a PDF with only an owner password
             raise LoaderError(name, "is password-protected; save an unprotected copy and upload that",
                               "有打开密码：请另存一份不加密的副本再上传")
-        pages = list(reader.pages)
+        return reader, list(reader.pages)
     except LoaderError:
         raise
     except pypdf.errors.DependencyError as e:  # AES without `cryptography`: not a damaged file
@@ -299,6 +300,10 @@ def _load_pdf(name: str, data: bytes) -> list[Document]:
             "re-export it ('Save as PDF') or upload it as .txt",
             f"是损坏或格式不对的 PDF（{type(e).__name__}: {e}）：请重新导出（“另存为 PDF”），或改传 .txt",
         ) from e
+
+
+def _load_pdf(name: str, data: bytes) -> list[Document]:
+    reader, pages = _pdf_pages(name, data)
     texts, unread = [], {}  # unread: 1-based page number -> why its text could not be read
     for number, page in enumerate(pages, 1):
         text, why = _page_text(page)
