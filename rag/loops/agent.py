@@ -18,7 +18,8 @@ Not handled here: the action schema (actions.py), retrieval and answering (rag/p
 from __future__ import annotations
 
 import time
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from rag.loops.actions import ACTIONS, action_grammar, parse_action
 from rag.loops.self_rag import answer_directly, loop_setup
@@ -100,27 +101,13 @@ def agent(question: str, index, settings: AskSettings, generator, chat, reranker
     lt = LoopTrace("agent", question, budget=max(1, int(max_steps)))
     rec = Recorder(lt, on_step)
     key = lang if lang in SYSTEM else "en"
-    messages = [{"role": "system", "content": SYSTEM[key]}, *({"role": r, "content": c} for r, c in SHOTS[key]),
-                {"role": "user", "content": head[0] + question}]
-    seen: dict[str, object] = {}  # ref -> chunk, in the order met
-    read: dict[str, object] = {}
-    searched: set[str] = set()
-    last_trace = None
+    mem = _Memory([{"role": "system", "content": SYSTEM[key]}, *({"role": r, "content": c} for r, c in SHOTS[key]),
+                   {"role": "user", "content": head[0] + question}])
     for n in range(1, lt.budget + 1):
         control.check("the agent loop")
         last = n == lt.budget
-        allowed = ("answer",) if last else ACTIONS
-        prompt = list(messages)
-        if last:
-            prompt[-1] = {**prompt[-1], "content": prompt[-1]["content"] + "\n\n" + head[4]}
         t0 = time.perf_counter()
-        unread = [r for r in seen if r not in read]  # reading a chunk twice tells the model nothing new
-        grammar = action_grammar(unread, allowed) if chat.supports_grammar else None  # an endpoint is parsed tolerantly
-        raw = chat.complete(prompt, grammar=grammar, max_tokens=ACTION_TOKENS, control=control)
-        action, why = parse_action(raw, list(seen))
-        if action is not None and action.action not in allowed:
-            action, why = None, say(f"{action.action} is not allowed at the budget's last step",
-                                    f"预算的最后一步不允许 {action.action}")
+        prompt, raw, action, why = _next_action(chat, mem, head, last, control)
         if action is None:  # only without a grammar: say so and stop rather than guess
             why_zh = localized(why, "zh")
             lt.notes.append(say(f"step {n}: the model's action could not be read ({why}); the loop stopped there",
@@ -129,34 +116,8 @@ def agent(question: str, index, settings: AskSettings, generator, chat, reranker
                                                             f"读不懂的动作（{why_zh}）：停下来回答"),
                     prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
             break
-        messages += [{"role": "assistant", "content": raw}]
-        if action.action == "search" and action.query in searched:
-            messages.append({"role": "user", "content": head[5].format(q=action.query)})
-            rec.add(kind="repeat", thought=action.thought, query=action.query,
-                    decision=say("repeated an earlier search: told to use other words (no new search)",
-                                 "重复了之前的检索：提醒它换个说法（没有再检索）"),
-                    prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
-        elif action.action == "search":
-            searched.add(action.query)
-            trace = gather(action.query, index, settings, generator, reranker, control=control)
-            last_trace = trace
-            hits = trace.final[:SEARCH_HITS]
-            for c in trace.contexts[:SEARCH_HITS]:
-                seen.setdefault(c.ref, c)
-            obs = _search_observation(trace.contexts[:SEARCH_HITS], action.query, head)
-            messages.append({"role": "user", "content": obs})
-            rec.add(kind="search", thought=action.thought, query=action.query,
-                    decision=say(f"searched; {len(hits)} hits shown to the model", f"检索了；给模型看了 {len(hits)} 条结果"),
-                    hits=hits_of(index, hits),
-                    prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
-        elif action.action == "read":
-            chunk = seen[action.ref]
-            read.setdefault(action.ref, chunk)
-            messages.append({"role": "user", "content": head[2].format(r=action.ref) + "\n" + chunk.text[:READ_CHARS]})
-            rec.add(kind="read", thought=action.thought, decision=say(f"read {action.ref}", f"读了 {action.ref}"),
-                    prompt=prompt, raw=raw,
-                    seconds=time.perf_counter() - t0)
-        else:
+        mem.messages += [{"role": "assistant", "content": raw}]
+        if action.action == "answer":
             rec.add(kind="answer", thought=action.thought,
                     decision=say("answer (the step budget's last step allowed nothing else)",
                                  "回答（预算的最后一步只允许回答）") if last else say("answer", "回答"),
@@ -165,27 +126,93 @@ def agent(question: str, index, settings: AskSettings, generator, chat, reranker
                 lt.notes.append(say(f"the step budget ({lt.budget}) was reached: the last step could only answer",
                                     f"用完了步数预算（{lt.budget} 步）：最后一步只能回答"))
             break
-
+        step = {"thought": action.thought, "prompt": prompt, "raw": raw}
+        if action.action == "search":
+            _search(action.query, mem, head, rec, step, t0, lambda q: gather(q, index, settings, generator, reranker,
+                                                                              control=control), index)
+        else:
+            _read(action.ref, mem, head, rec, step, t0)
     t0 = time.perf_counter()
-    if not seen:
+    lt.final = _final_answer(lt, mem, question, index, settings, generator, lang, control)
+    lt.final.timings["answer"] = time.perf_counter() - t0
+    lt.seconds = time.perf_counter() - t_start
+    return lt
+
+
+@dataclass
+class _Memory:
+    """What the agent has been told so far: the conversation, the chunks its searches showed (ref -> chunk, in the
+    order met), those it read, the queries it ran, and the last search's trace."""
+
+    messages: list[dict]
+    seen: dict = field(default_factory=dict)
+    read: dict = field(default_factory=dict)
+    searched: set = field(default_factory=set)
+    last_trace: Any = None
+
+
+def _next_action(chat, mem: _Memory, head, last: bool, control: RunControl) -> tuple[list[dict], str, Any, Any]:
+    """(the prompt, the model's reply, the action read from it or None, why not). At the budget's last step only
+    `answer` is allowed, and the prompt says so."""
+    allowed = ("answer",) if last else ACTIONS
+    prompt = list(mem.messages)
+    if last:
+        prompt[-1] = {**prompt[-1], "content": prompt[-1]["content"] + "\n\n" + head[4]}
+    unread = [r for r in mem.seen if r not in mem.read]  # reading a chunk twice tells the model nothing new
+    grammar = action_grammar(unread, allowed) if chat.supports_grammar else None  # an endpoint is parsed tolerantly
+    raw = chat.complete(prompt, grammar=grammar, max_tokens=ACTION_TOKENS, control=control)
+    action, why = parse_action(raw, list(mem.seen))
+    if action is not None and action.action not in allowed:
+        action, why = None, say(f"{action.action} is not allowed at the budget's last step",
+                                f"预算的最后一步不允许 {action.action}")
+    return prompt, raw, action, why
+
+
+def _search(query: str, mem: _Memory, head, rec: Recorder, step: dict, t0: float, run, index) -> None:
+    """Search (`run(query)` -> trace) and show the model the hits, or tell it that it searched this already."""
+    if query in mem.searched:
+        mem.messages.append({"role": "user", "content": head[5].format(q=query)})
+        rec.add(kind="repeat", query=query, decision=say("repeated an earlier search: told to use other words (no new "
+                                                         "search)", "重复了之前的检索：提醒它换个说法（没有再检索）"),
+                seconds=time.perf_counter() - t0, **step)
+        return
+    mem.searched.add(query)
+    trace = mem.last_trace = run(query)
+    hits = trace.final[:SEARCH_HITS]
+    for c in trace.contexts[:SEARCH_HITS]:
+        mem.seen.setdefault(c.ref, c)
+    mem.messages.append({"role": "user", "content": _search_observation(trace.contexts[:SEARCH_HITS], query, head)})
+    rec.add(kind="search", query=query,
+            decision=say(f"searched; {len(hits)} hits shown to the model", f"检索了；给模型看了 {len(hits)} 条结果"),
+            hits=hits_of(index, hits), seconds=time.perf_counter() - t0, **step)
+
+
+def _read(ref: str, mem: _Memory, head, rec: Recorder, step: dict, t0: float) -> None:
+    chunk = mem.seen[ref]
+    mem.read.setdefault(ref, chunk)
+    mem.messages.append({"role": "user", "content": head[2].format(r=ref) + "\n" + chunk.text[:READ_CHARS]})
+    rec.add(kind="read", decision=say(f"read {ref}", f"读了 {ref}"), seconds=time.perf_counter() - t0, **step)
+
+
+def _final_answer(lt: LoopTrace, mem: _Memory, question: str, index, settings: AskSettings, generator, lang: str,
+                  control: RunControl):
+    """The answer from what the agent read first, then what it only saw; without any chunk, from the model's own
+    knowledge, saying why."""
+    if not mem.seen:
         thought = lt.steps[-1].thought if lt.steps else ""
         lt.retrieved = lt.searches > 0
         why = (("the agent answered without searching", "智能体没有检索就回答了") if not lt.searches else
                ("the agent's searches found nothing", "智能体的检索什么也没找到"))
-        lt.final = answer_directly(question, settings, generator, lang, control,
-                                   say(why[0] + (f"; its thought: {thought}" if thought else ""),
-                                       why[1] + (f"；它的想法：{thought}" if thought else "")))
-    else:
-        trace = last_trace
-        trace.question = question
-        order = list(read) + [r for r in seen if r not in read]
-        trace.contexts = [seen[r] for r in order][: settings.top_k]
-        trace.rewrites["agent searches"] = [s.query for s in lt.steps if s.kind == "search"]
-        answer_from(trace, index, generator, control)
-        lt.final = trace
-    lt.final.timings["answer"] = time.perf_counter() - t0
-    lt.seconds = time.perf_counter() - t_start
-    return lt
+        return answer_directly(question, settings, generator, lang, control,
+                               say(why[0] + (f"; its thought: {thought}" if thought else ""),
+                                   why[1] + (f"；它的想法：{thought}" if thought else "")))
+    trace = mem.last_trace
+    trace.question = question
+    order = list(mem.read) + [r for r in mem.seen if r not in mem.read]
+    trace.contexts = [mem.seen[r] for r in order][: settings.top_k]
+    trace.rewrites["agent searches"] = [s.query for s in lt.steps if s.kind == "search"]
+    answer_from(trace, index, generator, control)
+    return trace
 
 
 def _search_observation(chunks, query: str, head) -> str:

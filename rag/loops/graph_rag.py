@@ -104,29 +104,11 @@ def graph_global(question: str, index, settings: AskSettings, generator, chat=No
     if not ids:
         lt.notes.append(say("the graph has no communities (no entities were extracted)",
                             "图里没有社区（没有抽取到实体）"))
-    vecs = np.asarray(index.embedder.embed_documents([texts[i] for i in ids]), dtype=np.float32) if ids else None
-    qv = np.asarray(index.embedder.embed_queries([question])[0], dtype=np.float32)
-    sims = (vecs @ qv / (np.linalg.norm(vecs, axis=1) * np.linalg.norm(qv) + 1e-12)) if ids else np.zeros(0)
-    top = [ids[i] for i in np.argsort(-sims)[:GLOBAL_COMMUNITIES]]
+    top = _closest_communities(index.embedder, question, ids, texts)
     rec.add(kind="decide", thought="Rank the communities by how close their summaries are to the question.",
             decision=say(f"communities {', '.join(str(c) for c in top) or 'none'} (summaries by {written_by})",
                          f"社区 {', '.join(str(c) for c in top) or '无'}（概要由 {written_by} 写）"))
-    lang = detect_lang(question)
-    points = []
-    for cid in top:
-        if chat is None:
-            points.append((cid, texts[cid]))
-            continue
-        messages = _map_messages(lang, texts[cid], question)
-        t1 = time.perf_counter()
-        said = short_reply(chat, messages, MAP_TOKENS, control).strip()
-        keep = bool(said) and not said.startswith(IRRELEVANT)
-        rec.add(kind="map", thought=f"What does community {cid} say about the question?",
-                decision=say(("kept: " if keep else "left out: ") + said[:120],
-                             ("保留：" if keep else "略去：") + said[:120]), prompt=messages, raw=said,
-                seconds=time.perf_counter() - t1)
-        if keep:
-            points.append((cid, said))
+    points = _map(question, top, texts, chat, rec, control)
     community = {c.cid: c for c in graph.communities}
     chunk_ids = list(dict.fromkeys(ch for cid, _ in points for ch in community[cid].chunk_ids[:CHUNKS_PER_COMMUNITY]))
     # the gate, compression and fill-in serve a question one passage answers; a question about the whole corpus is
@@ -154,6 +136,37 @@ def graph_global(question: str, index, settings: AskSettings, generator, chat=No
                 "points": [{"community": c, "point": p} for c, p in points], "block": trace.graph_block}
     lt.seconds = time.perf_counter() - t0
     return lt
+
+
+def _closest_communities(embedder, question: str, ids: list[int], texts: dict) -> list[int]:
+    """The GLOBAL_COMMUNITIES communities whose summaries are closest to the question (cosine), closest first."""
+    if not ids:
+        return []
+    vecs = np.asarray(embedder.embed_documents([texts[i] for i in ids]), dtype=np.float32)
+    qv = np.asarray(embedder.embed_queries([question])[0], dtype=np.float32)
+    sims = vecs @ qv / (np.linalg.norm(vecs, axis=1) * np.linalg.norm(qv) + 1e-12)
+    return [ids[i] for i in np.argsort(-sims)[:GLOBAL_COMMUNITIES]]
+
+
+def _map(question: str, top: list[int], texts: dict, chat, rec: Recorder, control: RunControl) -> list[tuple]:
+    """Map: (community, what it says about the question) for each of `top` that says something; without a model,
+    its summary."""
+    if chat is None:
+        return [(cid, texts[cid]) for cid in top]
+    lang = detect_lang(question)
+    points = []
+    for cid in top:
+        messages = _map_messages(lang, texts[cid], question)
+        t1 = time.perf_counter()
+        said = short_reply(chat, messages, MAP_TOKENS, control).strip()
+        keep = bool(said) and not said.startswith(IRRELEVANT)
+        rec.add(kind="map", thought=f"What does community {cid} say about the question?",
+                decision=say(("kept: " if keep else "left out: ") + said[:120],
+                             ("保留：" if keep else "略去：") + said[:120]), prompt=messages, raw=said,
+                seconds=time.perf_counter() - t1)
+        if keep:
+            points.append((cid, said))
+    return points
 
 
 def _map_messages(lang: str, summary: str, question: str) -> list[dict]:

@@ -72,18 +72,7 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
 
     need = decisions.needs_retrieval(chat, question, lang, control)
     if not need.answer:
-        p = f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""
-        rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
-                decision=say(f"answer directly, without retrieval: the model judged it a greeting or small talk{p}",
-                             f"直接回答，不检索：模型判断这是问候或闲聊{p.replace('(', '（').replace(')', '）')}"),
-                verdicts=(need,), seconds=need.seconds)
-        t0 = time.perf_counter()
-        lt.final = answer_directly(question, settings, generator, lang, control,
-                                   say(f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})",
-                                       f"Self-RAG 没有检索：{need.asked} -> A（{need.raw}）"))
-        lt.retrieved = False
-        rec.add(kind="answer", thought="Answer from the model's own knowledge.", decision=say("answered without retrieval", "不检索，直接回答了"),
-                prompt=lt.final.prompt.messages, raw=lt.final.answer, seconds=time.perf_counter() - t0)
+        _answer_without_retrieval(rec, lt, need, question, settings, generator, lang, control)
         lt.seconds = time.perf_counter() - t_start
         return lt
     rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
@@ -104,16 +93,8 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
                              f"混合检索和重排后得到 {len(trace.contexts)} 个块"),
                 hits=hits_of(index, trace.final), seconds=time.perf_counter() - t0)
 
-        seen = {c.chunk_id for c in kept}
-        fresh = [c for c in trace.contexts if c.chunk_id not in seen]
-        verdicts = [decisions.is_relevant(chat, question, c.text, lang, c.ref, control) for c in fresh]
-        new_kept = [c for c, v in zip(fresh, verdicts) if v.answer]
-        dropped = [c.ref for c, v in zip(fresh, verdicts) if not v.answer]
+        new_kept, dropped = _grade(rec, chat, question, lang, trace, kept, control)
         kept += new_kept
-        rec.add(kind="grade", thought="Which of these chunks hold information for the question?",
-                decision=say(f"kept {', '.join(c.ref for c in new_kept) or 'none'}; dropped {', '.join(dropped) or 'none'}",
-                             f"保留 {', '.join(c.ref for c in new_kept) or '无'}；丢掉 {', '.join(dropped) or '无'}"),
-                verdicts=tuple(verdicts), seconds=sum(v.seconds for v in verdicts))
         if not kept and rnd < lt.budget:
             query = _rewrite(rec, chat, question, lang, None, tried, control)
             continue
@@ -123,28 +104,8 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
                                 f"第 {rnd} 轮没有找到新的相关块：保留第 {best_round} 稿（{best_share:.0%} 的句子有支撑），不再重写"))
             break
 
-        trace.contexts = list(kept)
-        if dropped:
-            trace.notes.append(say(f"Self-RAG dropped chunks it judged irrelevant: {', '.join(dropped)}",
-                                   f"Self-RAG 丢掉了它判为无关的块：{', '.join(dropped)}"))
-        if not kept:
-            trace.notes.append(say("Self-RAG judged no retrieved chunk relevant in any round: the prompt has no context",
-                                   "Self-RAG 在每一轮都判定检索到的块无关：提示词里没有资料"))
-        t0 = time.perf_counter()
-        answer_from(trace, index, generator, control)
-        rec.add(kind="draft", thought=f"Draft an answer from the {len(kept)} kept chunks.",
-                decision=say(f"draft {rnd} written", f"写好了第 {rnd} 稿"), prompt=trace.prompt.messages, raw=trace.answer,
-                seconds=time.perf_counter() - t0)
-
-        claims = [s for s in trace.audit.sentences if s.label != "not-enough"] if trace.audit else []
-        if is_not_enough(trace.answer) or not claims:
-            share, unsupported = (1.0 if kept else 0.0), None
-            rec.add(kind="check", thought="Is every sentence of the draft supported?",
-                    decision=say("the draft says the context is not enough: nothing to check",
-                                 "草稿说资料不足：没有可核对的句子"))
-        else:
-            t0 = time.perf_counter()
-            share, unsupported = _check(rec, chat, claims, lang, control, t0)
+        _draft(rec, trace, kept, dropped, index, generator, control, rnd)
+        share, unsupported = _check_draft(rec, chat, trace, bool(kept), lang, control)
         if share >= best_share:
             best, best_share, best_round = trace, share, rnd
         if unsupported is None:
@@ -158,6 +119,64 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
     lt.final = best
     lt.seconds = time.perf_counter() - t_start
     return lt
+
+
+def _answer_without_retrieval(rec: Recorder, lt: LoopTrace, need, question: str, settings: AskSettings, generator,
+                              lang: str, control: RunControl) -> None:
+    """The model judged the message small talk: answered from its own knowledge, and the timeline says why."""
+    p = f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""
+    rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
+            decision=say(f"answer directly, without retrieval: the model judged it a greeting or small talk{p}",
+                         f"直接回答，不检索：模型判断这是问候或闲聊{p.replace('(', '（').replace(')', '）')}"),
+            verdicts=(need,), seconds=need.seconds)
+    t0 = time.perf_counter()
+    lt.final = answer_directly(question, settings, generator, lang, control,
+                               say(f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})",
+                                   f"Self-RAG 没有检索：{need.asked} -> A（{need.raw}）"))
+    lt.retrieved = False
+    rec.add(kind="answer", thought="Answer from the model's own knowledge.", decision=say("answered without retrieval", "不检索，直接回答了"),
+            prompt=lt.final.prompt.messages, raw=lt.final.answer, seconds=time.perf_counter() - t0)
+
+
+def _grade(rec: Recorder, chat, question: str, lang: str, trace, kept: list, control: RunControl) -> tuple[list, list]:
+    """(the chunks of this round not kept before that the model judges relevant, the refs of those it drops)."""
+    seen = {c.chunk_id for c in kept}
+    fresh = [c for c in trace.contexts if c.chunk_id not in seen]
+    verdicts = [decisions.is_relevant(chat, question, c.text, lang, c.ref, control) for c in fresh]
+    new_kept = [c for c, v in zip(fresh, verdicts) if v.answer]
+    dropped = [c.ref for c, v in zip(fresh, verdicts) if not v.answer]
+    rec.add(kind="grade", thought="Which of these chunks hold information for the question?",
+            decision=say(f"kept {', '.join(c.ref for c in new_kept) or 'none'}; dropped {', '.join(dropped) or 'none'}",
+                         f"保留 {', '.join(c.ref for c in new_kept) or '无'}；丢掉 {', '.join(dropped) or '无'}"),
+            verdicts=tuple(verdicts), seconds=sum(v.seconds for v in verdicts))
+    return new_kept, dropped
+
+
+def _draft(rec: Recorder, trace, kept: list, dropped: list, index, generator, control: RunControl, rnd: int) -> None:
+    """Answer from the kept chunks only, saying which were dropped."""
+    trace.contexts = list(kept)
+    if dropped:
+        trace.notes.append(say(f"Self-RAG dropped chunks it judged irrelevant: {', '.join(dropped)}",
+                               f"Self-RAG 丢掉了它判为无关的块：{', '.join(dropped)}"))
+    if not kept:
+        trace.notes.append(say("Self-RAG judged no retrieved chunk relevant in any round: the prompt has no context",
+                               "Self-RAG 在每一轮都判定检索到的块无关：提示词里没有资料"))
+    t0 = time.perf_counter()
+    answer_from(trace, index, generator, control)
+    rec.add(kind="draft", thought=f"Draft an answer from the {len(kept)} kept chunks.",
+            decision=say(f"draft {rnd} written", f"写好了第 {rnd} 稿"), prompt=trace.prompt.messages, raw=trace.answer,
+            seconds=time.perf_counter() - t0)
+
+
+def _check_draft(rec: Recorder, chat, trace, any_kept: bool, lang: str, control: RunControl) -> tuple[float, str | None]:
+    """(share of the draft's sentences supported, the first unsupported one, or None when there is nothing to redo)."""
+    claims = [s for s in trace.audit.sentences if s.label != "not-enough"] if trace.audit else []
+    if is_not_enough(trace.answer) or not claims:
+        rec.add(kind="check", thought="Is every sentence of the draft supported?",
+                decision=say("the draft says the context is not enough: nothing to check",
+                             "草稿说资料不足：没有可核对的句子"))
+        return (1.0 if any_kept else 0.0), None
+    return _check(rec, chat, claims, lang, control, time.perf_counter())
 
 
 def _check(rec: Recorder, chat, claims, lang: str, control: RunControl, t0: float) -> tuple[float, str | None]:
