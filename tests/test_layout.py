@@ -182,3 +182,18 @@ def test_declared_capabilities_are_not_probed():
              for n, line in enumerate(p.read_text("utf-8").splitlines(), 1) if probe.search(line)]
     assert not found, "probed instead of declared (" + ", ".join(DECLARED.values()) + "):\n" + "\n".join(found)
     assert probe.search('with_index = getattr(reranker, "score_with_index", None)')  # the pattern sees a probe
+
+
+LONGEST_FUNCTION = 60  # lines, decorators and docstring included; complexity is ruff's C901 (pyproject.toml: 20)
+
+
+def test_no_function_of_rag_or_ui_is_longer_than_a_screen():
+    long = []
+    for path in sorted([*RAG.rglob("*.py"), *(ROOT / "ui").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                lines = node.end_lineno - first + 1
+                if lines > LONGEST_FUNCTION:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert not long, "split these into named parts: " + "; ".join(long)

@@ -159,16 +159,7 @@ def pca_figure(
         ))
     rows = list(emap.top)
     queries = list(emap.query_coords.items())
-    # Label spots: queries first (they matter most, "middle right" by default), then the top-k by rank.
-    spots = ["middle right"] * len(queries) + ["top center"] * len(rows)
-    if not three:
-        xy = np.vstack([coords[:, :2]] + [np.asarray(pt[:2])[None, :] for _, pt in queries])
-        span = np.ptp(xy, axis=0)
-        xy = (xy - xy.min(axis=0)) / np.where(span > 0, span, 1.0) * PLOT_PX  # data -> approximate pixels
-        q_xy = xy[len(coords):]
-        labelled = [(*q_xy[j], 8.0, label) for j, (label, _) in enumerate(queries)]
-        labelled += [(*xy[i], 7.5, f"#{rank[i]}") for i in rows]
-        spots = place_labels(labelled, [tuple(xy[i]) for i in range(len(coords)) if i not in top], spots)
+    spots = _label_spots(coords, queries, rows, rank, three)
     query_spots, top_spots = spots[: len(queries)], spots[len(queries):]
     if top:
         fig.add_trace(scatter(
@@ -189,14 +180,34 @@ def pca_figure(
             customdata=[f"<b>{label}</b><br>{_wrap(query_texts.get(label, ''))}"],
             hovertemplate="%{customdata}<extra></extra>",
         ))
+    _axis_titles(fig, p, three)
+    fig.update_layout(height=620, margin=dict(l=10, r=10, t=30, b=10), legend=dict(itemsizing="constant"))
+    return fig
+
+
+def _label_spots(coords, queries: list, rows: list[int], rank: dict[int, int], three: bool) -> list[str]:
+    """Where each label goes: queries first (they matter most, "middle right" by default), then the top-k by rank;
+    in 2-D moved off other points and labels (place_labels)."""
+    spots = ["middle right"] * len(queries) + ["top center"] * len(rows)
+    if three:
+        return spots
+    top = set(rows)
+    xy = np.vstack([coords[:, :2]] + [np.asarray(pt[:2])[None, :] for _, pt in queries])
+    span = np.ptp(xy, axis=0)
+    xy = (xy - xy.min(axis=0)) / np.where(span > 0, span, 1.0) * PLOT_PX  # data -> approximate pixels
+    q_xy = xy[len(coords):]
+    labelled = [(*q_xy[j], 8.0, label) for j, (label, _) in enumerate(queries)]
+    labelled += [(*xy[i], 7.5, f"#{rank[i]}") for i in rows]
+    return place_labels(labelled, [tuple(xy[i]) for i in range(len(coords)) if i not in top], spots)
+
+
+def _axis_titles(fig: go.Figure, p, three: bool) -> None:
     ev = p.explained_variance_ratio
     titles = [f"PC{i + 1} ({ev[i]:.1%})" for i in range(p.n_components)]
     if three:
         fig.update_layout(scene=dict(xaxis_title=titles[0], yaxis_title=titles[1], zaxis_title=titles[2]))
     else:
         fig.update_layout(xaxis_title=titles[0], yaxis_title=titles[1])
-    fig.update_layout(height=620, margin=dict(l=10, r=10, t=30, b=10), legend=dict(itemsizing="constant"))
-    return fig
 
 
 def bump_chart(paths: Mapping[str, Mapping[str, int | None]], stages: Sequence[str], stage_labels: Sequence[str],

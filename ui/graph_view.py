@@ -109,6 +109,22 @@ def figure(graph, highlight: set[str], walked: set[tuple[str, str]], labels: dic
             xs += [pos[a][0], pos[b][0], None]
             ys += [pos[a][1], pos[b][1], None]
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False, line=line))
+    fig.add_trace(_relation_markers(sub, pos, labels))
+    named = labelled(nodes, pos, highlight, graph, linked)
+    fig.add_trace(_entity_markers(graph, nodes, pos, highlight, labels))
+    for n, (dx, dy) in named.items():  # annotations: above every marker, on a white ground, none over another
+        fig.add_annotation(x=pos[n][0], y=pos[n][1], text=n, showarrow=False, xshift=dx, yshift=dy, font=dict(size=12),
+                           bgcolor="rgba(255,255,255,0.85)", borderpad=1)
+    fig.update_layout(height=620, margin=dict(l=10, r=10, t=10, b=10), clickmode="event+select", dragmode="pan",
+                      xaxis=dict(visible=False), yaxis=dict(visible=False), plot_bgcolor="#ffffff")
+    fig.add_annotation(x=0, y=1.02, xref="paper", yref="paper", showarrow=False, xanchor="left",
+                       text=labels["caption"].format(shown=len(shown), total=g.number_of_nodes()),
+                       font=dict(size=11, color="#64748b"))
+    return fig
+
+
+def _relation_markers(sub, pos, labels: dict[str, str]) -> go.Scatter:
+    """A diamond mid-edge for each edge with relations: the first checked one (else the first) on hover."""
     mx, my, mtext, mdata, mcolour = [], [], [], [], []
     for a, b, d in sub.edges(data=True):
         if d.get("relations"):
@@ -120,10 +136,14 @@ def figure(graph, highlight: set[str], walked: set[tuple[str, str]], labels: dic
             mtext.append(f"{r['head']} —{r['relation']}→ {r['tail']} ({len(d['relations'])}) · {mark}")
             mdata.append(f"edge:{a}\t{b}")
             mcolour.append("#475569" if facts else "#cbd5e1")
-    fig.add_trace(go.Scatter(x=mx, y=my, mode="markers", marker=dict(size=5, color=mcolour, symbol="diamond"),
-                             text=mtext, customdata=mdata, hovertemplate="%{text}<extra></extra>",
-                             name=labels["edge"], showlegend=False))
-    named = labelled(nodes, pos, highlight, graph, linked)
+    return go.Scatter(x=mx, y=my, mode="markers", marker=dict(size=5, color=mcolour, symbol="diamond"),
+                      text=mtext, customdata=mdata, hovertemplate="%{text}<extra></extra>",
+                      name=labels["edge"], showlegend=False)
+
+
+def _entity_markers(graph, nodes, pos, highlight: set[str], labels: dict[str, str]) -> go.Scatter:
+    """The entities, coloured by community, the highlighted ones larger and ringed."""
+    g = graph.g
     xs, ys, text, data, colour, size, line = [], [], [], [], [], [], []
     for n in nodes:
         comm = g.nodes[n].get("community", 0) or 0
@@ -135,19 +155,9 @@ def figure(graph, highlight: set[str], walked: set[tuple[str, str]], labels: dic
         colour.append(PALETTE[comm % len(PALETTE)])
         size.append(16 if n in highlight else 8)
         line.append(3 if n in highlight else 0)
-    fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers",
-                             hovertext=text, hovertemplate="%{hovertext}<extra></extra>",
-                             customdata=data, marker=dict(size=size, color=colour, line=dict(width=line, color="#f59e0b")),
-                             name=labels["entity"], showlegend=False))
-    for n, (dx, dy) in named.items():  # annotations: above every marker, on a white ground, none over another
-        fig.add_annotation(x=pos[n][0], y=pos[n][1], text=n, showarrow=False, xshift=dx, yshift=dy, font=dict(size=12),
-                           bgcolor="rgba(255,255,255,0.85)", borderpad=1)
-    fig.update_layout(height=620, margin=dict(l=10, r=10, t=10, b=10), clickmode="event+select", dragmode="pan",
-                      xaxis=dict(visible=False), yaxis=dict(visible=False), plot_bgcolor="#ffffff")
-    fig.add_annotation(x=0, y=1.02, xref="paper", yref="paper", showarrow=False, xanchor="left",
-                       text=labels["caption"].format(shown=len(shown), total=g.number_of_nodes()),
-                       font=dict(size=11, color="#64748b"))
-    return fig
+    return go.Scatter(x=xs, y=ys, mode="markers", hovertext=text, hovertemplate="%{hovertext}<extra></extra>",
+                      customdata=data, marker=dict(size=size, color=colour, line=dict(width=line, color="#f59e0b")),
+                      name=labels["entity"], showlegend=False)
 
 
 def picked(event) -> str | None:

@@ -58,22 +58,7 @@ def render(index, gen, chat) -> None:
     key = (ss["index.key"], ss["judge.source"], ss["judge.strategy"], int(ss["judge.n"]),
            choices.generator_identity(ss), settings.ask_settings(), ss["judge.model"] if local else None)
     if run:
-        bar = st.progress(0.0, text=tr("回答并评审中…", "Answering and judging…"))
-
-        def progress(done: int, total: int, name: str) -> None:
-            bar.progress(done / total, text=f"{name}: {done}/{total}")
-
-        rr = attempt(choices.reranker_choice) if ss["rerank.enabled"] else None
-        judge = attempt(choose_judge, "local", ss["judge.model"], local_chat=models.local_chat) if local else None
-        if judge is not None and judge.reason:
-            st.caption(":material/info: " + md_escape(judge.reason))
-        strategy, ask = ss["judge.strategy"], settings.ask_settings()  # the worker must not touch session_state
-        results = attempt(run_in_worker, lambda control, emit: compare_strategies(
-            index, queries, [strategy], ask, gen.backend, chat, rr.backend if rr else None,
-            judge=judge.backend if judge else chat, progress=lambda d, n, name: emit("progress", (d, n, name)),
-            control=control), lambda kind, p: progress(*p))
-        bar.empty()
-        ss["judge.result"] = (key, results)
+        ss["judge.result"] = (key, _judge(index, gen, chat, queries, local))
     stored = ss.get("judge.result")
     if not stored:
         st.caption(tr("本地小模型上每题约一到两分钟。", "About one to two minutes a question on the bundled small model."))
@@ -82,7 +67,32 @@ def render(index, gen, chat) -> None:
     if stored_key != key:
         st.caption(":material/warning: " + tr("下面是上一次评审的结果；设置已改变。", "These are the last judging run's results; "
                                               "the settings changed since."))
-    sr = results[0]
+    _results(results[0])
+
+
+def _judge(index, gen, chat, queries, local: bool):
+    """Answer and judge `queries` with the chosen strategy in the worker, a progress bar meanwhile."""
+    ss = st.session_state
+    bar = st.progress(0.0, text=tr("回答并评审中…", "Answering and judging…"))
+
+    def progress(done: int, total: int, name: str) -> None:
+        bar.progress(done / total, text=f"{name}: {done}/{total}")
+
+    rr = attempt(choices.reranker_choice) if ss["rerank.enabled"] else None
+    judge = attempt(choose_judge, "local", ss["judge.model"], local_chat=models.local_chat) if local else None
+    if judge is not None and judge.reason:
+        st.caption(":material/info: " + md_escape(judge.reason))
+    strategy, ask = ss["judge.strategy"], settings.ask_settings()  # the worker must not touch session_state
+    results = attempt(run_in_worker, lambda control, emit: compare_strategies(
+        index, queries, [strategy], ask, gen.backend, chat, rr.backend if rr else None,
+        judge=judge.backend if judge else chat, progress=lambda d, n, name: emit("progress", (d, n, name)),
+        control=control), lambda kind, p: progress(*p))
+    bar.empty()
+    return results
+
+
+def _results(sr) -> None:
+    """The strategy's mean scores, the judge against the audit, and one question's verdicts with their prompts."""
     means = sr.means
     judged_by = next((r.judged.judge for r in sr.runs if r.judged is not None), "")
     st.caption(tr("评委：", "judge: ") + md_escape(judged_by))
@@ -104,20 +114,24 @@ def render(index, gen, chat) -> None:
     run_ = next(r for r in sr.runs if r.query.query_id == qid)
     st.caption(tr("回答", "answer"))
     plain_text(run_.loop.answer or "—", quote=True)
-    j = run_.judged
-    if j is not None:
-        st.html(html_table(pd.DataFrame([{m: "—" if j.scores.get(m) is None else f"{j.scores[m]:.3f}" for m in METRICS}])))
-        if j.generated_question:
-            st.caption(tr("评委反推的问题（答案相关性）：", "The question the judge read off the answer (relevancy): ")
-                       + md_escape(j.generated_question))
-        if j.reference_source:
-            st.caption(tr("参考答案来源：", "reference: ") + md_escape(j.reference_source))
-        st.html(html_table(judge_checks_frame(j)))
-        with st.expander(tr("评委的提示词", "The judge's prompts")):
-            for c in j.checks:
-                if c.verdict is not None:
-                    st.caption(md_escape(f"{c.metric}: {c.item[:80]}"))
-                    st.json(c.verdict.messages, expanded=False)
-            if j.question_prompt:
-                st.caption("answer relevancy")
-                st.json(j.question_prompt, expanded=False)
+    if run_.judged is not None:
+        _verdicts(run_.judged)
+
+
+def _verdicts(j) -> None:
+    """One answer's scores, the judge's generated question and reference, every check and the prompts."""
+    st.html(html_table(pd.DataFrame([{m: "—" if j.scores.get(m) is None else f"{j.scores[m]:.3f}" for m in METRICS}])))
+    if j.generated_question:
+        st.caption(tr("评委反推的问题（答案相关性）：", "The question the judge read off the answer (relevancy): ")
+                   + md_escape(j.generated_question))
+    if j.reference_source:
+        st.caption(tr("参考答案来源：", "reference: ") + md_escape(j.reference_source))
+    st.html(html_table(judge_checks_frame(j)))
+    with st.expander(tr("评委的提示词", "The judge's prompts")):
+        for c in j.checks:
+            if c.verdict is not None:
+                st.caption(md_escape(f"{c.metric}: {c.item[:80]}"))
+                st.json(c.verdict.messages, expanded=False)
+        if j.question_prompt:
+            st.caption("answer relevancy")
+            st.json(j.question_prompt, expanded=False)
