@@ -156,6 +156,7 @@ def build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> 
     if args.sparse:
         t1 = time.perf_counter()
         index = with_sparse(index)
+        assert index.sparse is not None  # with_sparse built it
         err(f"{index.sparse.label}: {len(index.chunks)} chunks in {time.perf_counter() - t1:.1f}s (a third list in RRF)")
     if args.index != "exact":
         t1 = time.perf_counter()

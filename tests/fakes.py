@@ -10,8 +10,10 @@ import zlib
 
 import numpy as np
 
+from rag.models.embedding import EmbedderBase
 
-class BigramEmbedder:
+
+class BigramEmbedder(EmbedderBase):
     """Fake embedder: hashed character-bigram counts, L2-normalised, so texts that share bigrams are close.
 
     Its name is in no calibration table (e.g. rag.answer.extractive.MIN_SCORES), on purpose."""

@@ -26,6 +26,7 @@ from rag.models.embedding import (
     EMBEDDERS,
     PREFIXES,
     Embedder,
+    EmbedderBase,
     default_embedder_name,
     load_embedder,
     prefixes_for,
@@ -329,7 +330,7 @@ def test_directory_that_is_not_a_model_is_a_clear_error(tmp_path):
 
 # --- the cache -----------------------------------------------------------------------------------
 
-class HashEmbedder:
+class HashEmbedder(EmbedderBase):
     """Deterministic stand-in: a text's vector is a seeded random unit vector from sha1(text)."""
 
     label = "hash (test stand-in)"
@@ -355,13 +356,13 @@ class HashEmbedder:
         return self.embed_documents(texts) * np.float32(-1)  # queries differ from documents
 
 
-class Counting:
+class Counting(EmbedderBase):
     """Records every text handed to the wrapped embedder (the spy, not the thing under test)."""
 
     def __init__(self, inner):
         self.inner = inner
         self.name, self.label, self.dim = inner.name, inner.label, inner.dim
-        self.document_prefix = getattr(inner, "document_prefix", "")
+        self.document_prefix = inner.document_prefix
         self.documents: list[list[str]] = []
         self.queries: list[list[str]] = []
 

@@ -9,10 +9,11 @@ from rag.errors import ConfigError
 from rag.index.build import build_index
 from rag.ingest.chunking import chunk_documents
 from rag.ingest.documents import Document
+from rag.models.embedding import EmbedderBase
 from rag.search.retrieval import retrieve, retrieve_many
 
 
-class TableEmbedder:
+class TableEmbedder(EmbedderBase):
     """A deterministic stand-in embedder: each text's vector is looked up by keyword.
 
     It lets a test decide exactly what the dense retriever sees, so the fusion logic (the thing under

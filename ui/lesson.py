@@ -272,7 +272,7 @@ AUTOMATIC = ("answer", "pca", "graph")  # stages a page computes by itself on ev
 def fingerprint(ss: MutableMapping) -> tuple:
     """What the pages computed that a step's facts read: it changes when a page has computed something new."""
     index = ss.get("index.obj")
-    return (ss.get("index.key"), id(getattr(index, "graph", None)), id(ss.get("embeddings.map")),
+    return (ss.get("index.key"), id(index.graph if index is not None else None), id(ss.get("embeddings.map")),
             id(ss.get("answer.last_trace")), tuple((k, id(v)) for k, v in sorted((ss.get("loops.done") or {}).items())))
 
 
@@ -280,7 +280,7 @@ def waiting(run: F.Run, step: Step, page: str) -> bool:
     """The step's facts need a stage this page computes itself, and it has not yet (first visit, new settings)."""
     for stage in needed(step) & set(AUTOMATIC) & set(PAGE_STAGES[page]):
         if (stage == "answer" and run.trace is None) or (stage == "pca" and run.extra.get("pca") is None) \
-                or (stage == "graph" and getattr(run.index, "graph", None) is None):
+                or (stage == "graph" and (run.index is None or run.index.graph is None)):
             return True
     return False
 

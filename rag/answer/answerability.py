@@ -70,7 +70,7 @@ class Answerability:
 
 
 def threshold_for(embedder) -> tuple[float, bool]:
-    name = getattr(embedder, "name", "")
+    name = embedder.name
     if name in THRESHOLDS:
         return THRESHOLDS[name], True
     return THRESHOLDS[DEFAULT_EMBEDDER], False

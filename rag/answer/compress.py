@@ -101,7 +101,7 @@ def _states_the_answer(question: str, scored: Sequence[ScoredSentence], drop_bel
     # for a formula, the general one ("1/(k + rank)", with variables) states how it is computed; a worked example
     # ("1/61 + 1/63") only shows it once
     general = [s for s in candidates if form != "formula" or _SYMBOLIC.search(s.sentence)]
-    return (general or candidates or [None])[0]
+    return (general or candidates)[0] if (general or candidates) else None
 
 
 def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_TOKENS,
@@ -128,7 +128,7 @@ def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_T
     spans = {b.n: sentence_spans(b.text, semicolons=False) for b in prompt.contexts}
     kept: dict[int, set[int]] = {b.n: set() for b in prompt.contexts}
     used = 0
-    best = scored[0].score if scored else None
+    best = scored[0].score if scored else 0.0  # (no sentence: the loop below does not run)
     answer = _states_the_answer(question, scored, drop_below)
     if answer is not None:  # what the question asks for (its formula, its number) is never struck, budget or not
         kept[answer.n].add(answer.start)

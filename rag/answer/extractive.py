@@ -112,7 +112,7 @@ class ExtractiveGenerator:
             raise ConfigError(
                 f"margin={margin}, chunk_weight={chunk_weight} and lexical_weight={lexical_weight} must be >= 0")
         self.embedder = embedder
-        name = getattr(embedder, "name", "")
+        name = embedder.name
         self.calibrated = min_score is not None or name in MIN_SCORES  # False: borrowed threshold
         self.min_score = float(min_score if min_score is not None else MIN_SCORES.get(name, MIN_SCORES[DEFAULT_EMBEDDER]))
         self.max_sentences = max_sentences
@@ -122,7 +122,7 @@ class ExtractiveGenerator:
         self.form_weight = FORM_WEIGHT if form_weight is None else float(form_weight)
 
     def __repr__(self) -> str:
-        note = "" if self.calibrated else f", not calibrated for {getattr(self.embedder, 'name', '?')}"
+        note = "" if self.calibrated else f", not calibrated for {self.embedder.name}"
         return f"ExtractiveGenerator(min_score={self.min_score}, max_sentences={self.max_sentences}{note})"
 
     def score_sentences(self, prompt: Prompt) -> list[ScoredSentence]:

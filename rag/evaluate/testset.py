@@ -271,7 +271,7 @@ def parse_generated(raw: str, lang: str) -> tuple[str, str]:
 def llm_question(chunk: Chunk, chat, control=None) -> tuple[str, str]:
     """(question, the model's answer) for one chunk; under the grammar where the backend takes one."""
     lang = detect_lang(chunk.text)
-    grammar = question_grammar(lang) if getattr(chat, "supports_grammar", False) else None
+    grammar = question_grammar(lang) if chat.supports_grammar else None
     raw = str(chat.complete(question_messages(chunk, lang), max_tokens=LLM_MAX_TOKENS, temperature=0.0,
                             grammar=grammar, control=control))
     return parse_generated(raw, lang)

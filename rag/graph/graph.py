@@ -64,7 +64,7 @@ class CorpusGraph:
 
     def name_vectors(self, embedder) -> tuple[list[str], np.ndarray]:
         """(entity names, their unit vectors by `embedder`), computed once per graph and embedder."""
-        key = getattr(embedder, "label", id(embedder))
+        key = embedder.label
         cache = self.__dict__.setdefault("_name_vectors", {})
         if key not in cache:
             names = list(self.g.nodes)

@@ -18,6 +18,7 @@ import hashlib
 import json
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from pathlib import Path
 
@@ -39,12 +40,17 @@ _summaries: OrderedDict[str, str] = OrderedDict()  # key -> summary, shared by e
 _shipped_summaries: dict[str, str] | None = None
 
 
+_index_locks: dict[int, threading.Lock] = {}  # id(index) -> its graph's lock, dropped when the index is collected
+
+
 def _index_lock(index) -> threading.Lock:
-    """One lock per index: a session extracting its upload for minutes holds its own index, nobody else's."""
+    """One lock per index, kept here: a session extracting its upload for minutes holds its own index, nobody
+    else's."""
     with _lock:
-        lock = getattr(index, "_graph_lock", None)
+        lock = _index_locks.get(id(index))
         if lock is None:
-            lock = index._graph_lock = threading.Lock()
+            lock = _index_locks[id(index)] = threading.Lock()
+            weakref.finalize(index, _index_locks.pop, id(index), None)
         return lock
 
 
@@ -54,7 +60,7 @@ def attach(index, chat=None, control: RunControl | None = None, progress=None, o
     model extraction at all (jieba's stand-in). A Stop or a failing endpoint raises, and the graph the index had
     stays."""
     with _index_lock(index):
-        have = getattr(index, "graph", None)
+        have = index.graph
         if have is not None and not _to_extract(have.extractions.values(), chat, only_missing):
             return have
         chunks = index.chunks

@@ -11,17 +11,26 @@ Not handled here: ranking (see retrieval.py) and persistence of BM25 (it rebuild
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
 from rag.index.bm25 import BM25
+from rag.index.sparse import LearnedSparse
 from rag.index.token_cache import tokenize_many
 from rag.index.tokenize import jieba_tokenize
 from rag.index.vectorstore import VectorStore
 from rag.ingest.chunking import Chunk, ChunkSet
 from rag.ingest.contextual import index_text
 from rag.models.embedding import Embedder
+
+
+class DenseSearcher(Protocol):
+    """What dense search can run on instead of the exact store (ann.AnnIndex, milvus.MilvusStore)."""
+
+    kind: str  # "hnsw", "ivfpq", "milvus"
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 @dataclass
@@ -34,9 +43,11 @@ class Index:
     cache_hits: int | None = None  # vectors the build found in the embedder's disk cache (None: no cache)
     cache_misses: int | None = None  # ... and had to compute
     token_stats: dict | None = None  # what the BM25 build's tokenizing cost (token_cache.tokenize_many)
-    sparse: object | None = None  # sparse.LearnedSparse over the same rows, when asked for (dense_index.py)
-    dense_index: object | None = None  # what dense search runs on (ann.AnnIndex, milvus.MilvusStore); None: exact
-    graph: object | None = None  # graph.CorpusGraph over the same chunks, once built (rag.graph.store.attach)
+    sparse: LearnedSparse | None = None  # over the same rows, when asked for (dense_index.py)
+    dense_index: DenseSearcher | None = None  # what dense search runs on; None: the exact store
+    # rag.graph.graph.CorpusGraph over the same chunks, once built (rag.graph.store.attach); typed Any because the
+    # index wing comes before the graph wing and may not import it
+    graph: Any = None
 
     @property
     def searcher(self):
@@ -45,7 +56,7 @@ class Index:
 
     @property
     def index_kind(self) -> str:
-        return getattr(self.dense_index, "kind", "exact")
+        return self.dense_index.kind if self.dense_index is not None else "exact"
 
     @property
     def chunks(self) -> list[Chunk]:
@@ -77,12 +88,9 @@ def build_index(
     jieba tokens come through token_cache.py (a text seen before is not tokenized again; `persist_tokens`
     also keeps them on disk, which the CLI does and the app does not)."""
     texts = [index_text(c) for c in chunk_set.chunks]  # contextual chunking: the context sentence first
-    with_stats = getattr(embedder, "embed_documents_with_stats", None)
-    if with_stats is not None:  # a cached embedder says what this build found, without shared counters
-        vecs, stats = with_stats(texts, progress=progress)
-        hits, misses = stats.hits, stats.misses
-    else:
-        vecs, hits, misses = embedder.embed_documents(texts, progress=progress), None, None
+    # a cached embedder says what this build found, without shared counters; any other says nothing
+    vecs, stats = embedder.embed_documents_with_stats(texts, progress=progress)
+    hits, misses = (stats.hits, stats.misses) if stats is not None else (None, None)
     store = VectorStore(vecs.shape[1] if vecs.ndim == 2 and vecs.shape[0] else embedder.dim)
     store.add(np.asarray(vecs, dtype=np.float32), [c.chunk_id for c in chunk_set.chunks])
     bm25 = BM25(tokenizer=tokenizer, stopwords=stopwords)

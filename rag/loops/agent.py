@@ -163,8 +163,8 @@ def _next_action(chat, mem: _Memory, head, last: bool, control: RunControl) -> t
     raw = chat.complete(prompt, grammar=grammar, max_tokens=ACTION_TOKENS, control=control)
     action, why = parse_action(raw, list(mem.seen))
     if action is not None and action.action not in allowed:
-        action, why = None, say(f"{action.action} is not allowed at the budget's last step",
-                                f"预算的最后一步不允许 {action.action}")
+        name = action.action
+        action, why = None, say(f"{name} is not allowed at the budget's last step", f"预算的最后一步不允许 {name}")
     return prompt, raw, action, why
 
 

