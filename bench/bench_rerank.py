@@ -33,7 +33,7 @@ SETS = ("cmrc2018_dev", "xquad_zh", "xquad_en", "golden", "longform")
 
 def load_set(name: str):
     """(documents, queries, chunker) of one set, chunked as `rag eval` chunks it."""
-    from rag.cli_common import load_corpus
+    from rag.cli.common import load_corpus
     from rag.evaluate.evaluation import load_queries
 
     if name == "golden":

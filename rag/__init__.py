@@ -13,7 +13,7 @@ One folder per stage, in pipeline order; a wing imports only the wings before it
 
 At the top sit the files that join the stages: `pipeline.py` (`ask()`), `trace.py` (one question's
 journey), `backends.py` (which model runs, or which labelled fallback), `errors.py`, `defaults.py` and
-the command line (`cli.py`, `__main__.py`).
+the command line (`cli/`, `__main__.py`).
 
 This package never imports streamlit; the app in `app.py` and `app_pages/` renders what it returns.
 """

@@ -1,3 +1,3 @@
-from rag.cli import main
+from rag.cli.main import main
 
 raise SystemExit(main())

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rag.cli import main
+from rag.cli.main import main
 
 
 @pytest.fixture(autouse=True)
@@ -182,7 +182,7 @@ def test_eval_strategy_compares_answer_strategies_and_the_loops_need_a_model(cap
 def test_a_long_eval_with_answers_says_its_progress_and_the_time_left(tmp_path, capsys, monkeypatch):
     """Each answered question is a line on stderr with the share done and an estimate of the time left (a 40-
     question run with a model printed nothing for a quarter of an hour)."""
-    from rag import cli_eval
+    from rag.cli import eval as cli_eval
 
     monkeypatch.setattr(cli_eval.Progress, "EVERY_S", 0.0)  # every question, not one line per 5 s
     golden = [json.loads(line) for line in open("data/golden.jsonl", encoding="utf-8")][:6]
@@ -196,3 +196,14 @@ def test_a_long_eval_with_answers_says_its_progress_and_the_time_left(tmp_path, 
     # one step per question for the retrieval figures and one per answered question: 12
     assert [line.split(" ")[0] for line in lines] == [f"{i}/12" for i in range(1, 13)], err[-800:]
     assert lines[0].startswith("1/12 (8%)") and lines[-1].startswith("12/12 (100%)") and "s left" in lines[-1]
+
+
+def test_the_console_script_names_the_cli_entry_point():
+    """pyproject's `rag-teach` must name a callable (a moved module once left it pointing at a package)."""
+    import importlib
+    import tomllib
+    from pathlib import Path
+
+    target = tomllib.loads(Path("pyproject.toml").read_text("utf-8"))["project"]["scripts"]["rag-teach"]
+    module, _, attr = target.partition(":")
+    assert getattr(importlib.import_module(module), attr) is main

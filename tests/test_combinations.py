@@ -17,7 +17,7 @@ from itertools import combinations
 
 import pytest
 
-from rag.cli import main
+from rag.cli.main import main
 
 FACTORS: dict[str, tuple] = {
     "strategy": ("plain", "self-rag", "agent", "graph", "graph-global"),

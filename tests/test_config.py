@@ -74,7 +74,7 @@ def test_every_variable_the_code_names_is_registered():
 
 
 def test_the_command_line_says_every_bad_value_before_it_starts(monkeypatch, capsys):
-    from rag.cli import main
+    from rag.cli.main import main
 
     monkeypatch.setenv("RAG_THREADS", "many")
     monkeypatch.setenv("RAG_JUDGE_BUDGET_S", "-1")

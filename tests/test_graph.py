@@ -178,7 +178,7 @@ def test_the_two_hop_set_is_what_its_builder_writes():
 
 
 def test_ask_strategy_graph_json_returns_the_answer_linked_entities_and_subgraph(capsys, cache_dir):
-    from rag.cli import main
+    from rag.cli.main import main
 
     rc = main(["ask", "大莱龙铁路是哪条铁路干线的组成部分？那条干线全长多少公里？", "--strategy", "graph", "--json",
                "--corpus", str(ROOT / "data/graph_multihop/corpus.jsonl"), "--chunker", "document"])

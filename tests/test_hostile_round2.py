@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag.cli import build_parser, main
-from rag.cli_common import QUESTION_MAX_CHARS
+from rag.cli.common import QUESTION_MAX_CHARS
+from rag.cli.main import build_parser, main
 from rag.errors import LLMConnectionError, LLMUnavailableError, LoaderError
 from rag.evaluate.evaluation import load_queries
 from rag.ingest.documents import Document, load_files

@@ -14,7 +14,7 @@ RAG = ROOT / "rag"
 # Pipeline order. A wing may import itself, the wings before it, and the shared leaves at the top.
 ORDER = ["models", "ingest", "index", "graph", "search", "answer", "evaluate", "loops", "lesson"]
 LEAVES = {"errors", "defaults", "config", "messages", "jsonout"}  # imported from anywhere; they import nothing of ours but errors
-JOINERS = {"pipeline", "trace", "backends", "cli", "cli_common", "cli_eval", "cli_loops", "cli_audit", "cli_graph", "cli_testset",
+JOINERS = {"pipeline", "trace", "backends",
            "__main__", "waterfall", "export"}  # join the stages; only evaluate sits above them
 
 

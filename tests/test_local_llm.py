@@ -280,7 +280,7 @@ def test_cli_ask_compare_offline_names_the_local_model_and_cites_only_valid_refs
     """The issue's done-when command: no LLM variables set, the bundled model answers with and without RAG."""
     import json
 
-    from rag.cli import main
+    from rag.cli.main import main
 
     _need_local()
     for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "RAG_LLM_MODEL"):
@@ -427,7 +427,7 @@ def test_cli_llm_judge_reuses_the_answering_model_instead_of_loading_it_twice(ca
     """Bug: `ask --generator local --reranker llm-judge` loaded the bundled model twice."""
     import json
 
-    from rag.cli import main
+    from rag.cli.main import main
     from rag.models import local_llm
 
     _need_local()

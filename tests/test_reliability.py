@@ -367,7 +367,7 @@ def test_a_questions_own_sentences_go_before_another_sessions_build_too(tmp_path
 # ------------------------------------------------------------------------------------------- 17. the CLI
 
 def test_audit_pairs_given_a_folder_says_it_is_a_folder(tmp_path, capsys):
-    from rag.cli import main
+    from rag.cli.main import main
 
     assert main(["audit", "--pairs", str(tmp_path)]) == 2
     assert "is a folder, not a pairs file" in capsys.readouterr().err

@@ -180,7 +180,7 @@ def test_a_clause_without_a_subject_inherits_the_names_before_it():
 # ---------------------------------------------------------------------------------------------- CLI
 
 def test_cli_audit_prints_a_verdict_per_good_line_and_an_error_per_bad_one(tmp_path, capsys):
-    from rag.cli import main
+    from rag.cli.main import main
 
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [
@@ -199,7 +199,7 @@ def test_cli_audit_prints_a_verdict_per_good_line_and_an_error_per_bad_one(tmp_p
 
 
 def test_cli_audit_in_text(tmp_path, capsys):
-    from rag.cli import main
+    from rag.cli.main import main
 
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text(json.dumps({"id": "p1", "ref": "faq_026", "sentence": "BM25 的 b 参数常取 1.2 到 2.0。"},

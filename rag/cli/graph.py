@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 from rag import defaults, jsonout
-from rag.cli_common import (
+from rag.cli.common import (
     build,
     err,
     generator,
@@ -147,7 +147,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from rag.cli_loops import cmd_ask_strategy
+    from rag.cli.loops import cmd_ask_strategy
 
     index = build(args)
     gen_choice, chat = generator(args, index.embedder)

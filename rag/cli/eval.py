@@ -1,12 +1,12 @@
 """`python -m rag eval`: one queries file, three kinds of comparison, each its own function.
 
     eval --chunker a,b,c | all          chunkers on span metrics, overall and per kind of question
-    eval --strategy plain,self-rag,...  answer strategies (cli_loops.py), with --judge the LLM judge
+    eval --strategy plain,self-rag,...  answer strategies (loops.py), with --judge the LLM judge
     eval [--strategies ...]             retrieval strategies: Hit@k, MRR, nDCG, spans, answers (--answers),
                                         fusion vs each list query by query, an approximate --index vs exact
 
 Long runs print progress per question with the time left. Tables by default, JSON with --json.
-Not handled here: the figures themselves (rag/evaluate/), argument parsing (cli.py).
+Not handled here: the figures themselves (rag/evaluate/), argument parsing (main.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 
 from rag import defaults, jsonout
-from rag.cli_common import (
+from rag.cli.common import (
     build,
     embedder,
     err,
@@ -85,7 +85,7 @@ class Progress:
 
 def eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
     """rag eval --chunker a,b,c: one index per chunker, span metrics overall and per kind of question."""
-    from rag.cli_common import contextualize
+    from rag.cli.common import contextualize
 
     queries = load_queries(args.queries)
     docs = load_corpus(args.corpus)
@@ -106,8 +106,8 @@ def eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
 
 
 def eval_answer_strategies(args: argparse.Namespace) -> int:
-    """eval --strategy plain,self-rag,agent [--judge]: answer strategies compared (rag/cli_loops.py)."""
-    from rag.cli_loops import cmd_eval_strategies, parse_strategies
+    """eval --strategy plain,self-rag,agent [--judge]: answer strategies compared (rag/cli/loops.py)."""
+    from rag.cli.loops import cmd_eval_strategies, parse_strategies
 
     names = parse_strategies(args.strategy if args.strategy is not None else "plain")
     if names is None:

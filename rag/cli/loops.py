@@ -3,14 +3,14 @@
 The loop strategies print their timeline (one line a step, every verdict under it); eval prints one row
 per strategy and, with --judge, the judge's figures and how its faithfulness verdicts fall on the
 citation audit's labels. --json gives every step, prompt and verdict.
-Not handled here: argument parsing and the plain commands (cli.py), anything computed (rag/loops/).
+Not handled here: argument parsing and the plain commands (main.py), anything computed (rag/loops/).
 """
 
 from __future__ import annotations
 
 from rag import jsonout
 from rag.backends import choose_judge, judge_model
-from rag.cli_common import err, short
+from rag.cli.common import err, short
 from rag.evaluate.judge import METRICS, audit_agreement
 from rag.loops.compare import compare_strategies, format_runs
 from rag.loops.strategies import STRATEGIES, run_strategy

@@ -1,9 +1,9 @@
 """What every `python -m rag` command shares: argument types, printing to stderr, and turning the common
 arguments into a corpus, an index, an embedder, a generator, a reranker and the AskSettings.
 
-Each command module (cli.py for search and ask, cli_eval.py, cli_loops.py, cli_audit.py) imports this one,
+Each command module (main.py for search and ask, eval.py, loops.py, audit.py, graph.py, testset.py) imports this one,
 never another command module, so the CLI has no import circle.
-Not handled here: parsing (cli.py), anything the pipeline computes.
+Not handled here: parsing (main.py), anything the pipeline computes.
 """
 
 from __future__ import annotations

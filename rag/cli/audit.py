@@ -17,7 +17,7 @@ import sys
 
 from rag import defaults, jsonout
 from rag.answer.support import Checker, model_opinion
-from rag.cli_common import err, load_corpus, short
+from rag.cli.common import err, load_corpus, short
 from rag.evaluate.audit_pairs import audit_pairs, load_pairs
 from rag.ingest.chunking import CHUNKERS, chunk_documents
 

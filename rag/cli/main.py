@@ -6,7 +6,7 @@
     python -m rag ask "你好" --strategy self-rag|agent             (the loop's timeline, every decision)
     python -m rag eval --queries data/multihop.jsonl --strategy plain,self-rag,agent [--judge]
     python -m rag audit --pairs data/support_pairs.jsonl [--json]   (the fact checker on sentence/chunk pairs)
-    python -m rag graph build|show|ask ...                           (GraphRAG: rag/cli_graph.py)
+    python -m rag graph build|show|ask ...                           (GraphRAG: rag/cli/graph.py)
     python -m rag ask "<a two-hop question>" --strategy graph --json
 
 Tables by default, JSON with --json. Errors from the backend are printed with their fix and exit 2.
@@ -22,8 +22,8 @@ from typing import Sequence
 from rag import config, defaults, jsonout
 from rag.answer.citation_grammar import CITE_MODES
 from rag.backends import GENERATORS, JUDGE_MODELS, JUDGES, fallback_notes
-from rag.cli_audit import add_parser as add_audit
-from rag.cli_common import (
+from rag.cli.audit import add_parser as add_audit
+from rag.cli.common import (
     build,
     err,
     generator,
@@ -34,9 +34,9 @@ from rag.cli_common import (
     settings,
     short,
 )
-from rag.cli_eval import cmd_eval
-from rag.cli_graph import add_parser as add_graph
-from rag.cli_testset import add_parser as add_testset
+from rag.cli.eval import cmd_eval
+from rag.cli.graph import add_parser as add_graph
+from rag.cli.testset import add_parser as add_testset
 from rag.errors import RagError
 from rag.index.ann import INDEX_KINDS
 from rag.loops.strategies import BUDGETS
@@ -165,7 +165,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         ask_settings = settings(args, mode=args.mode, top_k=args.top_k, rerank=rr is not None, rewrite=args.rewrite,
                                 compare_no_rag=args.compare, second_opinion=args.second_opinion != "none")
         if args.strategy != "plain":
-            from rag.cli_loops import cmd_ask_strategy
+            from rag.cli.loops import cmd_ask_strategy
 
             return cmd_ask_strategy(args, index, gen_choice, chat, rr.backend if rr else None, ask_settings)
         streaming = not args.json and sys.stdout.isatty()

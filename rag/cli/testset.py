@@ -18,7 +18,7 @@ import os
 import sys
 
 from rag import jsonout
-from rag.cli_common import chunker_choice, embedder, err, load_corpus, local_model, positive
+from rag.cli.common import chunker_choice, embedder, err, load_corpus, local_model, positive
 from rag.evaluate import testset
 from rag.ingest.chunking import NEEDS_EMBEDDER, chunk_documents
 
