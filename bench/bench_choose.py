@@ -1,7 +1,8 @@
-"""Can the bundled model choose the sentence that answers? Four choosers over the same candidates, per set.
+"""Can the bundled model choose the sentence that answers? Six choosers over the same candidates, per set.
 
-    .venv/bin/python bench/bench_choose.py                          # golden, cmrc2018, xquad_zh (~25 min)
+    .venv/bin/python bench/bench_choose.py                          # golden, cmrc2018, xquad_zh (~45 min)
     .venv/bin/python bench/bench_choose.py --sets golden --candidates 5 --limit 30
+    .venv/bin/python bench/bench_choose.py --sets golden --choosers copy   # only the copy choosers (~30 min)
 
 For each answerable question: the app's default retrieval and reranker, top 5; the extractive stand-in scores
 every sentence of the five chunks (rag/answer/extractive.py); its best `--candidates` sentences are the
@@ -15,6 +16,10 @@ the stand-in's ranking. Choosers:
   sentence ("write a question this sentence answers"; LocalChat.continuation_logprobs), the likeliest wins
   (the question-likelihood reranking of Sachan et al. 2022, "Improving Passage Retrieval with Zero-Shot
   Question Generation").
+- model, copy (sum / mean): the app's own answer prompt (the compressed contexts, the answer-first rules), and each
+  candidate as the whole reply, copied verbatim and cited ("…[ref]"); the model's log-probability of that reply,
+  summed over its tokens or their mean, decides. This is what a grammar that lets the model only copy one
+  candidate and writes its citation would weigh (the full reply, not only its first tokens).
 Figures: "gold" is the share of questions whose chosen sentence comes from a gold document; "facts" the mean
 share of the question's key facts the chosen sentence (with the sentence before it when it opens with an
 anaphor, as the stand-in quotes) states; "first place" how often the numbered chooser picked candidate 1.
@@ -36,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag import config, defaults  # noqa: E402
-from rag.answer.extractive import ExtractiveGenerator, with_antecedent  # noqa: E402
+from rag.answer.extractive import ExtractiveGenerator, quote, with_antecedent  # noqa: E402
 from rag.backends import choose_reranker  # noqa: E402
 from rag.evaluate.evaluation import facts_found, load_queries  # noqa: E402
 from rag.index.build import build_index  # noqa: E402
@@ -58,7 +63,8 @@ NUMBERED = {"zh": ("下面有一个问题和几句编号的候选句子。选出
                    "directly answers the question; reply with its number only.",
                    "Question: {q}\nCandidate sentences:\n{lines}\nNumber of the sentence that answers:")}
 QUESTION = {"zh": "根据给出的一句资料，写一个它能回答的问题。", "en": "Write a question that the given sentence answers."}
-CHOOSERS = ("stand-in", "top chunk", "model, numbered", "model, question likelihood")
+CHOOSERS = ("stand-in", "top chunk", "model, numbered", "model, question likelihood", "model, copy (sum)",
+            "model, copy (mean)")
 
 
 def parse_args() -> argparse.Namespace:
@@ -69,6 +75,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--sample", type=int, default=30, help="questions per public set (seeded)")
     p.add_argument("--limit", type=int, default=0, help="at most this many questions of each set (seeded sample)")
     p.add_argument("--seed", type=int, default=20261201)
+    p.add_argument("--choosers", default="numbered,likelihood,copy",
+                   help="which model choosers to run: numbered, likelihood, copy (the stand-in and top chunk always run)")
     return p.parse_args()
 
 
@@ -90,6 +98,18 @@ def likelihood(chat, question: str, shown, lang: str) -> int:
     return max(range(len(shown)), key=lambda i: scores[i])
 
 
+def copy_scores(chat, messages: list[dict], shown) -> tuple[list[float], list[float]]:
+    """The model's log-probability of replying with each candidate copied and cited, as the answer prompt's reply
+    (what a grammar that only lets it copy one candidate would weigh): summed over the reply's tokens, and their
+    mean."""
+    sums, means = [], []
+    for s in shown:
+        lps = chat.continuation_logprobs(messages, f"{quote(s.sentence.strip())}[{s.ref}]")
+        sums.append(sum(lps) if lps else -math.inf)
+        means.append(sum(lps) / len(lps) if lps else -math.inf)
+    return sums, means
+
+
 def run_set(name: str, args, emb, rr, chat) -> None:
     queries, corpus = SETS[name]
     qs = [q for q in load_queries(queries) if q.gold_ids and q.facts]
@@ -104,7 +124,9 @@ def run_set(name: str, args, emb, rr, chat) -> None:
     index = build_index(cs, emb)
     doc_of = {c.chunk_id: c.doc_id for c in cs.chunks}
     stand_in = ExtractiveGenerator(emb)
-    rows = {c: [] for c in CHOOSERS}
+    wanted = {w.strip() for w in args.choosers.split(",")}
+    choosers = [c for c in CHOOSERS if c in CHOOSERS[:2] or any(w and w in c for w in wanted)]
+    rows: dict = {c: [] for c in CHOOSERS}
     first = Counter()
     t0 = time.perf_counter()
     for i, q in enumerate(qs, 1):
@@ -118,17 +140,24 @@ def run_set(name: str, args, emb, rr, chat) -> None:
         shown = sorted(scored[: args.candidates], key=lambda s: (s.n, s.start))
         lang = trace.prompt.lang
         top_chunk = min(b.n for b in blocks.values())
-        picks = {"stand-in": scored[0],
-                 "top chunk": next((s for s in scored if s.n == top_chunk), scored[0]),
-                 "model, numbered": shown[numbered(chat, q.query, shown, lang)],
-                 "model, question likelihood": shown[likelihood(chat, q.query, shown, lang)]}
-        first[picks["model, numbered"] is shown[0]] += 1
+        picks = {"stand-in": scored[0], "top chunk": next((s for s in scored if s.n == top_chunk), scored[0])}
+        if "model, numbered" in choosers:
+            picks["model, numbered"] = shown[numbered(chat, q.query, shown, lang)]
+            first[picks["model, numbered"] is shown[0]] += 1
+        if "model, question likelihood" in choosers:
+            picks["model, question likelihood"] = shown[likelihood(chat, q.query, shown, lang)]
+        if {"model, copy (sum)", "model, copy (mean)"} & set(choosers):
+            sums, means = copy_scores(chat, trace.prompt.messages, shown)
+            picks["model, copy (sum)"] = shown[max(range(len(shown)), key=lambda i: sums[i])]
+            picks["model, copy (mean)"] = shown[max(range(len(shown)), key=lambda i: means[i])]
         for chooser, s in picks.items():
+            if chooser not in choosers:
+                continue
             text = "".join(with_antecedent(blocks[s.n].text, s.start, s.end, set(), s.n))
             rows[chooser].append((doc_of.get(blocks[s.n].chunk_id) in set(q.gold_ids), facts_found(text, q.facts)))
         print(f"  {name} {i}/{len(qs)}", file=sys.stderr, flush=True)
     n = len(rows["stand-in"])
-    for chooser in CHOOSERS:
+    for chooser in choosers:
         gold = sum(g for g, _ in rows[chooser]) / n
         facts = sum(f for _, f in rows[chooser]) / n
         extra = f"{first[True] / n:.0%}" if chooser == "model, numbered" else "—"
