@@ -236,3 +236,12 @@ def test_extractive_answer_cites_the_antecedent_sentence_too(embedder):
     answer = "".join(ExtractiveGenerator(embedder, min_score=0.0, max_sentences=1).generate(prompt))
     assert answer.count("[faq_x]") == 2 and answer.startswith("重排器放在召回之后")
     assert all(s.label != "no-citation" for s in audit(answer, {"faq_x": text}, embedder).sentences)
+
+
+def test_a_quote_from_a_compressed_context_leaves_the_cut_mark_out():
+    """Compression marks cut text with "…"; quoted after a sentence it read "通常取 60。…[faq_030]" (the
+    graph strategy's fallback answer)."""
+    chunks = [_chunk("faq_030", "…k 是平滑常数，通常取 60。…")]
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0)
+    answer = "".join(gen.generate(build_prompt("RRF 的 k 通常取多少？", chunks, lang="zh")))
+    assert "。…" not in answer and "通常取 60。[faq_030]" in answer

@@ -40,6 +40,7 @@ model adds. The no-RAG prompt gets a fixed honest message, since there is nothin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -71,6 +72,7 @@ _FULL_STOP = {"zh": "。", "en": "."}
 _JOIN = {"zh": "", "en": " "}
 _TERMINATORS = "。！？!?.…；;”’\"')）】」』》"
 _CLOSERS = "”’\"')）】」』》 "  # stripped before checking whether a sentence is a question
+_CUT_AFTER = re.compile(r"(?<=[。！？!?.；;])\s*…+\s*$")  # "…通常取 60。…": the gap compression left after it
 
 
 @dataclass(frozen=True)
@@ -251,7 +253,9 @@ def with_antecedent(text: str, start: int, end: int, taken: set, n: int) -> list
 def quote(sentence: str) -> str:
     """A source sentence as quoted in an answer: bracketed ids it contains (a chunk that shows an
     example like "[faq_003]") become full-width ［faq_003］, so they read the same but are not taken for
-    citations of this answer; only the marker we append cites."""
+    citations of this answer; only the marker we append cites. A compressed context's "…" (text cut after the
+    sentence, compress.GAP) is not part of the sentence and is dropped."""
+    sentence = _CUT_AFTER.sub("", sentence)
     return CITATION_RE.sub(lambda m: m.group(0).replace("[", "［").replace("]", "］").replace("【", "［").replace("】", "］"), sentence)
 
 
