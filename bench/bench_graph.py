@@ -147,7 +147,7 @@ def answers(sets, n: int) -> None:
         print(f"\n{name}: {len(sample)} questions, {gen.label}")
         index.graph = None  # the strategies attach the app's graph: shipped model extractions, jieba for the rest
         results = compare_strategies(index, sample, ("plain", "graph", "agent"), AskSettings(), gen.backend, chat,
-                                     rr.backend, progress=lambda d, t, s: print(f"  {d}/{t} {s}", file=sys.stderr))
+                                     reranker=rr.backend, progress=lambda d, t, s: print(f"  {d}/{t} {s}", file=sys.stderr))
         print(format_runs(results))
 
 

@@ -84,7 +84,7 @@ def _judge(index, gen, chat, queries, local: bool):
         st.caption(":material/info: " + md_escape(judge.reason))
     strategy, ask = ss["judge.strategy"], settings.ask_settings()  # the worker must not touch session_state
     results = attempt(run_in_worker, lambda control, emit: compare_strategies(
-        index, queries, [strategy], ask, gen.backend, chat, rr.backend if rr else None,
+        index, queries, [strategy], ask, gen.backend, chat, reranker=rr.backend if rr else None,
         judge=judge.backend if judge else chat, progress=lambda d, n, name: emit("progress", (d, n, name)),
         control=control), lambda kind, p: progress(*p))
     bar.empty()

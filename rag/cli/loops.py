@@ -46,7 +46,7 @@ def print_loop(lt) -> None:
 
 
 def cmd_ask_strategy(args, index, gen_choice, chat, reranker, settings: AskSettings) -> int:
-    lt = run_strategy(args.strategy, args.question, index, settings, gen_choice.backend, chat, reranker,
+    lt = run_strategy(args.strategy, args.question, index, settings, gen_choice.backend, chat=chat, reranker=reranker,
                       budget=args.budget)
     if args.json:
         print(lt.to_json())
@@ -78,8 +78,8 @@ def cmd_eval_strategies(args, index, queries, names, gen_choice, chat, reranker,
         err(f"  {done}/{total} ({strategy})")
 
     err(f"answering {len(queries)} queries with {', '.join(names)} on {gen_choice.label}")
-    results = compare_strategies(index, queries, names, settings, gen_choice.backend, chat, reranker, judge,
-                                 args.budget, progress)
+    results = compare_strategies(index, queries, names, settings, gen_choice.backend, chat, reranker=reranker,
+                                 judge=judge, budget=args.budget, progress=progress)
     judged = [r.judged for sr in results for r in sr.runs if r.judged is not None]
     if args.json:
         out = {"queries": str(args.queries), "n_queries": len(queries), "generator": gen_choice.label,

@@ -89,7 +89,7 @@ def average_precision(relevant: Sequence[bool]) -> float:
     return total / hits if hits else 0.0
 
 
-def judge_answer(chat, embedder, question: str, answer: str, contexts, reference: str = "",
+def judge_answer(chat, embedder, question: str, answer: str, contexts, *, reference: str = "",
                  gold_ids: Sequence[str] = (), audit=None, gold_text: str = "", lang: str | None = None,
                  control: RunControl | None = None) -> JudgeResult:
     """The four figures for one answer; `audit` (a CitationAudit) supplies the claims and their labels.

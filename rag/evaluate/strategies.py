@@ -214,7 +214,7 @@ def strategy_label(index: Index, strategy: str, reranker=None, settings: AskSett
 
 
 def answer_figures(
-    index: Index, queries: Sequence[Query], strategy: str, generator, reranker=None,
+    index: Index, queries: Sequence[Query], strategy: str, generator, *, reranker=None,
     settings: AskSettings | None = None, progress: Callable[[int, int], None] | None = None, chat=None,
     control=None,
 ) -> dict[str, float]:
@@ -369,7 +369,7 @@ def compare(
         for c_i, mode in enumerate(cites if generator is not None else ()):
             after = base + len(answerable) + c_i * len(queries)
             answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
-            figures = answer_figures(index, queries, name, generator, reranker, replace(s, cite=mode),
+            figures = answer_figures(index, queries, name, generator, reranker=reranker, settings=replace(s, cite=mode),
                                      progress=answer_step, chat=chat, control=control)
             suffix = f" · {mode}" if len(cites) > 1 else ""
             report.extra.update({f"{k}{suffix}": v for k, v in figures.items()})

@@ -90,7 +90,7 @@ HEAD = {"zh": ("问题：", "检索“{q}”的结果：", "资料 [{r}] 全文�
                "You already searched \"{q}\". Use other search words, or answer.")}
 
 
-def agent(question: str, index, settings: AskSettings, generator, chat, reranker=None, max_steps: int = MAX_STEPS,
+def agent(question: str, index, settings: AskSettings, generator, chat, *, reranker=None, max_steps: int = MAX_STEPS,
           control: RunControl | None = None, on_step: Callable[[Step], None] | None = None) -> LoopTrace:
     """Answer `question` with the agent loop; every action and observation lands in the LoopTrace."""
     question, settings, lang = loop_setup(question, settings, chat,

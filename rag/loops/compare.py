@@ -51,7 +51,8 @@ class StrategyRuns:
 
 def run_query(q: Query, strategy: str, index, settings, generator, chat, reranker=None, judge=None,
               budget: int | None = None, control: RunControl | None = None) -> QueryRun:
-    loop = run_strategy(strategy, q.query, index, settings, generator, chat, reranker, budget=budget, control=control)
+    loop = run_strategy(strategy, q.query, index, settings, generator, chat=chat, reranker=reranker, budget=budget,
+                        control=control)
     contexts = loop.final.contexts if loop.final else []
     gold = set(q.gold_ids)
     fig: dict[str, float | None] = {
@@ -66,13 +67,14 @@ def run_query(q: Query, strategy: str, index, settings, generator, chat, reranke
     run = QueryRun(q, strategy, loop, fig)
     if judge is not None:
         gold_text = "\n".join(c.text for c in index.chunks if c.doc_id in gold) if not q.reference else ""
-        run.judged = judge_answer(judge, index.embedder, q.query, loop.answer, contexts, q.reference, q.gold_ids,
-                                  loop.final.audit if loop.final else None, gold_text, control=control)
+        run.judged = judge_answer(judge, index.embedder, q.query, loop.answer, contexts, reference=q.reference,
+                                  gold_ids=q.gold_ids, audit=loop.final.audit if loop.final else None,
+                                  gold_text=gold_text, control=control)
         fig.update(run.judged.scores)
     return run
 
 
-def compare_strategies(index, queries: Sequence[Query], strategies: Sequence[str], settings, generator, chat,
+def compare_strategies(index, queries: Sequence[Query], strategies: Sequence[str], settings, generator, chat, *,
                        reranker=None, judge=None, budget: int | None = None,
                        progress: Callable[[int, int, str], None] | None = None,
                        control: RunControl | None = None) -> list[StrategyRuns]:

@@ -46,7 +46,7 @@ def graph_block(relations: list[dict], refs: dict[str, str]) -> str:
                      if r["chunk_id"] in refs and r.get("verified"))
 
 
-def graph_local(question: str, index, settings: AskSettings, generator, chat=None, reranker=None,
+def graph_local(question: str, index, settings: AskSettings, generator, *, chat=None, reranker=None,
                 control: RunControl | None = None, on_step: Callable[[Step], None] | None = None,
                 on_delta: Callable[[str], None] | None = None) -> LoopTrace:
     control = control if control is not None else RunControl()
@@ -91,7 +91,7 @@ def graph_local(question: str, index, settings: AskSettings, generator, chat=Non
     return lt
 
 
-def graph_global(question: str, index, settings: AskSettings, generator, chat=None, reranker=None,
+def graph_global(question: str, index, settings: AskSettings, generator, *, chat=None, reranker=None,
                  control: RunControl | None = None, on_step: Callable[[Step], None] | None = None,
                  on_delta: Callable[[str], None] | None = None) -> LoopTrace:
     control = control if control is not None else RunControl()

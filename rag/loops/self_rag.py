@@ -59,7 +59,7 @@ def loop_setup(question: str, settings: AskSettings, chat, needs: str, generator
     return question, settings, detect_lang(question) if settings.lang == "auto" else settings.lang
 
 
-def self_rag(question: str, index, settings: AskSettings, generator, chat, reranker=None,
+def self_rag(question: str, index, settings: AskSettings, generator, chat, *, reranker=None,
              max_rounds: int = MAX_ROUNDS, control: RunControl | None = None,
              on_step: Callable[[Step], None] | None = None) -> LoopTrace:
     """Answer `question` the Self-RAG way; every decision lands in the returned LoopTrace."""

@@ -48,7 +48,7 @@ def plain(question: str, index, settings: AskSettings, generator, chat=None, rer
     return lt
 
 
-def run_strategy(name: str, question: str, index, settings: AskSettings, generator, chat=None, reranker=None,
+def run_strategy(name: str, question: str, index, settings: AskSettings, generator, *, chat=None, reranker=None,
                  budget: int | None = None, control: RunControl | None = None,
                  on_step: Callable[[Step], None] | None = None) -> LoopTrace:
     """`name` is one of STRATEGIES; `budget` overrides its rounds (self-rag) or steps (agent)."""
@@ -59,9 +59,13 @@ def run_strategy(name: str, question: str, index, settings: AskSettings, generat
     if name == "plain":
         return plain(question, index, settings, generator, chat, reranker, control, on_step)
     if name == "graph":
-        return graph_local(question, index, settings, generator, chat, reranker, control, on_step)
+        return graph_local(question, index, settings, generator, chat=chat, reranker=reranker, control=control,
+                           on_step=on_step)
     if name == "graph-global":
-        return graph_global(question, index, settings, generator, chat, reranker, control, on_step)
+        return graph_global(question, index, settings, generator, chat=chat, reranker=reranker, control=control,
+                            on_step=on_step)
     if name == "self-rag":
-        return self_rag(question, index, settings, generator, chat, reranker, budget or MAX_ROUNDS, control, on_step)
-    return agent(question, index, settings, generator, chat, reranker, budget or MAX_STEPS, control, on_step)
+        return self_rag(question, index, settings, generator, chat, reranker=reranker, max_rounds=budget or MAX_ROUNDS,
+                        control=control, on_step=on_step)
+    return agent(question, index, settings, generator, chat, reranker=reranker, max_steps=budget or MAX_STEPS,
+                 control=control, on_step=on_step)
