@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Protocol, cast, runtime_checkable
 
 from rag.answer.prompt import NOT_ENOUGH, Prompt
+from rag.messages import Msg
 from rag.models.llm import ChatBackend, RunControl
 
 __all__ = ["Generator", "LLMGenerator", "NOT_ENOUGH"]
@@ -24,10 +25,18 @@ __all__ = ["Generator", "LLMGenerator", "NOT_ENOUGH"]
 @runtime_checkable
 class Generator(Protocol):
     name: str
-    label: str  # what the user sees, e.g. "OpenAI-compatible: gpt-4o-mini @ api.openai.com"
     is_fallback: bool  # True for stand-ins that are not a language model
     supports_grammar: bool  # a grammar passed to generate() is enforced
-    prompt_budget: int | None  # prompt tokens that still leave room for an answer; None: not known
+
+    @property
+    def label(self) -> str | Msg:
+        """What the user sees, e.g. "OpenAI-compatible: gpt-4o-mini @ api.openai.com" (a Msg where bilingual)."""
+        ...
+
+    @property
+    def prompt_budget(self) -> int | None:
+        """Prompt tokens that still leave room for an answer; None: not known."""
+        ...
 
     def count_tokens(self, messages: list[dict]) -> int | None: ...
 

@@ -369,9 +369,9 @@ def compare(
         for c_i, mode in enumerate(cites if generator is not None else ()):
             after = base + len(answerable) + c_i * len(queries)
             answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
-            figures = answer_figures(index, queries, name, generator, reranker=reranker, settings=replace(s, cite=mode),
-                                     progress=answer_step, chat=chat, control=control)
+            answered = answer_figures(index, queries, name, generator, reranker=reranker,
+                                      settings=replace(s, cite=mode), progress=answer_step, chat=chat, control=control)
             suffix = f" · {mode}" if len(cites) > 1 else ""
-            report.extra.update({f"{k}{suffix}": v for k, v in figures.items()})
+            report.extra.update({f"{k}{suffix}": v for k, v in answered.items()})
         reports.append(report)
     return reports

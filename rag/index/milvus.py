@@ -144,7 +144,7 @@ class MilvusStore:
     def _create(self, vectors: np.ndarray, texts: Sequence[str], stopwords: frozenset[str]) -> None:
         from pymilvus import DataType, Function, FunctionType, MilvusClient
 
-        analyzer = {"tokenizer": {"type": "jieba", "mode": self.analyzer_mode}}
+        analyzer: dict[str, object] = {"tokenizer": {"type": "jieba", "mode": self.analyzer_mode}}
         if stopwords:
             analyzer["filter"] = [{"type": "stop", "stop_words": sorted(stopwords)}]
         schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)

@@ -102,8 +102,9 @@ def _detect(data: bytes, source: str) -> tuple[str, str]:
     try:
         from charset_normalizer import from_bytes
     except ImportError:  # pragma: no cover - a dependency of requests, always there in practice
-        from_bytes = None
-    best = _prefer(list(from_bytes(data))) if from_bytes is not None else None
+        best = None
+    else:
+        best = _prefer(list(from_bytes(data)))
     if best is None or best.chaos > 0.2:  # chaos: share of the decoded text that looks like noise
         _reject_binary(data, source)
         raise LoaderError(source, _UNDECODABLE, _UNDECODABLE_ZH)
@@ -483,7 +484,7 @@ def _load_json(name: str, data: bytes) -> list[Document]:
 
 def _load_jsonl(name: str, data: bytes) -> list[Document]:
     text, _ = decode_bytes(data, name)
-    docs = []
+    docs: list[Document] = []
     for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
@@ -506,7 +507,7 @@ def _load_csv(name: str, data: bytes) -> list[Document]:
     # The header decides the delimiter: tab if it has more tabs than commas (TSV), else comma.
     delimiter = "\t" if header.count("\t") > header.count(",") else ","
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    docs = []
+    docs: list[Document] = []
     try:
         fields = [(f or "").strip().lower() for f in (reader.fieldnames or [])]
         if not any(k in fields for k in TEXT_KEYS):
