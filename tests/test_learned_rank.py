@@ -16,6 +16,7 @@ from rag.evaluate.evaluation import load_queries
 from rag.index.build import build_index
 from rag.ingest.chunking import chunk_documents
 from rag.ingest.documents import Document, load_jsonl_corpus
+from rag.models.embedding import EmbedderBase
 from rag.search import rank_training as rt
 from rag.search.rank_features import FEATURES, describe, features
 from tests.fakes import BigramEmbedder
@@ -26,7 +27,7 @@ pytest.importorskip("lightgbm")
 WORDS = ("cat", "dog", "fish")
 
 
-class KeywordEmbedder:
+class KeywordEmbedder(EmbedderBase):
     """Vectors a person can check: counts of cat / dog / fish, L2-normalised (no keyword: the zero vector)."""
 
     name, label, dim = "keywords", "keyword counts (test fake)", 3

@@ -387,15 +387,17 @@ def test_two_sessions_one_stopped_mid_rerank_the_other_finishing(chat, kb_index)
     from rag.pipeline import AskSettings, ask
     from rag.search.llm_judge import LLMJudgeReranker
 
-    judge = LLMJudgeReranker(chat, budget_s=3)
+    # a budget no run reaches: A's judging must end by the Stop, not by its time running out while B queues
+    judge = LLMJudgeReranker(chat, budget_s=3600)
     gen = ExtractiveGenerator(kb_index.embedder)
     settings = AskSettings(recall_n=6, top_k=2)
-    a_running, b_queued = threading.Event(), threading.Event()
+    a_running, b_queued, a_stopped = threading.Event(), threading.Event(), threading.Event()
 
     def a_status(s: str) -> None:
-        if s == "running":  # called with the model held: A keeps it until B has queued, whatever the machine's speed
-            a_running.set()
+        if s == "running":  # called with the model held: A keeps it until B has queued and A has been stopped,
+            a_running.set()  # whatever the machine's speed
             b_queued.wait(120)
+            a_stopped.wait(120)
 
     a = RunControl(on_status=a_status)
     b = RunControl(on_status=lambda s: b_queued.set() if s == "queued" else None)
@@ -414,6 +416,7 @@ def test_two_sessions_one_stopped_mid_rerank_the_other_finishing(chat, kb_index)
     tb.start()
     assert b_queued.wait(60)  # B waits behind A, and was told so
     a.stop()
+    a_stopped.set()
     ta.join(60)
     tb.join(120)
     assert not ta.is_alive() and not tb.is_alive()
