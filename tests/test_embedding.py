@@ -530,10 +530,8 @@ def test_bundled_and_st_embedders_have_a_fingerprint(minilm_embedder, usem3_embe
 def test_derived_text_is_never_written_and_the_cache_is_bounded(tmp_path, monkeypatch):
     import sqlite3
 
-    from rag.models.embedding_cache import embed_transient
-
     cached = CachedEmbedder(Counting(HashEmbedder()), cache_dir=tmp_path)
-    embed_transient(cached, ["一句模型写的回答。"])
+    cached.embed_transient(["一句模型写的回答。"])
     count = lambda: sqlite3.connect(cached.cache_path).execute("SELECT COUNT(*) FROM vectors").fetchone()[0]  # noqa: E731
     assert count() == 0
     monkeypatch.setenv("RAG_CACHE_MAX_VECTORS", "3")

@@ -334,7 +334,7 @@ def test_a_question_is_embedded_between_two_batches_of_another_sessions_build(tm
 def test_a_questions_own_sentences_go_before_another_sessions_build_too(tmp_path):
     """A question embeds more than itself: its chunks' sentences (the gate, compression, the audit), through
     embed_transient. Those wait their turn like the question, instead of racing the build for the lock."""
-    from rag.models.embedding_cache import CachedEmbedder, embed_transient
+    from rag.models.embedding_cache import CachedEmbedder
 
     order: list[str] = []
     in_first_batch, sentences_waiting = threading.Event(), threading.Event()
@@ -352,7 +352,7 @@ def test_a_questions_own_sentences_go_before_another_sessions_build_too(tmp_path
     build = threading.Thread(target=shared.embed_documents, args=(texts,))
     build.start()
     assert in_first_batch.wait(60)
-    asker = threading.Thread(target=embed_transient, args=(shared, ["句子一：RRF 是倒数排名融合。"]))
+    asker = threading.Thread(target=shared.embed_transient, args=(["句子一：RRF 是倒数排名融合。"],))
     asker.start()
     for _ in range(1000):  # counted as waiting, as a question is (before the fix it never was)
         if shared._queries_waiting:

@@ -693,9 +693,7 @@ def _all_generic(word: str) -> bool:
 
 
 def _cosine(embedder, claim: str, span: str) -> float | None:
-    from rag.models.embedding_cache import embed_transient
-
-    a = np.asarray(embed_transient(embedder, [claim]), dtype=np.float32)[0]
+    a = np.asarray(embedder.embed_transient([claim]), dtype=np.float32)[0]
     b = np.asarray(embedder.embed_documents([span]), dtype=np.float32)[0]
     norm = float(np.linalg.norm(a) * np.linalg.norm(b))
     return float(a @ b / norm) if norm else None

@@ -5,7 +5,7 @@ Re-indexing the same corpus with the same model then costs no model calls at all
 What is stored: sha1(text) -> vector, for the texts of indexed documents (chunks, and the sentences
 the reranker fallback and the audit compare against), never the text itself. Texts a user or a model
 wrote are not stored: queries live in a small in-memory LRU, and answer sentences and HyDE passages go
-through `embed_transient`, which reads the cache but writes nothing. The file is keyed by the model's
+through `CachedEmbedder.embed_transient`, which reads the cache but writes nothing. The file is keyed by the model's
 name, dimension, document prefix and fingerprint (its package version, or a digest of its weights), so
 an upgraded or retrained model starts a fresh cache instead of serving stale vectors. It holds at
 most `RAG_CACHE_MAX_VECTORS` vectors (default 200,000, about 300 MB at 384 dimensions); past that the
@@ -54,12 +54,6 @@ class CacheStats:
 
     hits: int  # texts found in the cache
     misses: int  # texts sent to the model
-
-
-def embed_transient(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """Document-side vectors of derived text (answer sentences, HyDE passages) that must not be stored:
-    a CachedEmbedder reads its cache without writing; any other embedder just embeds."""
-    return embedder.embed_transient(texts)
 
 
 # How long a build waits, between two batches, for other sessions' queries to be embedded: bounded, so a stream of

@@ -25,7 +25,6 @@ import numpy as np
 from rag.errors import ConfigError, LLMUnavailableError
 from rag.index.build import Index
 from rag.ingest.language import detect_lang
-from rag.models.embedding_cache import embed_transient
 from rag.models.llm import ChatBackend, RunControl
 
 HYDE_SYSTEM = {
@@ -225,7 +224,7 @@ def hyde_vector(index: Index, question: str, hypothesis: str) -> np.ndarray:
     q = index.embedder.embed_queries([question])[0]
     if not hypothesis.strip():
         return q
-    h = embed_transient(index.embedder, [hypothesis])[0]  # the model's text: never stored on disk
+    h = index.embedder.embed_transient([hypothesis])[0]  # the model's text: never stored on disk
     v = q + h
     return (v / (np.linalg.norm(v) or 1.0)).astype(np.float32)
 
