@@ -269,7 +269,7 @@ class LlamaServerChat(OpenAIChat):
 
     def _tokenize(self, text: str) -> list[int]:
         reply = _request(self.server.url + "/tokenize", {"content": text, "add_special": False, "parse_special": True},
-                      self.config.timeout)
+                         self.config.timeout)
         return [int(t) for t in reply.get("tokens", [])]
 
     def _acquire(self, control: RunControl | None) -> None:
@@ -319,9 +319,9 @@ class LlamaServerChat(OpenAIChat):
         self._acquire(control)
         try:
             reply = _request(self.server.url + "/completion",
-                          {"prompt": chatml(messages, reply=True), "n_predict": 1,
-                           "n_probs": TOP_PROBS, "temperature": 0, "cache_prompt": True},
-                          self.config.timeout)
+                             {"prompt": chatml(messages, reply=True), "n_predict": 1,
+                              "n_probs": TOP_PROBS, "temperature": 0, "cache_prompt": True},
+                             self.config.timeout)
         finally:
             self._slots.release()
         try:
@@ -340,8 +340,8 @@ class LlamaServerChat(OpenAIChat):
         for slot in range(self.server.slots if prefixes else 0):
             try:
                 _request(self.server.url + "/completion",
-                      {"prompt": chatml(prefixes[slot % len(prefixes)]), "n_predict": 0, "id_slot": slot,
-                       "cache_prompt": True}, self.config.timeout)
+                         {"prompt": chatml(prefixes[slot % len(prefixes)]), "n_predict": 0, "id_slot": slot,
+                          "cache_prompt": True}, self.config.timeout)
             except LLMError:
                 break
             done += 1

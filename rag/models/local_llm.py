@@ -379,13 +379,14 @@ class LocalChat:
             if control is not None:
                 control.status("running")
             llm = self._llm
+            keep = _shared(llm.input_ids[: llm.n_tokens].tolist(), tokens)
             head = self._head_tokens(messages)
-            if head is None or _shared(llm.input_ids[: llm.n_tokens].tolist(), tokens) < len(head):
+            if head is None or keep < len(head):
                 # the context does not hold this prompt's rules: start from their saved state. When it holds
                 # more of the prompt (the previous candidate scored against the same passages), that is kept:
                 # eight candidates after one long context cost one evaluation of it, not eight
                 self._restore_prefix(messages, control)
-            keep = _shared(llm.input_ids[: llm.n_tokens].tolist(), tokens)
+                keep = _shared(llm.input_ids[: llm.n_tokens].tolist(), tokens)
             keep = min(keep, len(tokens) - last)  # evaluate at least the positions whose logits are read
             todo = tokens[keep:]
             llm.n_tokens = keep
