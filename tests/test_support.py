@@ -282,3 +282,38 @@ def test_a_sentence_that_only_repeats_the_prompts_rules_states_no_fact():
     assert echo.label == "restates-question" and echo.failed[0].name == "echo"
     fact = check_sentence("B+ 树一般只有 3 层。", {"c": LECTURE}, "B+ 树有几层？", instructions=rules)
     assert fact.label == "supported"
+
+
+# ------------------------------------------------------------------------- stitched and prefixed names
+
+RRF_EXAMPLE = RRF + "例如某文档在 BM25 中排第 1、在向量检索中排第 3，得分为 1/61 + 1/63。"
+HNSW = ("什么是近似最近邻搜索？HNSW 是怎么工作的？\n近似最近邻算法用少量精度换取速度。HNSW 是最流行的图索引，它把向量组织成多层近邻图。"
+        "参数 M 控制每个节点的连边数，efSearch 控制查询时的候选队列大小。IVF 和 PQ 是另外两类常见方法。")
+UNDERFIT = ("什么是欠拟合？\n欠拟合是指模型过于简单或训练不充分，因此训练误差和测试误差都偏高。缓解思路与过拟合相反：换用表达能力更强的模型。")
+
+
+@pytest.mark.parametrize("right, wrong, chunk", [
+    # BM25 is in the chunk, but only in an example after the sentence about k: the chunk never says they go together
+    ("RRF 的 k=60 是平滑常数。", "k=60 是 BM25 的平滑常数。", RRF_EXAMPLE),
+    # HNSW is in the title and opens the sentence before the parameters: it goes with them; IVF comes after
+    ("HNSW 的参数 M 控制每个节点的连边数。", "IVF 的参数 M 控制每个节点的连边数。", HNSW),
+])
+def test_a_name_stitched_onto_what_the_chunk_says_of_something_else_is_unsupported(right, wrong, chunk):
+    assert label(right, chunk) == "supported"
+    assert label(wrong, chunk) == "unsupported"
+    assert "apart" in failed(wrong, chunk)
+
+
+@pytest.mark.parametrize("wrong", [
+    "过拟合是指模型过于简单或训练不充分。",  # the definition of underfitting said of overfitting
+    "过拟合时训练误差和测试误差都偏高。",  # the span's sentence opens with 欠拟合: it is about that
+])
+def test_over_and_under_are_different_words(wrong):
+    assert label("欠拟合是指模型过于简单或训练不充分。", UNDERFIT) == "supported"
+    assert label(wrong, UNDERFIT) == "contradicted"
+    assert "swap" in failed(wrong, UNDERFIT)
+
+
+def test_a_bound_prefix_is_read_with_its_word():
+    keys = [u.key for u in Reading("过拟合和欠拟合都与超参数有关").units]
+    assert "过拟合" in keys and "欠拟合" in keys and "超参数" in keys and "拟合" not in keys

@@ -107,5 +107,10 @@ UNITS = (
 # Two-character words that name one of a contrasting pair by their first character (父块 / 子块, 上层 / 下层).
 CONTRAST_FIRST = "父子上下前后左右高低大小正负多少长短内外主次粗细早晚新旧首末单双"
 
+# One-character prefixes that make a different term of the word after them, which jieba cuts off as words of
+# their own: 过拟合 is 过 + 拟合 and 欠拟合 欠 + 拟合 to it, so a sentence about overfitting read the underfitting
+# entry's "拟合" as its own. Read joined to the content word right after them (fact_text.py).
+BOUND_PREFIXES_ZH = frozenset("过欠超反逆")
+
 # Chinese number words count only before one of these (两个, 三类, 七天); 一 is left out: it is mostly "a".
 MEASURE_ZH = "个类种层次天周月年份篇步倍轮点项组条位名秒"  # also 分钟 and 小时 (fact_text.py)

@@ -106,16 +106,30 @@ class Reading:
             if value is not None:
                 self.units.append(Unit(_fmt(value), "num", a + s, a + e, piece[s:e]))
         stop = _stopwords()
-        for tok, s, e in jieba_spans(piece):
+        spans = jieba_spans(piece)
+        bound = -1  # where a bound prefix (过 of 过拟合) joined the word after it ends
+        for i, (tok, s, e) in enumerate(spans):
             self.tokens.append((tok, a + s, a + e))
-            if tok in stop or tok in lex.GENERIC_ZH or not any(ch.isalnum() for ch in tok) or is_negation(tok):
-                continue  # a negation is the polarity check's business, not a content word
-            if any(s < ne and ns < e for ns, ne in numerals):
-                continue  # the numeral itself
-            if tok.isdigit():
-                continue
-            self.units.append(Unit(tok, "word", a + s, a + e, tok))
+            if e <= bound:
+                continue  # already read with its prefix
+            content = self._content(tok, s, e, stop, numerals)
+            nxt = spans[i + 1] if i + 1 < len(spans) else None
+            if tok in lex.BOUND_PREFIXES_ZH and nxt is not None and nxt[1] == e and len(nxt[0]) > 1 \
+                    and self._content(*nxt, stop, numerals):
+                joined = tok + nxt[0]
+                self.units.append(Unit(joined, "word", a + s, a + nxt[2], joined))
+                bound = nxt[2]
+            elif content:
+                self.units.append(Unit(tok, "word", a + s, a + e, tok))
         self.tokens.sort(key=lambda t: t[1])
+
+    @staticmethod
+    def _content(tok: str, s: int, e: int, stop, numerals) -> bool:
+        """Is jieba token `tok` (at s..e of the piece) a content word: not a stopword, a generic word, punctuation,
+        a negation (the polarity check's business), a numeral or a bare number?"""
+        if tok in stop or tok in lex.GENERIC_ZH or not any(ch.isalnum() for ch in tok) or is_negation(tok):
+            return False
+        return not any(s < ne and ns < e for ns, ne in numerals) and not tok.isdigit()
 
     def _latin(self, raw: str, a: int, b: int) -> Unit | None:
         low = raw.lower()

@@ -214,8 +214,10 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
         checks = (VERBATIM,) + ((restates,) if restates is not None and not restates.passed else ())
         return Support(claim, "restates-question" if len(checks) > 1 else "supported", evidence, checks, max(cov, 1.0))
     span, whole = read(evidence.text), read(chunk)
-    checks = [c for c in (_numbers(s, span, whole), _binding(s, span), _swap(s, span, whole, evidence, title_of(chunk)),
-                          _polarity(s, span), _new_terms(s, whole), _restates(s, question)) if c is not None]
+    title = title_of(chunk)
+    checks = [c for c in (_numbers(s, span, whole), _binding(s, span), _swap(s, span, whole, evidence, title),
+                          _polarity(s, span), _new_terms(s, whole), _apart(s, whole, evidence, title),
+                          _restates(s, question)) if c is not None]
     checks.append(Check("coverage", cov >= checker.supported_coverage,
                         f"证据覆盖了这句话 {cov:.0%} 的内容词", f"the evidence covers {cov:.0%} of the sentence's content words"))
     failed = {c.name for c in checks if not c.passed}
@@ -223,7 +225,7 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
         label = "contradicted"                                        # is no contradiction: that is "unsupported"
     elif "restates" in failed:
         label = "restates-question"
-    elif failed & {"new-term", "new-number"} or cov < checker.weak_coverage:
+    elif failed & {"new-term", "new-number", "apart"} or cov < checker.weak_coverage:
         label = "unsupported"
     elif cov < checker.supported_coverage:
         label = "weak"
@@ -532,8 +534,30 @@ def _swap(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: 
         found = _subject_swap(c, span, whole, evidence)
         if found is not None:
             return found
+    return _opener_swap(s, span, whole)
 
 
+def _opener_swap(s: Reading, span: Reading, whole: Reading) -> Check | None:
+    """The sentence opens with a word (过拟合) that a span sentence saying the rest lacks, and that span sentence opens
+    with a sibling of it (欠拟合是指…，因此训练误差和测试误差都偏高): the span is about the other one."""
+    own = [u for u in s.units if u.kind != "num"]
+    if len(own) < 3:
+        return None
+    m = own[0]
+    for a, b in sentence_spans(span.text):
+        theirs = [u for u in span.units if a <= u.start < b and u.kind != "num"]
+        if not theirs or any(_same(theirs[0], u) for u in own) or span.low.find(m.key, a, b) >= 0:
+            continue  # that sentence names the sentence's subject itself
+        v = theirs[0]
+        shared = sum(1 for u in own[1:] if span.text.lower().find(u.key, a, b) >= 0)
+        cjk = not m.key.isascii() and not v.key.isascii()
+        pairs = lex.OPPOSITES_ZH + lex.OPPOSITES_EN
+        sibling = (cjk and len(m.key) == len(v.key) >= 3 and m.key[-1] == v.key[-1]) or (m.key, v.key) in pairs \
+            or (v.key, m.key) in pairs
+        if sibling and shared >= (len(own) - 1) / 2 and not _aliases(whole, m, v):
+            where = span.text[a:b].strip()
+            return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+                         f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
     return None
 
 
@@ -671,6 +695,38 @@ def _new_terms(s: Reading, whole: Reading) -> Check | None:
     if not new:
         return None
     return Check("new-term", False, f"资料里没有提到 {_shown(new)}", f"the chunk never mentions {_shown(new)}")
+
+
+def _apart(s: Reading, whole: Reading, evidence: Evidence, title: Reading | None) -> Check | None:
+    """A name the sentence says something of, where the chunk names it only apart from what is said: "k=60 是 BM25
+    的平滑常数" against "k 是平滑常数，通常取 60。例如某文档在 BM25 中排第 1" stitches the chunk's words into a claim
+    it never makes. A name goes with what is said when it is in the same sentence of the chunk, or opens an earlier
+    sentence (the subject the chunk goes on about: "HNSW 是… 。参数 M 控制…"), or is in the chunk's title."""
+    span = read(evidence.text)
+    cuts = sentence_spans(whole.text)
+    head = whole.text.split("\n", 1)[0] if "\n" in whole.text.strip() else ""
+    titles = [r for r in (title, read(head) if head.rstrip().endswith(("?", "？")) else None) if r is not None]
+
+    def sentence_of(pos: int) -> int:
+        return next((i for i, (a, b) in enumerate(cuts) if a <= pos < b), -1)
+
+    openers = {sentence_of(u.start): u.key for u in whole.units if u.kind != "num" and
+               u is next(v for v in whole.units if v.kind != "num" and sentence_of(v.start) == sentence_of(u.start))}
+    for c in s.clauses:
+        g, _ = _best_clause(c, span)
+        if g is None:
+            continue
+        here = sentence_of(evidence.start + g.start)
+        for u in c.units:
+            if u.kind != "term" or _clause_has(span, g, u) or not whole.found(u) or any(t.found(u) for t in titles):
+                continue
+            homes = {sentence_of(v.start) for v in whole.units if _same(u, v)}
+            if here in homes or any(i < here and _same(u, Unit(openers.get(i, ""), "term", 0, 0, "")) for i in homes):
+                continue
+            said = span.text[g.start:g.end].strip()
+            return Check("apart", False, f"证据在“{said}”里没有提到 {u.shown}：资料没有把它们放在一起说",
+                         f"the evidence says \"{said}\" without {u.shown}: the chunk never says the two together")
+    return None
 
 
 def _restates(s: Reading, question: str) -> Check | None:
