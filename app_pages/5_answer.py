@@ -138,6 +138,7 @@ with left:
     made_at = memo.peek("trace_made", key)
     if made_at is not None:
         st.caption(":material/groups: " + class_cache.age_text(made_at))
+    answer_panels.rebound_caption(trace)
     answer_panels.fill_in_caption(trace)
     answer_panels.gate_panel(trace)
     cited = [r for r in (audit.cited if audit else [])]

@@ -31,6 +31,7 @@ from rag.answer.prompt import (
     build_prompt,
     fit_prompt,
 )
+from rag.answer.rebind import rebind
 from rag.answer.shape import RepetitionGuard, garbled
 from rag.answer.support import model_opinion
 from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError
@@ -189,6 +190,8 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
     else:
         _prompt(trace, index, generator, lang, scores)
         _generate(trace, generator, control, on_delta, index.embedder)
+        if not generator.is_fallback and trace.error is None and trace.contexts and trace.garbled is None:
+            _rebind(trace, index)
         if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts \
                 and trace.garbled is None:
             with _timed(trace, "fill_in"):
@@ -210,6 +213,19 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
                             instructions=rules)
     _keep_notes(trace, control)
     return trace
+
+
+def _rebind(trace: Trace, index: Index) -> None:
+    """Each model citation moved to the chunk that states its sentence, where the cited one does not
+    (rag/answer/rebind.py); the moves are kept and said."""
+    with _timed(trace, "rebind"):
+        trace.answer, trace.rebound = rebind(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
+                                             trace.question)
+    for m in trace.rebound:
+        trace.notes.append(say(f"citation moved: the model cited {', '.join(m.cited)} for \"{m.sentence[:60]}\", "
+                               f"which that chunk does not state ({m.cited_label}); {m.ref} does, so it cites {m.ref}",
+                               f"引用已改：模型为“{m.sentence[:60]}”引用了 {'、'.join(m.cited)}，但那一块没有这样说"
+                               f"（{m.cited_label}）；{m.ref} 说了，所以改为引用 {m.ref}"))
 
 
 class _Scores:

@@ -21,6 +21,7 @@ from rag.answer.compress import Compression
 from rag.answer.fill_in import FillIn
 from rag.answer.grounding import Grounding
 from rag.answer.prompt import Prompt
+from rag.answer.rebind import Rebound
 from rag.ingest.chunking import Chunk
 from rag.messages import localized
 from rag.search.hits import Hit
@@ -67,6 +68,7 @@ class Trace:
     graph_block: str = ""  # GraphRAG: the relation lines the prompt adds after the contexts (rag/loops/graph_rag.py)
     answerability: Answerability | None = None  # the gate's decision and its evidence (settings.gate)
     compression: Compression | None = None  # what the model did not see of each context (settings.compress)
+    rebound: list[Rebound] = field(default_factory=list)  # model citations moved to the chunk that states the sentence
     fill_in: list[FillIn] = field(default_factory=list)  # the stand-in's sentences checked against the answer
     prompt: Prompt | None = None
     answer: str = ""

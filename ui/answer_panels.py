@@ -15,8 +15,9 @@ import streamlit as st
 
 from rag.trace import Trace
 
+from .audit_view import LABEL_NAMES
 from .i18n import lang, loc, tr
-from .render import answer_html
+from .render import answer_html, md_escape
 
 
 def gate_panel(trace: Trace) -> None:
@@ -62,6 +63,18 @@ def fill_in_caption(trace: Trace) -> None:
     else:
         st.caption(tr("抽取式替身会引用的句子，模型的回答都已说到：没有补充原文。",
                       "The model's answer already states every sentence the stand-in would quote: nothing was added."))
+
+
+def rebound_caption(trace: Trace) -> None:
+    """Each citation the pipeline moved: what the model cited, why that was wrong, what it cites now."""
+    for m in trace.rebound:
+        cited = ", ".join(m.cited)
+        label_zh = LABEL_NAMES.get(m.cited_label, m.cited_label).split(" ")[0]
+        st.caption(":material/swap_horiz: " + md_escape(tr(
+            f"引用已改：模型为“{m.sentence[:80]}”引用了 [{cited}]，但那一块没有这样说（审计：{label_zh}）；"
+            f"[{m.ref}] 说了，所以改为引用 [{m.ref}]。",
+            f"Citation moved: the model cited [{cited}] for \"{m.sentence[:80]}\", which that chunk does not state "
+            f"(audit: {m.cited_label}); [{m.ref}] does, so the sentence now cites [{m.ref}].")))
 
 
 def compressed_context_html(trace: Trace, ref: str) -> str | None:

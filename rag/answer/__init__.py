@@ -18,6 +18,7 @@
   in order, with their refs, under a token budget; what was kept and dropped.
 - `answerability.py`: the gate that refuses before generating when no context sentence is close enough to
   the question, with its evidence.
+- `rebind.py`: each model citation moved to the chunk that states its sentence, where the cited one does not.
 - `fill_in.py`: the stand-in's sentences the model left out, appended as labelled quotes.
 - `shape.py`: a garbled answer (a loop, a list of refs, a bare number) stopped and replaced, visibly.
 """
