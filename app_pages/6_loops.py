@@ -7,6 +7,7 @@ import streamlit as st
 
 from rag.errors import RagError
 from rag.loops.strategies import BUDGETS, STRATEGIES, run_strategy
+from rag.run import RunContext
 from ui import choices, indexing, memo, settings
 from ui.answer_panels import answer_parts_html
 from ui.audit_view import support_table_html
@@ -60,8 +61,8 @@ if run:
             # a rerun or leaving the page stops it at the next token, also between two of its steps.
             try:
                 lt = run_in_worker(lambda control, emit, n=name: run_strategy(
-                    n, q, index, s, gen.backend, chat=chat, reranker=rr.backend if rr else None, budget=budgets[n],
-                    control=control,
+                    n, q, RunContext(index, s, gen.backend, chat=chat, reranker=rr.backend if rr else None,
+                                     control=control, budget=budgets[n]),
                     on_step=lambda step: emit("step", step)), lambda kind, step: box.write(step_summary(step)))
             except BaseException as exc:  # Stop, a rerun, an error: the box must not keep spinning
                 box.update(label=f"{names[name]} · {tr('已停止', 'stopped')}", state="error", expanded=False)

@@ -40,6 +40,7 @@ from rag.ingest.chunking import ChunkSet, chunk_documents  # noqa: E402
 from rag.ingest.documents import load_jsonl_corpus  # noqa: E402
 from rag.models.embedding import load_embedder  # noqa: E402
 from rag.models.local_llm import local_label  # noqa: E402
+from rag.run import RunContext  # noqa: E402
 from rag.trace import AskSettings  # noqa: E402
 
 HAYSTACK = ROOT.parent / "shared" / "eval" / "cmrc2018_dev" / "corpus.jsonl"
@@ -146,8 +147,9 @@ def answers(sets, n: int) -> None:
         sample = fixed_sample(queries, n)
         print(f"\n{name}: {len(sample)} questions, {gen.label}")
         index.graph = None  # the strategies attach the app's graph: shipped model extractions, jieba for the rest
-        results = compare_strategies(index, sample, ("plain", "graph", "agent"), AskSettings(), gen.backend, chat,
-                                     reranker=rr.backend, progress=lambda d, t, s: print(f"  {d}/{t} {s}", file=sys.stderr))
+        ctx = RunContext(index, AskSettings(), gen.backend, chat=chat, reranker=rr.backend)
+        results = compare_strategies(sample, ("plain", "graph", "agent"), ctx,
+                                     progress=lambda d, t, s: print(f"  {d}/{t} {s}", file=sys.stderr))
         print(format_runs(results))
 
 

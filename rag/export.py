@@ -112,7 +112,7 @@ def cells(r: Recipe) -> list[tuple[str, str]]:
                  + rerank + "\n"
                  f"settings = {_settings_code(r.settings)}"),
         ("markdown", "## Ask: retrieval, fusion, rerank, the answer and its audit"),
-        ("code", "trace = ask(QUESTION, index, settings, choice.backend, reranker, chat)\n"
+        ("code", "trace = ask(QUESTION, index, settings, choice.backend, reranker=reranker, chat=chat)\n"
                  "k = settings.top_k\n"
                  "for name in ('dense', 'bm25', 'hybrid'):\n"
                  "    print(f'{name:7s}', [h.chunk_id for h in getattr(trace.retrieval, name)[:k]])\n"

@@ -104,6 +104,7 @@ def ask(
     index: Index,
     settings: AskSettings,
     generator: Generator,
+    *,
     reranker: Reranker | None = None,
     chat: ChatBackend | None = None,
     on_delta: Callable[[str], None] | None = None,

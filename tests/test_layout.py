@@ -14,7 +14,7 @@ RAG = ROOT / "rag"
 # Pipeline order. A wing may import itself, the wings before it, and the shared leaves at the top.
 ORDER = ["models", "ingest", "index", "graph", "search", "answer", "evaluate", "loops", "lesson"]
 LEAVES = {"errors", "defaults", "config", "messages", "jsonout"}  # imported from anywhere; they import nothing of ours but errors
-JOINERS = {"pipeline", "trace", "backends",
+JOINERS = {"pipeline", "trace", "run", "backends",
            "__main__", "waterfall", "export"}  # join the stages; only evaluate sits above them
 
 
@@ -62,7 +62,7 @@ def test_wings_import_only_earlier_wings(wing):
             parts = mod.split(".")
             if parts[1] in LEAVES:
                 continue
-            if wing in ("evaluate", "loops") and parts[1] in {"pipeline", "trace"}:
+            if wing in ("evaluate", "loops") and parts[1] in {"pipeline", "trace", "run"}:
                 continue  # evaluation runs the whole pipeline
             if wing == "lesson" and parts[1] in {"pipeline", "trace", "waterfall"}:
                 continue  # a lesson reads what the whole pipeline recorded

@@ -21,7 +21,9 @@ from rag.loops.agent import agent
 from rag.loops.compare import facts_found
 from rag.loops.self_rag import self_rag
 from rag.loops.strategies import run_strategy
+from rag.models.llm import RunControl
 from rag.models.yes_no import ask_yes_no
+from rag.run import RunContext
 from rag.trace import AskSettings
 from tests.fake_chat import FakeChat
 
@@ -87,7 +89,7 @@ def _need(p_question: float):
 
 def test_self_rag_answers_small_talk_without_retrieving_and_says_why(kb_index, gen):
     chat = ScriptedChat(verdict=lambda m: _need(0.1)(m) or 0.9)
-    lt = self_rag("你好", kb_index, SETTINGS, gen, chat)
+    lt = self_rag("你好", RunContext(kb_index, SETTINGS, gen, chat=chat))
     assert not lt.retrieved and lt.searches == 0
     assert [s.kind for s in lt.steps] == ["decide", "answer"]
     decide = lt.steps[0]
@@ -108,7 +110,7 @@ def test_self_rag_drops_irrelevant_chunks_and_searches_again_within_its_budget(k
         return 0.1  # support: no sentence is ever supported
 
     chat = ScriptedChat(verdict=verdict, reply=lambda m, g: "新的检索查询：正则化 权重衰减")
-    lt = self_rag("什么是过拟合？", kb_index, SETTINGS, gen, chat, max_rounds=2)
+    lt = self_rag("什么是过拟合？", RunContext(kb_index, SETTINGS, gen, chat=chat, budget=2))
     kinds = [s.kind for s in lt.steps]
     assert kinds.count("retrieve") == 2 and kinds.count("rewrite") == 1  # one more search, not more
     grade = next(s for s in lt.steps if s.kind == "grade")
@@ -123,7 +125,7 @@ def test_self_rag_drops_irrelevant_chunks_and_searches_again_within_its_budget(k
 
 def test_self_rag_stops_after_one_round_when_every_sentence_is_supported(kb_index, gen):
     chat = ScriptedChat(verdict=lambda m: _need(0.9)(m) or 0.9)
-    lt = self_rag("什么是过拟合？", kb_index, SETTINGS, gen, chat)
+    lt = self_rag("什么是过拟合？", RunContext(kb_index, SETTINGS, gen, chat=chat))
     assert [s.kind for s in lt.steps] == ["decide", "retrieve", "grade", "draft", "check"]
     check = lt.steps[-1]
     assert check.verdicts and all(v.answer for v in check.verdicts)
@@ -137,11 +139,11 @@ def test_loops_need_a_language_model(kb_index, gen):
 
     fix = "choose the generator 'local'" if local_available()[0] else "install the bundled local model"
     with pytest.raises(LLMUnavailableError, match=fix):
-        self_rag("什么是过拟合？", kb_index, SETTINGS, gen, None)
+        self_rag("什么是过拟合？", RunContext(kb_index, SETTINGS, gen))
     with pytest.raises(LLMUnavailableError, match=fix):
-        agent("什么是过拟合？", kb_index, SETTINGS, gen, None)
+        agent("什么是过拟合？", RunContext(kb_index, SETTINGS, gen))
     with pytest.raises(ConfigError, match="plain, self-rag, agent"):
-        run_strategy("react", "q", kb_index, SETTINGS, gen)
+        run_strategy("react", "q", RunContext(kb_index, SETTINGS, gen))
 
 
 # -------------------------------------------------------------------------------------------- agent
@@ -157,7 +159,7 @@ def test_agent_searches_reads_and_answers_from_what_it_read(kb_index, gen):
         lambda m: '{"thought": "够了。", "action": "answer"}',
     ])
     chat = ScriptedChat(reply=lambda m, g: next(script)(m))
-    lt = agent("什么是过拟合？怎么缓解？", kb_index, SETTINGS, gen, chat)
+    lt = agent("什么是过拟合？怎么缓解？", RunContext(kb_index, SETTINGS, gen, chat=chat))
     assert [s.kind for s in lt.steps] == ["search", "read", "answer"]
     search, read = lt.steps[0], lt.steps[1]
     assert search.query == "过拟合 缓解" and search.hits and search.thought == "先查过拟合。"
@@ -177,7 +179,7 @@ def test_agent_budget_leaves_only_answer_on_the_last_step_and_repeats_are_caught
         return '{"thought": "再查一次。", "action": "search", "query": "过拟合"}'
 
     chat = ScriptedChat(reply=reply)
-    lt = agent("什么是过拟合？", kb_index, SETTINGS, gen, chat, max_steps=3)
+    lt = agent("什么是过拟合？", RunContext(kb_index, SETTINGS, gen, chat=chat, budget=3))
     assert [s.kind for s in lt.steps] == ["search", "repeat", "answer"] and lt.searches == 1
     assert "budget" in lt.steps[-1].decision and any("budget (3)" in n for n in lt.notes)
     last_prompt = [c[1] for c in chat.call_log if c[0] == "complete"][-1]
@@ -187,14 +189,14 @@ def test_agent_budget_leaves_only_answer_on_the_last_step_and_repeats_are_caught
 
 def test_agent_answers_a_greeting_without_searching(kb_index, gen):
     chat = ScriptedChat(reply=lambda m, g: '{"thought": "这是问候。", "action": "answer"}')
-    lt = agent("你好", kb_index, SETTINGS, gen, chat)
+    lt = agent("你好", RunContext(kb_index, SETTINGS, gen, chat=chat))
     assert not lt.retrieved and lt.final.contexts == []
     assert "without searching" in lt.final.notes[0] and "这是问候" in lt.final.notes[0]
 
 
 def test_agent_without_a_grammar_stops_on_an_unreadable_action_and_says_so(kb_index, gen):
     chat = ScriptedChat(reply=lambda m, g: "I would search for overfitting.", grammar=False)
-    lt = agent("什么是过拟合？", kb_index, SETTINGS, gen, chat)
+    lt = agent("什么是过拟合？", RunContext(kb_index, SETTINGS, gen, chat=chat))
     assert lt.steps[-1].kind == "answer" and "unreadable action" in lt.steps[-1].decision
     assert any("could not be read" in n for n in lt.notes)
     assert all(c[2] is None for c in chat.call_log)  # no grammar was sent to a backend that takes none
@@ -248,14 +250,14 @@ def local(embedder):
 def test_the_bundled_model_answers_a_greeting_without_retrieval_in_both_loops(kb_index, local):
     chat, generator = local
     for run in (self_rag, agent):
-        lt = run("你好", kb_index, SETTINGS, generator, chat)
+        lt = run("你好", RunContext(kb_index, SETTINGS, generator, chat=chat))
         assert not lt.retrieved and lt.searches == 0, (run.__name__, [s.decision for s in lt.steps])
         assert lt.answer.strip() and lt.final.notes  # the trace says why it did not search
 
 
 def test_the_bundled_models_actions_always_parse_under_the_grammar(kb_index, local):
     chat, generator = local
-    lt = agent("BM25 的参数 b 常取多少？中文做 BM25 之前要先做什么？", kb_index, SETTINGS, generator, chat, max_steps=4)
+    lt = agent("BM25 的参数 b 常取多少？中文做 BM25 之前要先做什么？", RunContext(kb_index, SETTINGS, generator, chat=chat, budget=4))
     assert lt.searches >= 1
     seen: list[str] = []
     for s in lt.steps:
@@ -290,7 +292,7 @@ def test_judge_answer_scores_every_metric_from_its_verdicts(kb_index):
 
     chat = ScriptedChat(verdict=verdict, reply=lambda m, g: "什么是过拟合？")
     reference = "过拟合指模型在训练集上表现很好，但在没见过的验证集或测试集上明显变差。过拟合也叫 underfitting。"
-    res = judge_answer(chat, kb_index.embedder, "什么是过拟合？", answer, [c2, c1], reference=reference,
+    res = judge_answer(_judging(kb_index, chat), "什么是过拟合？", answer, [c2, c1], reference=reference,
                        gold_ids=["faq_001"], audit=a)
     assert res.scores["faithfulness"] == pytest.approx(0.5)  # one of two sentences is in the context
     assert res.scores["answer relevancy"] == pytest.approx(1.0, abs=1e-5)  # the judge wrote the question back
@@ -304,26 +306,30 @@ def test_judge_answer_scores_every_metric_from_its_verdicts(kb_index):
     table = audit_agreement([res])
     assert sum(r["yes"] + r["no"] for r in table.values()) == 1
 
-    refusal = judge_answer(chat, kb_index.embedder, "公司年假几天？", "资料不足", [c1], gold_text=c1.text)
+    refusal = judge_answer(_judging(kb_index, chat), "公司年假几天？", "资料不足", [c1], gold_text=c1.text)
     assert refusal.scores["faithfulness"] is None and refusal.scores["answer relevancy"] == 0.0
     assert refusal.reference_source == "gold chunks' text"
 
 
 def test_a_loop_run_exports_a_handout(kb_index, gen):
     chat = ScriptedChat(verdict=lambda m: _need(0.9)(m) or 0.9)
-    md = self_rag("什么是过拟合？", kb_index, SETTINGS, gen, chat).to_markdown()
+    md = self_rag("什么是过拟合？", RunContext(kb_index, SETTINGS, gen, chat=chat)).to_markdown()
     assert md.startswith("# self-rag: 什么是过拟合？") and "## 1. decide" in md and "- verdict: yes" in md
     assert "# RAG trace" in md  # the answer's own trace follows the timeline
 
 
 # --------------------------------------------------------------------------------- stopping a run
 
+def _judging(kb_index, chat, control=None) -> RunContext:
+    """The run context a judge call needs: its model and the index's embedder (the generator is not used)."""
+    return RunContext(kb_index, SETTINGS, ExtractiveGenerator(kb_index.embedder), chat=chat,
+                      control=control or RunControl())
+
+
 def _stopped_mid_call(run, chat):
     """Run `run(control)` in a thread, stop it while its first model call is held at the chat's gate, and
     return (the exception it ended with, how many model calls were made)."""
     import threading
-
-    from rag.models.llm import RunControl
 
     control, out = RunControl(), {}
 
@@ -348,7 +354,7 @@ def test_stopping_a_self_rag_step_ends_the_loop_there(kb_index, gen):
     from rag.errors import GenerationCancelled
 
     chat = FakeChat(verdict=lambda m: 0.9, gate=threading.Event())
-    error, calls = _stopped_mid_call(lambda c: self_rag("什么是过拟合？", kb_index, SETTINGS, gen, chat, control=c), chat)
+    error, calls = _stopped_mid_call(lambda c: self_rag("什么是过拟合？", RunContext(kb_index, SETTINGS, gen, chat=chat, control=c)), chat)
     assert isinstance(error, GenerationCancelled) and calls == 1  # the first decision, then nothing
 
 
@@ -361,8 +367,8 @@ def test_stopping_the_judge_ends_it_at_the_call_under_way(kb_index):
     c1 = kb_index.chunk("faq_001")
     chat = FakeChat(verdict=lambda m: 0.9, reply=lambda m, g: "什么是过拟合？", gate=threading.Event())
     error, calls = _stopped_mid_call(lambda c: judge_answer(
-        chat, kb_index.embedder, "什么是过拟合？", "过拟合指模型在训练集上表现很好。[faq_001]", [c1],
-        reference="过拟合指模型在训练集上表现很好。", control=c), chat)
+        _judging(kb_index, chat, c), "什么是过拟合？",
+        "过拟合指模型在训练集上表现很好。[faq_001]", [c1], reference="过拟合指模型在训练集上表现很好。"), chat)
     assert isinstance(error, GenerationCancelled) and calls == 1
 
 
@@ -378,7 +384,7 @@ def test_a_judge_call_that_fails_is_a_note_and_the_other_figures_stand(kb_index)
         return 0.9
 
     chat = ScriptedChat(verdict=verdict, reply=lambda m, g: "什么是过拟合？")
-    res = judge_answer(chat, kb_index.embedder, "什么是过拟合？", "过拟合指模型在训练集上表现很好。[faq_001]", [c1],
+    res = judge_answer(_judging(kb_index, chat), "什么是过拟合？", "过拟合指模型在训练集上表现很好。[faq_001]", [c1],
                        reference="过拟合指模型在训练集上表现很好。")
     assert res.scores["context precision"] is None
     assert any("context precision" in n and "broke" in n for n in res.notes)
@@ -396,7 +402,7 @@ def test_self_rags_check_step_and_the_answer_audit_agree_on_every_sentence_of_th
     chat = ScriptedChat(verdict=lambda m: _need(0.9)(m) or 0.3)  # the model doubts every sentence it is asked about
     compared = 0
     for q in queries:
-        lt = self_rag(q.query, kb_index, SETTINGS, gen, chat, max_rounds=1)
+        lt = self_rag(q.query, RunContext(kb_index, SETTINGS, gen, chat=chat, budget=1))
         checks = [s for s in lt.steps if s.kind == "check" and s.supports]
         if not checks:
             continue

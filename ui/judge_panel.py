@@ -16,6 +16,7 @@ from rag.evaluate.evaluation import fixed_sample, load_queries
 from rag.evaluate.judge import METRICS, audit_agreement
 from rag.loops.compare import compare_strategies
 from rag.loops.strategies import STRATEGIES
+from rag.run import RunContext
 
 from . import choices, models, settings
 from .i18n import tr
@@ -84,9 +85,10 @@ def _judge(index, gen, chat, queries, local: bool):
         st.caption(":material/info: " + md_escape(judge.reason))
     strategy, ask = ss["judge.strategy"], settings.ask_settings()  # the worker must not touch session_state
     results = attempt(run_in_worker, lambda control, emit: compare_strategies(
-        index, queries, [strategy], ask, gen.backend, chat, reranker=rr.backend if rr else None,
-        judge=judge.backend if judge else chat, progress=lambda d, n, name: emit("progress", (d, n, name)),
-        control=control), lambda kind, p: progress(*p))
+        queries, [strategy], RunContext(index, ask, gen.backend, chat=chat, reranker=rr.backend if rr else None,
+                                        control=control),
+        judge=judge.backend if judge else chat, progress=lambda d, n, name: emit("progress", (d, n, name))),
+        lambda kind, p: progress(*p))
     bar.empty()
     return results
 

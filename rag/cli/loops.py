@@ -15,6 +15,7 @@ from rag.evaluate.judge import METRICS, audit_agreement
 from rag.loops.compare import compare_strategies, format_runs
 from rag.loops.strategies import STRATEGIES, run_strategy
 from rag.models.local_llm import LocalChat
+from rag.run import RunContext
 from rag.trace import AskSettings, support_text, to_plain
 
 
@@ -46,8 +47,8 @@ def print_loop(lt) -> None:
 
 
 def cmd_ask_strategy(args, index, gen_choice, chat, reranker, settings: AskSettings) -> int:
-    lt = run_strategy(args.strategy, args.question, index, settings, gen_choice.backend, chat=chat, reranker=reranker,
-                      budget=args.budget)
+    lt = run_strategy(args.strategy, args.question,
+                      RunContext(index, settings, gen_choice.backend, chat=chat, reranker=reranker, budget=args.budget))
     if args.json:
         print(lt.to_json())
     else:
@@ -78,8 +79,8 @@ def cmd_eval_strategies(args, index, queries, names, gen_choice, chat, reranker,
         err(f"  {done}/{total} ({strategy})")
 
     err(f"answering {len(queries)} queries with {', '.join(names)} on {gen_choice.label}")
-    results = compare_strategies(index, queries, names, settings, gen_choice.backend, chat, reranker=reranker,
-                                 judge=judge, budget=args.budget, progress=progress)
+    ctx = RunContext(index, settings, gen_choice.backend, chat=chat, reranker=reranker, budget=args.budget)
+    results = compare_strategies(queries, names, ctx, judge=judge, progress=progress)
     judged = [r.judged for sr in results for r in sr.runs if r.judged is not None]
     if args.json:
         out = {"queries": str(args.queries), "n_queries": len(queries), "generator": gen_choice.label,

@@ -33,11 +33,12 @@ import numpy as np
 
 from rag.answer.citations import is_not_enough, strip_citations
 from rag.answer.support import Checker, Support, model_opinion
-from rag.errors import GenerationCancelled, LLMError
+from rag.errors import ConfigError, GenerationCancelled, LLMError
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
-from rag.models.llm import RunControl, short_reply
+from rag.models.llm import short_reply
 from rag.models.yes_no import Verdict, ask_yes_no
+from rag.run import RunContext
 
 METRICS = ("faithfulness", "answer relevancy", "context precision", "context recall")
 CONTEXT_CHARS = 700  # each context as the judge reads it, for precision
@@ -89,16 +90,19 @@ def average_precision(relevant: Sequence[bool]) -> float:
     return total / hits if hits else 0.0
 
 
-def judge_answer(chat, embedder, question: str, answer: str, contexts, *, reference: str = "",
-                 gold_ids: Sequence[str] = (), audit=None, gold_text: str = "", lang: str | None = None,
-                 control: RunControl | None = None) -> JudgeResult:
-    """The four figures for one answer; `audit` (a CitationAudit) supplies the claims and their labels.
+def judge_answer(ctx: RunContext, question: str, answer: str, contexts, *, reference: str = "",
+                 gold_ids: Sequence[str] = (), audit=None, gold_text: str = "", lang: str | None = None
+                 ) -> JudgeResult:
+    """The four figures for one answer, judged by `ctx.chat` with `ctx.embedder`'s cosines; `audit` (a
+    CitationAudit) supplies the claims and their labels.
 
     `reference` is the written reference answer; without one, `gold_text` (the gold chunks' text) stands in.
-    Context precision and recall need one of them; without either they are None. `control` queues, stops
+    Context precision and recall need one of them; without either they are None. `ctx.control` queues, stops
     and times every judge call; a metric whose model call fails is None with a note, the others stand."""
     t0 = time.perf_counter()
-    control = control if control is not None else RunControl()
+    chat, embedder, control = ctx.chat, ctx.embedder, ctx.control
+    if chat is None:
+        raise ConfigError("the judge needs a language model: give the run context a chat model")
     lang = lang or detect_lang(question)
     res = JudgeResult(judge=chat.label)
     if reference.strip():

@@ -37,6 +37,8 @@ from rag.evaluate.evaluation import (
 from rag.graph.store import attach
 from rag.index.build import Index
 from rag.messages import Msg, localized, say
+from rag.models.llm import RunControl
+from rag.run import RunContext
 from rag.search.hits import Hit
 from rag.search.rerank import rerank_candidates
 from rag.search.retrieval import retrieve
@@ -213,12 +215,9 @@ def strategy_label(index: Index, strategy: str, reranker=None, settings: AskSett
     return say(*words)
 
 
-def answer_figures(
-    index: Index, queries: Sequence[Query], strategy: str, generator, *, reranker=None,
-    settings: AskSettings | None = None, progress: Callable[[int, int], None] | None = None, chat=None,
-    control=None,
-) -> dict[str, float]:
-    """Answer every query with this strategy's retrieval and audit the citations.
+def answer_figures(ctx: RunContext, queries: Sequence[Query], strategy: str, *,
+                   progress: Callable[[int, int], None] | None = None) -> dict[str, float]:
+    """Answer every query with this strategy's retrieval (on `ctx.settings`) and audit the citations.
 
     On answerable queries (those with gold ids), over the answers that are not a refusal:
     - "cited sentences": share of answer sentences that carry at least one citation;
@@ -233,11 +232,12 @@ def answer_figures(
     """
     from rag.pipeline import ask
 
-    base = settings or AskSettings()
+    base = ctx.settings
     settings = settings_for(strategy, replace(base, recall_n=max(base.recall_n, base.top_k)))
     tally = _AnswerTally()
     for i, q in enumerate(queries, 1):
-        tally.add(q, ask(q.query, index, settings, generator, reranker=reranker, chat=chat, control=control))
+        tally.add(q, ask(q.query, ctx.index, settings, ctx.generator, reranker=ctx.reranker, chat=ctx.chat,
+                         control=ctx.control))
         if progress:
             progress(i, len(queries))
     return tally.figures()
@@ -369,8 +369,9 @@ def compare(
         for c_i, mode in enumerate(cites if generator is not None else ()):
             after = base + len(answerable) + c_i * len(queries)
             answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
-            answered = answer_figures(index, queries, name, generator, reranker=reranker,
-                                      settings=replace(s, cite=mode), progress=answer_step, chat=chat, control=control)
+            ctx = RunContext(index, replace(s, cite=mode), generator, chat=chat, reranker=reranker,
+                             control=control if control is not None else RunControl())
+            answered = answer_figures(ctx, queries, name, progress=answer_step)
             suffix = f" · {mode}" if len(cites) > 1 else ""
             report.extra.update({f"{k}{suffix}": v for k, v in answered.items()})
         reports.append(report)

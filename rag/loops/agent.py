@@ -27,6 +27,7 @@ from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.messages import localized, say
 from rag.models.llm import RunControl
 from rag.pipeline import answer_from, gather
+from rag.run import RunContext
 from rag.trace import AskSettings
 
 MAX_STEPS = 6
@@ -90,15 +91,15 @@ HEAD = {"zh": ("问题：", "检索“{q}”的结果：", "资料 [{r}] 全文�
                "You already searched \"{q}\". Use other search words, or answer.")}
 
 
-def agent(question: str, index, settings: AskSettings, generator, chat, *, reranker=None, max_steps: int = MAX_STEPS,
-          control: RunControl | None = None, on_step: Callable[[Step], None] | None = None) -> LoopTrace:
-    """Answer `question` with the agent loop; every action and observation lands in the LoopTrace."""
-    question, settings, lang = loop_setup(question, settings, chat,
+def agent(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None) -> LoopTrace:
+    """Answer `question` with the agent loop, in at most `ctx.budget` actions (MAX_STEPS when None); every action and
+    observation lands in the LoopTrace."""
+    index, generator, chat, reranker, control = ctx.index, ctx.generator, ctx.chat, ctx.reranker, ctx.control
+    question, settings, lang = loop_setup(question, ctx.settings, chat,
                                           "the agent loop needs a language model to choose its actions", generator)
-    control = control if control is not None else RunControl()
     head = HEAD[lang if lang in HEAD else "en"]
     t_start = time.perf_counter()
-    lt = LoopTrace("agent", question, budget=max(1, int(max_steps)))
+    lt = LoopTrace("agent", question, budget=max(1, int(ctx.budget or MAX_STEPS)))
     rec = Recorder(lt, on_step)
     key = lang if lang in SYSTEM else "en"
     mem = _Memory([{"role": "system", "content": SYSTEM[key]}, *({"role": r, "content": c} for r, c in SHOTS[key]),

@@ -20,7 +20,8 @@ from rag.evaluate.evaluation import Query, facts_found
 from rag.evaluate.judge import METRICS, JudgeResult, judge_answer
 from rag.loops.steps import LoopTrace
 from rag.loops.strategies import run_strategy
-from rag.models.llm import RunControl
+from rag.models.llm import ChatBackend
+from rag.run import RunContext
 
 FIGURES = ("facts found", "all facts", "evidence recall", "retrieved", "searches", "steps", "seconds")
 
@@ -49,10 +50,9 @@ class StrategyRuns:
         return out
 
 
-def run_query(q: Query, strategy: str, index, settings, generator, chat, reranker=None, judge=None,
-              budget: int | None = None, control: RunControl | None = None) -> QueryRun:
-    loop = run_strategy(strategy, q.query, index, settings, generator, chat=chat, reranker=reranker, budget=budget,
-                        control=control)
+def run_query(q: Query, strategy: str, ctx: RunContext, *, judge: ChatBackend | None = None) -> QueryRun:
+    """One strategy on one query, its figures, and the judge's (the model `judge`) when one is given."""
+    loop = run_strategy(strategy, q.query, ctx)
     contexts = loop.final.contexts if loop.final else []
     gold = set(q.gold_ids)
     fig: dict[str, float | None] = {
@@ -66,28 +66,26 @@ def run_query(q: Query, strategy: str, index, settings, generator, chat, reranke
     fig["all facts"] = None if fig["facts found"] is None else float(fig["facts found"] == 1.0)
     run = QueryRun(q, strategy, loop, fig)
     if judge is not None:
-        gold_text = "\n".join(c.text for c in index.chunks if c.doc_id in gold) if not q.reference else ""
-        run.judged = judge_answer(judge, index.embedder, q.query, loop.answer, contexts, reference=q.reference,
+        gold_text = "\n".join(c.text for c in ctx.index.chunks if c.doc_id in gold) if not q.reference else ""
+        run.judged = judge_answer(ctx.with_(chat=judge), q.query, loop.answer, contexts, reference=q.reference,
                                   gold_ids=q.gold_ids, audit=loop.final.audit if loop.final else None,
-                                  gold_text=gold_text, control=control)
+                                  gold_text=gold_text)
         fig.update(run.judged.scores)
     return run
 
 
-def compare_strategies(index, queries: Sequence[Query], strategies: Sequence[str], settings, generator, chat, *,
-                       reranker=None, judge=None, budget: int | None = None,
-                       progress: Callable[[int, int, str], None] | None = None,
-                       control: RunControl | None = None) -> list[StrategyRuns]:
-    """Every strategy on every query (query by query, so a slow run shows progress on all of them). `control`
+def compare_strategies(queries: Sequence[Query], strategies: Sequence[str], ctx: RunContext, *,
+                       judge: ChatBackend | None = None,
+                       progress: Callable[[int, int, str], None] | None = None) -> list[StrategyRuns]:
+    """Every strategy on every query (query by query, so a slow run shows progress on all of them). `ctx.control`
     is the whole run's handle: every model call in it is queued with a notice and can be stopped."""
     out = [StrategyRuns(s) for s in strategies]
     total = len(queries) * len(strategies)
     done = 0
     for q in queries:
         for sr in out:
-            if control is not None:
-                control.check("the comparison")
-            sr.runs.append(run_query(q, sr.strategy, index, settings, generator, chat, reranker, judge, budget, control))
+            ctx.control.check("the comparison")
+            sr.runs.append(run_query(q, sr.strategy, ctx, judge=judge))
             done += 1
             if progress:
                 progress(done, total, sr.strategy)

@@ -31,7 +31,7 @@ from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.messages import say
 from rag.models.llm import RunControl, short_reply
 from rag.pipeline import answer_from, gather
-from rag.trace import AskSettings
+from rag.run import RunContext
 
 GLOBAL_COMMUNITIES = 4
 CHUNKS_PER_COMMUNITY = 2
@@ -46,10 +46,11 @@ def graph_block(relations: list[dict], refs: dict[str, str]) -> str:
                      if r["chunk_id"] in refs and r.get("verified"))
 
 
-def graph_local(question: str, index, settings: AskSettings, generator, *, chat=None, reranker=None,
-                control: RunControl | None = None, on_step: Callable[[Step], None] | None = None,
+def graph_local(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None,
                 on_delta: Callable[[str], None] | None = None) -> LoopTrace:
-    control = control if control is not None else RunControl()
+    """GraphRAG's local search: hybrid retrieval plus the graph walk from the question's entities, one answer."""
+    index, settings, generator, chat, control = ctx.index, ctx.settings, ctx.generator, ctx.chat, ctx.control
+    reranker = ctx.reranker
     t0 = time.perf_counter()
     graph = attach(index)
     lt = LoopTrace("graph", question, budget=1)
@@ -91,10 +92,11 @@ def graph_local(question: str, index, settings: AskSettings, generator, *, chat=
     return lt
 
 
-def graph_global(question: str, index, settings: AskSettings, generator, *, chat=None, reranker=None,
-                 control: RunControl | None = None, on_step: Callable[[Step], None] | None = None,
+def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None,
                  on_delta: Callable[[str], None] | None = None) -> LoopTrace:
-    control = control if control is not None else RunControl()
+    """GraphRAG's global search: community summaries mapped to points by the model, then one answer from them. The
+    context's reranker is not used: the contexts are the chosen communities' chunks, not a ranked list."""
+    index, settings, generator, chat, control = ctx.index, ctx.settings, ctx.generator, ctx.chat, ctx.control
     t0 = time.perf_counter()
     graph = attach(index)
     lt = LoopTrace("graph-global", question, budget=GLOBAL_COMMUNITIES)

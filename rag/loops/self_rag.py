@@ -30,6 +30,7 @@ from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.messages import say
 from rag.models.llm import RunControl, short_reply
 from rag.pipeline import answer_from, check_settings, gather, no_model_error
+from rag.run import RunContext
 from rag.trace import AskSettings, Trace, label_in
 
 MAX_ROUNDS = 2  # retrieval rounds: the first, and one more when support fails
@@ -59,15 +60,14 @@ def loop_setup(question: str, settings: AskSettings, chat, needs: str, generator
     return question, settings, detect_lang(question) if settings.lang == "auto" else settings.lang
 
 
-def self_rag(question: str, index, settings: AskSettings, generator, chat, *, reranker=None,
-             max_rounds: int = MAX_ROUNDS, control: RunControl | None = None,
-             on_step: Callable[[Step], None] | None = None) -> LoopTrace:
-    """Answer `question` the Self-RAG way; every decision lands in the returned LoopTrace."""
-    question, settings, lang = loop_setup(question, settings, chat, "Self-RAG needs a language model for its decisions",
-                                          generator)
-    control = control if control is not None else RunControl()
+def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None) -> LoopTrace:
+    """Answer `question` the Self-RAG way, in at most `ctx.budget` retrieval rounds (MAX_ROUNDS when None); every
+    decision lands in the returned LoopTrace."""
+    index, generator, chat, reranker, control = ctx.index, ctx.generator, ctx.chat, ctx.reranker, ctx.control
+    question, settings, lang = loop_setup(question, ctx.settings, chat,
+                                          "Self-RAG needs a language model for its decisions", generator)
     t_start = time.perf_counter()
-    lt = LoopTrace("self-rag", question, budget=max(1, int(max_rounds)))
+    lt = LoopTrace("self-rag", question, budget=max(1, int(ctx.budget or MAX_ROUNDS)))
     rec = Recorder(lt, on_step)
     need = decisions.needs_retrieval(chat, question, lang, control)
     if not need.answer:

@@ -1,5 +1,5 @@
 """Answer strategies by name: plain (single-shot RAG), self-rag, agent, graph and graph-global (GraphRAG's local
-and global search, graph_rag.py), behind one `run_strategy`.
+and global search, graph_rag.py): each a `Strategy` taking (question, RunContext), behind one `run_strategy`.
 
 Each returns a `LoopTrace`; plain's has one "retrieve" and one "draft" step around an ordinary `ask`, so
 a page or a table treats the three alike. The error for an unknown name is built from STRATEGIES.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Protocol
 
 from rag.errors import ConfigError
 from rag.loops.agent import MAX_STEPS, agent
@@ -18,22 +18,28 @@ from rag.loops.graph_rag import GLOBAL_COMMUNITIES, graph_global, graph_local
 from rag.loops.self_rag import MAX_ROUNDS, self_rag
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.messages import say
-from rag.models.llm import RunControl
 from rag.pipeline import ask
-from rag.trace import AskSettings
+from rag.run import RunContext
 
 STRATEGIES = ("plain", "self-rag", "agent", "graph", "graph-global")
 BUDGETS = {"plain": 1, "self-rag": MAX_ROUNDS, "agent": MAX_STEPS, "graph": 1,  # retrieval rounds / agent steps
            "graph-global": GLOBAL_COMMUNITIES}  # / communities mapped
 
 
-def plain(question: str, index, settings: AskSettings, generator, chat=None, reranker=None,
-          control: RunControl | None = None, on_step: Callable[[Step], None] | None = None,
+class Strategy(Protocol):
+    """One way to answer a question from a RunContext, every step on a LoopTrace (`on_step` sees each as it lands)."""
+
+    def __call__(self, question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None
+                 ) -> LoopTrace: ...
+
+
+def plain(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None,
           on_delta: Callable[[str], None] | None = None) -> LoopTrace:
     """Single-shot RAG: retrieve once, answer once (rag/pipeline.ask), as a two-step LoopTrace."""
     t0 = time.perf_counter()
-    trace = ask(question, index, replace(settings, compare_no_rag=False), generator, reranker=reranker, chat=chat,
-                control=control, on_delta=on_delta)
+    index = ctx.index
+    trace = ask(question, index, replace(ctx.settings, compare_no_rag=False), ctx.generator, reranker=ctx.reranker,
+                chat=ctx.chat, control=ctx.control, on_delta=on_delta)
     lt = LoopTrace("plain", trace.question, budget=1)
     rec = Recorder(lt, on_step)
     rec.add(kind="retrieve", thought="Search once with the question.",
@@ -48,24 +54,15 @@ def plain(question: str, index, settings: AskSettings, generator, chat=None, rer
     return lt
 
 
-def run_strategy(name: str, question: str, index, settings: AskSettings, generator, *, chat=None, reranker=None,
-                 budget: int | None = None, control: RunControl | None = None,
+RUNNERS: dict[str, Strategy] = {"plain": plain, "self-rag": self_rag, "agent": agent, "graph": graph_local,
+                                "graph-global": graph_global}
+
+
+def run_strategy(name: str, question: str, ctx: RunContext, *,
                  on_step: Callable[[Step], None] | None = None) -> LoopTrace:
-    """`name` is one of STRATEGIES; `budget` overrides its rounds (self-rag) or steps (agent)."""
+    """`name` is one of STRATEGIES; `ctx.budget` overrides its rounds (self-rag) or steps (agent)."""
     if name not in STRATEGIES:
         raise ConfigError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
-    if budget is not None and budget < 1:
-        raise ConfigError(f"budget={budget} must be 1 or more")
-    if name == "plain":
-        return plain(question, index, settings, generator, chat, reranker, control, on_step)
-    if name == "graph":
-        return graph_local(question, index, settings, generator, chat=chat, reranker=reranker, control=control,
-                           on_step=on_step)
-    if name == "graph-global":
-        return graph_global(question, index, settings, generator, chat=chat, reranker=reranker, control=control,
-                            on_step=on_step)
-    if name == "self-rag":
-        return self_rag(question, index, settings, generator, chat, reranker=reranker, max_rounds=budget or MAX_ROUNDS,
-                        control=control, on_step=on_step)
-    return agent(question, index, settings, generator, chat, reranker=reranker, max_steps=budget or MAX_STEPS,
-                 control=control, on_step=on_step)
+    if ctx.budget is not None and ctx.budget < 1:
+        raise ConfigError(f"budget={ctx.budget} must be 1 or more")
+    return RUNNERS[name](question, ctx, on_step=on_step)

@@ -1,0 +1,52 @@
+"""One context object for a run: what every strategy, loop, comparison and judge call needs besides its question.
+
+    RunContext(index, settings, generator, chat=None, reranker=None, control=RunControl(), budget=None)
+      -> run_strategy(name, question, ctx)          rag/loops/strategies.py (plain, self-rag, agent, graph, graph-global)
+      -> compare_strategies(queries, names, ctx)    rag/loops/compare.py (each query, each strategy, judged)
+      -> answer_figures(ctx, queries, strategy)     rag/evaluate/strategies.py (the evaluation page's answer table)
+      -> judge_answer(ctx, question, answer, ...)   rag/evaluate/judge.py (the model as judge)
+
+It is frozen: a loop that needs other settings for one call (no no-RAG answer inside a loop, a narrower top-k)
+makes a changed copy with `ctx.with_(...)`, and the caller's context is untouched. `control` is the run's one
+handle (queue notices, Stop, what the backend could not honour), shared by every call made with the context.
+Not handled here: the one-shot pipeline (rag/pipeline.ask takes the same parts by name), building any of the parts
+(rag/backends.py, ui/models.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from rag.models.llm import RunControl
+
+if TYPE_CHECKING:
+    from rag.answer.generation import Generator
+    from rag.index.build import Index
+    from rag.models.llm import ChatBackend
+    from rag.search.rerank import Reranker
+    from rag.trace import AskSettings
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """The parts of one run. `chat` is the model the loops' decisions and the judge ask (None: no model, and a
+    strategy that needs one says so); `budget` overrides a loop's rounds (self-rag), steps (agent) or communities
+    (graph-global), None for the strategy's own."""
+
+    index: Index
+    settings: AskSettings
+    generator: Generator
+    chat: ChatBackend | None = None
+    reranker: Reranker | None = None
+    control: RunControl = field(default_factory=RunControl)
+    budget: int | None = None
+
+    def with_(self, **changes: Any) -> RunContext:
+        """A copy with `changes` (field=value); this one is unchanged."""
+        return replace(self, **changes)
+
+    @property
+    def embedder(self):
+        """The index's embedder (the judge's and the audit's cosines use it)."""
+        return self.index.embedder
