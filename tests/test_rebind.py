@@ -55,3 +55,18 @@ def test_the_pipeline_moves_a_wrong_citation_says_so_and_audits_the_moved_one(kb
     assert trace.audit is not None and trace.audit.sentences[0].label == "supported"
     assert any("faq_002" in n and "faq_001" in n for n in trace.to_dict()["notes"])
     assert "rebind" in trace.timings
+
+
+def test_a_sentence_stitched_from_a_chunks_words_is_not_moved_onto_it():
+    """The browser check that once took rebinding out: the model wrote a false sentence from faq_030's words (k=60
+    and 平滑常数 from one sentence, BM25 from an example after it) and cited the BM25 entry, which rightly does not
+    support it; faq_030 must not be called supporting, so the citation stays and the audit says unsupported."""
+    import json
+    from pathlib import Path
+
+    faq = {json.loads(line)["id"]: json.loads(line) for line in
+           (Path(__file__).resolve().parents[1] / "data" / "faq.jsonl").read_text("utf-8").splitlines()}
+    contexts = {r: f"{faq[r]['title']}\n{faq[r]['text']}" for r in ("faq_026", "faq_030")}
+    answer = "中的 k=60 是 BM25 的平滑常数。[faq_026]"
+    assert rebind(answer, contexts) == (answer, [])
+    assert audit(answer, contexts).sentences[0].label != "supported"
