@@ -183,7 +183,7 @@ with st.expander(tr(f"不是名称的“实体”（{len(frags)}）：不画在�
 
 with st.expander(tr("社区与概要（Leiden）", "Communities and their summaries (Leiden)")):
     texts, by = summaries(graph)
-    label = tr("抽取式替代（无模型）", "extractive stand-in (no model)") if by == STAND_IN else by
+    label = tr("抽取式替代（无模型）", "extractive stand-in (no model)") if by == STAND_IN else loc(by)
     st.caption(tr(f"Leiden 社区发现（igraph + leidenalg），模块度 {graph.modularity:.3f}；概要：",
                   f"Leiden communities (igraph + leidenalg), modularity {graph.modularity:.3f}; summaries: ") + md_escape(label))
     st.html(html_table(pd.DataFrame([{"#": c.cid, tr("实体", "entities"): tr("、", ", ").join(c.entities[:8]),

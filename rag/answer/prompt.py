@@ -206,7 +206,7 @@ def build_prompt(question: str, contexts: Sequence[Chunk], lang: str = "zh", sty
     if graph:
         body += f"\n\n{heading['graph']}\n{graph}"
     user = f"{heading['context']}\n\n{body}\n\n{heading['question']}{question}"
-    examples = ()
+    examples: tuple[tuple[str, str], ...] = ()
     if style == "answer-first":
         system = SYSTEM_ANSWER_FIRST[lang].format(not_enough=NOT_ENOUGH[lang])
         if not refusal:

@@ -162,7 +162,7 @@ def eval_retrieval(args: argparse.Namespace) -> int:
         return 2
     queries = _queries(args)
     gen_choice, chat = generator(args, index.embedder)
-    names = _strategy_names(args, chat)
+    names = _strategy_names(args, chat) or []  # checked above: the names were valid then and still are
     rr = reranker(args, index.embedder, chat) if args.rerank or "hybrid+rerank" in names else None
     answers = gen_choice.backend if args.answers else None
     if args.answers:

@@ -95,14 +95,14 @@ def cmd_eval_strategies(args, index, queries, names, gen_choice, chat, reranker,
     print(f"queries: {args.queries} ({len(queries)})   generator: {gen_choice.label}")
     print(f"embedder: {index.embedder.label}\n")
     print(format_runs(results))
-    if judged:
+    if judged and judge is not None:
         table = audit_agreement(judged)
         print(f"\njudge ({judge.label}): faithfulness verdicts by citation-audit label")
         for label, row in sorted(table.items()):
             n = row["yes"] + row["no"]
             print(f"  {label:<12} judged supported {row['yes']:>3} / {n:<3} ({row['yes'] / n:.0%})")
-        pairs = [(j.scores.get("context precision"), j.gold_precision) for j in judged
-                 if j.scores.get("context precision") is not None and j.gold_precision is not None]
+        pairs = [(p, g) for j in judged
+                 if (p := j.scores.get("context precision")) is not None and (g := j.gold_precision) is not None]
         if pairs:
             mj = sum(a for a, _ in pairs) / len(pairs)
             mg = sum(b for _, b in pairs) / len(pairs)

@@ -21,11 +21,12 @@ import time
 import weakref
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 from rag.graph import extraction
 from rag.graph.graph import Community, CorpusGraph, build_graph
 from rag.ingest.language import detect_lang
-from rag.messages import join, localized, say
+from rag.messages import Msg, join, localized, say
 from rag.models.llm import RunControl
 from rag.models.local_llm import local_label
 
@@ -72,7 +73,7 @@ def attach(index, chat=None, control: RunControl | None = None, progress=None, o
             if ex is None or ex.extractor == extraction.JIEBA_LABEL:
                 ex = extraction.cached(bundled, c.text) or extraction.jieba_extract(c.text)
             exs.append(ex)
-        cost = {"generated": 0, "cached": 0, "failed": 0, "model_seconds": 0.0}
+        cost: dict[str, Any] = {"generated": 0, "cached": 0, "failed": 0, "model_seconds": 0.0}
         todo = _to_extract(exs, chat, only_missing)
         if todo:
             done, cost = extraction.extract_all([chunks[i].text for i in todo], chat, control, progress)
@@ -175,11 +176,12 @@ def _remember(key: str, text: str) -> None:
 
 
 def summaries(graph: CorpusGraph, chat=None, control: RunControl | None = None,
-              model: str | None = None) -> tuple[dict[int, str], str]:
+              model: str | None = None) -> tuple[dict[int, str], Msg]:
     """(community id -> summary, who wrote them). Cached or shipped summaries of `model` (default: the chat's
     label, else the bundled model's) are used first; the rest are written by `chat`, or by the stand-in."""
     model = model or (chat.label if chat is not None else local_label())
-    out, written_by = {}, set()
+    out: dict[int, str] = {}
+    written_by: set[str] = set()
     for c in graph.communities:
         lang, content = _content(graph, c)
         key = _summary_key(model, content)
@@ -194,7 +196,7 @@ def summaries(graph: CorpusGraph, chat=None, control: RunControl | None = None,
         else:
             out[c.cid] = text
             written_by.add(model)
-    return out, "; ".join(sorted(written_by)) or "none"
+    return out, join(sorted(written_by)) if written_by else say("none", "无")
 
 
 def summary_record(graph: CorpusGraph, c: Community, model: str, text: str) -> dict:

@@ -42,9 +42,9 @@ class StrategyRuns:
 
     @property
     def means(self) -> dict[str, float]:
-        out = {}
+        out: dict[str, float] = {}
         for name in FIGURES + METRICS:
-            xs = [r.figures[name] for r in self.runs if r.figures.get(name) is not None]
+            xs = [x for r in self.runs if (x := r.figures.get(name)) is not None]
             if xs:
                 out[name] = median(xs) if name == "seconds" else sum(xs) / len(xs)
         return out

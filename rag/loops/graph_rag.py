@@ -28,7 +28,7 @@ from rag.graph.graph import relation_line
 from rag.graph.store import attach, summaries
 from rag.ingest.language import detect_lang
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
-from rag.messages import say
+from rag.messages import localized, say
 from rag.models.llm import RunControl, short_reply
 from rag.pipeline import answer_from, gather
 from rag.run import RunContext
@@ -109,7 +109,7 @@ def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], No
     top = _closest_communities(index.embedder, question, ids, texts)
     rec.add(kind="decide", thought="Rank the communities by how close their summaries are to the question.",
             decision=say(f"communities {', '.join(str(c) for c in top) or 'none'} (summaries by {written_by})",
-                         f"社区 {', '.join(str(c) for c in top) or '无'}（概要由 {written_by} 写）"))
+                         f"社区 {', '.join(str(c) for c in top) or '无'}（概要由 {localized(written_by, 'zh')} 写）"))
     points = _map(question, top, texts, chat, rec, control)
     community = {c.cid: c for c in graph.communities}
     chunk_ids = list(dict.fromkeys(ch for cid, _ in points for ch in community[cid].chunk_ids[:CHUNKS_PER_COMMUNITY]))
@@ -128,7 +128,7 @@ def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], No
         lines.append(f"- {point} {cites}".rstrip())
     trace.graph_block = "\n".join(lines)
     trace.backends["graph"] = say(f"{graph.extractor}; community summaries by {written_by}",
-                                  f"{graph.extractor}；社区概要由 {written_by} 写")
+                                  f"{localized(graph.extractor, 'zh')}；社区概要由 {localized(written_by, 'zh')} 写")
     answer_from(trace, index, generator, control, on_delta)
     rec.add(kind="draft", thought="Reduce: answer from the communities' points.", decision=say("answered", "已回答"),
             prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
