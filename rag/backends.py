@@ -16,7 +16,7 @@ from rag import defaults
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.generation import LLMGenerator
 from rag.errors import ConfigError, ModelUnavailableError
-from rag.messages import join, localized, say
+from rag.messages import Msg, join, localized, say
 from rag.models.embedding import Embedder
 from rag.models.llm import ChatBackend, LLMConfig, OpenAIChat, llm_config_from_env
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
@@ -99,7 +99,7 @@ def choose_generator(
         if config is None and not offline:
             config = llm_config_from_env(os.environ if environ is None else environ, secrets)
         if config is not None and not offline:
-            chat = OpenAIChat(config)
+            chat: ChatBackend = OpenAIChat(config)
             gen = LLMGenerator(chat)
             return Choice(gen, gen.label, False), chat
         reasons.append(say("offline mode requested", "选择了离线模式") if offline else
@@ -144,7 +144,7 @@ def _extractive(embedder: Embedder, reason: str) -> Choice:
     return Choice(gen, gen.label, True, reason)
 
 
-def fallback_notes(generator: Choice, reranker: Choice | None = None) -> list[str]:
+def fallback_notes(generator: Choice, reranker: Choice | None = None) -> list[Msg]:
     """The visible notes that say why a fallback ran (for `trace.notes`; labels alone say only *that*)."""
     notes = [say(f"generator fallback: {generator.reason}", f"生成器用了替身：{localized(generator.reason, 'zh')}")] \
         if generator.is_fallback else []
@@ -192,8 +192,8 @@ def choose_judge(kind: str = "local", local_model: str = "auto", environ: Mappin
         if config is None:
             raise ModelUnavailableError("--judge endpoint needs OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL); "
                                         "or judge with the bundled local model: --judge local")
-        chat = OpenAIChat(config, temperature=0.0)
-        return Choice(chat, chat.label, False)
+        endpoint: ChatBackend = OpenAIChat(config, temperature=0.0)
+        return Choice(endpoint, endpoint.label, False)
     local_model, note = judge_model(local_model)
     ok, why = local_available(local_model)
     if not ok:

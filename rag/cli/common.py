@@ -30,6 +30,7 @@ from rag.ingest.documents import (
 )
 from rag.models.embedding import default_embedder_name, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
+from rag.models.llm import ChatBackend
 from rag.search.llm_judge import LLMJudgeReranker
 from rag.trace import AskSettings
 
@@ -165,7 +166,7 @@ def build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> 
     return index
 
 
-def generator(args: argparse.Namespace, emb) -> tuple[Choice, object]:
+def generator(args: argparse.Namespace, emb) -> tuple[Choice, ChatBackend | None]:
     """(the generator that answers, the chat backend rewrites and judges use, or None); says which on stderr."""
     choice, chat = choose_generator(emb, offline=bool(vars(args).get("offline")), generator=args.generator,
                                     local_model=local_model(args))

@@ -33,6 +33,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -301,7 +302,8 @@ class LocalChat:
             t0 = time.perf_counter()
             self._restore_prefix(messages, control)
             first = None
-            chunks = self._llm.create_chat_completion(
+            # with stream=True llama_cpp returns a generator of chunk dicts (its annotation is the union of both modes)
+            chunks: Any = self._llm.create_chat_completion(
                 messages=messages, stream=True, temperature=temperature, seed=self.seed,
                 max_tokens=max_tokens, grammar=self._grammar(grammar) if grammar else None)
             try:

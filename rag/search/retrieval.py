@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from rag.errors import ConfigError
-from rag.graph.local_search import local_search
+from rag.graph.local_search import LocalResult, local_search
 from rag.index.build import Index
 from rag.search.fusion import rrf
 from rag.search.hits import Hit
@@ -45,7 +45,7 @@ class RetrievalResult:
     sparse: list[Hit] = field(default_factory=list)  # the learned-sparse list, when it took part
     graph: list[Hit] = field(default_factory=list)  # the graph's list (local search), in the graph modes
     hybrid_graph: list[Hit] = field(default_factory=list)  # RRF of dense, BM25 and graph ("hybrid+graph")
-    graph_walk: object | None = None  # local_search.LocalResult: linked entities, the walk, the relations
+    graph_walk: LocalResult | None = None  # linked entities, the walk, the relations
     timings: dict = field(default_factory=dict, compare=False)  # part -> seconds: embed, dense, bm25, sparse, graph, fusion
 
     def mode_list(self) -> list[Hit]:
