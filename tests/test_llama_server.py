@@ -7,6 +7,7 @@ what shows the class setup works.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -157,3 +158,31 @@ def test_a_server_that_dies_while_starting_is_reported_with_its_log(tmp_path):
     with pytest.raises(ModelUnavailableError, match="cannot open the model file"):
         srv.start(timeout=20)
     assert not srv.alive
+
+
+def test_a_server_whose_app_was_killed_is_stopped_at_the_next_start_and_another_apps_is_not(tmp_path):
+    """An app killed with SIGKILL never runs its atexit: its llama-server would hold the model's memory forever.
+    The next start reaps servers whose recorded app process is gone; a live app's server stays."""
+    import json
+    import subprocess
+
+    from rag.models.llama_server import reap_orphans
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # an app process that no longer runs
+    orphan = subprocess.Popen(["bash", "-c", "exec -a llama-server sleep 300"])
+    kept = subprocess.Popen(["bash", "-c", "exec -a llama-server sleep 300"])
+    other = subprocess.Popen(["bash", "-c", "exec -a not-a-server sleep 300"])  # a reused pid: not ours to stop
+    try:
+        (tmp_path / "a.json").write_text(json.dumps({"pid": orphan.pid, "parent": gone.pid}))
+        (tmp_path / "b.json").write_text(json.dumps({"pid": kept.pid, "parent": os.getpid()}))
+        (tmp_path / "c.json").write_text(json.dumps({"pid": other.pid, "parent": gone.pid}))
+        (tmp_path / "d.json").write_text("not json")
+        assert reap_orphans(tmp_path) == [orphan.pid]
+        assert orphan.wait(30) == -15
+        assert kept.poll() is None and other.poll() is None
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json"]  # the live app's record stays
+    finally:
+        for p in (orphan, kept, other):
+            p.kill()
+            p.wait()

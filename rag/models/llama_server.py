@@ -109,6 +109,52 @@ def _request(url: str, body: dict | None, timeout: float) -> dict:
         raise LLMError(f"llama-server at {url} sent something that is not JSON ({exc})") from None
 
 
+RECORDS = Path(tempfile.gettempdir()) / "rag-llama-servers"  # one JSON file per server this app started
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive, and not ours to touch
+    return True
+
+
+def _is_llama_server(pid: int) -> bool:
+    try:
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
+    except OSError:
+        return False
+    return Path(argv0.decode("utf-8", "replace")).name == "llama-server"
+
+
+def reap_orphans(records: Path = RECORDS) -> list[int]:
+    """Stop the llama-servers this app started whose app process is gone (killed with SIGKILL, so its atexit
+    never ran): each start leaves a record of (server pid, app pid); a server whose app pid no longer runs is
+    an orphan holding its model's memory. A server of an app that still runs (another teacher's) is left alone.
+    Returns the pids stopped."""
+    stopped = []
+    for record in sorted(records.glob("*.json")) if records.is_dir() else []:
+        try:
+            data = json.loads(record.read_text("utf-8"))
+            pid, parent = int(data["pid"]), int(data["parent"])
+        except (OSError, ValueError, KeyError, TypeError):
+            record.unlink(missing_ok=True)
+            continue
+        if _running(parent):
+            continue
+        if _running(pid) and _is_llama_server(pid):
+            try:
+                os.kill(pid, 15)
+                stopped.append(pid)
+            except OSError:
+                pass
+        record.unlink(missing_ok=True)
+    return stopped
+
+
 class LlamaServer:
     """One llama-server process on 127.0.0.1 serving a bundled model with `slots` parallel sequences, each with a
     window of `n_ctx` tokens. `start()` waits for /health; `stop()` ends it (also at interpreter exit)."""
@@ -145,9 +191,13 @@ class LlamaServer:
             return self
         if self.executable is None:
             raise ModelUnavailableError(server_available(self.model)[1] or "llama-server is not built")
+        reap_orphans()
         with open(self._log, "wb") as log:
             self._process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL)
+        self._record().parent.mkdir(parents=True, exist_ok=True)
+        self._record().write_text(json.dumps({"pid": self._process.pid, "parent": os.getpid(), "port": self.port}),
+                                  "utf-8")
         atexit.register(self.stop)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -171,9 +221,15 @@ class LlamaServer:
         except OSError:
             return "(no log)"
 
+    def _record(self) -> Path:
+        return RECORDS / f"{os.getpid()}-{self.port}.json"
+
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
+        if process is None:
+            return
+        self._record().unlink(missing_ok=True)
+        if process.poll() is not None:
             return
         process.terminate()
         try:
