@@ -317,3 +317,13 @@ def test_over_and_under_are_different_words(wrong):
 def test_a_bound_prefix_is_read_with_its_word():
     keys = [u.key for u in Reading("过拟合和欠拟合都与超参数有关").units]
     assert "过拟合" in keys and "欠拟合" in keys and "超参数" in keys and "拟合" not in keys
+
+
+@pytest.mark.parametrize("sentence", [
+    "混合检索里的 RRF 是通过 RRF（Reciprocal Rank Fusion，倒数排名融合）来计算的。",  # the bracket only glosses RRF
+    "RRF（倒数排名融合）是怎么计算的？",  # the chunk's own title, copied: a question states nothing
+])
+def test_a_gloss_of_the_question_or_a_question_states_no_fact(sentence):
+    question = "混合检索里的 RRF 是怎么计算的？"
+    assert label(sentence, RRF, question) == "restates-question"
+    assert label("RRF 的融合分数为各列表中 1/(k + rank) 的总和。", RRF, question) == "supported"

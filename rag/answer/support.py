@@ -730,11 +730,15 @@ def _apart(s: Reading, whole: Reading, evidence: Evidence, title: Reading | None
 
 
 def _restates(s: Reading, question: str) -> Check | None:
-    """Every content unit of the sentence is the question's, but at most one new word: it states no fact."""
+    """Every content unit of the sentence is the question's, but at most one new word: it states no fact. A word in
+    brackets only glosses the one before it ("RRF（Reciprocal Rank Fusion，倒数排名融合）"): "RRF 是通过 RRF（…）来计算的"
+    names RRF's full name and says nothing of how it is computed. A question asks, it states nothing."""
+    if s.text.rstrip().rstrip("”’\"')）").endswith(("?", "？")):
+        return Check("restates", False, "这句是问句，没有陈述事实", "it is a question: it states no fact")
     if not question.strip():
         return None
     q = read(question)
-    own = [u for u in s.units if not q.found(u) and not _all_generic(u.key)]
+    own = [u for u in s.units if not q.found(u) and not _all_generic(u.key) and not s.depth[u.start]]
     shared = len(s.units) - len(own)
     restated = not own or (len(own) == 1 and own[0].kind == "word" and shared >= len(s.units) / 2)
     if not restated:
