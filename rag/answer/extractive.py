@@ -41,7 +41,7 @@ model adds. The no-RAG prompt gets a fixed honest message, since there is nothin
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 
 import numpy as np
@@ -182,7 +182,7 @@ class ExtractiveGenerator:
             for i, (b, s, e, t, c, cc, o, sc, rel) in enumerate(rows)
         ]
 
-    def generate(self, prompt: Prompt, control=None, grammar: str | None = None) -> Iterator[str]:
+    def generate(self, prompt: Prompt, control=None, grammar: str | None = None) -> Generator[str, None, None]:
         """Yield the answer sentence by sentence (so a page can stream it). It only ever cites the refs
         it quotes, so a citation grammar has nothing to add and is ignored; `control` is not needed
         either: quoting takes milliseconds."""

@@ -12,7 +12,6 @@ Not handled here: the offline extractive stand-in (rag/answer/extractive.py), ch
 from __future__ import annotations
 
 from collections.abc import Generator as _Stream
-from collections.abc import Iterator
 from typing import Protocol, cast, runtime_checkable
 
 from rag.answer.prompt import NOT_ENOUGH, Prompt
@@ -41,7 +40,9 @@ class Generator(Protocol):
     def count_tokens(self, messages: list[dict]) -> int | None: ...
 
     def generate(self, prompt: Prompt, control: RunControl | None = None, grammar: str | None = None
-                 ) -> Iterator[str]: ...
+                 ) -> _Stream[str, None, None]:
+        """The answer's text deltas, as a generator: closing it (a caller that stops reading) frees the model."""
+        ...
 
 
 class LLMGenerator:
@@ -67,7 +68,7 @@ class LLMGenerator:
         return self.chat.count_tokens(messages)
 
     def generate(self, prompt: Prompt, control: RunControl | None = None, grammar: str | None = None
-                 ) -> Iterator[str]:
+                 ) -> _Stream[str, None, None]:
         out = cast(_Stream[str, None, None], self.chat.complete(prompt.messages, stream=True, grammar=grammar,
                                                                 control=control))  # stream=True: deltas
         try:

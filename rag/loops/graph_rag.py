@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from rag.errors import ConfigError
 from rag.graph.graph import relation_line
 from rag.graph.store import attach, summaries
 from rag.ingest.language import detect_lang
@@ -57,7 +58,10 @@ def graph_local(question: str, ctx: RunContext, *, on_step: Callable[[Step], Non
     rec = Recorder(lt, on_step)
     trace = gather(question, index, replace(settings, mode="hybrid+graph", compare_no_rag=False), generator,
                    reranker, chat, control)
-    walk = trace.retrieval.graph_walk
+    retrieval = trace.retrieval
+    walk = retrieval.graph_walk if retrieval is not None else None
+    if retrieval is None or walk is None:  # hybrid+graph always walks; a retriever that did not cannot go on here
+        raise ConfigError("the graph strategy's retrieval returned no graph walk; search with mode hybrid+graph")
     linked = ", ".join(f"{x.entity} ({x.how}{'' if x.how == 'in the question' else f' {x.score:.3f}'})"
                        for x in walk.linked) or "none"
     linked_zh = "、".join(f"{x.entity}（{'出现在问题里' if x.how == 'in the question' else f'按相似度 {x.score:.3f}'}）"
@@ -70,7 +74,7 @@ def graph_local(question: str, ctx: RunContext, *, on_step: Callable[[Step], Non
                          + "; ".join(relation_line(r, r["chunk_id"]) for r in walk.relations[:4]),
                          f"走到 {len(nodes)} 个实体、{len(walk.relations)} 条关系："
                          + "；".join(relation_line(r, r["chunk_id"]) for r in walk.relations[:4])))
-    plain = {h.chunk_id for h in trace.retrieval.hybrid[: settings.recall_n]}
+    plain = {h.chunk_id for h in retrieval.hybrid[: settings.recall_n]}
     brought = [h.chunk_id for h in trace.candidates if h.chunk_id not in plain]
     rec.add(kind="retrieve", thought="Fuse the graph's chunks with dense + BM25 (RRF).",
             decision=say(f"{len(trace.contexts)} chunks to the prompt; the graph brought in "
