@@ -168,13 +168,13 @@ def evidence_spans(chunk: str) -> list[tuple[int, int, int]]:
 def align(s: Reading, ref: str, chunk: str) -> tuple[Evidence, float]:
     """The span of `chunk` that covers sentence `s` best (a pair of sentences pays PAIR_PENALTY), and its
     coverage."""
-    best: tuple[float, float, int, int] | None = None
     spans = evidence_spans(chunk) or [(0, len(chunk), 1)]
     title = title_of(chunk)
+    best = (float("-inf"), 0.0, 0, len(chunk))
     for a, b, n in spans:
         cov = coverage(s, read(chunk[a:b]), title)
         score = cov - PAIR_PENALTY * (n - 1)
-        if best is None or score > best[0] + 1e-9:
+        if score > best[0] + 1e-9:
             best = (score, cov, a, b)
     _, cov, a, b = best
     span = read(chunk[a:b])
@@ -211,8 +211,8 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
     evidence, cov = align(s, ref, chunk)
     if copied_from(claim, chunk):  # the chunk says it in these very words: no rule over words can find it wrong
         restates = _restates(s, question)
-        checks = (VERBATIM,) + ((restates,) if restates is not None and not restates.passed else ())
-        return Support(claim, "restates-question" if len(checks) > 1 else "supported", evidence, checks, max(cov, 1.0))
+        copied = (VERBATIM,) + ((restates,) if restates is not None and not restates.passed else ())
+        return Support(claim, "restates-question" if len(copied) > 1 else "supported", evidence, copied, max(cov, 1.0))
     span, whole = read(evidence.text), read(chunk)
     title = title_of(chunk)
     checks = [c for c in (_numbers(s, span, whole), _binding(s, span), _swap(s, span, whole, evidence, title),
@@ -319,10 +319,11 @@ def _numbers(s: Reading, span: Reading, whole: Reading) -> Check | None:
                          f"else (\"{where}\")")
     for u in nums:
         unit = unit_after(s.text, u.end)
-        theirs = {unit_after(span.text, v.end) for v in here if v.key == u.key}
-        if u not in missing and unit and theirs and None not in theirs and unit not in theirs:
-            return Check("numbers", False, f"句子说 {u.shown} {unit}，证据说 {u.shown} {'、'.join(sorted(theirs))}",
-                         f"the sentence says {u.shown} {unit}; the evidence says {u.shown} {', '.join(sorted(theirs))}")
+        after = {unit_after(span.text, v.end) for v in here if v.key == u.key}
+        theirs = sorted(x for x in after if x is not None)
+        if u not in missing and unit and theirs and None not in after and unit not in theirs:
+            return Check("numbers", False, f"句子说 {u.shown} {unit}，证据说 {u.shown} {'、'.join(theirs)}",
+                         f"the sentence says {u.shown} {unit}; the evidence says {u.shown} {', '.join(theirs)}")
     if not missing:
         return Check("numbers", True, f"数字 {_shown(nums)} 都在证据里", f"the numbers {_shown(nums)} are all in the evidence")
     if not here:  # the span states no number at all: the sentence adds one ("2019 年", "两个指标"), it contradicts none
@@ -375,7 +376,7 @@ def _binding(s: Reading, span: Reading) -> Check | None:
         mine = [u for u in c.units if u.kind == "num"]
         g, _ = _best_clause(c, span)
         theirs = [v for v in g.units if v.kind == "num"] if g is not None else []
-        if mine and theirs and not any(_clause_has(span, g, n) for n in mine):
+        if g is not None and mine and theirs and not any(_clause_has(span, g, n) for n in mine):
             where = span.text[g.start:g.end].strip()
             return Check("binding", False, f"证据“{where}”这里的数字是 {_shown(theirs)}，不是 {_shown(mine)}",
                          f"the evidence \"{where}\" says {_shown(theirs)} here, not {_shown(mine)}")

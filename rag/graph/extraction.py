@@ -30,7 +30,7 @@ import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from rag.errors import LLMError
 from rag.index.tokenize import jieba_posseg
@@ -330,29 +330,32 @@ def extract_all(texts: Sequence[str], chat=None, control: RunControl | None = No
     model's output could not be parsed for falls back to jieba for that text, and the cost says so; a Stop or a
     failing endpoint raises (a stopped run is not a failed chunk)."""
     control = control if control is not None else RunControl()
-    out, cost = [], {"generated": 0, "cached": 0, "model_seconds": 0.0, "failed": 0, "extractor":
-                     chat.label if chat is not None else JIEBA_LABEL}
+    out: list[Extraction] = []
+    counts = {"generated": 0, "cached": 0, "failed": 0}
+    model_seconds = 0.0
     t0 = time.perf_counter()
     for i, text in enumerate(texts, 1):
         control.check("graph extraction")
+        hit = cached(chat.label, text) if chat is not None else None
         if chat is None:
             ex = jieba_extract(text)
+        elif hit is not None:
+            ex = hit
+            counts["cached"] += 1
         else:
-            ex = cached(chat.label, text)
-            if ex is not None:
-                cost["cached"] += 1
+            try:
+                ex = _run_model(text, chat, control)
+            except UnreadableExtraction:
+                counts["failed"] += 1
+                ex = jieba_extract(text)
             else:
-                try:
-                    ex = _run_model(text, chat, control)
-                except UnreadableExtraction:
-                    cost["failed"] += 1
-                    ex = jieba_extract(text)
-                else:
-                    cost["generated"] += 1
-                    cost["model_seconds"] += ex.seconds
+                counts["generated"] += 1
+                model_seconds += ex.seconds
         out.append(ex)
         if progress is not None:
             progress(i, len(texts))
-    cost["seconds"] = time.perf_counter() - t0
-    cost["seconds_per_generated"] = cost["model_seconds"] / cost["generated"] if cost["generated"] else 0.0
+    cost: dict[str, Any] = {**counts, "model_seconds": model_seconds,
+                            "extractor": chat.label if chat is not None else JIEBA_LABEL,
+                            "seconds": time.perf_counter() - t0,
+                            "seconds_per_generated": model_seconds / counts["generated"] if counts["generated"] else 0.0}
     return out, cost

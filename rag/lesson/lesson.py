@@ -39,7 +39,7 @@ import string
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from rag.lesson import facts as F
 from rag.messages import Msg, localized, say
@@ -226,6 +226,16 @@ def _unknown(raw: Mapping, allowed: set, lines: _Lines, step: int | None, prefix
                                                       f"未知字段；这里可用的字段是 {', '.join(sorted(allowed))}"))
 
 
+@overload
+def _text(v: Any, lines: _Lines, step: int | None, key: str, required: Literal[True], where: str = "",
+          table: str | None = None) -> Text: ...
+
+
+@overload
+def _text(v: Any, lines: _Lines, step: int | None, key: str, required: bool = False, where: str = "",
+          table: str | None = None) -> Text | None: ...
+
+
 def _text(v: Any, lines: _Lines, step: int | None, key: str, required: bool = False, where: str = "",
           table: str | None = None) -> Text | None:
     where = where or key
@@ -238,7 +248,7 @@ def _text(v: Any, lines: _Lines, step: int | None, key: str, required: bool = Fa
     if isinstance(v, str) and v.strip():
         return Text(v, v)
     if isinstance(v, dict) and set(v) <= {"zh", "en"} and all(isinstance(x, str) and x.strip() for x in v.values()) and v:
-        return Text(v.get("zh", v.get("en", "")), v.get("en", v.get("zh", "")))
+        return Text(str(v.get("zh", v.get("en", ""))), str(v.get("en", v.get("zh", ""))))
     raise LessonError(line, where, say('a text: "..." or { zh = "...", en = "..." }',
                                        '文字：写成 "..." 或 { zh = "...", en = "..." }'))
 
@@ -409,7 +419,7 @@ def fill(template: str, run: F.Run, lang: str) -> tuple[str | None, list[str]]:
                 missing.append(localized(exc.why, lang))
     if missing:
         return None, missing
-    return "".join(lit + (F.shown(values[name], F.FACTS[name].kind, lang, spec) if name else "")
+    return "".join(lit + (F.shown(values[name], F.FACTS[name].kind, lang, spec or "") if name else "")
                    for lit, name, spec, _conv in string.Formatter().parse(template)), []
 
 
