@@ -44,7 +44,7 @@ from rag.models.llm import ChatBackend, RunControl
 from rag.search.rerank import Reranker, rerank_candidates
 from rag.search.retrieval import retrieve, retrieve_many
 from rag.search.rewrite import hyde, hyde_vector, multi_query
-from rag.trace import AskSettings, Trace
+from rag.trace import AskSettings, Trace, label_in
 
 REWRITES = ("none", "hyde", "multi-query")
 ANSWER_SENTENCES = 2  # with fill-in, the model writes the direct answer; the stand-in's quotes add the rest
@@ -227,7 +227,7 @@ def _rebind(trace: Trace, index: Index) -> None:
         trace.notes.append(say(f"citation moved: the model cited {', '.join(m.cited)} for \"{m.sentence[:60]}\", "
                                f"which that chunk does not state ({m.cited_label}); {m.ref} does, so it cites {m.ref}",
                                f"引用已改：模型为“{m.sentence[:60]}”引用了 {'、'.join(m.cited)}，但那一块没有这样说"
-                               f"（{m.cited_label}）；{m.ref} 说了，所以改为引用 {m.ref}"))
+                               f"（{label_in(m.cited_label, 'zh')}）；{m.ref} 说了，所以改为引用 {m.ref}"))
 
 
 class _Scores:

@@ -70,3 +70,13 @@ def test_a_sentence_stitched_from_a_chunks_words_is_not_moved_onto_it():
     answer = "中的 k=60 是 BM25 的平滑常数。[faq_026]"
     assert rebind(answer, contexts) == (answer, [])
     assert audit(answer, contexts).sentences[0].label != "supported"
+
+
+def test_a_copied_title_is_not_moved_onto_the_entry_it_is_the_title_of():
+    """Seen on the answer page: "BatchNorm 和 LayerNorm 有什么区别。" (faq_011's title) cited to the SGD entry was moved
+    to faq_011 as if that entry stated it; a question states nothing, so it stays, and the audit says so."""
+    contexts = {"faq_003": "SGD 和 mini-batch 有什么区别？\n随机梯度下降（SGD）每次只用一个样本，更新快但噪声大。",
+                "faq_011": "BatchNorm 和 LayerNorm 有什么区别？\n批归一化在一个 mini-batch 内对每个特征通道求统计量。"}
+    answer = "BatchNorm 和 LayerNorm 有什么区别。[faq_003]"
+    assert rebind(answer, contexts) == (answer, [])
+    assert audit(answer, contexts).sentences[0].label != "supported"

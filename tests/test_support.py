@@ -327,3 +327,11 @@ def test_a_gloss_of_the_question_or_a_question_states_no_fact(sentence):
     question = "混合检索里的 RRF 是怎么计算的？"
     assert label(sentence, RRF, question) == "restates-question"
     assert label("RRF 的融合分数为各列表中 1/(k + rank) 的总和。", RRF, question) == "supported"
+
+
+def test_a_copy_of_the_chunks_question_states_nothing_whatever_it_ends_with():
+    """The 0.5B copies an FAQ entry's title as its answer, with 。 for ？ ("BatchNorm 和 LayerNorm 有什么区别。"): a
+    question of the chunk, copied, states no fact, so it cannot be supported by that chunk."""
+    result = check_sentence("BatchNorm 和 LayerNorm 有什么区别。", {"c": NORM})
+    assert result.label == "restates-question" and "copies a question" in result.reasons("en")[0]
+    assert label("层归一化（LayerNorm）在单个样本内部对所有特征求统计量。", NORM) == "supported"

@@ -209,6 +209,9 @@ def _same(u: Unit, v: Unit) -> bool:
 
 def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker: Checker) -> Support:
     evidence, cov = align(s, ref, chunk)
+    asked = [chunk[a:b] for a, b in sentence_spans(chunk) if chunk[a:b].rstrip().endswith(("?", "？"))]
+    if any(copied_from(claim, q) for q in asked):  # the chunk's own question (an FAQ entry's title), copied
+        return Support(claim, "restates-question", evidence, (COPIED_QUESTION,), cov)
     if copied_from(claim, chunk):  # the chunk says it in these very words: no rule over words can find it wrong
         restates = _restates(s, question)
         copied = (VERBATIM,) + ((restates,) if restates is not None and not restates.passed else ())
@@ -238,6 +241,8 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
 
 VERBATIM = Check("verbatim", True, "逐字抄自证据（引号、省略号和空白之外一字不差）",
                  "copied word for word from the evidence (but for quote marks, ellipses and spaces)")
+COPIED_QUESTION = Check("restates", False, "抄的是资料里的问句（如条目标题），没有陈述事实",
+                        "copies a question of the chunk (its title): it states no fact")
 LEAD_IN_ONLY = Check("restates", False, "只是套话（如“根据资料”），没有陈述事实",
                      "only a lead-in (\"according to the context\"): it states no fact")
 _ELLIPSIS = re.compile(r"…+|\.{3,}|⋯+")
