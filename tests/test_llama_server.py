@@ -164,15 +164,19 @@ def test_a_server_whose_app_was_killed_is_stopped_at_the_next_start_and_another_
     """An app killed with SIGKILL never runs its atexit: its llama-server would hold the model's memory forever.
     The next start reaps servers whose recorded app process is gone; a live app's server stays."""
     import json
+    import shutil
     import subprocess
 
     from rag.models.llama_server import reap_orphans
 
+    def named(argv0: str) -> subprocess.Popen:
+        # `sleep` run under another argv[0]; Popen returns only once the exec has happened, so /proc shows the name
+        return subprocess.Popen([argv0, "300"], executable=shutil.which("sleep"))
+
     gone = subprocess.Popen(["true"])
     gone.wait()  # an app process that no longer runs
-    orphan = subprocess.Popen(["bash", "-c", "exec -a llama-server sleep 300"])
-    kept = subprocess.Popen(["bash", "-c", "exec -a llama-server sleep 300"])
-    other = subprocess.Popen(["bash", "-c", "exec -a not-a-server sleep 300"])  # a reused pid: not ours to stop
+    orphan, kept = named("llama-server"), named("llama-server")
+    other = named("not-a-server")  # a reused pid: not ours to stop
     try:
         (tmp_path / "a.json").write_text(json.dumps({"pid": orphan.pid, "parent": gone.pid}))
         (tmp_path / "b.json").write_text(json.dumps({"pid": kept.pid, "parent": os.getpid()}))
