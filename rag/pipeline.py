@@ -193,7 +193,7 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
         _prompt(trace, index, generator, lang, scores)
         _generate(trace, generator, control, on_delta, index.embedder)
         if not generator.is_fallback and trace.error is None and trace.contexts and trace.garbled is None:
-            _rebind(trace, index)
+            _rebind(trace)
         if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts \
                 and trace.garbled is None:
             with _timed(trace, "fill_in"):
@@ -217,12 +217,11 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
     return trace
 
 
-def _rebind(trace: Trace, index: Index) -> None:
+def _rebind(trace: Trace) -> None:
     """Each model citation moved to the chunk that states its sentence, where the cited one does not
     (rag/answer/rebind.py); the moves are kept and said."""
     with _timed(trace, "rebind"):
-        trace.answer, trace.rebound = rebind(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
-                                             trace.question)
+        trace.answer, trace.rebound = rebind(trace.answer, {c.ref: c.text for c in trace.contexts}, trace.question)
     for m in trace.rebound:
         trace.notes.append(say(f"citation moved: the model cited {', '.join(m.cited)} for \"{m.sentence[:60]}\", "
                                f"which that chunk does not state ({m.cited_label}); {m.ref} does, so it cites {m.ref}",

@@ -32,11 +32,11 @@ class Rebound:
     ref: str  # the chunk it now cites, which supports it
 
 
-def rebind(answer: str, contexts: Mapping[str, str], embedder=None, question: str = ""
-           ) -> tuple[str, list[Rebound]]:
+def rebind(answer: str, contexts: Mapping[str, str], question: str = "") -> tuple[str, list[Rebound]]:
     """(the answer with each moved citation rewritten, the moves). Unchanged where every cited chunk supports
-    its sentence, or no other context does."""
-    checker = Checker(embedder=embedder)
+    its sentence, or no other context does. Only the checker's label is read, so no embedder: the cosine the
+    audit shows beside a label would be computed here for nothing."""
+    checker = Checker()
     out, moves, last = [], [], 0
     for start, end in sentence_spans(answer, semicolons=False):
         sentence = answer[start:end]

@@ -159,10 +159,14 @@ def evidence_spans(chunk: str) -> list[tuple[int, int, int]]:
     sentences. A line break inside a sentence (an extracted PDF wraps lines) does not end it here; a question
     (the FAQ entry's title) states nothing, so it is no evidence."""
     joined = "".join(" " if ch == "\n" and soft_break(chunk, i) else ch for i, ch in enumerate(chunk))
-    singles = [(a, b) for a, b in sentence_spans(joined, semicolons=False)
-               if not chunk[a:b].rstrip("”’\"')）").endswith(("?", "？"))]
+    singles = [(a, b) for a, b in sentence_spans(joined, semicolons=False) if not asks(chunk[a:b])]
     pairs = [(a, d, 2) for (a, _), (_, d) in zip(singles, singles[1:])]
     return [(a, b, 1) for a, b in singles] + pairs
+
+
+def asks(text: str) -> bool:
+    """Is `text` a question (it ends with a question mark, closing quotes and brackets aside)? It states nothing."""
+    return text.rstrip().rstrip("”’\"')）").endswith(("?", "？"))
 
 
 def align(s: Reading, ref: str, chunk: str) -> tuple[Evidence, float]:
@@ -209,7 +213,7 @@ def _same(u: Unit, v: Unit) -> bool:
 
 def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker: Checker) -> Support:
     evidence, cov = align(s, ref, chunk)
-    asked = [chunk[a:b] for a, b in sentence_spans(chunk) if chunk[a:b].rstrip().endswith(("?", "？"))]
+    asked = [chunk[a:b] for a, b in sentence_spans(chunk) if asks(chunk[a:b])]
     if any(copied_from(claim, q) for q in asked):  # the chunk's own question (an FAQ entry's title), copied
         return Support(claim, "restates-question", evidence, (COPIED_QUESTION,), cov)
     if copied_from(claim, chunk):  # the chunk says it in these very words: no rule over words can find it wrong
@@ -219,7 +223,7 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
     span, whole = read(evidence.text), read(chunk)
     title = title_of(chunk)
     checks = [c for c in (_numbers(s, span, whole), _binding(s, span), _swap(s, span, whole, evidence, title),
-                          _polarity(s, span), _new_terms(s, whole), _apart(s, whole, evidence, title),
+                          _polarity(s, span), _new_terms(s, whole), _apart(s, span, whole, evidence, title),
                           _restates(s, question)) if c is not None]
     checks.append(Check("coverage", cov >= checker.supported_coverage,
                         f"证据覆盖了这句话 {cov:.0%} 的内容词", f"the evidence covers {cov:.0%} of the sentence's content words"))
@@ -466,8 +470,7 @@ def _siblings(m: Unit, v: Unit, c: Clause, g: Clause, s: Reading, span: Reading,
         return False
     if m.kind == "term" and v.kind == "term":
         return True
-    pairs = lex.OPPOSITES_ZH + lex.OPPOSITES_EN
-    if (m.key, v.key) in pairs or (v.key, m.key) in pairs:
+    if _opposites(m.key, v.key):
         return True
     cjk = not m.key.isascii() and not v.key.isascii()
     if cjk and len(m.key) == len(v.key) and m.key[-1] == v.key[-1] and (
@@ -479,6 +482,12 @@ def _siblings(m: Unit, v: Unit, c: Clause, g: Clause, s: Reading, span: Reading,
             and all(_opens(r, x, head) for r, x in ((s, m.key), (whole, m.key), (span, v.key))):
         return True
     return _other_subject(m, v, c, g, span, whole)
+
+
+def _opposites(x: str, y: str) -> bool:
+    """Is (x, y) one of the lexicon's opposite pairs, either way round (增大 / 减小)?"""
+    pairs = lex.OPPOSITES_ZH + lex.OPPOSITES_EN
+    return (x, y) in pairs or (y, x) in pairs
 
 
 def _topic(u: Unit, title: Reading | None) -> bool:
@@ -555,11 +564,9 @@ def _opener_swap(s: Reading, span: Reading, whole: Reading) -> Check | None:
         if not theirs or any(_same(theirs[0], u) for u in own) or span.low.find(m.key, a, b) >= 0:
             continue  # that sentence names the sentence's subject itself
         v = theirs[0]
-        shared = sum(1 for u in own[1:] if span.text.lower().find(u.key, a, b) >= 0)
+        shared = sum(1 for u in own[1:] if span.low.find(u.key, a, b) >= 0)
         cjk = not m.key.isascii() and not v.key.isascii()
-        pairs = lex.OPPOSITES_ZH + lex.OPPOSITES_EN
-        sibling = (cjk and len(m.key) == len(v.key) >= 3 and m.key[-1] == v.key[-1]) or (m.key, v.key) in pairs \
-            or (v.key, m.key) in pairs
+        sibling = (cjk and len(m.key) == len(v.key) >= 3 and m.key[-1] == v.key[-1]) or _opposites(m.key, v.key)
         if sibling and shared >= (len(own) - 1) / 2 and not _aliases(whole, m, v):
             where = span.text[a:b].strip()
             return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
@@ -703,21 +710,22 @@ def _new_terms(s: Reading, whole: Reading) -> Check | None:
     return Check("new-term", False, f"资料里没有提到 {_shown(new)}", f"the chunk never mentions {_shown(new)}")
 
 
-def _apart(s: Reading, whole: Reading, evidence: Evidence, title: Reading | None) -> Check | None:
+def _apart(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: Reading | None) -> Check | None:
     """A name the sentence says something of, where the chunk names it only apart from what is said: "k=60 是 BM25
     的平滑常数" against "k 是平滑常数，通常取 60。例如某文档在 BM25 中排第 1" stitches the chunk's words into a claim
     it never makes. A name goes with what is said when it is in the same sentence of the chunk, or opens an earlier
     sentence (the subject the chunk goes on about: "HNSW 是… 。参数 M 控制…"), or is in the chunk's title."""
-    span = read(evidence.text)
     cuts = sentence_spans(whole.text)
     head = whole.text.split("\n", 1)[0] if "\n" in whole.text.strip() else ""
-    titles = [r for r in (title, read(head) if head.rstrip().endswith(("?", "？")) else None) if r is not None]
+    titles = [r for r in (title, read(head) if asks(head) else None) if r is not None]
 
     def sentence_of(pos: int) -> int:
         return next((i for i, (a, b) in enumerate(cuts) if a <= pos < b), -1)
 
-    openers = {sentence_of(u.start): u.key for u in whole.units if u.kind != "num" and
-               u is next(v for v in whole.units if v.kind != "num" and sentence_of(v.start) == sentence_of(u.start))}
+    openers: dict[int, Unit] = {}  # sentence of the chunk -> the content unit it opens with
+    for v in whole.units:
+        if v.kind != "num":
+            openers.setdefault(sentence_of(v.start), v)
     for c in s.clauses:
         g, _ = _best_clause(c, span)
         if g is None:
@@ -727,7 +735,7 @@ def _apart(s: Reading, whole: Reading, evidence: Evidence, title: Reading | None
             if u.kind != "term" or _clause_has(span, g, u) or not whole.found(u) or any(t.found(u) for t in titles):
                 continue
             homes = {sentence_of(v.start) for v in whole.units if _same(u, v)}
-            if here in homes or any(i < here and _same(u, Unit(openers.get(i, ""), "term", 0, 0, "")) for i in homes):
+            if here in homes or any(i < here and i in openers and _same(u, openers[i]) for i in homes):
                 continue
             said = span.text[g.start:g.end].strip()
             return Check("apart", False, f"证据在“{said}”里没有提到 {u.shown}：资料没有把它们放在一起说",
@@ -739,7 +747,7 @@ def _restates(s: Reading, question: str) -> Check | None:
     """Every content unit of the sentence is the question's, but at most one new word: it states no fact. A word in
     brackets only glosses the one before it ("RRF（Reciprocal Rank Fusion，倒数排名融合）"): "RRF 是通过 RRF（…）来计算的"
     names RRF's full name and says nothing of how it is computed. A question asks, it states nothing."""
-    if s.text.rstrip().rstrip("”’\"')）").endswith(("?", "？")):
+    if asks(s.text):
         return Check("restates", False, "这句是问句，没有陈述事实", "it is a question: it states no fact")
     if not question.strip():
         return None
