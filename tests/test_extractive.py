@@ -245,3 +245,21 @@ def test_a_quote_from_a_compressed_context_leaves_the_cut_mark_out():
     gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0)
     answer = "".join(gen.generate(build_prompt("RRF 的 k 通常取多少？", chunks, lang="zh")))
     assert "。…" not in answer and "通常取 60。[faq_030]" in answer
+
+
+def test_each_part_of_a_two_part_question_gets_its_own_best_sentence():
+    from rag.answer.extractive import question_parts
+
+    assert question_parts("购买后多久可以退货？门店营业到几点？") == ["购买后多久可以退货？", "门店营业到几点？"]
+    assert question_parts("购买后多久可以退货？") == [] and question_parts("为什么？为什么？") == []
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=1, margin=0.0)
+    one = [strip_citations(p) for p in _answer(gen, build_prompt("购买后多久可以退货？", CHUNKS, lang="zh"))[1]]
+    assert one == ["购买后七天内可以无理由退货。"]
+    two = [strip_citations(p) for p in
+           _answer(gen, build_prompt("购买后多久可以退货？门店营业到几点？", CHUNKS, lang="zh"))[1]]
+    assert "购买后七天内可以无理由退货。" in two and "我们的门店营业到晚上十点。" in two  # beyond max_sentences=1
+    assert "会员可以积分。" not in two
+    strict = ExtractiveGenerator(BigramEmbedder(), min_score=0.99, max_sentences=1, margin=0.0)
+    rows = strict.score_sentences(build_prompt("购买后多久可以退货？门店营业到几点？", CHUNKS, lang="zh"))
+    part_best = [r for r in rows if r.sentence == "我们的门店营业到晚上十点。"][0]
+    assert not part_best.chosen  # a part whose best sentence is below min_score adds nothing

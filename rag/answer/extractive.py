@@ -17,7 +17,10 @@ fragments with fewer than MIN_CHARS letters. If the best score is below `min_sco
 exactly NOT_ENOUGH[lang] ("资料不足") with no citation. Otherwise it keeps the best sentences within
 MARGIN of the best one (at most `max_sentences`, skipping near-duplicates, ties broken by context
 rank), less those from another chunk that bring no word of the question the chunks already quoted lack
-(`_on_the_question`), and emits them grouped by context rank and in document order, each followed by its [ref].
+(`_on_the_question`), plus, for a question that asks two things at once, each part's own best sentence
+(`_each_part`: ranked with the part's cosine, kept above the same `min_score`; the bundled multihop set's stand-in
+answers stated 62% -> 70% of their key facts, golden unchanged), and emits them grouped by context rank and in
+document order, each followed by its [ref].
 Fill-in (fill_in.py) appends from the same choice, so the rule keeps a neighbour's definition out of both.
 Deterministic: the same prompt and embedder give the same answer.
 
@@ -143,7 +146,8 @@ class ExtractiveGenerator:
         q = np.asarray(self.embedder.embed_queries([prompt.question]), dtype=np.float32)[0]
         blocks = list(prompt.contexts)
         texts = [c[3] for c in candidates] + [b.text for b in blocks]  # one batch: sentences, then chunks
-        sims = np.asarray(self.embedder.embed_documents(texts), dtype=np.float32) @ q
+        vecs = np.asarray(self.embedder.embed_documents(texts), dtype=np.float32)
+        sims = vecs @ q
         q_tokens = content_tokens(prompt.question)
         chunk_terms = {  # block -> (cos(q, chunk), overlap(q, chunk))
             id(b): (float(v), term_overlap(q_tokens, b.text)) for b, v in zip(blocks, sims[len(candidates) :])
@@ -176,11 +180,44 @@ class ExtractiveGenerator:
                      and not any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen)]
             chosen += extra[:FORM_EXTRA]
             chosen = _on_the_question(chosen, rows, q_tokens)
+            chosen += self._each_part(prompt.question, chosen, rows, candidates, vecs[: len(candidates)], chunk_terms)
         keep = set(chosen)
         return [
             ScoredSentence(b.n, b.ref, s, e, t, c, cc, o, sc, i in keep, rel)
             for i, (b, s, e, t, c, cc, o, sc, rel) in enumerate(rows)
         ]
+
+    def _each_part(self, question: str, chosen: list[int], rows: list, candidates: list, vecs: np.ndarray,
+                   chunk_terms: dict) -> list[int]:
+        """The rows to add so that every part of a question that asks two things at once has its own best
+        sentence: ranked as usual but with the part's cosine in place of the whole question's (the chunk terms
+        stay the whole question's, so "怎么缓解？" after "什么是过拟合？" is read within the overfitting topic), kept
+        when its relevance reaches the same `min_score` and it is neither chosen already nor a near-duplicate of
+        a chosen one. Without this, a second part's answer from another chunk scores below the first part's
+        sentences and is left out ("RRF 属于哪一类融合方法？" after "k 通常取多少？"). No threshold of its own."""
+        parts = question_parts(question)
+        if not parts:
+            return []
+        where = {(id(row[0]), row[1]): i for i, row in enumerate(rows)}
+        part_sims = vecs @ np.asarray(self.embedder.embed_queries(parts), dtype=np.float32).T  # (sentence, part)
+        added: list[int] = []
+        for j, part in enumerate(parts):
+            form = question_form(part)
+            best, best_rel, best_i = -np.inf, 0.0, -1
+            for i, (block, _, _, text) in enumerate(candidates):
+                c_cos, overlap = chunk_terms[id(block)]
+                relevance = float(part_sims[i, j]) + self.chunk_weight * c_cos + self.lexical_weight * overlap
+                score = relevance + (self.form_weight if has_form(text, form) else 0.0)
+                if score > best:  # strict: ties keep the earlier (higher-ranked context) sentence
+                    best, best_rel, best_i = score, relevance, i
+            if best_i < 0 or best_rel < self.min_score:
+                continue
+            row = where[(id(candidates[best_i][0]), candidates[best_i][1])]
+            taken = chosen + added
+            if row in taken or any(_jaccard(rows[row][3], rows[k][3]) >= DUPLICATE_JACCARD for k in taken):
+                continue
+            added.append(row)
+        return added
 
     def generate(self, prompt: Prompt, control=None, grammar: str | None = None) -> Generator[str, None, None]:
         """Yield the answer sentence by sentence (so a page can stream it). It only ever cites the refs
@@ -204,6 +241,17 @@ class ExtractiveGenerator:
                 text = text if text.endswith(tuple(_TERMINATORS)) else text + _FULL_STOP[lang]
                 yield ("" if first else _JOIN[lang]) + f"{text}[{s.ref}]"  # every sentence cites its chunk
                 first = False
+
+
+_PART = re.compile(r"[^？?]*[？?]+|[^？?]+$")
+
+
+def question_parts(question: str) -> list[str]:
+    """The parts of a question that asks two or more things at once, each up to its question mark
+    ("RRF 融合时常数 k 通常取多少？RRF 属于混合检索中的哪一类融合方法？" -> two); [] for a one-part question.
+    A part without a content word ("为什么？") is not a part."""
+    parts = [p.strip() for p in _PART.findall(question.strip()) if content_tokens(p)]
+    return parts if len(parts) >= 2 else []
 
 
 def _on_the_question(chosen: list[int], rows: list, q_tokens: list[str]) -> list[int]:
