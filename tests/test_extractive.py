@@ -263,3 +263,13 @@ def test_each_part_of_a_two_part_question_gets_its_own_best_sentence():
     rows = strict.score_sentences(build_prompt("购买后多久可以退货？门店营业到几点？", CHUNKS, lang="zh"))
     part_best = [r for r in rows if r.sentence == "我们的门店营业到晚上十点。"][0]
     assert not part_best.chosen  # a part whose best sentence is below min_score adds nothing
+
+
+def test_fill_in_says_which_part_of_the_question_a_quote_answers():
+    question = "购买后多久可以退货？门店营业到几点？"
+    prompt = build_prompt(question, CHUNKS, lang="zh")
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=1, margin=0.0)
+    answer, checks = fill_in("购买后七天内可以无理由退货。[a]", prompt, gen.embedder, gen.score_sentences(prompt))
+    added = {c.sentence: c.part for c in checks if not c.covered}
+    assert added == {"我们的门店营业到晚上十点。": "门店营业到几点？"}  # the first part's sentence is covered
+    assert "我们的门店营业到晚上十点。" in answer

@@ -63,6 +63,12 @@ def fill_in_caption(trace: Trace) -> None:
     else:
         st.caption(tr("抽取式替身会引用的句子，模型的回答都已说到：没有补充原文。",
                       "The model's answer already states every sentence the stand-in would quote: nothing was added."))
+    for c in added:
+        if c.part:  # chosen for one part of a two-part question: say which, so a student sees why it is there
+            said = c.sentence if len(c.sentence) <= 40 else c.sentence[:40] + "…"
+            st.caption(md_escape(tr(f"「{said}」[{c.ref}] 是问题这一部分的最佳句子：{c.part}",
+                                    f"“{said}” [{c.ref}] is the best sentence for this part of the question: "
+                                    f"{c.part}")))
 
 
 def rebound_caption(trace: Trace) -> None:

@@ -93,6 +93,7 @@ class ScoredSentence:
     score: float  # relevance + form bonus: what ranks the sentences
     chosen: bool
     relevance: float = 0.0  # the score without the form bonus (the answerability gate reads this)
+    part: str = ""  # chosen as the best sentence for this part of a two-part question (`_each_part`); "" otherwise
 
 
 class ExtractiveGenerator:
@@ -164,6 +165,7 @@ class ExtractiveGenerator:
         chosen: list[int] = []
         best = rows[0][7]
         least = self.min_score
+        for_part: dict[int, str] = {}
         if max(r[8] for r in rows) >= least:  # the abstain decision reads relevance, not the form bonus
             floor = max(least, best - self.margin)
             for i, row in enumerate(rows):
@@ -180,16 +182,17 @@ class ExtractiveGenerator:
                      and not any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen)]
             chosen += extra[:FORM_EXTRA]
             chosen = _on_the_question(chosen, rows, q_tokens)
-            chosen += self._each_part(prompt.question, chosen, rows, candidates, vecs[: len(candidates)], chunk_terms)
+            for_part = self._each_part(prompt.question, chosen, rows, candidates, vecs[: len(candidates)], chunk_terms)
+            chosen += list(for_part)
         keep = set(chosen)
         return [
-            ScoredSentence(b.n, b.ref, s, e, t, c, cc, o, sc, i in keep, rel)
+            ScoredSentence(b.n, b.ref, s, e, t, c, cc, o, sc, i in keep, rel, for_part.get(i, ""))
             for i, (b, s, e, t, c, cc, o, sc, rel) in enumerate(rows)
         ]
 
     def _each_part(self, question: str, chosen: list[int], rows: list, candidates: list, vecs: np.ndarray,
-                   chunk_terms: dict) -> list[int]:
-        """The rows to add so that every part of a question that asks two things at once has its own best
+                   chunk_terms: dict) -> dict[int, str]:
+        """The rows to add (-> the part each answers) so that every part of a question that asks two things at once has its own best
         sentence: ranked as usual but with the part's cosine in place of the whole question's (the chunk terms
         stay the whole question's, so "怎么缓解？" after "什么是过拟合？" is read within the overfitting topic), kept
         when its relevance reaches the same `min_score` and it is neither chosen already nor a near-duplicate of
@@ -197,10 +200,10 @@ class ExtractiveGenerator:
         sentences and is left out ("RRF 属于哪一类融合方法？" after "k 通常取多少？"). No threshold of its own."""
         parts = question_parts(question)
         if not parts:
-            return []
+            return {}
         where = {(id(row[0]), row[1]): i for i, row in enumerate(rows)}
         part_sims = vecs @ np.asarray(self.embedder.embed_queries(parts), dtype=np.float32).T  # (sentence, part)
-        added: list[int] = []
+        added: dict[int, str] = {}
         for j, part in enumerate(parts):
             form = question_form(part)
             best, best_rel, best_i = -np.inf, 0.0, -1
@@ -213,10 +216,10 @@ class ExtractiveGenerator:
             if best_i < 0 or best_rel < self.min_score:
                 continue
             row = where[(id(candidates[best_i][0]), candidates[best_i][1])]
-            taken = chosen + added
+            taken = chosen + list(added)
             if row in taken or any(_jaccard(rows[row][3], rows[k][3]) >= DUPLICATE_JACCARD for k in taken):
                 continue
-            added.append(row)
+            added[row] = part
         return added
 
     def generate(self, prompt: Prompt, control=None, grammar: str | None = None) -> Generator[str, None, None]:

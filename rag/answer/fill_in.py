@@ -33,6 +33,7 @@ class FillIn:
     sentence: str
     covered: bool  # the model's answer already states it
     overlap: float  # share of its content words found in the answer
+    part: str = ""  # the part of a two-part question the stand-in chose it for ("" = the whole question)
 
 
 def covered(sentence: str, answer: str) -> tuple[bool, float]:
@@ -54,7 +55,7 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
     checks = []
     for s in chosen:
         ok, share = (False, 0.0) if model_refused else covered(s.sentence, answer)
-        checks.append(FillIn(s.ref, s.sentence.strip(), ok, share))
+        checks.append(FillIn(s.ref, s.sentence.strip(), ok, share, s.part))
     missing = [c for c in checks if not c.covered]
     if not missing:
         return answer, checks
