@@ -192,8 +192,8 @@ class ExtractiveGenerator:
 
     def _each_part(self, question: str, chosen: list[int], rows: list, candidates: list, vecs: np.ndarray,
                    chunk_terms: dict) -> dict[int, str]:
-        """The rows to add (-> the part each answers) so that every part of a question that asks two things at once has its own best
-        sentence: ranked as usual but with the part's cosine in place of the whole question's (the chunk terms
+        """The rows to add (-> the part each answers) so that every part of a question that asks two things at
+        once has its own best sentence: ranked as usual but with the part's cosine in place of the whole question's (the chunk terms
         stay the whole question's, so "怎么缓解？" after "什么是过拟合？" is read within the overfitting topic), kept
         when its relevance reaches the same `min_score` and it is neither chosen already nor a near-duplicate of
         a chosen one. Without this, a second part's answer from another chunk scores below the first part's
