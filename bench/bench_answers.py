@@ -33,6 +33,7 @@ Which set chose what: the gate's threshold and the compression budget were chose
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -93,6 +94,8 @@ def parse_args() -> argparse.Namespace:
                    help="at most N questions a set (a seeded sample, the same every run; 0: all)")
     p.add_argument("--seed", type=int, default=20261201)
     p.add_argument("--reranker", help="the reranker (default: the app's, defaults.RERANKER), e.g. sentence-maxsim")
+    p.add_argument("--dump", metavar="FILE", help="also write one JSON line per question (its contexts' documents in "
+                   "order, the answer, the model's own text, each cited sentence's refs and audit label) to FILE")
     return p.parse_args()
 
 
@@ -104,6 +107,7 @@ class Bench:
         self.rr = choose_reranker(args.reranker, self.emb).backend
         self.indexes: dict = {}
         self.chats: dict = {}
+        self.dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115 - open for the run
 
     def index(self, corpus):
         key = str(corpus)
@@ -151,9 +155,15 @@ def trust(trace, gold_ids, stand_in: bool) -> dict:
             "model_garbled": trace.garbled is not None, "shown_garbled": garbled(trace.answer) is not None}
 
 
-def run_one(index, q, settings, gen, rr) -> dict:
+def run_one(index, q, settings, gen, rr, dump=None) -> dict:
     t0 = time.perf_counter()
     trace = ask(q.query, index, settings, gen, reranker=rr)
+    if dump is not None:
+        dump.write(json.dumps({"question": q.query, "gold": list(q.gold_ids), "contexts": [[c.ref, c.doc_id] for c in trace.contexts],
+                               "answer": trace.answer, "model_answer": trace.model_answer,
+                               "sentences": [[s.sentence, s.refs, s.label] for s in (trace.audit.sentences if trace.audit else [])],
+                               "rebound": len(trace.rebound)}, ensure_ascii=False) + "\n")
+        dump.flush()
     refused = is_not_enough(trace.answer)
     own = trace.model_answer if trace.model_answer is not None else trace.answer
     return {"answerable": bool(q.gold_ids), "refused": refused, **(trust(trace, q.gold_ids, gen.is_fallback) if q.gold_ids else {}),
@@ -210,7 +220,7 @@ def answers_table(b: Bench) -> None:
             gen = b.generator(model)
             rows = []
             for i, q in enumerate(qs, 1):
-                rows.append(run_one(index, q, settings, gen, b.rr))
+                rows.append(run_one(index, q, settings, gen, b.rr, b.dump))
                 print(f"  {name} {c} {i}/{len(qs)}", file=sys.stderr, flush=True)
             ans = [r for r in rows if r["answerable"]]
             neg = [r for r in rows if not r["answerable"]]

@@ -18,6 +18,7 @@ from rag.answer.citations import (
     parse_citations,
     strip_citations,
     term_overlap,
+    without_list_markers,
 )
 
 FAQ = {
@@ -229,3 +230,17 @@ def test_an_uncited_copy_names_its_source_and_list_markers_are_not_claims():
     made_up = audit("独角兽披萨用彩虹面粉烤制。", contexts).sentences[0]
     assert made_up.label == "no-citation" and made_up.best_label == "unsupported"
     assert best_support(["1.", "**方法**："], contexts) == [None, None]
+
+
+def test_a_list_number_is_a_label_not_a_number_the_sentence_states():
+    """The 0.5B numbers a two-part answer "1.1 …", "1.2 …"; the audit called both right sentences contradicted
+    for saying 1.1 and 1.2, which the evidence does not. A wrong number after the label is still caught."""
+    contexts = {"faq_016": _text("faq_016"), "faq_004": _text("faq_004")}
+    listed = "1.1 LoRA 的秩 r 通常取 4 到 64。[faq_016]1.2 微调预训练模型时学习率一般设 1e-5 到 5e-5。[faq_004]"
+    assert [s.label for s in audit(listed, contexts).sentences] == ["supported", "supported"]
+    wrong = listed.replace("4 到 64", "4 到 65")
+    assert [s.label for s in audit(wrong, contexts).sentences] == ["contradicted", "supported"]
+    assert without_list_markers(["1. 甲。", "2、乙。", "（3）丙。"]) == ["甲。", "乙。", "丙。"]
+    # a number and a space is a label only when the next sentence numbers on from it; a decimal never is
+    assert without_list_markers(["60 是平滑常数。", "0.5 是概率。", "1.5 倍。"]) == ["60 是平滑常数。", "0.5 是概率。", "1.5 倍。"]
+    assert without_list_markers(["1.1 甲。", "2.5 乙。"]) == ["1.1 甲。", "2.5 乙。"]

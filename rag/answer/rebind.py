@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rag.answer.citations import CITATION_RE, is_not_enough, parse_citations, strip_citations
+from rag.answer.citations import CITATION_RE, is_not_enough, parse_citations, strip_citations, without_list_markers
 from rag.answer.support import Checker
 from rag.ingest.sentences import sentence_spans
 
@@ -38,9 +38,11 @@ def rebind(answer: str, contexts: Mapping[str, str], question: str = "") -> tupl
     audit shows beside a label would be computed here for nothing."""
     checker = Checker()
     out, moves, last = [], [], 0
-    for start, end in sentence_spans(answer, semicolons=False):
+    spans = sentence_spans(answer, semicolons=False)
+    claims = without_list_markers([strip_citations(answer[a:b]).strip() for a, b in spans])  # as the audit reads them
+    for (start, end), claim in zip(spans, claims):
         sentence = answer[start:end]
-        move = _move(checker, sentence, contexts, question)
+        move = _move(checker, sentence, claim, contexts, question)
         if move is None:
             continue
         out.append(answer[last:start] + _recite(sentence, move.ref))
@@ -49,9 +51,10 @@ def rebind(answer: str, contexts: Mapping[str, str], question: str = "") -> tupl
     return ("".join(out) + answer[last:], moves) if moves else (answer, [])
 
 
-def _move(checker: Checker, sentence: str, contexts: Mapping[str, str], question: str) -> Rebound | None:
+def _move(checker: Checker, sentence: str, claim: str, contexts: Mapping[str, str], question: str
+          ) -> Rebound | None:
     refs = tuple(dict.fromkeys(r for r in parse_citations(sentence) if r in contexts))
-    claim = strip_citations(sentence).strip()
+    claim = claim.strip()
     if not refs or not claim or is_not_enough(claim):
         return None
     cited = checker.check(claim, {r: contexts[r] for r in refs}, question)
