@@ -66,9 +66,9 @@ def fill_in_caption(trace: Trace) -> None:
     for c in added:
         if c.part:  # chosen for one part of a two-part question: say which, so a student sees why it is there
             said = c.sentence if len(c.sentence) <= 40 else c.sentence[:40] + "…"
-            st.caption(md_escape(tr(f"「{said}」[{c.ref}] 是问题这一部分的最佳句子：{c.part}",
-                                    f"“{said}” [{c.ref}] is the best sentence for this part of the question: "
-                                    f"{c.part}")))
+            st.caption(md_escape(tr(f"「{said}」[{c.ref}] 是抽取式替身为问题的这一部分挑出的得分最高的句子：{c.part}",
+                                    f"“{said}” [{c.ref}] is the stand-in's highest-scoring sentence for this part of "
+                                    f"the question: {c.part}")))
 
 
 def rebound_caption(trace: Trace) -> None:
