@@ -22,7 +22,7 @@ from rag.answer.citation_grammar import CITE_MODES, citation_grammar
 from rag.answer.citations import CitationStream, audit
 from rag.answer.compress import compress
 from rag.answer.extractive import ExtractiveGenerator
-from rag.answer.fill_in import fill_in, quoted_refs
+from rag.answer.fill_in import fill_in, quoted_refs, set_aside_restatements
 from rag.answer.generation import Generator
 from rag.answer.grounding import ground_in_corpus
 from rag.answer.prompt import (
@@ -197,11 +197,16 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
         if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts \
                 and trace.garbled is None:
             with _timed(trace, "fill_in"):
-                written = trace.answer
-                trace.answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
-                                                      index.embedder, scores())
+                written, restated = set_aside_restatements(trace.answer, trace.question)
+                answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
+                                                index.embedder, scores())
+                if answer.strip():  # (no quote to stand in for a set-aside sentence: it stays)
+                    trace.answer, trace.restated = answer, restated
+                else:
+                    written, trace.fill_in = trace.answer, []
+            _say_restated(trace)
             added = quoted_refs(trace.fill_in)
-            if added:
+            if added or trace.restated:
                 trace.model_answer = written
                 refs = ", ".join(dict.fromkeys(added))
                 trace.notes.append(say(f"the model's answer left out {len(added)} of the {len(trace.fill_in)} sentences "
@@ -215,6 +220,15 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
                             instructions=rules)
     _keep_notes(trace, control)
     return trace
+
+
+def _say_restated(trace: Trace) -> None:
+    if trace.restated:
+        n = len(trace.restated)
+        trace.notes.append(say(f"set aside {n} of the model's sentences that only restated the question (they state "
+                               f"nothing; struck through on the page): {' '.join(trace.restated)[:120]}",
+                               f"模型有 {n} 句只是在复述问题（没有陈述事实），已搁置，页面上划掉显示："
+                               f"{' '.join(trace.restated)[:120]}"))
 
 
 def _rebind(trace: Trace) -> None:

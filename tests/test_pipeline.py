@@ -230,3 +230,28 @@ def test_an_answer_that_is_only_a_number_a_bullet_or_refs_is_replaced(kb_index, 
     trace = ask("什么是过拟合？", kb_index, AskSettings(compare_no_rag=False),
                 LLMGenerator(FakeChat(lambda messages, grammar: reply, label="terse model (test)")))
     assert trace.garbled is not None and trace.model_answer == reply and trace.answer != reply and trace.audit.valid
+
+
+def test_a_sentence_that_only_restates_the_question_is_set_aside_and_shown_struck(kb_index):
+    """Seen in the answers benchmark: "SGD 和 mini-batch 有区别。[faq_011]" under "SGD 和 mini-batch 有啥区别" says nothing
+    and cites the normalisation entry. In fill-in mode it is set aside (kept in the trace, said in the notes), the
+    model's real sentence stays, and the quotes fill in."""
+    from rag.answer.fill_in import set_aside_restatements
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import ask
+    from rag.trace import AskSettings
+    from tests.fake_chat import FakeChat
+
+    question = "SGD 和 mini-batch 有啥区别"
+    kept, dropped = set_aside_restatements("SGD 和 mini-batch 有区别。[faq_011]SGD 每次只用一个样本。[faq_003]", question)
+    assert dropped == ["SGD 和 mini-batch 有区别。[faq_011]"] and kept == "SGD 每次只用一个样本。[faq_003]"
+    assert set_aside_restatements("是的。[faq_003]", "可以用 SGD 吗") == ("是的。[faq_003]", [])  # a yes is an answer
+    reply = "SGD 和 mini-batch 有区别。[faq_011]"
+    trace = ask(question, kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    assert trace.restated == [reply] and reply not in trace.answer
+    assert trace.answer.startswith("「") and "faq_003" in trace.audit.cited  # the quotes are the answer now
+    assert trace.model_answer == "" and any("复述问题" in n or "restated" in n for n in trace.to_dict()["notes"])
+    assert "SGD 和 mini-batch 有区别" in trace.to_markdown()
+    off = ask(question, kb_index, AskSettings(compare_no_rag=False, fill_in=False),
+              LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    assert off.restated == [] and off.answer == reply  # without fill-in nothing would stand in for it: it stays

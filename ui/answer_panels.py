@@ -132,8 +132,16 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
     if trace.model_answer is None or not trace.answer.startswith(trace.model_answer.rstrip()):
         return answer_html(trace.answer or "—", valid, numbers)
     written, added = trace.answer[:len(trace.model_answer.rstrip())], trace.answer[len(trace.model_answer.rstrip()):]
-    return (answer_html(written or "—", valid, numbers)
-            + label.format(html.escape(tr("流程补上的原文（模型没有说到，抽取式替身照录）：",
-                                          "Added by the pipeline (what the model left out, quoted by the stand-in):")))
-            + "<div style='background:#f1f5f9;border-left:3px solid #94a3b8;padding:2px 8px'>"
-            + answer_html(added.strip(), valid, numbers) + "</div>")
+    out = answer_html(written, valid, numbers) if written.strip() else ""
+    if added.strip():
+        out += (label.format(html.escape(tr("流程补上的原文（模型没有说到，抽取式替身照录）：",
+                                            "Added by the pipeline (what the model left out, quoted by the stand-in):")))
+                + "<div style='background:#f1f5f9;border-left:3px solid #94a3b8;padding:2px 8px'>"
+                + answer_html(added.strip(), valid, numbers) + "</div>")
+    if trace.restated:
+        out += (label.format(html.escape(tr("模型写的、只是复述问题的句子（没有陈述事实，已搁置）：",
+                                            "What the model wrote that only restates the question (it states "
+                                            "nothing; set aside):")))
+                + "<div style='text-decoration:line-through;color:#94a3b8'>"
+                + html.escape(" ".join(trace.restated)[:300]) + "</div>")
+    return out or answer_html("—", valid, numbers)

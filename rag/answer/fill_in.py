@@ -10,6 +10,10 @@ the page marks which sentences are whose.
 A quote is covered when the answer holds at least COVERED of its content words (jieba, no stopwords) and
 every number it states. A model answer of exactly 资料不足, when the gate (answerability.py) found the
 contexts do answer, is replaced by the quotes.
+Before that, each of the model's sentences that only restates the question ("SGD 和 mini-batch 有区别。[faq_011]",
+the audit's restates-question check) is set aside: it states nothing, and the ref the grammar made it cite is
+often a neighbour's, so a student read a citation of the normalisation entry under a question about SGD. The
+page shows it struck through, and the quotes say what it did not.
 Not handled here: choosing the sentences (extractive.py), checking any sentence's support (support.py).
 """
 
@@ -19,9 +23,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answer.citations import content_tokens, is_not_enough, term_overlap
+from rag.answer.citations import content_tokens, is_not_enough, strip_citations, term_overlap, without_list_markers
 from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, quote
 from rag.answer.prompt import Prompt
+from rag.answer.support import restates_question
+from rag.ingest.sentences import sentence_spans
 
 COVERED = 0.7  # share of a quote's content words the answer must hold to count as having stated it
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -60,9 +66,24 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
     if not missing:
         return answer, checks
     quotes = "".join(f"「{quote(c.sentence)}」[{c.ref}]" for c in missing)
-    if model_refused:
+    if model_refused or not answer.strip():  # nothing of the model's left (a refusal, or only restatements)
         return quotes, checks
     return answer.rstrip() + "\n" + quotes, checks
+
+
+def set_aside_restatements(answer: str, question: str) -> tuple[str, list[str]]:
+    """(the answer less each sentence that only restates the question, those sentences as written); unchanged
+    when none does. The rest may be empty: fill-in's quotes are then the whole answer."""
+    spans = sentence_spans(answer, semicolons=False)
+    claims = without_list_markers([strip_citations(answer[a:b]).strip() for a, b in spans])
+    kept, dropped, last = [], [], 0
+    for (a, b), claim in zip(spans, claims):
+        if claim and not is_not_enough(claim) and restates_question(claim, question):
+            kept.append(answer[last:a])
+            dropped.append(answer[a:b].strip())
+            last = b
+    rest = ("".join(kept) + answer[last:]).strip()
+    return (answer, []) if not dropped else (rest, dropped)
 
 
 def quoted_refs(checks: Sequence[FillIn]) -> list[str]:

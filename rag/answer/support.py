@@ -743,6 +743,23 @@ def _apart(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title:
     return None
 
 
+def restates_question(claim: str, question: str) -> bool:
+    """Is `claim` a question, or are all its content words the question's own (brackets that only gloss aside)?
+    Stricter than the audit's restates check, which also allows one new word ("RRF 是一种融合方法" is labelled a
+    restatement but kept by this): the answer page sets aside what this says, so it must be sure. A reply with no
+    content word at all ("是的。") is left to the audit: to a yes/no question it is an answer."""
+    s = read(claim)
+    if not s.units or not question.strip():
+        return False
+    return asks(s.text) or not _own_units(s, question)
+
+
+def _own_units(s: Reading, question: str) -> list[Unit]:
+    """The sentence's content units the question does not hold, generic words and glosses in brackets aside."""
+    q = read(question)
+    return [u for u in s.units if not q.found(u) and not _all_generic(u.key) and not s.depth[u.start]]
+
+
 def _restates(s: Reading, question: str) -> Check | None:
     """Every content unit of the sentence is the question's, but at most one new word: it states no fact. A word in
     brackets only glosses the one before it ("RRF（Reciprocal Rank Fusion，倒数排名融合）"): "RRF 是通过 RRF（…）来计算的"
@@ -751,8 +768,7 @@ def _restates(s: Reading, question: str) -> Check | None:
         return Check("restates", False, "这句是问句，没有陈述事实", "it is a question: it states no fact")
     if not question.strip():
         return None
-    q = read(question)
-    own = [u for u in s.units if not q.found(u) and not _all_generic(u.key) and not s.depth[u.start]]
+    own = _own_units(s, question)
     shared = len(s.units) - len(own)
     restated = not own or (len(own) == 1 and own[0].kind == "word" and shared >= len(s.units) / 2)
     if not restated:
