@@ -255,3 +255,11 @@ def test_a_sentence_that_only_restates_the_question_is_set_aside_and_shown_struc
     off = ask(question, kb_index, AskSettings(compare_no_rag=False, fill_in=False),
               LLMGenerator(FakeChat(reply=lambda m, g: reply)))
     assert off.restated == [] and off.answer == reply  # without fill-in nothing would stand in for it: it stays
+
+
+def test_to_a_yes_no_question_a_restatement_is_the_answer():
+    from rag.answer.fill_in import set_aside_restatements
+
+    yes = "是的，向量归一化后，点积和 cosine 是一回事。[faq_023]"
+    assert set_aside_restatements(yes, "向量归一化以后，点积和 cosine 是一回事吗") == (yes, [])
+    assert set_aside_restatements("Milvus 和 FAISS 有区别。[faq_024]", "Milvus 和 FAISS 有啥区别")[1]

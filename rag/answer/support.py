@@ -746,12 +746,22 @@ def _apart(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title:
 def restates_question(claim: str, question: str) -> bool:
     """Is `claim` a question, or are all its content words the question's own (brackets that only gloss aside)?
     Stricter than the audit's restates check, which also allows one new word ("RRF 是一种融合方法" is labelled a
-    restatement but kept by this): the answer page sets aside what this says, so it must be sure. A reply with no
-    content word at all ("是的。") is left to the audit: to a yes/no question it is an answer."""
+    restatement but kept by this): the answer page sets aside what this says, so it must be sure. To a yes/no
+    question a restatement is the answer ("是的，向量归一化后，点积和 cosine 是一回事。" to "…是一回事吗"), and a reply
+    with no content word at all ("是的。") is left to the audit."""
     s = read(claim)
-    if not s.units or not question.strip():
+    if not s.units or not question.strip() or yes_no(question):
         return False
     return asks(s.text) or not _own_units(s, question)
+
+
+_YES_NO = re.compile(r"[吗嘛][\s？?。]*$|是否|是不是|能不能|可不可以|会不会|有没有|要不要|需不需要|对不对|^\s*(is|are|can|could|does|do|"
+                     r"did|should|will|would|was|were|has|have|may)\b", re.IGNORECASE)
+
+
+def yes_no(question: str) -> bool:
+    """Does the question ask yes or no ("…是一回事吗", "可不可以…", "Is …?")?"""
+    return bool(_YES_NO.search(question.strip()))
 
 
 def _own_units(s: Reading, question: str) -> list[Unit]:
