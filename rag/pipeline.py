@@ -197,7 +197,9 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
         if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts \
                 and trace.garbled is None:
             with _timed(trace, "fill_in"):
-                written, restated = set_aside_restatements(trace.answer, trace.question)
+                rules = trace.prompt.messages[0]["content"] if trace.prompt and trace.prompt.messages else ""
+                written, restated = set_aside_restatements(trace.answer, trace.question, rules,
+                                                           [c.text for c in trace.contexts])
                 answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
                                                 index.embedder, scores())
                 if answer.strip():  # (no quote to stand in for a set-aside sentence: it stays)
@@ -225,9 +227,9 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
 def _say_restated(trace: Trace) -> None:
     if trace.restated:
         n = len(trace.restated)
-        trace.notes.append(say(f"set aside {n} of the model's sentences that only restated the question (they state "
-                               f"nothing; struck through on the page): {' '.join(trace.restated)[:120]}",
-                               f"模型有 {n} 句只是在复述问题（没有陈述事实），已搁置，页面上划掉显示："
+        trace.notes.append(say(f"set aside {n} of the model's sentences that only restated the question or the prompt "
+                               f"(they state nothing; struck through on the page): {' '.join(trace.restated)[:120]}",
+                               f"模型有 {n} 句只是在复述问题或提示词（没有陈述事实），已搁置，页面上划掉显示："
                                f"{' '.join(trace.restated)[:120]}"))
 
 

@@ -69,7 +69,7 @@ class Trace:
     answerability: Answerability | None = None  # the gate's decision and its evidence (settings.gate)
     compression: Compression | None = None  # what the model did not see of each context (settings.compress)
     rebound: list[Rebound] = field(default_factory=list)  # model citations moved to the chunk that states the sentence
-    restated: list[str] = field(default_factory=list)  # the model's sentences set aside for only restating the question
+    restated: list[str] = field(default_factory=list)  # the model's sentences set aside: they restate the question or the prompt
     fill_in: list[FillIn] = field(default_factory=list)  # the stand-in's sentences checked against the answer
     prompt: Prompt | None = None
     answer: str = ""
@@ -273,8 +273,8 @@ def _md_answer(trace: Trace, lang: str, w) -> list[str]:
                   "stand-in's picks that the model's answer left out.",
                   "第一个「之前是模型写的；之后加引号的句子是抽取式替身挑出、而模型回答漏掉的原文。"), ""]
     if trace.restated:
-        out += [w("Set aside (the model's sentences that only restate the question):",
-                  "已搁置（模型写的、只是复述问题的句子）："), ""] + [f"- ~~{s}~~" for s in trace.restated] + [""]
+        out += [w("Set aside (the model's sentences that only restate the question or the prompt):",
+                  "已搁置（模型写的、只是复述问题或提示词的句子）："), ""] + [f"- ~~{s}~~" for s in trace.restated] + [""]
     return out
 
 

@@ -263,3 +263,19 @@ def test_to_a_yes_no_question_a_restatement_is_the_answer():
     yes = "是的，向量归一化后，点积和 cosine 是一回事。[faq_023]"
     assert set_aside_restatements(yes, "向量归一化以后，点积和 cosine 是一回事吗") == (yes, [])
     assert set_aside_restatements("Milvus 和 FAISS 有区别。[faq_024]", "Milvus 和 FAISS 有啥区别")[1]
+
+
+def test_a_sentence_that_repeats_the_prompt_is_set_aside(kb_index):
+    """Seen in the golden run: the 0.5B wrote an FAQ title as a statement, then the answer rules back."""
+    from rag.answer.fill_in import set_aside_restatements
+    from rag.answer.prompt import SYSTEM_ANSWER_FIRST
+
+    rules = SYSTEM_ANSWER_FIRST["zh"]
+    contexts = [kb_index.chunk(r).text for r in ("faq_023", "faq_013")]
+    echo = "余弦相似度如何衡量两个向量的相似性，问是什么就给出定义，问有哪些就列出要点。[faq_013]"
+    real = "如果向量事先做了 L2 归一化，余弦相似度就等于点积。[faq_023]"
+    kept, dropped = set_aside_restatements(echo + real, "点积和 cosine 是一回事吗", rules, contexts)
+    assert dropped == [echo] and kept == real
+    title = kb_index.chunk("faq_023").text.split("\n")[0].rstrip("？?") + "。[faq_023]"  # the entry's question as a statement
+    assert set_aside_restatements(title, "余弦相似度怎么算", rules, contexts)[1] == [title]
+    assert set_aside_restatements(real, "余弦相似度怎么算", rules, contexts) == (real, [])

@@ -139,9 +139,9 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
                 + "<div style='background:#f1f5f9;border-left:3px solid #94a3b8;padding:2px 8px'>"
                 + answer_html(added.strip(), valid, numbers) + "</div>")
     if trace.restated:
-        out += (label.format(html.escape(tr("模型写的、只是复述问题的句子（没有陈述事实，已搁置）：",
-                                            "What the model wrote that only restates the question (it states "
-                                            "nothing; set aside):")))
+        out += (label.format(html.escape(tr("模型写的、只是复述问题或提示词的句子（没有陈述事实，已搁置）：",
+                                            "What the model wrote that only restates the question or the prompt (it "
+                                            "states nothing; set aside):")))
                 + "<div style='text-decoration:line-through;color:#94a3b8'>"
                 + html.escape(" ".join(trace.restated)[:300]) + "</div>")
     return out or answer_html("—", valid, numbers)

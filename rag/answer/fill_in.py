@@ -13,7 +13,9 @@ contexts do answer, is replaced by the quotes.
 Before that, each of the model's sentences that only restates the question ("SGD 和 mini-batch 有区别。[faq_011]",
 the audit's restates-question check) is set aside: it states nothing, and the ref the grammar made it cite is
 often a neighbour's, so a student read a citation of the normalisation entry under a question about SGD. The
-page shows it struck through, and the quotes say what it did not.
+page shows it struck through, and the quotes say what it did not. So is a sentence that repeats the prompt: a
+clause of the answer rules ("问是什么就给出定义"), or a context's own question written as a statement (an FAQ title
+with 。 for ？), both seen in the golden run.
 Not handled here: choosing the sentences (extractive.py), checking any sentence's support (support.py).
 """
 
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from rag.answer.citations import content_tokens, is_not_enough, strip_citations, term_overlap, without_list_markers
 from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, quote
 from rag.answer.prompt import Prompt
-from rag.answer.support import restates_question
+from rag.answer.support import asks, echoes_prompt, restates_question
 from rag.ingest.sentences import sentence_spans
 
 COVERED = 0.7  # share of a quote's content words the answer must hold to count as having stated it
@@ -71,14 +73,18 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
     return answer.rstrip() + "\n" + quotes, checks
 
 
-def set_aside_restatements(answer: str, question: str) -> tuple[str, list[str]]:
-    """(the answer less each sentence that only restates the question, those sentences as written); unchanged
-    when none does. The rest may be empty: fill-in's quotes are then the whole answer."""
+def set_aside_restatements(answer: str, question: str, rules: str = "", contexts: Sequence[str] = ()
+                           ) -> tuple[str, list[str]]:
+    """(the answer less each sentence that only restates the question, or repeats the prompt: its `rules`, or a
+    question one of the `contexts` asks, such as an FAQ entry's title; those sentences as written); unchanged when
+    none does. The rest may be empty: fill-in's quotes are then the whole answer."""
     spans = sentence_spans(answer, semicolons=False)
     claims = without_list_markers([strip_citations(answer[a:b]).strip() for a, b in spans])
+    asked = [t[a:b] for t in contexts for a, b in sentence_spans(t, semicolons=False) if asks(t[a:b])]
     kept, dropped, last = [], [], 0
     for (a, b), claim in zip(spans, claims):
-        if claim and not is_not_enough(claim) and restates_question(claim, question):
+        if claim and not is_not_enough(claim) and (restates_question(claim, question)
+                                                   or echoes_prompt(claim, rules, asked)):
             kept.append(answer[last:a])
             dropped.append(answer[a:b].strip())
             last = b

@@ -30,7 +30,7 @@ Not handled here: finding the citations (citations.py), the no-RAG answer's sear
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -276,6 +276,21 @@ def copied_from(claim: str, chunk: str) -> bool:
         return False
     text = _flat(chunk)
     return all(_clause_copy(p, text) for p in pieces)
+
+
+_CLAUSES = re.compile(r"[,;:.!?、…]+")
+
+
+def echoes_prompt(claim: str, rules: str, asked: Sequence[str] = ()) -> bool:
+    """Does `claim` repeat the prompt instead of answering: a clause of it copied from the rules ("问是什么就给出定义"),
+    or every clause copied from a context's own question (an FAQ title written with 。 for ？: "知识库内容更新后，RAG
+    系统需要做什么。")? Clauses of MIN_COPY characters or more count; a shorter one is a phrase anyone may write."""
+    clauses = [c for c in _CLAUSES.split(_flat(claim)) if c]
+    long = [c for c in clauses if len(c) >= MIN_COPY]
+    if rules.strip() and any(_clause_copy(c, _flat(rules)) for c in long):
+        return True
+    flat_asked = [_flat(q) for q in asked]
+    return bool(long) and all(any(_clause_copy(c, q) for q in flat_asked) for c in clauses)
 
 
 def _clause_copy(piece: str, text: str) -> bool:
