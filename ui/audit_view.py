@@ -51,7 +51,7 @@ def checks_html(support) -> str:
         mark, colour = ("✓", "#166534") if c.passed else ("✗", "#991b1b")
         name = CHECK_NAMES.get(c.name, (c.name, c.name))[0 if ui == "zh" else 1]
         rows.append(f"<div><span style='color:{colour};font-weight:600'>{mark}</span> "
-                    f"<b>{html.escape(name)}</b>：{html.escape(c.reason(ui))}</div>")
+                    f"<b>{html.escape(name)}</b>{'：' if ui == 'zh' else ': '}{html.escape(c.reason(ui))}</div>")
     return "".join(rows)
 
 
