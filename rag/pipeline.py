@@ -210,6 +210,7 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
             added = quoted_refs(trace.fill_in)
             if added or trace.restated:
                 trace.model_answer = written
+            if added:
                 refs = ", ".join(dict.fromkeys(added))
                 trace.notes.append(say(f"the model's answer left out {len(added)} of the {len(trace.fill_in)} sentences "
                                        f"the stand-in would quote: appended in corner brackets ({refs})",

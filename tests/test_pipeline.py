@@ -279,3 +279,22 @@ def test_a_sentence_that_repeats_the_prompt_is_set_aside(kb_index):
     title = kb_index.chunk("faq_023").text.split("\n")[0].rstrip("？?") + "。[faq_023]"  # the entry's question as a statement
     assert set_aside_restatements(title, "余弦相似度怎么算", rules, contexts)[1] == [title]
     assert set_aside_restatements(real, "余弦相似度怎么算", rules, contexts) == (real, [])
+
+
+def test_a_set_aside_sentence_with_nothing_to_add_leaves_no_fill_in_note(kb_index):
+    """The model's real sentence covers every quote and its restatement is set aside: the notes say the set-aside,
+    not that 0 sentences were appended."""
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import ask
+    from rag.trace import AskSettings
+    from tests.fake_chat import FakeChat
+
+    question = "SGD 和 mini-batch 有啥区别"
+    probe = ask(question, kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: "SGD。")))
+    quotes = [c.sentence for c in probe.fill_in]  # what the stand-in would quote here
+    reply = "SGD 和 mini-batch 有区别。[faq_011]" + "".join(f"{q}[faq_003]" for q in quotes)
+    trace = ask(question, kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    assert trace.restated == ["SGD 和 mini-batch 有区别。[faq_011]"] and not any(not c.covered for c in trace.fill_in)
+    notes = " ".join(trace.to_dict()["notes"])
+    assert ("复述问题" in notes or "restated" in notes) and "0 of" not in notes and "中的 0 句" not in notes
+    assert trace.model_answer == trace.answer and "有区别" not in trace.answer

@@ -10,8 +10,8 @@ the page marks which sentences are whose.
 A quote is covered when the answer holds at least COVERED of its content words (jieba, no stopwords) and
 every number it states. A model answer of exactly 资料不足, when the gate (answerability.py) found the
 contexts do answer, is replaced by the quotes.
-Before that, each of the model's sentences that only restates the question ("SGD 和 mini-batch 有区别。[faq_011]",
-the audit's restates-question check) is set aside: it states nothing, and the ref the grammar made it cite is
+Before that, each of the model's sentences that only restates the question ("SGD 和 mini-batch 有区别。[faq_011]";
+support.restates_question, stricter than the audit's restates check) is set aside: it states nothing, and the ref the grammar made it cite is
 often a neighbour's, so a student read a citation of the normalisation entry under a question about SGD. The
 page shows it struck through, and the quotes say what it did not. So is a sentence that repeats the prompt: a
 clause of the answer rules ("问是什么就给出定义"), or a context's own question written as a statement (an FAQ title
