@@ -157,8 +157,7 @@ class ExtractiveGenerator:
         rows = []
         for (block, start, end, text), cos in zip(candidates, sims[: len(candidates)]):
             c_cos, overlap = chunk_terms[id(block)]
-            relevance = float(cos) + self.chunk_weight * c_cos + self.lexical_weight * overlap
-            score = relevance + (self.form_weight if has_form(text, form) else 0.0)
+            relevance, score = self._rank(float(cos), chunk_terms[id(block)], text, form)
             rows.append((block, start, end, text, float(cos), c_cos, overlap, score, relevance))
         # best first; ties -> higher-ranked context, then earlier sentence
         rows.sort(key=lambda r: (-r[7], r[0].n, r[1]))
@@ -190,6 +189,12 @@ class ExtractiveGenerator:
             for i, (b, s, e, t, c, cc, o, sc, rel) in enumerate(rows)
         ]
 
+    def _rank(self, cos: float, chunk: tuple[float, float], text: str, form: str | None) -> tuple[float, float]:
+        """(relevance, score) of a sentence: its cosine to the question (or to one part of it) plus the weighted
+        chunk terms `chunk` = (cos(question, chunk), overlap); the score adds the form bonus."""
+        relevance = cos + self.chunk_weight * chunk[0] + self.lexical_weight * chunk[1]
+        return relevance, relevance + (self.form_weight if has_form(text, form) else 0.0)
+
     def _each_part(self, question: str, chosen: list[int], rows: list, candidates: list, vecs: np.ndarray,
                    chunk_terms: dict) -> dict[int, str]:
         """The rows to add (-> the part each answers) so that every part of a question that asks two things at
@@ -208,9 +213,7 @@ class ExtractiveGenerator:
             form = question_form(part)
             best, best_rel, best_i = -np.inf, 0.0, -1
             for i, (block, _, _, text) in enumerate(candidates):
-                c_cos, overlap = chunk_terms[id(block)]
-                relevance = float(part_sims[i, j]) + self.chunk_weight * c_cos + self.lexical_weight * overlap
-                score = relevance + (self.form_weight if has_form(text, form) else 0.0)
+                relevance, score = self._rank(float(part_sims[i, j]), chunk_terms[id(block)], text, form)
                 if score > best:  # strict: ties keep the earlier (higher-ranked context) sentence
                     best, best_rel, best_i = score, relevance, i
             if best_i < 0 or best_rel < self.min_score:
