@@ -197,8 +197,7 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
         if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts \
                 and trace.garbled is None:
             with _timed(trace, "fill_in"):
-                rules = trace.prompt.messages[0]["content"] if trace.prompt and trace.prompt.messages else ""
-                written, restated = set_aside_restatements(trace.answer, trace.question, rules,
+                written, restated = set_aside_restatements(trace.answer, trace.question, _rules(trace),
                                                            [c.text for c in trace.contexts])
                 answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
                                                 index.embedder, scores())
@@ -217,12 +216,16 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
                                        f"模型的回答漏掉了抽取式替身会引用的 {len(trace.fill_in)} 句中的 {len(added)} 句："
                                        f"已用「」补在后面（{refs}）"))
     with _timed(trace, "audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
-        rules = trace.prompt.messages[0]["content"] if trace.prompt and trace.prompt.messages else ""
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
                             question=trace.question, opinion=_opinion(trace, opinion_chat, control),
-                            instructions=rules)
+                            instructions=_rules(trace))
     _keep_notes(trace, control)
     return trace
+
+
+def _rules(trace: Trace) -> str:
+    """The prompt's rules (its system message), which a sentence may echo instead of answering; "" without one."""
+    return trace.prompt.messages[0]["content"] if trace.prompt and trace.prompt.messages else ""
 
 
 def _say_restated(trace: Trace) -> None:

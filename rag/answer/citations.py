@@ -40,7 +40,7 @@ from rag.answer.fact_text import read
 from rag.answer.prompt import NOT_ENOUGH
 from rag.answer.support import Checker, Opinion, Support
 from rag.index.tokenize import jieba_tokenize, load_stopwords
-from rag.ingest.sentences import split_sentences
+from rag.ingest.sentences import sentence_spans, split_sentences
 
 _ID = r"\w[\w.\-#:]*"
 _SEP = r"\s*[,，、;；]\s*"
@@ -151,6 +151,14 @@ def without_list_markers(claims: Sequence[str]) -> list[str]:
                                     or follows(keys[i], keys[i + 1] if i + 1 < len(keys) else None))
         out.append(claim[m.end():] if listed and m is not None else claim)
     return out
+
+
+def sentence_claims(answer: str) -> list[tuple[int, int, str]]:
+    """Each sentence of `answer` as (start, end, claim): the claim as the audit reads it, citations and a leading
+    list number removed, stripped."""
+    spans = sentence_spans(answer, semicolons=False)
+    claims = without_list_markers([strip_citations(answer[a:b]).strip() for a, b in spans])
+    return [(a, b, claim) for (a, b), claim in zip(spans, claims)]
 
 
 def is_not_enough(text: str) -> bool:

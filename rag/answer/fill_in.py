@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answer.citations import content_tokens, is_not_enough, strip_citations, term_overlap, without_list_markers
+from rag.answer.citations import content_tokens, is_not_enough, sentence_claims, term_overlap
 from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, quote
 from rag.answer.prompt import Prompt
 from rag.answer.support import asks, echoes_prompt, restates_question
@@ -78,11 +78,9 @@ def set_aside_restatements(answer: str, question: str, rules: str = "", contexts
     """(the answer less each sentence that only restates the question, or repeats the prompt: its `rules`, or a
     question one of the `contexts` asks, such as an FAQ entry's title; those sentences as written); unchanged when
     none does. The rest may be empty: fill-in's quotes are then the whole answer."""
-    spans = sentence_spans(answer, semicolons=False)
-    claims = without_list_markers([strip_citations(answer[a:b]).strip() for a, b in spans])
     asked = [t[a:b] for t in contexts for a, b in sentence_spans(t, semicolons=False) if asks(t[a:b])]
     kept, dropped, last = [], [], 0
-    for (a, b), claim in zip(spans, claims):
+    for a, b, claim in sentence_claims(answer):
         if claim and not is_not_enough(claim) and (restates_question(claim, question)
                                                    or echoes_prompt(claim, rules, asked)):
             kept.append(answer[last:a])

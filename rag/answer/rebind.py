@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rag.answer.citations import CITATION_RE, is_not_enough, parse_citations, strip_citations, without_list_markers
+from rag.answer.citations import CITATION_RE, is_not_enough, parse_citations, sentence_claims
 from rag.answer.support import Checker
-from rag.ingest.sentences import sentence_spans
 
 MOVE_TO = "supported"  # the label another chunk must give the sentence for its citation to move there
 
@@ -38,9 +37,7 @@ def rebind(answer: str, contexts: Mapping[str, str], question: str = "") -> tupl
     audit shows beside a label would be computed here for nothing."""
     checker = Checker()
     out, moves, last = [], [], 0
-    spans = sentence_spans(answer, semicolons=False)
-    claims = without_list_markers([strip_citations(answer[a:b]).strip() for a, b in spans])  # as the audit reads them
-    for (start, end), claim in zip(spans, claims):
+    for start, end, claim in sentence_claims(answer):  # as the audit reads them
         sentence = answer[start:end]
         move = _move(checker, sentence, claim, contexts, question)
         if move is None:

@@ -287,7 +287,8 @@ def echoes_prompt(claim: str, rules: str, asked: Sequence[str] = ()) -> bool:
     系统需要做什么。")? Clauses of MIN_COPY characters or more count; a shorter one is a phrase anyone may write."""
     clauses = [c for c in _CLAUSES.split(_flat(claim)) if c]
     long = [c for c in clauses if len(c) >= MIN_COPY]
-    if rules.strip() and any(_clause_copy(c, _flat(rules)) for c in long):
+    flat_rules = _flat(rules) if rules.strip() else ""
+    if flat_rules and any(_clause_copy(c, flat_rules) for c in long):
         return True
     flat_asked = [_flat(q) for q in asked]
     return bool(long) and all(any(_clause_copy(c, q) for q in flat_asked) for c in clauses)
