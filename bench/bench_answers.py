@@ -66,6 +66,7 @@ EVAL = config.value("RAG_EVAL_DIR")
 SETS = {  # name -> (queries file, corpus file or None for the bundled knowledge base, sample size or None)
     "golden": (ROOT / "data" / "golden.jsonl", None, None),
     "multihop": (ROOT / "data" / "multihop.jsonl", None, None),
+    "graph-multihop": (ROOT / "data" / "graph_multihop" / "queries.jsonl", ROOT / "data" / "graph_multihop" / "corpus.jsonl", None),
     "oos": (ROOT / "data" / "out_of_scope.jsonl", None, None),
     "oos-fresh": (ROOT / "data" / "out_of_scope_fresh.jsonl", None, None),
     "cmrc2018": (EVAL / "cmrc2018_dev" / "queries.jsonl", EVAL / "cmrc2018_dev" / "corpus.jsonl", 30),

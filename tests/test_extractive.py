@@ -273,3 +273,16 @@ def test_fill_in_says_which_part_of_the_question_a_quote_answers():
     added = {c.sentence: c.part for c in checks if not c.covered}
     assert added == {"我们的门店营业到晚上十点。": "门店营业到几点？"}  # the first part's sentence is covered
     assert "我们的门店营业到晚上十点。" in answer
+
+
+def test_a_part_is_looked_for_by_its_own_words_not_the_whole_questions():
+    """The chunk that answers the first part also holds most of the whole question's words, so with the whole
+    question's word overlap its sentence about RRF won the second part too, and 一是按排名融合 in the other chunk
+    was never quoted (the graph strategy's two-hop question). The second part's own words are in the other chunk."""
+    chunks = [_chunk("rrf", "RRF 的常数 k 通常取多少合适：k 通常取 60。RRF 用于合并多个检索结果列表。", title="RRF 常数"),
+              _chunk("hybrid", "混合检索的融合方法有两类：一是按排名融合，如 RRF；二是分数加权。")]
+    question = "RRF 的常数 k 通常取多少？RRF 属于混合检索的哪一类融合方法？"
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=1, margin=0.0)
+    rows = gen.score_sentences(build_prompt(question, chunks, lang="zh"))
+    parts = {r.part: r.ref for r in rows if r.part}
+    assert parts == {"RRF 属于混合检索的哪一类融合方法？": "hybrid"}

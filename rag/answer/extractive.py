@@ -198,22 +198,28 @@ class ExtractiveGenerator:
     def _each_part(self, question: str, chosen: list[int], rows: list, candidates: list, vecs: np.ndarray,
                    chunk_terms: dict) -> dict[int, str]:
         """The rows to add (-> the part each answers) so that every part of a question that asks two things at
-        once has its own best sentence: ranked as usual but with the part's cosine in place of the whole question's (the chunk terms
-        stay the whole question's, so "怎么缓解？" after "什么是过拟合？" is read within the overfitting topic), kept
-        when its relevance reaches the same `min_score` and it is neither chosen already nor a near-duplicate of
-        a chosen one. Without this, a second part's answer from another chunk scores below the first part's
-        sentences and is left out ("RRF 属于哪一类融合方法？" after "k 通常取多少？"). No threshold of its own."""
+        once has its own best sentence: ranked as usual but with the part's cosine, and the share of the part's
+        words its chunk holds, in place of the whole question's (the chunk's cosine stays the whole question's,
+        so "怎么缓解？" after "什么是过拟合？" is read within the overfitting topic), kept when its relevance
+        reaches the same `min_score` and it is neither chosen already nor a near-duplicate of a chosen one.
+        Without this, a second part's answer from another chunk scores below the first part's sentences and is
+        left out; with the whole question's words, the chunk that answers the first part wins the second too
+        ("RRF 属于混合检索中的哪一类融合方法？" took faq_030's definition of RRF, not faq_029's 一是按排名融合).
+        No threshold of its own."""
         parts = question_parts(question)
         if not parts:
             return {}
         where = {(id(row[0]), row[1]): i for i, row in enumerate(rows)}
+        blocks = {id(c[0]): c[0] for c in candidates}
         part_sims = vecs @ np.asarray(self.embedder.embed_queries(parts), dtype=np.float32).T  # (sentence, part)
         added: dict[int, str] = {}
         for j, part in enumerate(parts):
             form = question_form(part)
+            words = content_tokens(part)
+            terms = {key: (chunk_terms[key][0], term_overlap(words, block.text)) for key, block in blocks.items()}
             best, best_rel, best_i = -np.inf, 0.0, -1
             for i, (block, _, _, text) in enumerate(candidates):
-                relevance, score = self._rank(float(part_sims[i, j]), chunk_terms[id(block)], text, form)
+                relevance, score = self._rank(float(part_sims[i, j]), terms[id(block)], text, form)
                 if score > best:  # strict: ties keep the earlier (higher-ranked context) sentence
                     best, best_rel, best_i = score, relevance, i
             if best_i < 0 or best_rel < self.min_score:
