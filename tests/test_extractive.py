@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from rag.answer.citations import parse_citations, strip_citations
@@ -286,3 +288,23 @@ def test_a_part_is_looked_for_by_its_own_words_not_the_whole_questions():
     rows = gen.score_sentences(build_prompt(question, chunks, lang="zh"))
     parts = {r.part: r.ref for r in rows if r.part}
     assert parts == {"RRF 属于混合检索的哪一类融合方法？": "hybrid"}
+
+
+def test_the_graph_two_hop_question_quotes_which_kind_of_fusion_rrf_is(embedder):
+    """The bundled knowledge base's two-hop question over its compressed contexts (as the pipeline's fallback and
+    fill-in see them when the model writes a list of refs): compression cut faq_029's first sentence, so 混合检索,
+    a word of the second part, is left only in its title; read with the title, the second part quotes 一是按排名融合."""
+    from rag.answer.prompt import ContextBlock
+
+    rrf = ("…RRF（Reciprocal Rank Fusion，倒数排名融合）由 Cormack 等人于 2009 年提出，用于合并多个检索结果列表。文档 d 的融合分数为它"
+           "在各列表中 1/(k + rank) 的总和，rank 是名次（从 1 开始），没出现在某个列表中则该项记为 0；k 是平滑常数，通常取 60。…")
+    hybrid = ("…流程是：同一个查询分别送入两个检索器，各取前若干条候选，再融合成一个列表。融合方法主要有两类：一是按排名融合，如 RRF，只看每条"
+              "结果在各列表中的名次，不用处理分数尺度；二是分数加权，把两路分数归一化后按权重相加，需要仔细调参，因为 BM25 分数没有固定上限，"
+              "而余弦相似度在 -1 到 1 之间。…")
+    prompt = build_prompt("RRF 融合时常数 k 通常取多少？RRF 属于混合检索中的哪一类融合方法？", [], lang="zh")
+    blocks = [ContextBlock(1, "faq_030", "faq_030", rrf, "RRF（倒数排名融合）是怎么计算的？"),
+              ContextBlock(2, "faq_029", "faq_029", hybrid, "什么是混合检索？")]
+    rows = ExtractiveGenerator(embedder).score_sentences(replace(prompt, contexts=blocks))
+    chosen = {r.sentence[:12]: r.part for r in rows if r.chosen}
+    assert chosen.get("融合方法主要有两类：一是") == "RRF 属于混合检索中的哪一类融合方法？"
+    assert any("通常取 60" in r.sentence for r in rows if r.chosen)
