@@ -18,8 +18,9 @@ exactly NOT_ENOUGH[lang] ("资料不足") with no citation. Otherwise it keeps t
 MARGIN of the best one (at most `max_sentences`, skipping near-duplicates, ties broken by context
 rank), less those from another chunk that bring no word of the question the chunks already quoted lack
 (`_on_the_question`), plus, for a question that asks two things at once, each part's own best sentence
-(`_each_part`: ranked with the part's cosine, kept above the same `min_score`; the bundled multihop set's stand-in
-answers stated 62% -> 70% of their key facts, golden unchanged), and emits them grouped by context rank and in
+(`_each_part`: ranked with the part's cosine and the part's words in the chunk, kept above the same `min_score`;
+the bundled multihop set's stand-in answers stated 62% -> 92% of their key facts, golden unchanged), and emits them
+grouped by context rank and in
 document order, each followed by its [ref].
 Fill-in (fill_in.py) appends from the same choice, so the rule keeps a neighbour's definition out of both.
 Deterministic: the same prompt and embedder give the same answer.
