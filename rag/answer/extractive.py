@@ -20,8 +20,7 @@ rank), less those from another chunk that bring no word of the question the chun
 (`_on_the_question`), plus, for a question that asks two things at once, each part's own best sentence
 (`_each_part`: ranked with the part's cosine and the part's words in the chunk, kept above the same `min_score`;
 the bundled multihop set's stand-in answers stated 62% -> 92% of their key facts, golden unchanged), and emits them
-grouped by context rank and in
-document order, each followed by its [ref].
+grouped by context rank and in document order, each followed by its [ref].
 Fill-in (fill_in.py) appends from the same choice, so the rule keeps a neighbour's definition out of both.
 Deterministic: the same prompt and embedder give the same answer.
 
