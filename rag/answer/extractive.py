@@ -200,9 +200,9 @@ class ExtractiveGenerator:
         """The rows to add (-> the part each answers) so that every part of a question that asks two things at
         once has its own best sentence: ranked as usual but with the part's cosine, and the share of the part's
         words its chunk holds (title included: compression may cut the sentence that names the topic), in place of
-        the whole question's (the chunk's cosine stays the whole question's,
-        so "怎么缓解？" after "什么是过拟合？" is read within the overfitting topic), kept when its relevance
-        reaches the same `min_score` and it is neither chosen already nor a near-duplicate of a chosen one.
+        the whole question's (the chunk's cosine stays the whole question's, so "怎么缓解？" after "什么是过拟合？" is
+        read within the overfitting topic), kept when its relevance reaches the same `min_score` and it is neither
+        chosen already nor a near-duplicate of a chosen one.
         Without this, a second part's answer from another chunk scores below the first part's sentences and is
         left out; with the whole question's words, the chunk that answers the first part wins the second too
         ("RRF 属于混合检索中的哪一类融合方法？" took faq_030's definition of RRF, not faq_029's 一是按排名融合).
@@ -217,7 +217,8 @@ class ExtractiveGenerator:
         for j, part in enumerate(parts):
             form = question_form(part)
             words = content_tokens(part)
-            terms = {key: (chunk_terms[key][0], term_overlap(words, f"{block.title} {block.text}")) for key, block in blocks.items()}
+            terms = {key: (chunk_terms[key][0], term_overlap(words, f"{block.title} {block.text}"))
+                     for key, block in blocks.items()}  # (the whole question's chunk cosine, the part's overlap)
             best, best_rel, best_i = -np.inf, 0.0, -1
             for i, (block, _, _, text) in enumerate(candidates):
                 relevance, score = self._rank(float(part_sims[i, j]), terms[id(block)], text, form)
