@@ -221,6 +221,23 @@ def test_a_generation_that_loops_is_stopped_and_the_stand_ins_picks_are_shown_in
     assert "garbled" in trace.to_markdown() and "乱" in trace.to_markdown("zh")
 
 
+def test_a_garbled_answers_stand_in_says_which_part_of_the_question_a_quote_answers(kb_index):
+    """The graph strategy's two-hop question: the 0.5B writes a list of refs, the stand-in's picks answer both
+    halves, and the notes say that the faq_029 quote is there for the second half (fill-in's quotes say so too)."""
+    from rag.answer.generation import LLMGenerator
+    from rag.messages import localized
+    from rag.pipeline import AskSettings, ask
+    from tests.fake_chat import FakeChat
+
+    chat = FakeChat(lambda messages, grammar: "资料编号：faq_030, faq_029, faq_031, faq_0", label="ref-list model (test)")
+    question = "RRF 融合时常数 k 通常取多少？RRF 属于混合检索中的哪一类融合方法？"
+    trace = ask(question, kb_index, AskSettings(compare_no_rag=False), LLMGenerator(chat))
+    assert trace.garbled is not None and "通常取 60" in trace.answer and "一是按排名融合" in trace.answer
+    [note] = [n for n in trace.notes if "part of the question" in n]
+    assert "[faq_029]" in note and note.endswith("RRF 属于混合检索中的哪一类融合方法？")
+    assert "这一部分" in localized(note, "zh")
+
+
 @pytest.mark.parametrize("reply", ["1.", "资料编号：faq_0040。", "- "])
 def test_an_answer_that_is_only_a_number_a_bullet_or_refs_is_replaced(kb_index, reply):
     from rag.answer.generation import LLMGenerator
