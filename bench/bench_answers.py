@@ -27,7 +27,8 @@ medians over the answers the model wrote (a refusal by the gate calls no model).
 The speed table alternates the two configurations question by question on the same model, so both see
 the same machine; its ratio is the figure to compare across machines (timings on shared cores are noisy).
 Which set chose what: the gate's threshold and the compression budget were chosen on the golden set
-(bench/choose_gate.py, README); the other sets did not choose anything.
+(bench/choose_gate.py, README); the per-part rule of the stand-in on multihop (docs/answers.md); graph-multihop
+(two-hop questions over cmrc2018 railway passages, data/graph_multihop/) and the other sets did not choose anything.
 """
 
 from __future__ import annotations
