@@ -490,13 +490,15 @@ def _stand_in(trace: Trace, why, embedder) -> None:
     trace.garbled = why
     trace.model_answer = trace.answer
     stand_in = ExtractiveGenerator(embedder)
+    scored = []
     if trace.prompt is not None:
-        trace.answer = "".join(stand_in.generate(trace.prompt))
+        scored = stand_in.score_sentences(trace.prompt)
+        trace.answer = "".join(stand_in.quotes(trace.prompt, scored))
     trace.notes.append(say(f"the model's answer was garbled ({why}): the extractive stand-in's picks from the same "
                            "contexts are shown instead; what the model wrote is kept in the trace",
                            f"模型的回答是乱的（{localized(why, 'zh')}）：改为显示抽取式替身从同样的资料中挑出的句子；"
                            "模型写的内容保留在 trace 里"))
-    for s in stand_in.score_sentences(trace.prompt) if trace.prompt is not None else []:
+    for s in scored:
         if s.chosen and s.part:  # picked for one part of a two-part question: say which, as fill-in's quotes do
             trace.notes.append(say(f"the stand-in's quote from [{s.ref}] is its best sentence for this part of the "
                                    f"question: {s.part}", f"抽取式替身从 [{s.ref}] 引的句子，是它为问题的这一部分挑出的"

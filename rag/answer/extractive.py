@@ -237,11 +237,16 @@ class ExtractiveGenerator:
         """Yield the answer sentence by sentence (so a page can stream it). It only ever cites the refs
         it quotes, so a citation grammar has nothing to add and is ignored; `control` is not needed
         either: quoting takes milliseconds."""
-        lang = prompt.lang if prompt.lang in NOT_ENOUGH else "zh"
         if not prompt.rag:
-            yield NO_RAG_MESSAGE[lang]
+            yield NO_RAG_MESSAGE[prompt.lang if prompt.lang in NOT_ENOUGH else "zh"]
             return
-        chosen = [s for s in self.score_sentences(prompt) if s.chosen]
+        yield from self.quotes(prompt, self.score_sentences(prompt))
+
+    def quotes(self, prompt: Prompt, scored: list[ScoredSentence]) -> Generator[str, None, None]:
+        """The answer `generate` yields, from this prompt's sentences already scored (`score_sentences(prompt)`),
+        for a caller that reads the scores too (the pipeline's stand-in for a garbled answer)."""
+        lang = prompt.lang if prompt.lang in NOT_ENOUGH else "zh"
+        chosen = [s for s in scored if s.chosen]
         if not chosen:
             yield NOT_ENOUGH[lang]
             return
