@@ -291,8 +291,8 @@ def test_a_part_is_looked_for_by_its_own_words_not_the_whole_questions():
 
 
 def test_the_graph_two_hop_question_quotes_which_kind_of_fusion_rrf_is(embedder):
-    """The bundled knowledge base's two-hop question over its compressed contexts (as the pipeline's fallback and
-    fill-in see them when the model writes a list of refs): compression cut faq_029's first sentence, so 混合检索,
+    """The bundled knowledge base's two-hop question over its compressed contexts (as the pipeline's stand-in sees
+    them when the model writes a list of refs): compression cut faq_029's first sentence, so 混合检索,
     a word of the second part, is left only in its title; read with the title, the second part quotes 一是按排名融合."""
     from rag.answer.prompt import ContextBlock
 
