@@ -151,7 +151,7 @@ class ExtractiveGenerator:
         sims = vecs @ q
         q_tokens = content_tokens(prompt.question)
         chunk_terms = {  # block -> (cos(q, chunk), overlap(q, chunk))
-            id(b): (float(v), term_overlap(q_tokens, b.text)) for b, v in zip(blocks, sims[len(candidates) :])
+            id(b): (float(v), term_overlap(q_tokens, f"{b.title} {b.text}")) for b, v in zip(blocks, sims[len(candidates) :])
         }
         form = question_form(prompt.question)
         rows = []
