@@ -84,6 +84,18 @@ def test_two_terms_swapped_are_caught(right, wrong, chunk):
     assert label(wrong, chunk) == "contradicted"
 
 
+def test_a_definition_with_zhi_de_shi_is_no_swap():
+    """Seen in the golden run: the 0.5B copied faq_049's definition of faithfulness as "Faithfulness 指的是…", and the
+    audit called it contradicted ("Recall@k 等指标" says this of Recall@k): jieba cuts 指的是 into 指 + 的是, and 指 was read
+    as a content word that 指标 holds. 指 (and 到 of 检索到) state nothing, like 即; the swap with the wrong metric is still
+    caught."""
+    chunk = ("如何评估 RAG 生成答案的质量？\nRAG 的评估应把检索和生成分开看。检索部分用 Hit@k、MRR、Recall@k 等指标，衡量是否找到了"
+             "正确资料。生成部分常看几个维度：忠实度（faithfulness），即答案中的每个论断能否在检索到的上下文中找到依据；答案相关性，"
+             "即是否切题地回答了问题。")
+    assert label("Faithfulness 指的是答案中的每个论断能否在检索到的上下文中找到依据。", chunk) == "supported"
+    assert label("Recall@k 指的是答案中的每个论断能否在检索到的上下文中找到依据。", chunk) == "contradicted"
+
+
 # ------------------------------------------------------------------------------------------ polarity
 
 @pytest.mark.parametrize("right, wrong, chunk", [

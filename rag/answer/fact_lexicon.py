@@ -65,6 +65,7 @@ GENERIC_ZH = frozenset({
     "以及", "并且", "而且", "或者", "例如", "比如", "如", "等", "等等", "之一", "什么", "怎么", "怎样", "如何",
     "为什么", "哪些", "哪个", "多少", "区别", "是", "为", "在", "要", "可", "则", "即", "所以", "因此",
     "因为", "由于", "然后", "能否", "更加", "常常", "需", "只", "仅", "却", "经常", "总", "才", "大约", "约", "左右", "基本", "基本上", "一下",
+    "指", "到",  # jieba's cut of 指的是 / 是指 (a definition's link, like 即) and of 检索到 / 用到 (a verb's ending)
 })
 GENERIC_EN = frozenset({
     "use", "used", "using", "can", "could", "will", "would", "should", "may", "might", "must", "also", "usually",
