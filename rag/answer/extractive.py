@@ -51,7 +51,7 @@ import numpy as np
 
 from rag.answer.answer_form import has_form, question_form
 from rag.answer.citations import CITATION_RE, content_tokens, term_overlap, terms_found
-from rag.answer.prompt import NOT_ENOUGH, Prompt
+from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt
 from rag.errors import ConfigError
 from rag.ingest.sentences import sentence_spans
 from rag.messages import say
@@ -151,7 +151,7 @@ class ExtractiveGenerator:
         sims = vecs @ q
         q_tokens = content_tokens(prompt.question)
         chunk_terms = {  # block -> (cos(q, chunk), overlap(q, chunk))
-            id(b): (float(v), term_overlap(q_tokens, f"{b.title} {b.text}")) for b, v in zip(blocks, sims[len(candidates) :])
+            id(b): (float(v), term_overlap(q_tokens, _words_of(b))) for b, v in zip(blocks, sims[len(candidates) :])
         }
         form = question_form(prompt.question)
         rows = []
@@ -217,7 +217,7 @@ class ExtractiveGenerator:
         for j, part in enumerate(parts):
             form = question_form(part)
             words = content_tokens(part)
-            terms = {key: (chunk_terms[key][0], term_overlap(words, f"{block.title} {block.text}"))
+            terms = {key: (chunk_terms[key][0], term_overlap(words, _words_of(block)))
                      for key, block in blocks.items()}  # (the whole question's chunk cosine, the part's overlap)
             best, best_rel, best_i = -np.inf, 0.0, -1
             for i, (block, _, _, text) in enumerate(candidates):
@@ -325,6 +325,12 @@ def quote(sentence: str) -> str:
     sentence = _CUT_AFTER.sub("", sentence)
     return CITATION_RE.sub(lambda m: m.group(0).replace("[", "［").replace("]", "］").replace("【", "［").replace("】", "］"), sentence)
 
+
+
+def _words_of(block: ContextBlock) -> str:
+    """The text a chunk's share of the question's (or a part's) words is read from: its title and its text (a
+    compressed context may have lost the sentence that names its topic; the title still does)."""
+    return f"{block.title} {block.text}"
 
 
 def _normalise(text: str) -> str:
