@@ -22,7 +22,7 @@ from rag.answer.citation_grammar import CITE_MODES, citation_grammar
 from rag.answer.citations import CitationStream, audit
 from rag.answer.compress import compress
 from rag.answer.extractive import ExtractiveGenerator
-from rag.answer.fill_in import fill_in, quoted_refs, set_aside_restatements
+from rag.answer.fill_in import fill_in, quoted_refs, set_aside_off_question, set_aside_restatements
 from rag.answer.generation import Generator
 from rag.answer.grounding import ground_in_corpus
 from rag.answer.prompt import (
@@ -196,25 +196,7 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
             _rebind(trace)
         if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts \
                 and trace.garbled is None:
-            with _timed(trace, "fill_in"):
-                written, restated = set_aside_restatements(trace.answer, trace.question, _rules(trace),
-                                                           [c.text for c in trace.contexts])
-                answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
-                                                index.embedder, scores())
-                if answer.strip():  # (no quote to stand in for a set-aside sentence: it stays)
-                    trace.answer, trace.restated = answer, restated
-                else:
-                    written, trace.fill_in = trace.answer, []
-            _say_restated(trace)
-            added = quoted_refs(trace.fill_in)
-            if added or trace.restated:
-                trace.model_answer = written
-            if added:
-                refs = ", ".join(dict.fromkeys(added))
-                trace.notes.append(say(f"the model's answer left out {len(added)} of the {len(trace.fill_in)} sentences "
-                                       f"the stand-in would quote: appended in corner brackets ({refs})",
-                                       f"模型的回答漏掉了抽取式替身会引用的 {len(trace.fill_in)} 句中的 {len(added)} 句："
-                                       f"已用「」补在后面（{refs}）"))
+            _fill_in(trace, index, lang, scores)
     with _timed(trace, "audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
                             question=trace.question, opinion=_opinion(trace, opinion_chat, control),
@@ -228,13 +210,46 @@ def _rules(trace: Trace) -> str:
     return trace.prompt.messages[0]["content"] if trace.prompt and trace.prompt.messages else ""
 
 
+def _fill_in(trace: Trace, index: Index, lang: str, scores: _Scores) -> None:
+    """Set aside the model's sentences that state nothing (restatements) or come off the question (a neighbour
+    entry's, bringing none of its words), then append the stand-in's quotes the rest does not state."""
+    with _timed(trace, "fill_in"):
+        written, restated = set_aside_restatements(trace.answer, trace.question, _rules(trace),
+                                                   [c.text for c in trace.contexts])
+        written, off = set_aside_off_question(written, trace.question, scores(), {c.ref: c.text for c in trace.contexts})
+        answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
+                                        index.embedder, scores())
+        if answer.strip():  # (no quote to stand in for a set-aside sentence: it stays)
+            trace.answer, trace.restated, trace.off_question = answer, restated, off
+        else:
+            written, trace.fill_in = trace.answer, []
+    _say_restated(trace)
+    added = quoted_refs(trace.fill_in)
+    if added or trace.restated or trace.off_question:
+        trace.model_answer = written
+    if added:
+        refs = ", ".join(dict.fromkeys(added))
+        trace.notes.append(say(f"the model's answer left out {len(added)} of the {len(trace.fill_in)} sentences "
+                               f"the stand-in would quote: appended in corner brackets ({refs})",
+                               f"模型的回答漏掉了抽取式替身会引用的 {len(trace.fill_in)} 句中的 {len(added)} 句："
+                               f"已用「」补在后面（{refs}）"))
+
+
 def _say_restated(trace: Trace) -> None:
     if trace.restated:
         n = len(trace.restated)
-        trace.notes.append(say(f"set aside {n} of the model's sentences that only restated the question or the prompt "
-                               f"(they state nothing; struck through on the page): {' '.join(trace.restated)[:120]}",
-                               f"模型有 {n} 句只是在复述问题或提示词（没有陈述事实），已搁置，页面上划掉显示："
+        trace.notes.append(say(f"set aside {n} of the model's sentences that only restated the question or the prompt, "
+                               f"or were a bare number or ref (they state nothing; struck through on the page): "
+                               f"{' '.join(trace.restated)[:120]}",
+                               f"模型有 {n} 句只是在复述问题或提示词，或只有一个编号（没有陈述事实），已搁置，页面上划掉显示："
                                f"{' '.join(trace.restated)[:120]}"))
+    if trace.off_question:
+        n = len(trace.off_question)
+        trace.notes.append(say(f"set aside {n} of the model's sentences that cite only entries the stand-in quotes "
+                               "nothing from and bring none of the question's words its best entry lacks (off the "
+                               f"question; struck through on the page): {' '.join(trace.off_question)[:120]}",
+                               f"模型有 {n} 句只引用了抽取式替身没有摘录的资料，也没有带出问题里最佳资料所缺的词（偏离问题），"
+                               f"已搁置，页面上划掉显示：{' '.join(trace.off_question)[:120]}"))
 
 
 def _rebind(trace: Trace) -> None:

@@ -69,7 +69,8 @@ class Trace:
     answerability: Answerability | None = None  # the gate's decision and its evidence (settings.gate)
     compression: Compression | None = None  # what the model did not see of each context (settings.compress)
     rebound: list[Rebound] = field(default_factory=list)  # model citations moved to the chunk that states the sentence
-    restated: list[str] = field(default_factory=list)  # the model's sentences set aside: they restate the question or the prompt
+    restated: list[str] = field(default_factory=list)  # the model's sentences set aside: they restate the question or the prompt, or are a bare number or ref
+    off_question: list[str] = field(default_factory=list)  # set aside: from an entry the stand-in quotes nothing from, no word of the question its best entry lacks
     fill_in: list[FillIn] = field(default_factory=list)  # the stand-in's sentences checked against the answer
     prompt: Prompt | None = None
     answer: str = ""
@@ -273,8 +274,13 @@ def _md_answer(trace: Trace, lang: str, w) -> list[str]:
                   "stand-in's picks that the model's answer left out.",
                   "第一个「之前是模型写的；之后加引号的句子是抽取式替身挑出、而模型回答漏掉的原文。"), ""]
     if trace.restated:
-        out += [w("Set aside (the model's sentences that only restate the question or the prompt):",
-                  "已搁置（模型写的、只是复述问题或提示词的句子）："), ""] + [f"- ~~{s}~~" for s in trace.restated] + [""]
+        out += [w("Set aside (the model's sentences that state nothing: they only restate the question or the prompt, or "
+                  "are a bare number or ref):", "已搁置（模型写的、没有陈述事实的句子：只是复述问题或提示词，或只有一个编号）："), ""] + [f"- ~~{s}~~" for s in trace.restated] + [""]
+    if trace.off_question:
+        out += [w("Set aside (the model's sentences off the question: they cite only entries the stand-in quotes nothing "
+                  "from and name none of the question's words the best entry lacks):",
+                  "已搁置（模型写的、偏离问题的句子：只引用了抽取式替身没有摘录的资料，也没有提到问题里最佳资料缺少的词）："),
+                ""] + [f"- ~~{s}~~" for s in trace.off_question] + [""]
     return out
 
 

@@ -5,6 +5,7 @@ questions the knowledge base cannot answer must come back as 资料不足."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -263,6 +264,13 @@ def test_a_sentence_that_only_restates_the_question_is_set_aside_and_shown_struc
     kept, dropped = set_aside_restatements("SGD 和 mini-batch 有区别。[faq_011]SGD 每次只用一个样本。[faq_003]", question)
     assert dropped == ["SGD 和 mini-batch 有区别。[faq_011]"] and kept == "SGD 每次只用一个样本。[faq_003]"
     assert set_aside_restatements("是的。[faq_003]", "可以用 SGD 吗") == ("是的。[faq_003]", [])  # a yes is an answer
+    # a bare list number with a citation states nothing (the 0.5B's "1.[faq_049]" before a real sentence)
+    assert set_aside_restatements("1.[faq_003]SGD 每次只用一个样本。[faq_003]", question) == (
+        "SGD 每次只用一个样本。[faq_003]", ["1.[faq_003]"])
+    assert set_aside_restatements("1. SGD 每次只用一个样本。[faq_003]", question)[1] == []  # a list label stays
+    # so does a sentence of refs and labels (cmrc2018: "资料编号：DEV_27。[DEV_27]" before the quotes); a short answer stays
+    assert set_aside_restatements("资料编号：faq_003。[faq_003]", question)[1] == ["资料编号：faq_003。[faq_003]"]
+    assert set_aside_restatements("4 到 64。[faq_021]", "LoRA 的秩 r 通常取多大？")[1] == []
     reply = "SGD 和 mini-batch 有区别。[faq_011]"
     trace = ask(question, kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: reply)))
     assert trace.restated == [reply] and reply not in trace.answer
@@ -272,6 +280,57 @@ def test_a_sentence_that_only_restates_the_question_is_set_aside_and_shown_struc
     off = ask(question, kb_index, AskSettings(compare_no_rag=False, fill_in=False),
               LLMGenerator(FakeChat(reply=lambda m, g: reply)))
     assert off.restated == [] and off.answer == reply  # without fill-in nothing would stand in for it: it stays
+
+
+def test_a_sentence_off_the_question_is_set_aside_and_a_second_part_is_not(kb_index):
+    """Seen in the answers benchmark: under "weight decay 是啥" the 0.5B wrote a sentence from the nDCG entry, true of
+    its entry, but the stand-in quotes nothing from it and it names no word of the question that the best entry
+    lacks. Here a neighbour entry that these contexts hold (BM25's) plays that part: set aside and shown; the model's
+    true sentence stays.
+    A sentence from another entry that brings the question's second half (a two-part question) stays."""
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import ask
+    from rag.trace import AskSettings
+    from tests.fake_chat import FakeChat
+
+    real = "L2 正则化在神经网络中也叫权重衰减（weight decay），使权重整体变小。[faq_006]"
+    off = "BM25 是经典的关键词检索排序函数。[faq_026]"
+    reply = real + off
+    trace = ask("weight decay 是啥", kb_index, AskSettings(compare_no_rag=False),
+                LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    assert "faq_026" in [c.ref for c in trace.contexts]  # the neighbour is there to be cited
+    assert trace.off_question == [off] and off not in trace.answer and trace.answer.startswith(real)
+    assert trace.model_answer == real and "faq_026" not in trace.audit.cited
+    assert any("偏离问题" in n or "off the question" in n for n in trace.to_dict()["notes"])
+    assert "~~" + off + "~~" in trace.to_markdown()
+    kept = ask("weight decay 是啥", kb_index, AskSettings(compare_no_rag=False, fill_in=False),
+               LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    assert kept.off_question == [] and off in kept.answer  # without fill-in nothing is set aside
+
+    question = "RRF 融合时常数 k 通常取多少？RRF 属于混合检索中的哪一类融合方法？"
+    second = "RRF 属于按排名融合。[faq_029]"
+    two = ask(question, kb_index, AskSettings(compare_no_rag=False),
+              LLMGenerator(FakeChat(reply=lambda m, g: "RRF 的 k 通常取 60。[faq_030]" + second)))
+    assert two.off_question == [] and second in two.answer
+
+
+def test_off_question_reads_the_words_the_best_entry_lacks():
+    """On hand-made scores: the stand-in quotes entry a only. A sentence citing entry b is set aside unless it names a
+    word of the question that a lacks (here RRF); one citing a, or citing nothing, is the audit's to judge."""
+    from rag.answer.extractive import ScoredSentence
+    from rag.answer.fill_in import set_aside_off_question
+
+    texts = {"a": "BM25 是关键词检索的打分函数。", "b": "RRF 按排名融合多路结果。向量检索按语义找资料。"}
+    scored = [ScoredSentence(1, "a", 0, 16, texts["a"], 0.9, 0.9, 0.5, 1.0, True),
+              ScoredSentence(2, "b", 0, 12, "RRF 按排名融合多路结果。", 0.8, 0.8, 0.5, 0.9, False)]
+    question = "BM25 和 RRF 有什么区别"
+    answer = "BM25 给关键词打分。[a]RRF 按排名融合。[b]向量检索按语义找资料。[b]没有引用的一句。"
+    assert set_aside_off_question(answer, question, scored, texts) == (
+        "BM25 给关键词打分。[a]RRF 按排名融合。[b]没有引用的一句。", ["向量检索按语义找资料。[b]"])
+    made_up = "向量检索按语义找资料。[c]"  # no context's ref: the audit's to call made up, not set aside here
+    assert set_aside_off_question(made_up, question, scored, texts) == (made_up, [])
+    assert set_aside_off_question(answer, question, [replace(s, chosen=True) for s in scored], texts) == (answer, [])
+    assert set_aside_off_question(answer, question, [replace(s, chosen=False) for s in scored], texts) == (answer, [])
 
 
 def test_to_a_yes_no_question_a_restatement_is_the_answer():

@@ -55,10 +55,10 @@ def fill_in_caption(trace: Trace) -> None:
     if not trace.fill_in:
         return
     if added and not (trace.model_answer or "").strip():  # every sentence the model wrote was set aside
-        st.caption(tr(f"用「」括起的 {len(added)} 句是抽取式替身选出的原文，照录：模型写的句子都没有陈述事实，已搁置。",
+        st.caption(tr(f"用「」括起的 {len(added)} 句是抽取式替身选出的原文，照录：模型写的句子都已搁置（原因见下）。",
                       f"The {plural_en(len(added), 'sentence')} in corner brackets "
                       f"{'is' if len(added) == 1 else 'are'} the stand-in's picks, quoted verbatim: every sentence the "
-                      "model wrote stated nothing and was set aside."))
+                      "model wrote was set aside (why: below)."))
     elif added:
         st.caption(tr(f"用「」括起的 {len(added)} 句是抽取式替身选出、而模型的回答没有说到的原文，照录补上；"
                       f"前面是模型自己写的。",
@@ -144,9 +144,17 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
                 + "<div style='background:#f1f5f9;border-left:3px solid #94a3b8;padding:2px 8px'>"
                 + answer_html(added.strip(), valid, numbers) + "</div>")
     if trace.restated:
-        out += (label.format(html.escape(tr("模型写的、只是复述问题或提示词的句子（没有陈述事实，已搁置）：",
-                                            "What the model wrote that only restates the question or the prompt (it "
-                                            "states nothing; set aside):")))
+        out += (label.format(html.escape(tr("模型写的、没有陈述事实的句子（只是复述问题或提示词，或只有一个编号；已搁置）：",
+                                            "What the model wrote that states nothing (it only restates the question or "
+                                            "the prompt, or is a bare number or ref; set aside):")))
                 + "<div style='text-decoration:line-through;color:#94a3b8'>"
                 + html.escape(" ".join(trace.restated)[:300]) + "</div>")
+    if trace.off_question:
+        out += (label.format(html.escape(tr("模型写的、偏离问题的句子（只引用了抽取式替身没有摘录的资料，也没有提到问题里"
+                                            "最佳资料缺少的词；已搁置）：",
+                                            "What the model wrote off the question (it cites only entries the stand-in "
+                                            "quotes nothing from, and names none of the question's words the best entry "
+                                            "lacks; set aside):")))
+                + "<div style='text-decoration:line-through;color:#94a3b8'>"
+                + html.escape(" ".join(trace.off_question)[:300]) + "</div>")
     return out or answer_html("—", valid, numbers)

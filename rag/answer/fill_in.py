@@ -22,12 +22,20 @@ Not handled here: choosing the sentences (extractive.py), checking any sentence'
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rag.answer.citations import content_tokens, is_not_enough, sentence_claims, term_overlap
+from rag.answer.citations import (
+    content_tokens,
+    is_not_enough,
+    parse_citations,
+    sentence_claims,
+    term_overlap,
+    terms_found,
+)
 from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, quote
 from rag.answer.prompt import Prompt
+from rag.answer.shape import states_nothing
 from rag.answer.support import asks, echoes_prompt, restates_question
 from rag.ingest.sentences import sentence_spans
 
@@ -76,13 +84,40 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
 def set_aside_restatements(answer: str, question: str, rules: str = "", contexts: Sequence[str] = ()
                            ) -> tuple[str, list[str]]:
     """(the answer less each sentence that only restates the question, or repeats the prompt: its `rules`, or a
-    question one of the `contexts` asks, such as an FAQ entry's title; those sentences as written); unchanged when
-    none does. The rest may be empty: fill-in's quotes are then the whole answer."""
+    question one of the `contexts` asks, such as an FAQ entry's title, or holds only a list number and a citation, or
+    only refs and labels ("1.[faq_049]", "资料编号：DEV_27。"); those sentences as written); unchanged when none does. The rest may be empty: fill-in's quotes are then the whole answer."""
     asked = [t[a:b] for t in contexts for a, b in sentence_spans(t, semicolons=False) if asks(t[a:b])]
     kept, dropped, last = [], [], 0
     for a, b, claim in sentence_claims(answer):
-        if claim and not is_not_enough(claim) and (restates_question(claim, question)
-                                                   or echoes_prompt(claim, rules, asked)):
+        # "1.[faq_049]", "资料编号：DEV_27。[DEV_27]": a list number or a ref, cited (a bare list label stays)
+        bare = states_nothing(claim) and bool(claim or parse_citations(answer[a:b]))
+        if bare or claim and not is_not_enough(claim) and (restates_question(claim, question)
+                                                           or echoes_prompt(claim, rules, asked)):
+            kept.append(answer[last:a])
+            dropped.append(answer[a:b].strip())
+            last = b
+    rest = ("".join(kept) + answer[last:]).strip()
+    return (answer, []) if not dropped else (rest, dropped)
+
+
+def set_aside_off_question(answer: str, question: str, scored: Sequence[ScoredSentence], texts: Mapping[str, str]
+                           ) -> tuple[str, list[str]]:
+    """(the answer less each sentence that cites only entries the stand-in quotes nothing from and states none of
+    the question's words its best entry lacks; those sentences as written); unchanged when none does, or when the
+    stand-in chose nothing. The rule the stand-in keeps its own quotes by (extractive._on_the_question), read on the
+    model's sentences: "中提到的 nDCG 指标是归一化折损累计增益。[faq_047]" under "weight decay 是啥" is from a
+    neighbour entry and brings nothing the question asks. `texts`: each context's text by ref; a sentence citing a
+    ref that is no context's is left for the audit to call made up."""
+    chosen = [s for s in scored if s.chosen]  # best first: the first is the stand-in's best sentence
+    if not chosen:
+        return answer, []
+    quoted = {s.ref for s in chosen}
+    q_tokens = content_tokens(question)
+    lacking = set(q_tokens) - terms_found(q_tokens, texts.get(chosen[0].ref, ""))
+    kept, dropped, last = [], [], 0
+    for a, b, claim in sentence_claims(answer):
+        refs = set(parse_citations(answer[a:b]))
+        if claim and refs and refs <= texts.keys() and not refs & quoted and not terms_found(lacking, claim):
             kept.append(answer[last:a])
             dropped.append(answer[a:b].strip())
             last = b

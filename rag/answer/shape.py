@@ -52,6 +52,13 @@ def _looping(text: str) -> Msg | None:
     return None
 
 
+def states_nothing(claim: str) -> bool:
+    """True when a sentence's claim (citations and a leading list number already removed: citations.sentence_claims)
+    holds nothing but bare refs and labels: "资料编号：DEV_27。", "Super_Bowl_50。", or "" (a sentence that was only
+    "1."). "4 到 64。" and "不。" state something."""
+    return not re.search(r"[\w\u4e00-\u9fff]", _LABELS.sub("", re.sub(_REF, "", claim or "")))
+
+
 def garbled(answer: str) -> Msg | None:
     """Why `answer` is not an answer (see the module docstring), or None when it reads as one."""
     text = (answer or "").strip()
