@@ -87,7 +87,8 @@ def set_aside_restatements(answer: str, question: str, rules: str = "", contexts
                            ) -> tuple[str, list[str]]:
     """(the answer less each sentence that only restates the question, or repeats the prompt: its `rules`, or a
     question one of the `contexts` asks, such as an FAQ entry's title, or holds only a list number and a citation, or
-    only refs and labels ("1.[faq_049]", "资料编号：DEV_27。"); those sentences as written); unchanged when none does. The rest may be empty: fill-in's quotes are then the whole answer."""
+    only refs and labels ("1.[faq_049]", "资料编号：DEV_27。"); those sentences as written); unchanged when none does.
+    The rest may be empty: fill-in's quotes are then the whole answer."""
     asked = [t[a:b] for t in contexts for a, b in sentence_spans(t, semicolons=False) if asks(t[a:b])]
     kept, dropped, last = [], [], 0
     for a, b, claim in sentence_claims(answer):
