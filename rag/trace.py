@@ -273,14 +273,16 @@ def _md_answer(trace: Trace, lang: str, w) -> list[str]:
         out += [w("The model wrote the text before the first corner bracket; the quoted sentences after it are the extractive "
                   "stand-in's picks that the model's answer left out.",
                   "第一个「之前是模型写的；之后加引号的句子是抽取式替身挑出、而模型回答漏掉的原文。"), ""]
-    if trace.restated:
-        out += [w("Set aside (the model's sentences that state nothing: they only restate the question or the prompt, or "
-                  "are a bare number or ref):", "已搁置（模型写的、没有陈述事实的句子：只是复述问题或提示词，或只有一个编号）："), ""] + [f"- ~~{s}~~" for s in trace.restated] + [""]
-    if trace.off_question:
-        out += [w("Set aside (the model's sentences off the question: they cite only entries the stand-in quotes nothing "
-                  "from and name none of the question's words the best entry lacks):",
-                  "已搁置（模型写的、偏离问题的句子：只引用了抽取式替身没有摘录的资料，也没有提到问题里最佳资料缺少的词）："),
-                ""] + [f"- ~~{s}~~" for s in trace.off_question] + [""]
+    for aside, why in ((trace.restated, w("Set aside (the model's sentences that state nothing: they only restate the "
+                                          "question or the prompt, or are a bare number or ref):",
+                                          "已搁置（模型写的、没有陈述事实的句子：只是复述问题或提示词，或只有一个编号）：")),
+                       (trace.off_question, w("Set aside (the model's sentences off the question: they cite only entries "
+                                              "the stand-in quotes nothing from and name none of the question's words the "
+                                              "best entry lacks):",
+                                              "已搁置（模型写的、偏离问题的句子：只引用了抽取式替身没有摘录的资料，也没有提到问题里"
+                                              "最佳资料缺少的词）："))):
+        if aside:
+            out += [why, ""] + [f"- ~~{s}~~" for s in aside] + [""]
     return out
 
 

@@ -143,18 +143,15 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
                                             "Added by the pipeline (what the model left out, quoted by the stand-in):")))
                 + "<div style='background:#f1f5f9;border-left:3px solid #94a3b8;padding:2px 8px'>"
                 + answer_html(added.strip(), valid, numbers) + "</div>")
-    if trace.restated:
-        out += (label.format(html.escape(tr("模型写的、没有陈述事实的句子（只是复述问题或提示词，或只有一个编号；已搁置）：",
+    for aside, why in ((trace.restated, tr("模型写的、没有陈述事实的句子（只是复述问题或提示词，或只有一个编号；已搁置）：",
                                             "What the model wrote that states nothing (it only restates the question or "
-                                            "the prompt, or is a bare number or ref; set aside):")))
-                + "<div style='text-decoration:line-through;color:#94a3b8'>"
-                + html.escape(" ".join(trace.restated)[:300]) + "</div>")
-    if trace.off_question:
-        out += (label.format(html.escape(tr("模型写的、偏离问题的句子（只引用了抽取式替身没有摘录的资料，也没有提到问题里"
-                                            "最佳资料缺少的词；已搁置）：",
-                                            "What the model wrote off the question (it cites only entries the stand-in "
-                                            "quotes nothing from, and names none of the question's words the best entry "
-                                            "lacks; set aside):")))
-                + "<div style='text-decoration:line-through;color:#94a3b8'>"
-                + html.escape(" ".join(trace.off_question)[:300]) + "</div>")
+                                            "the prompt, or is a bare number or ref; set aside):")),
+                       (trace.off_question, tr("模型写的、偏离问题的句子（只引用了抽取式替身没有摘录的资料，也没有提到问题里"
+                                               "最佳资料缺少的词；已搁置）：",
+                                               "What the model wrote off the question (it cites only entries the "
+                                               "stand-in quotes nothing from, and names none of the question's words the "
+                                               "best entry lacks; set aside):"))):
+        if aside:
+            out += (label.format(html.escape(why)) + "<div style='text-decoration:line-through;color:#94a3b8'>"
+                    + html.escape(" ".join(aside)[:300]) + "</div>")
     return out or answer_html("—", valid, numbers)

@@ -24,7 +24,7 @@ Not handled here: choosing the sentences (extractive.py), checking any sentence'
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rag.answer.citations import (
@@ -90,17 +90,14 @@ def set_aside_restatements(answer: str, question: str, rules: str = "", contexts
     only refs and labels ("1.[faq_049]", "资料编号：DEV_27。"); those sentences as written); unchanged when none does.
     The rest may be empty: fill-in's quotes are then the whole answer."""
     asked = [t[a:b] for t in contexts for a, b in sentence_spans(t, semicolons=False) if asks(t[a:b])]
-    kept, dropped, last = [], [], 0
-    for a, b, claim in sentence_claims(answer):
+
+    def drop(sentence: str, claim: str) -> bool:
         # "1.[faq_049]", "资料编号：DEV_27。[DEV_27]": a list number or a ref, cited (a bare list label stays)
-        bare = states_nothing(claim) and bool(claim or parse_citations(answer[a:b]))
-        if bare or claim and not is_not_enough(claim) and (restates_question(claim, question)
-                                                           or echoes_prompt(claim, rules, asked)):
-            kept.append(answer[last:a])
-            dropped.append(answer[a:b].strip())
-            last = b
-    rest = ("".join(kept) + answer[last:]).strip()
-    return (answer, []) if not dropped else (rest, dropped)
+        bare = states_nothing(claim) and bool(claim or parse_citations(sentence))
+        return bare or bool(claim) and not is_not_enough(claim) and (restates_question(claim, question)
+                                                                      or echoes_prompt(claim, rules, asked))
+
+    return _set_aside(answer, drop)
 
 
 def set_aside_off_question(answer: str, question: str, scored: Sequence[ScoredSentence], texts: Mapping[str, str]
@@ -117,10 +114,20 @@ def set_aside_off_question(answer: str, question: str, scored: Sequence[ScoredSe
     quoted = {s.ref for s in chosen}
     q_tokens = content_tokens(question)
     lacking = set(q_tokens) - terms_found(q_tokens, texts.get(chosen[0].ref, ""))
+
+    def drop(sentence: str, claim: str) -> bool:
+        refs = set(parse_citations(sentence))
+        return bool(claim and refs and refs <= texts.keys() and not refs & quoted and not terms_found(lacking, claim))
+
+    return _set_aside(answer, drop)
+
+
+def _set_aside(answer: str, drop: Callable[[str, str], bool]) -> tuple[str, list[str]]:
+    """(the answer less each sentence for which `drop(sentence as written, its claim)` holds; those sentences as
+    written); unchanged when none does."""
     kept, dropped, last = [], [], 0
     for a, b, claim in sentence_claims(answer):
-        refs = set(parse_citations(answer[a:b]))
-        if claim and refs and refs <= texts.keys() and not refs & quoted and not terms_found(lacking, claim):
+        if drop(answer[a:b], claim):
             kept.append(answer[last:a])
             dropped.append(answer[a:b].strip())
             last = b
