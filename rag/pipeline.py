@@ -246,9 +246,9 @@ def _say_restated(trace: Trace) -> None:
     if trace.off_question:
         n = len(trace.off_question)
         trace.notes.append(say(f"set aside {n} of the model's sentences that cite only entries the stand-in quotes "
-                               "nothing from and bring none of the question's words its best entry lacks (off the "
+                               "nothing from and bring none of the question's words the entry its answer rests on lacks (off the "
                                f"question; struck through on the page): {' '.join(trace.off_question)[:120]}",
-                               f"模型有 {n} 句只引用了抽取式替身没有摘录的资料，也没有带出问题里最佳资料所缺的词（偏离问题），"
+                               f"模型有 {n} 句只引用了抽取式替身没有摘录的资料，也没有带出问题里替身答案所依据的主条资料所缺的词（偏离问题），"
                                f"已搁置，页面上划掉显示：{' '.join(trace.off_question)[:120]}"))
 
 

@@ -70,7 +70,7 @@ class Trace:
     compression: Compression | None = None  # what the model did not see of each context (settings.compress)
     rebound: list[Rebound] = field(default_factory=list)  # model citations moved to the chunk that states the sentence
     restated: list[str] = field(default_factory=list)  # the model's sentences set aside: they restate the question or the prompt, or are a bare number or ref
-    off_question: list[str] = field(default_factory=list)  # set aside: from an entry the stand-in quotes nothing from, no word of the question its best entry lacks
+    off_question: list[str] = field(default_factory=list)  # set aside: from an entry the stand-in quotes nothing from, no word of the question its anchor entry lacks
     fill_in: list[FillIn] = field(default_factory=list)  # the stand-in's sentences checked against the answer
     prompt: Prompt | None = None
     answer: str = ""
@@ -278,9 +278,9 @@ def _md_answer(trace: Trace, lang: str, w) -> list[str]:
                                           "已搁置（模型写的、没有陈述事实的句子：只是复述问题或提示词，或只有一个编号）：")),
                        (trace.off_question, w("Set aside (the model's sentences off the question: they cite only entries "
                                               "the stand-in quotes nothing from and name none of the question's words the "
-                                              "best entry lacks):",
+                                              "entry the stand-in's answer rests on lacks):",
                                               "已搁置（模型写的、偏离问题的句子：只引用了抽取式替身没有摘录的资料，也没有提到问题里"
-                                              "最佳资料缺少的词）："))):
+                                              "替身答案所依据的主条资料缺少的词）："))):
         if aside:
             out += [why, ""] + [f"- ~~{s}~~" for s in aside] + [""]
     return out

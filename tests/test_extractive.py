@@ -171,6 +171,31 @@ def test_a_sentence_from_another_chunk_is_quoted_only_when_it_brings_a_word_of_t
     assert "会员可以积分。" not in two_parts
 
 
+def test_among_near_ties_the_rerankers_first_chunk_is_what_the_answer_is_about():
+    """Seen on golden: "SGD 和 mini-batch 有啥区别" scored the BatchNorm entry's sentence 0.006 above the gradient descent
+    entry the reranker ranked first. Within the margin the higher-ranked chunk anchors the answer, and a sentence of
+    another chunk is quoted only when it brings a word of the question the anchor's chunk lacks."""
+    from rag.answer.extractive import anchor
+
+    chunks = [_chunk("gd", "售后规定。购买多久内能退货要看商品，一般七天内退货。"), _chunk("bn", "购买后多久都可以退货的说法不对。门店营业到十点。")]
+    prompt = build_prompt("购买后多久可以退货？", chunks, lang="zh")
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=3, margin=10.0)
+    rows = gen.score_sentences(prompt)
+    assert rows[0].ref == "bn"  # the second-ranked chunk's sentence scores best ...
+    assert anchor(rows).ref == "gd" and parse_citations(_answer(gen, prompt)[0]) == ["gd"]  # ... the first anchors
+    narrow = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=3, margin=0.01)
+    assert parse_citations(_answer(narrow, prompt)[0]) == ["bn"]  # beyond the margin the score decides
+    assert anchor([replace(r, chosen=False) for r in rows]) is None
+
+
+def test_a_one_character_word_does_not_bring_a_chunk_into_the_answer():
+    """"数据泄漏指的是什么情况" quoted the prompt injection entry for its 指 (in 指标): a one-character Chinese word
+    matches inside other words, so it does not count as a word of the question the sentence brings."""
+    chunks = [_chunk("a", "退货就是把商品还给商家。"), _chunk("b", "退货率这项指标很重要。")]
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=3, margin=10.0)
+    assert parse_citations(_answer(gen, build_prompt("退货指的是什么", chunks, lang="zh"))[0]) == ["a"]
+
+
 def test_fill_in_skips_a_sentence_off_the_question():
     prompt = build_prompt("购买后多久可以退货？", CHUNKS, lang="zh")
     gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=4, margin=10.0)

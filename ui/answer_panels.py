@@ -147,10 +147,10 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
                                             "What the model wrote that states nothing (it only restates the question or "
                                             "the prompt, or is a bare number or ref; set aside):")),
                        (trace.off_question, tr("模型写的、偏离问题的句子（只引用了抽取式替身没有摘录的资料，也没有提到问题里"
-                                               "最佳资料缺少的词；已搁置）：",
+                                               "替身答案所依据的主条资料缺少的词；已搁置）：",
                                                "What the model wrote off the question (it cites only entries the "
                                                "stand-in quotes nothing from, and names none of the question's words the "
-                                               "best entry lacks; set aside):"))):
+                                               "entry the stand-in's answer rests on lacks; set aside):"))):
         if aside:
             out += (label.format(html.escape(why)) + "<div style='text-decoration:line-through;color:#94a3b8'>"
                     + html.escape(" ".join(aside)[:300]) + "</div>")

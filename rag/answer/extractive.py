@@ -16,8 +16,10 @@ It skips sentences that cannot be an answer: the block's title, questions (endin
 fragments with fewer than MIN_CHARS letters. If the best score is below `min_score` the answer is
 exactly NOT_ENOUGH[lang] ("资料不足") with no citation. Otherwise it keeps the best sentences within
 MARGIN of the best one (at most `max_sentences`, skipping near-duplicates, ties broken by context
-rank), less those from another chunk that bring no word of the question the chunks already quoted lack
-(`_on_the_question`), plus, for a question that asks two things at once, each part's own best sentence
+rank), anchored on the best of them from the highest-ranked context (`_anchored`: within the margin the
+reranker's order says what the answer is about), less those from another chunk that bring no word of the
+question (of two characters or more, or Latin: `telling`) the chunks already quoted lack (`_on_the_question`),
+plus, for a question that asks two things at once, each part's own best sentence
 (`_each_part`: ranked with the part's cosine and the part's words in the chunk, kept above the same `min_score`;
 the bundled multihop set's stand-in answers stated 62% -> 92% of their key facts, golden unchanged), and emits them
 grouped by context rank and in document order, each followed by its [ref].
@@ -180,7 +182,7 @@ class ExtractiveGenerator:
                      and has_form(row[3], form)
                      and not any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen)]
             chosen += extra[:FORM_EXTRA]
-            chosen = _on_the_question(chosen, rows, q_tokens)
+            chosen = _on_the_question(_anchored(chosen, rows), rows, telling(q_tokens))
             for_part = self._each_part(prompt.question, chosen, rows, candidates, vecs[: len(candidates)], chunk_terms)
             chosen += list(for_part)
         keep = set(chosen)
@@ -273,9 +275,35 @@ def question_parts(question: str) -> list[str]:
     return parts if len(parts) >= 2 else []
 
 
+def _anchored(chosen: list[int], rows: list) -> list[int]:
+    """The chosen sentences (indices into `rows`, best first) with the anchor first: the best of them from the
+    highest-ranked context. Every chosen sentence scores within MARGIN of the best, a difference the stand-in's
+    scorer cannot tell from noise; the reranker ranked the chunks with more to go on, so among near-ties its order
+    decides which chunk the answer is about ("SGD 和 mini-batch 有啥区别" scored the BatchNorm entry's "在一个
+    mini-batch 内…" 0.006 above the gradient descent entry the reranker put first). No threshold of its own."""
+    if not chosen:
+        return chosen
+    first = min(chosen, key=lambda i: rows[i][0].n)  # min keeps the earliest (best-scoring) of equal ranks
+    return [first] + [i for i in chosen if i != first]
+
+
+def anchor(scored: list[ScoredSentence]) -> ScoredSentence | None:
+    """The sentence the stand-in's answer is anchored on (`_anchored`): of its chosen sentences, less those chosen for
+    one part of a two-part question, the best from the highest-ranked context; None when it chose nothing."""
+    chosen = [s for s in scored if s.chosen and not s.part]
+    return min(chosen, key=lambda s: s.n) if chosen else None
+
+
+def telling(tokens: list[str]) -> list[str]:
+    """The question words that can show what a sentence is about: a Chinese word of one character is left out,
+    because it matches inside unrelated words (来 in 来自, 指 in 指标: "数据泄漏指的是什么情况" admitted the prompt
+    injection entry's sentence for its 指). Latin words and numbers stay, one letter or not ("b" in "BM25 的 b 参数")."""
+    return [t for t in tokens if len(t) > 1 or t.isascii()]
+
+
 def _on_the_question(chosen: list[int], rows: list, q_tokens: list[str]) -> list[int]:
-    """The chosen sentences (indices into `rows`, best first) less those from another chunk than the best
-    sentence's that state none of the question's words the chunks already quoted lack. A neighbour chunk's
+    """The chosen sentences (indices into `rows`, the anchor first: `_anchored`) less those from another chunk than
+    the anchor's that state none of the question's words the chunks already quoted lack. A neighbour chunk's
     sentence can score within the margin of the best because it is about the same topic ("欠拟合" under a
     question about 过拟合); it answers something the question asks only when it brings a word of the question
     the best chunk does not hold (a two-part question's second half). No threshold: a word is there or not."""

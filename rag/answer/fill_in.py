@@ -17,7 +17,8 @@ page shows it struck through, and the quotes say what it did not. So is a senten
 clause of the answer rules ("问是什么就给出定义"), or a context's own question written as a statement (an FAQ title
 with 。 for ？), both seen in the golden run, and a cited sentence of only a list number or refs ("1.[faq_049]").
 Then a sentence off the question is set aside (`set_aside_off_question`): one from an entry the stand-in quotes
-nothing from that names none of the question's words the best entry lacks, the stand-in's own rule for its quotes.
+nothing from that names none of the question's words the entry its answer is anchored on lacks (extractive.anchor),
+the stand-in's own rule for its quotes.
 Not handled here: choosing the sentences (extractive.py), checking any sentence's support (support.py).
 """
 
@@ -35,7 +36,7 @@ from rag.answer.citations import (
     term_overlap,
     terms_found,
 )
-from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, quote
+from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, quote, telling
 from rag.answer.prompt import Prompt
 from rag.answer.shape import states_nothing
 from rag.answer.support import asks, echoes_prompt, restates_question
@@ -103,17 +104,17 @@ def set_aside_restatements(answer: str, question: str, rules: str = "", contexts
 def set_aside_off_question(answer: str, question: str, scored: Sequence[ScoredSentence], texts: Mapping[str, str]
                            ) -> tuple[str, list[str]]:
     """(the answer less each sentence that cites only entries the stand-in quotes nothing from and states none of
-    the question's words its best entry lacks; those sentences as written); unchanged when none does, or when the
-    stand-in chose nothing. The rule the stand-in keeps its own quotes by (extractive._on_the_question), read on the
-    model's sentences: "中提到的 nDCG 指标是归一化折损累计增益。[faq_047]" under "weight decay 是啥" is from a
-    neighbour entry and brings nothing the question asks. `texts`: each context's text by ref; a sentence citing a
-    ref that is no context's is left for the audit to call made up."""
-    chosen = [s for s in scored if s.chosen]  # best first: the first is the stand-in's best sentence
-    if not chosen:
+    the question's words its anchor's entry lacks (extractive.anchor, extractive.telling); those sentences as
+    written); unchanged when none does, or when the stand-in chose nothing. The rule the stand-in keeps its own
+    quotes by (extractive._on_the_question), read on the model's sentences: "中提到的 nDCG 指标是归一化折损累计增益。
+    [faq_047]" under "weight decay 是啥" is from a neighbour entry and brings nothing the question asks. `texts`:
+    each context's text by ref; a sentence citing a ref that is no context's is left for the audit to call made up."""
+    best = anchor(list(scored))  # the entry the stand-in's answer is about
+    if best is None:
         return answer, []
-    quoted = {s.ref for s in chosen}
-    q_tokens = content_tokens(question)
-    lacking = set(q_tokens) - terms_found(q_tokens, texts.get(chosen[0].ref, ""))
+    quoted = {s.ref for s in scored if s.chosen}
+    q_tokens = telling(content_tokens(question))
+    lacking = set(q_tokens) - terms_found(q_tokens, texts.get(best.ref, ""))
 
     def drop(sentence: str, claim: str) -> bool:
         refs = set(parse_citations(sentence))
