@@ -197,6 +197,7 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
         if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts \
                 and trace.garbled is None:
             _fill_in(trace, index, lang, scores)
+        _say_rebound(trace)
     with _timed(trace, "audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
                             question=trace.question, opinion=_opinion(trace, opinion_chat, control),
@@ -257,11 +258,19 @@ def _rebind(trace: Trace) -> None:
     (rag/answer/rebind.py); the moves are kept and said."""
     with _timed(trace, "rebind"):
         trace.answer, trace.rebound = rebind(trace.answer, {c.ref: c.text for c in trace.contexts}, trace.question)
+
+
+def _say_rebound(trace: Trace) -> None:
+    """A note per moved citation, said after fill-in so that a moved sentence fill-in then set aside says so too (the
+    page would otherwise explain a citation of a sentence it shows struck through)."""
     for m in trace.rebound:
+        later = trace.set_aside_later(m.sentence)
         trace.notes.append(say(f"citation moved: the model cited {', '.join(m.cited)} for \"{m.sentence[:60]}\", "
-                               f"which that chunk does not state ({m.cited_label}); {m.ref} does, so it cites {m.ref}",
+                               f"which that chunk does not state ({m.cited_label}); {m.ref} does, so it cites {m.ref}"
+                               + ("; the sentence was then set aside (struck through on the page)" if later else ""),
                                f"引用已改：模型为“{m.sentence[:60]}”引用了 {'、'.join(m.cited)}，但那一块没有这样说"
-                               f"（{label_in(m.cited_label, 'zh')}）；{m.ref} 说了，所以改为引用 {m.ref}"))
+                               f"（{label_in(m.cited_label, 'zh')}）；{m.ref} 说了，所以改为引用 {m.ref}"
+                               + ("；随后这句被搁置（页面上划掉显示）" if later else "")))
 
 
 class _Scores:

@@ -87,6 +87,12 @@ class Trace:
     garbled: str | None = None  # why the model's answer was no answer (rag/answer/shape.py): the stand-in's shown
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
 
+    def set_aside_later(self, claim: str) -> bool:
+        """Was the sentence with this claim (a moved citation's, `rebound`) set aside afterwards, as restating or
+        off the question? The page then shows it struck through, and the move's note says so."""
+        claim = claim.strip()
+        return bool(claim) and any(claim in s for s in self.restated + self.off_question)
+
     def to_dict(self) -> dict[str, Any]:
         return to_plain(self)
 

@@ -314,6 +314,30 @@ def test_a_sentence_off_the_question_is_set_aside_and_a_second_part_is_not(kb_in
     assert two.off_question == [] and second in two.answer
 
 
+def test_a_moved_citation_whose_sentence_is_then_set_aside_says_so(kb_index):
+    """Seen in the browser: the model cited the wrong entry for a neighbour's sentence; rebinding moved the citation
+    to the neighbour, and fill-in then set the sentence aside as off the question. The move's note says so, or it
+    would explain a citation of a sentence the page shows struck through."""
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import ask
+    from rag.trace import AskSettings
+    from tests.fake_chat import FakeChat
+
+    real = "L2 正则化在神经网络中也叫权重衰减（weight decay），使权重整体变小。[faq_006]"
+    reply = real + "BM25 是经典的关键词检索排序函数。[faq_006]"  # BM25's sentence, cited to the weight decay entry
+    trace = ask("weight decay 是啥", kb_index, AskSettings(compare_no_rag=False),
+                LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    assert [(m.cited, m.ref) for m in trace.rebound] == [(("faq_006",), "faq_026")]
+    assert trace.off_question == ["BM25 是经典的关键词检索排序函数。[faq_026]"]
+    assert trace.set_aside_later(trace.rebound[0].sentence) and not trace.set_aside_later(real)
+    notes = trace.to_dict()["notes"]
+    assert any("faq_026" in n and ("then set aside" in n or "随后这句被搁置" in n) for n in notes)
+    kept = ask("weight decay 是啥", kb_index, AskSettings(compare_no_rag=False, fill_in=False),
+               LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    assert kept.rebound and not kept.set_aside_later(kept.rebound[0].sentence)  # moved, and nothing set aside
+    assert not any("then set aside" in n or "随后这句被搁置" in n for n in kept.to_dict()["notes"])
+
+
 def test_off_question_reads_the_words_the_best_entry_lacks():
     """On hand-made scores: the stand-in quotes entry a only. A sentence citing entry b is set aside unless it names a
     word of the question that a lacks (here RRF); one citing a, or citing nothing, is the audit's to judge."""

@@ -81,11 +81,13 @@ def rebound_caption(trace: Trace) -> None:
     for m in trace.rebound:
         cited = ", ".join(m.cited)
         label_zh = LABEL_NAMES.get(m.cited_label, m.cited_label).split(" ")[0]
+        later = trace.set_aside_later(m.sentence)
         st.caption(":material/swap_horiz: " + md_escape(tr(
             f"引用已改：模型为“{m.sentence[:80]}”引用了 [{cited}]，但那一块没有这样说（审计：{label_zh}）；"
-            f"[{m.ref}] 说了，所以改为引用 [{m.ref}]。",
+            f"[{m.ref}] 说了，所以改为引用 [{m.ref}]。" + ("随后这句被搁置（见上面划掉的句子）。" if later else ""),
             f"Citation moved: the model cited [{cited}] for \"{m.sentence[:80]}\", which that chunk does not state "
-            f"(audit: {m.cited_label}); [{m.ref}] does, so the sentence now cites [{m.ref}].")))
+            f"(audit: {m.cited_label}); [{m.ref}] does, so the sentence now cites [{m.ref}]."
+            + (" The sentence was then set aside (struck through above)." if later else ""))))
 
 
 def compressed_context_html(trace: Trace, ref: str) -> str | None:
