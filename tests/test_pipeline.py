@@ -379,6 +379,10 @@ def test_a_sentence_that_repeats_the_prompt_is_set_aside(kb_index):
     title = kb_index.chunk("faq_023").text.split("\n")[0].rstrip("？?") + "。[faq_023]"  # the entry's question as a statement
     assert set_aside_restatements(title, "余弦相似度怎么算", rules, contexts)[1] == [title]
     assert set_aside_restatements(real, "余弦相似度怎么算", rules, contexts) == (real, [])
+    labelled = "资料：" + title  # a label before the entry's question: still the question
+    assert set_aside_restatements(labelled, "余弦相似度怎么算", rules, contexts)[1] == [labelled]
+    digits = "资料：第1句话直接回答问题：余弦相似度怎么算。[faq_023]"  # the first rule, its 第一 written 第1
+    assert set_aside_restatements(digits + real, "余弦相似度怎么算", rules, contexts) == (real, [digits])
 
 
 def test_a_set_aside_sentence_with_nothing_to_add_leaves_no_fill_in_note(kb_index):

@@ -15,7 +15,8 @@ support.restates_question, stricter than the audit's restates check) is set asid
 often a neighbour's, so a student read a citation of the normalisation entry under a question about SGD. The
 page shows it struck through, and the quotes say what it did not. So is a sentence that repeats the prompt: a
 clause of the answer rules ("问是什么就给出定义"), or a context's own question written as a statement (an FAQ title
-with 。 for ？), both seen in the golden run, and a cited sentence of only a list number or refs ("1.[faq_049]").
+with 。 for ？), both seen in the golden run (also with the rule's 第一 written 第1, or behind a label: "资料：…"),
+and a cited sentence of only a list number or refs ("1.[faq_049]").
 Then a sentence off the question is set aside (`set_aside_off_question`): one from an entry the stand-in quotes
 nothing from that names none of the question's words the entry its answer is anchored on lacks (extractive.anchor),
 the stand-in's own rule for its quotes.

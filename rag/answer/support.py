@@ -38,6 +38,7 @@ import numpy as np
 
 from rag.answer import fact_lexicon as lex
 from rag.answer.fact_text import Clause, Reading, Unit, read, soft_break
+from rag.answer.shape import states_nothing
 from rag.index.tokenize import load_stopwords
 from rag.ingest.sentences import sentence_spans
 
@@ -284,14 +285,24 @@ _CLAUSES = re.compile(r"[,;:.!?、…]+")
 def echoes_prompt(claim: str, rules: str, asked: Sequence[str] = ()) -> bool:
     """Does `claim` repeat the prompt instead of answering: a clause of it copied from the rules ("问是什么就给出定义"),
     or every clause copied from a context's own question (an FAQ title written with 。 for ？: "知识库内容更新后，RAG
-    系统需要做什么。")? Clauses of MIN_COPY characters or more count; a shorter one is a phrase anyone may write."""
-    clauses = [c for c in _CLAUSES.split(_flat(claim)) if c]
+    系统需要做什么。")? Clauses of MIN_COPY characters or more count; a shorter one is a phrase anyone may write.
+    A clause that is only a label ("资料：提示词工程有哪些实用技巧。") is no content of its own, and the rules' numbers
+    read the same in either script ("第1句话直接回答问题" copies the rule "第一句话直接回答问题")."""
+    clauses = [c for c in _CLAUSES.split(_numerals(_flat(claim))) if c and not states_nothing(c)]
     long = [c for c in clauses if len(c) >= MIN_COPY]
-    flat_rules = _flat(rules) if rules.strip() else ""
+    flat_rules = _numerals(_flat(rules)) if rules.strip() else ""
     if flat_rules and any(_clause_copy(c, flat_rules) for c in long):
         return True
-    flat_asked = [_flat(q) for q in asked]
+    flat_asked = [_numerals(_flat(q)) for q in asked]
     return bool(long) and all(any(_clause_copy(c, q) for q in flat_asked) for c in clauses)
+
+
+_NUMERALS = str.maketrans("〇一二三四五六七八九", "0123456789")
+
+
+def _numerals(text: str) -> str:
+    """Chinese numerals as digits, for comparing a copy with what it copies ("第一" and "第1" alike)."""
+    return text.translate(_NUMERALS)
 
 
 def _clause_copy(piece: str, text: str) -> bool:
