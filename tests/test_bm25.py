@@ -144,6 +144,21 @@ def test_jieba_tokenize_lowercases_and_drops_whitespace():
     assert tokens == ["我", "爱", "bm25", "检索"]
 
 
+def test_traditional_chinese_is_read_as_simplified_and_simplified_is_left_alone():
+    """A question typed in traditional Chinese finds its words in a simplified corpus (and the other way round):
+    before, "混合檢索" shared no token with "混合检索" and BM25 scored the right document 0."""
+    from rag.answer.citations import terms_found
+    from rag.index.tokenize import fold_script
+
+    assert jieba_tokenize("混合檢索裏的 RRF 是怎麼計算的？") == jieba_tokenize("混合检索里的 RRF 是怎么计算的？")
+    simplified = "著名的向量数据库，干燥的后来"  # 著, 干, 后 are written in simplified too: nothing is converted
+    assert fold_script(simplified) is simplified
+    docs = ["倒数排名融合把两路结果按名次合并", "向量数据库存储 embedding", "BM25 是关键词检索"]
+    bm = BM25().index(docs)
+    assert int(np.argmax(bm.get_scores("倒數排名融合怎麼算"))) == 0 and bm.get_scores("倒數排名融合怎麼算")[0] > 0
+    assert terms_found(["检索", "融合"], "混合檢索與倒數排名融合") == {"检索", "融合"}
+
+
 def test_load_stopwords(tmp_path):
     path = tmp_path / "stop.txt"
     path.write_text("的\n\n  了 \nThe\n", encoding="utf-8")

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from rag.answer.fact_text import read
 from rag.answer.prompt import NOT_ENOUGH
 from rag.answer.support import Checker, Opinion, Support
-from rag.index.tokenize import jieba_tokenize, load_stopwords
+from rag.index.tokenize import fold_script, jieba_tokenize, load_stopwords
 from rag.ingest.sentences import sentence_spans, split_sentences
 
 _ID = r"\w[\w.\-#:]*"
@@ -119,8 +119,9 @@ def term_overlap(tokens: Sequence[str], text: str) -> float:
 
 
 def terms_found(tokens: Iterable[str], text: str) -> set[str]:
-    """The `tokens` found in `text`, matched as term_overlap matches them."""
-    low = text.lower()
+    """The `tokens` found in `text`, matched as term_overlap matches them (traditional characters of `text` read as
+    simplified, as the tokens were: tokenize.fold_script)."""
+    low = fold_script(text.lower())
     words = set(re.findall(r"[a-z0-9_]+", low))
     return {t for t in tokens if (t in words if t.isascii() else t in low)}
 

