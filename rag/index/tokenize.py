@@ -8,8 +8,9 @@ list's job, so a student can switch it on and off and see the difference.
 
 Traditional characters are read as simplified (`fold_script`, OpenCC's phrase-aware t2s tables), so a question typed
 in traditional Chinese finds its words in a simplified corpus and the other way round: the golden questions typed in
-traditional lost BM25 Hit@5 0.92 -> 0.77 over the simplified knowledge base before this (docs/retrieval.md). A text
-with no character used only in traditional writing is left as it is, so simplified text tokenizes exactly as before.
+traditional lost BM25 Hit@5 0.92 -> 0.77 over the simplified knowledge base before this (docs/benchmarks.md, "Questions
+in traditional Chinese"; bench/bench_script.py). A text with no character used only in traditional writing is left as
+it is, so simplified text tokenizes exactly as before.
 
 Not handled here: stemming, synonyms, and stopword removal itself (BM25 applies the set `load_stopwords` returns).
 """
