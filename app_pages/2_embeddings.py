@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.index.projection import embedding_map
+from rag.models.script import fold_script
 from rag.search.rewrite import make_rewrites, query_points
 from ui import charts, choices, indexing, memo, results, settings
 from ui.i18n import loc, t, tr
@@ -22,6 +23,11 @@ st.caption(tr(
 index = attempt(indexing.get_index)
 q = settings.question()
 need_question(q)
+if fold_script(q) != q:
+    st.caption(tr("问题里有繁体字：向量模型按简体读它（OpenCC 繁→简，和 BM25 的切词一样），所以它和简体写法得到同一个向量。",
+                  "The question has traditional Chinese characters: the embedder reads them as simplified (OpenCC, "
+                  "traditional to simplified, as BM25's tokenizer does), so it gets the same vector as the question "
+                  "written in simplified."))
 
 if len(index.chunks) < 4:
     st.info(tr("至少需要 4 个块才能画出这张图；换一个更小的块大小或上传更多文件。",
@@ -98,7 +104,7 @@ if chk.distorted:
         f"投影失真：图上离查询最近的 {chk.k} 个点里只有 {chk.k - len(chk.missing)} 个属于真正的余弦 top-{chk.k}。"
         f"真正近但图上不近：{', '.join(ids[i] for i in chk.missing)}；图上近但其实不在 top-k：{', '.join(ids[i] for i in chk.spurious)}。",
         f"Projection distortion: of the {chk.k} points nearest the query in the picture, only "
-        f"{chk.k - len(chk.missing)} are in the true cosine top-{chk.k}. Truly near but not in the picture: "
+        f"{chk.k - len(chk.missing)} {'is' if chk.k - len(chk.missing) == 1 else 'are'} in the true cosine top-{chk.k}. Truly near but not in the picture: "
         f"{', '.join(ids[i] for i in chk.missing)}; near in the picture only: {', '.join(ids[i] for i in chk.spurious)}.",
     ))
 else:
