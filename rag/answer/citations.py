@@ -39,8 +39,9 @@ from dataclasses import dataclass
 from rag.answer.fact_text import read
 from rag.answer.prompt import NOT_ENOUGH
 from rag.answer.support import Checker, Opinion, Support
-from rag.index.tokenize import fold_script, jieba_tokenize, load_stopwords
+from rag.index.tokenize import jieba_tokenize, load_stopwords
 from rag.ingest.sentences import sentence_spans, split_sentences
+from rag.models.script import fold_script
 
 _ID = r"\w[\w.\-#:]*"
 _SEP = r"\s*[,，、;；]\s*"
@@ -120,7 +121,7 @@ def term_overlap(tokens: Sequence[str], text: str) -> float:
 
 def terms_found(tokens: Iterable[str], text: str) -> set[str]:
     """The `tokens` found in `text`, matched as term_overlap matches them (traditional characters of `text` read as
-    simplified, as the tokens were: tokenize.fold_script)."""
+    simplified, as the tokens were: rag/models/script.py fold_script)."""
     low = fold_script(text.lower())
     words = set(re.findall(r"[a-z0-9_]+", low))
     return {t for t in tokens if (t in words if t.isascii() else t in low)}

@@ -6,11 +6,11 @@ neither over- nor under-cuts), lower-cases every token so "BM25" and "bm25" matc
 that are only whitespace. Punctuation tokens ("，", "。") are kept: removing them is the stopword
 list's job, so a student can switch it on and off and see the difference.
 
-Traditional characters are read as simplified (`fold_script`, OpenCC's phrase-aware t2s tables), so a question typed
-in traditional Chinese finds its words in a simplified corpus and the other way round: the golden questions typed in
-traditional lost BM25 Hit@5 0.92 -> 0.77 over the simplified knowledge base before this (docs/benchmarks.md, "Questions
-in traditional Chinese"; bench/bench_script.py). A text with no character used only in traditional writing is left as
-it is, so simplified text tokenizes exactly as before.
+Traditional characters are read as simplified (rag/models/script.py `fold_script`, OpenCC's phrase-aware t2s tables;
+the embedders read them so too), so a question typed in traditional Chinese finds its words in a simplified corpus and
+the other way round: the golden questions typed in traditional lost BM25 Hit@5 0.92 -> 0.77 over the simplified
+knowledge base before this (docs/benchmarks.md, "Questions in traditional Chinese"; bench/bench_script.py). A text
+with no character used only in traditional writing is left as it is, so simplified text tokenizes exactly as before.
 
 Not handled here: stemming, synonyms, and stopword removal itself (BM25 applies the set `load_stopwords` returns).
 """
@@ -18,10 +18,10 @@ Not handled here: stemming, synonyms, and stopword removal itself (BM25 applies 
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 from rag.errors import ConfigError
+from rag.models.script import fold_script
 
 DEFAULT_STOPWORDS = Path(__file__).resolve().parents[2] / "data" / "stopwords_zh.txt"
 
@@ -50,33 +50,6 @@ def jieba_tokenize(text: str) -> list[str]:
     ['我', '爱', 'bm25', '检索']
     """
     return [tok.lower() for tok in _get_jieba().lcut(fold_script(text)) if tok.strip()]
-
-
-_t2s = None  # OpenCC's traditional -> simplified converter, loaded on first use
-_traditional: re.Pattern[str] | None = None  # any one character only traditional writing uses
-
-
-def fold_script(text: str) -> str:
-    """`text` with its traditional Chinese converted to simplified (OpenCC t2s: phrase tables first, so 乾燥 and
-    乾隆 each get theirs); unchanged, and not converted at all, when it holds no character that only traditional
-    writing uses (a character simplified writing uses too, such as 著 in 著名, does not count)."""
-    global _t2s, _traditional
-    if _t2s is None:
-        from importlib.resources import files
-
-        from opencc import OpenCC
-
-        tables = files("opencc") / "dictionary"
-        def keys(name: str) -> set[str]:
-            lines = (tables / name).read_text("utf-8").splitlines()
-            return {line.split("\t")[0] for line in lines if "\t" in line}
-        only = sorted(ch for ch in keys("TSCharacters.txt") - keys("STCharacters.txt") if len(ch) == 1)
-        _traditional = re.compile("[" + re.escape("".join(only)) + "]")  # a scan at C speed: large corpora pass it
-        _t2s = OpenCC("t2s")
-    assert _traditional is not None
-    if not _traditional.search(text):
-        return text
-    return _t2s.convert(text)
 
 
 def jieba_spans(text: str) -> list[tuple[str, int, int]]:

