@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_audit.py                       # checks only (seconds)
     .venv/bin/python bench/bench_audit.py --models 0.5b,1.5b    # + the bundled models' second opinion (minutes)
+    .venv/bin/python bench/bench_audit.py --script chunks       # the chunks converted to traditional (OpenCC s2t)
 
 Data: data/support_pairs.jsonl (hand-written pairs over the bundled corpora, and real sentences the bundled
 models wrote on golden questions, each labelled supported or not) split into a dev half and a test half, and
@@ -14,7 +15,9 @@ Methods, each run on every pair:
   >= 0.5 (raw, or after calibration on a content-free sentence);
 - checks + <model>: the checks, and a "supported" the model doubts (P(yes) below a threshold) becomes weak.
 The coverage thresholds and the doubt threshold are chosen on the dev half (printed) and reported on the test
-half and the fresh set. Seconds per sentence for each model are medians over the pairs, on this machine.
+half and the fresh set. `--script chunks | sentences | both` converts the chunks, the sentences or both to traditional
+Chinese (OpenCC s2t) first: a claim and its chunk in different scripts, as when a corpus written in traditional is
+answered in simplified. Seconds per sentence for each model are medians over the pairs, on this machine.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,6 +67,8 @@ def main() -> None:
     ap.add_argument("--fresh", default=str(ROOT / "data" / "support_pairs_fresh.jsonl"))
     ap.add_argument("--models", default="", help="comma-separated local models for the second opinion: 0.5b,1.5b")
     ap.add_argument("--json", default="", help="also write every verdict to this file")
+    ap.add_argument("--script", choices=("as-written", "chunks", "sentences", "both"), default="as-written",
+                    help="convert the chunks, the sentences or both to traditional Chinese (OpenCC s2t) first")
     args = ap.parse_args()
 
     from rag.answer.support import Checker, model_opinion
@@ -75,11 +81,17 @@ def main() -> None:
     for e in errors + errors2:
         print("skipped:", e.error)
     pairs += fresh
+    from opencc import OpenCC
+
+    s2t = OpenCC("s2t").convert
+    if args.script in ("sentences", "both"):
+        pairs = [replace(p, sentence=s2t(p.sentence)) for p in pairs]
     cache: dict[str, dict[str, str]] = {}
 
     def chunks_of(corpus: str) -> dict[str, str]:
         if corpus not in cache:
-            cache[corpus] = corpus_chunks(corpus)
+            chunks = corpus_chunks(corpus)
+            cache[corpus] = {r: s2t(t) for r, t in chunks.items()} if args.script in ("chunks", "both") else chunks
         return cache[corpus]
 
     embedder = CachedEmbedder(load_embedder(default_embedder_name()))

@@ -347,3 +347,28 @@ def test_a_copy_of_the_chunks_question_states_nothing_whatever_it_ends_with():
     result = check_sentence("BatchNorm 和 LayerNorm 有什么区别。", {"c": NORM})
     assert result.label == "restates-question" and "copies a question" in result.reasons("en")[0]
     assert label("层归一化（LayerNorm）在单个样本内部对所有特征求统计量。", NORM) == "supported"
+
+
+# ------------------------------------------------------------------------------------------- scripts
+
+@pytest.mark.parametrize("right, wrong, chunk", [
+    ("LayerNorm 与批大小无关，适合变长序列。", "BatchNorm 与批大小无关，适合变长序列。", NORM),
+    ("b 控制文档长度归一化的强度，常用 0.75。", "b 控制文档长度归一化的强度，常用 0.5。", BM25),
+    ("LoRA 只训练两个窄矩阵 A 和 B。", "LoRA 只训练三个窄矩阵 A、B 和 C。", LORA),
+    ("训练时不需要更新原始权重。", "训练时需要更新原始权重。", LORA),
+])
+def test_a_sentence_and_its_chunk_in_different_scripts_are_checked_on_the_same_words(right, wrong, chunk):
+    """A simplified sentence against its chunk written in traditional (an uploaded corpus from Taiwan, the model
+    answering in simplified), and the other way round: both are read as simplified. Before, faithful sentences were
+    weak, unsupported or even contradicted ("LayerNorm 与批大小无关" against "與批大小無關"); the evidence is still shown
+    as the chunk writes it."""
+    from opencc import OpenCC
+
+    s2t = OpenCC("s2t").convert
+    traditional = s2t(chunk)
+    assert traditional != chunk
+    for claim, text in ((right, traditional), (s2t(right), chunk), (s2t(right), traditional)):
+        support = check_sentence(claim, {"c": text})
+        assert support.label == "supported", (claim, support.reasons("en"))
+        assert support.evidence is not None and support.evidence.text in text and support.sentence == claim
+    assert label(wrong, traditional) != "supported" and label(s2t(wrong), chunk) != "supported"
