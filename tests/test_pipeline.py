@@ -402,3 +402,26 @@ def test_a_set_aside_sentence_with_nothing_to_add_leaves_no_fill_in_note(kb_inde
     notes = " ".join(trace.to_dict()["notes"])
     assert ("复述问题" in notes or "restated" in notes) and "0 of" not in notes and "中的 0 句" not in notes
     assert trace.model_answer == trace.answer and "有区别" not in trace.answer
+
+
+def test_a_question_typed_in_traditional_meets_the_same_rules(kb_index):
+    """The rules over a question's words read it as simplified, as retrieval does: a simplified restatement of a
+    traditional question is set aside, a yes/no question in traditional keeps its restatement-answer, the formula
+    cue 怎麼計算 is the formula cue, and an FAQ title copied in the other script is a copy."""
+    from rag.answer.answer_form import question_form
+    from rag.answer.fill_in import set_aside_restatements
+    from rag.answer.prompt import SYSTEM_ANSWER_FIRST
+
+    restated = "混合检索里的 RRF 是通过 RRF（Reciprocal Rank Fusion，倒数排名融合）来计算的。[faq_030]"
+    assert set_aside_restatements(restated, "混合檢索裏的 RRF 是怎麼計算的？") == ("", [restated])
+    yes = "是的，向量归一化后，点积和 cosine 是一回事。[faq_023]"
+    assert set_aside_restatements(yes, "向量歸一化以後，點積和 cosine 是一回事嗎") == (yes, [])
+    assert question_form("混合檢索裏的 RRF 是怎麼計算的？") == "formula"
+    contexts = [kb_index.chunk("faq_023").text]
+    title = contexts[0].split("\n")[0].rstrip("？?") + "。[faq_023]"
+    from opencc import OpenCC
+
+    traditional_title = OpenCC("s2t").convert(title)
+    assert traditional_title != title
+    rules = SYSTEM_ANSWER_FIRST["zh"]
+    assert set_aside_restatements(traditional_title, "余弦相似度怎么算", rules, contexts)[1] == [traditional_title]

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from rag.models.script import fold_script
+
 FORMS = ("formula", "number", "list")
 
 _ASKS = {
@@ -32,9 +34,11 @@ _HAS = {
 
 
 def question_form(question: str) -> str | None:
-    """The first form the question asks for (formula before number before list), or None."""
+    """The first form the question asks for (formula before number before list), or None. The cues are simplified
+    words: a question typed in traditional (怎麼計算) is read as simplified first, as the tokenizer reads it."""
+    asked = fold_script(question or "")
     for form in FORMS:
-        if _ASKS[form].search(question or ""):
+        if _ASKS[form].search(asked):
             return form
     return None
 

@@ -278,8 +278,9 @@ _LEAD_IN = re.compile(
 
 
 def _flat(text: str) -> str:
-    """Text for a verbatim comparison: no spaces or quote marks, full-width punctuation as ASCII, lower case."""
-    text = re.sub(r"\n+", ".", text.translate(_WIDTH).lower())  # a line break ends a heading or a line: a boundary
+    """Text for a verbatim comparison: no spaces or quote marks, full-width punctuation as ASCII, lower case, traditional
+    Chinese read as simplified (a copy in the other script is a copy)."""
+    text = re.sub(r"\n+", ".", fold_script(text).translate(_WIDTH).lower())  # a line break ends a heading or a line: a boundary
     return "".join(ch for ch in text if not ch.isspace() and ch not in _QUOTES)
 
 
@@ -791,7 +792,7 @@ def restates_question(claim: str, question: str) -> bool:
     restatement but kept by this): the answer page sets aside what this says, so it must be sure. To a yes/no
     question a restatement is the answer ("是的，向量归一化后，点积和 cosine 是一回事。" to "…是一回事吗"), and a reply
     with no content word at all ("是的。") is left to the audit."""
-    s = read(claim)
+    s, question = read(fold_script(claim)), fold_script(question)  # either may be written in traditional
     if not s.units or not question.strip() or yes_no(question):
         return False
     return asks(s.text) or not _own_units(s, question)
@@ -802,8 +803,8 @@ _YES_NO = re.compile(r"[吗嘛][\s？?。]*$|是否|是不是|能不能|可不�
 
 
 def yes_no(question: str) -> bool:
-    """Does the question ask yes or no ("…是一回事吗", "可不可以…", "Is …?")?"""
-    return bool(_YES_NO.search(question.strip()))
+    """Does the question ask yes or no ("…是一回事吗", "可不可以…", "Is …?"; 會不會 read as 会不会)?"""
+    return bool(_YES_NO.search(fold_script(question.strip())))
 
 
 def _own_units(s: Reading, question: str) -> list[Unit]:
