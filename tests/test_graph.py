@@ -131,6 +131,15 @@ def test_local_search_walks_two_hops_to_the_chunk_the_question_does_not_name():
     assert {n["entity"] for n in sub["nodes"]} >= {"甲公司", "乙工厂", "丙市"}
 
 
+def test_a_name_in_either_script_is_one_entity_and_a_traditional_question_finds_it():
+    """倒數排名融合 and 倒数排名融合 are one name: before, the two spellings were two nodes, and a question typed in
+    traditional linked no entity of a simplified corpus by name."""
+    canonical, merges = resolve(Counter({"倒数排名融合": 3, "倒數排名融合": 1}), [])
+    assert canonical["倒數排名融合"] == "倒数排名融合" and [m.reason for m in merges] == ["spelling"]
+    walk = local_search(build_graph(HOPS, EXS), "乙工廠生產什麼？")
+    assert [x.entity for x in walk.linked] == ["乙工厂"] and "齿轮" in walk.reached
+
+
 def test_the_graph_modes_need_a_graph_and_fuse_it_with_hybrid(kb_index):
     from rag.graph.store import attach
     from rag.search.retrieval import retrieve

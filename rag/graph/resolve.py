@@ -2,7 +2,8 @@
 RRF) becomes one node, and every merge is kept with its reason so the page can show it.
 
 Three rules, in order:
-1. the same name after normalising (NFKC, case, spaces, hyphens, middle dots, quotes and book-title marks);
+1. the same name after normalising (NFKC, traditional Chinese read as simplified, case, spaces, hyphens, middle dots,
+   quotes and book-title marks);
 2. an alias the text itself gives: "X（Y）" or "X (Y, Z)" where X and Y are both extracted names written in
    different scripts (交叉编码器（cross-encoder）); same-script brackets are usually a disambiguation
    (马赛 (香港)) or a gloss, not another name;
@@ -27,6 +28,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from rag.models.script import fold_script
+
 SIMILAR = 0.85
 MAX_GROUP = 4
 _DROP = re.compile(r"[\s\-_·・.'\"“”‘’「」『』《》〈〉]+")
@@ -42,7 +45,9 @@ class Merge:
 
 
 def normal(name: str) -> str:
-    return _DROP.sub("", unicodedata.normalize("NFKC", name)).casefold()
+    """The form two spellings of one name share: 倒數排名融合 and 倒数排名融合 alike (rag/models/script.py), so a question
+    typed in traditional finds the entities of a simplified corpus, and a corpus mixing both scripts gets one node."""
+    return _DROP.sub("", unicodedata.normalize("NFKC", fold_script(name))).casefold()
 
 
 class _Groups:
