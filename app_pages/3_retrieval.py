@@ -186,6 +186,10 @@ if options:
                 "third representation beside its dense vector and learned-sparse terms. As an index it would take "
                 f"{len(align.passage_pieces)} x 384 x 2 bytes (float16) ≈ {len(align.passage_pieces) * 768 / 1024:.0f} KB "
                 "for this chunk against 1.5 KB for its dense vector; here it only re-scores candidates."))
+            if fold_script(q) != q or fold_script(index.chunk(cid).text) != index.chunk(cid).text:
+                st.caption(tr("词标签是模型读到的词：繁体字按简体读，所以这里显示为简体。",
+                              "The token labels are what the model read: traditional characters are read as simplified, "
+                              "so they show in simplified here."))
 
 # ------------------------------------------------------------------------------ ANN indexes, Milvus
 st.subheader(tr("近似索引与向量数据库 ANN & Milvus", "Approximate indexes and a vector database"))
