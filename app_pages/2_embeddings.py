@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.index.projection import embedding_map
-from rag.models.script import fold_script
+from rag.models.script import has_traditional
 from rag.search.rewrite import make_rewrites, query_points
 from ui import charts, choices, indexing, memo, results, settings
 from ui.i18n import loc, t, tr
@@ -23,7 +23,7 @@ st.caption(tr(
 index = attempt(indexing.get_index)
 q = settings.question()
 need_question(q)
-if fold_script(q) != q:
+if has_traditional(q):
     st.caption(tr("问题里有繁体字：向量模型按简体读它（OpenCC 繁→简，和 BM25 的切词一样），所以它和简体写法得到同一个向量。",
                   "The question has traditional Chinese characters: the embedder reads them as simplified (OpenCC, "
                   "traditional to simplified, as BM25's tokenizer does), so it gets the same vector as the question "

@@ -13,7 +13,7 @@ import streamlit as st
 from rag.errors import ModelUnavailableError
 from rag.index.ann import compare_indexes
 from rag.index.tokenize import jieba_tokenize
-from rag.models.script import fold_script
+from rag.models.script import has_traditional
 from rag.search import late_interaction
 from rag.search.fusion import rrf_ceiling
 from rag.search.ranktable import fusion_arithmetic, side_by_side
@@ -118,7 +118,7 @@ raw = jieba_tokenize(q)
 stopwords = index.bm25.stopwords
 st.html(f"<div style='line-height:2'>{html.escape(tr('jieba 分词结果：', 'jieba tokens: '))}"
         f"{tokens_html(raw, stopwords)}</div>")
-if fold_script(q) != q:
+if has_traditional(q):
     st.caption(tr("问题里有繁体字：切词前先按简体读（OpenCC 繁→简），向量模型也按简体读，所以繁体写的问题也能匹配简体写的资料，"
                   "反过来也一样；上面是按简体切出的词。",
                   "The question has traditional Chinese characters: they are read as simplified before segmenting "
@@ -186,7 +186,7 @@ if options:
                 "third representation beside its dense vector and learned-sparse terms. As an index it would take "
                 f"{len(align.passage_pieces)} x 384 x 2 bytes (float16) ≈ {len(align.passage_pieces) * 768 / 1024:.0f} KB "
                 "for this chunk against 1.5 KB for its dense vector; here it only re-scores candidates."))
-            if fold_script(q) != q or fold_script(index.chunk(cid).text) != index.chunk(cid).text:
+            if has_traditional(q) or has_traditional(index.chunk(cid).text):
                 st.caption(tr("词标签是模型读到的词：繁体字按简体读，所以这里显示为简体。",
                               "The token labels are what the model read: traditional characters are read as simplified, "
                               "so they show in simplified here."))

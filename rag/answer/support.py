@@ -143,7 +143,8 @@ def check_sentence(sentence: str, chunks: Mapping[str, str], question: str = "",
         return Support(claim, "unsupported", None, (Check("coverage", False, "没有可以核对的资料。",
                                                            "there is no chunk to check it against."),))
     best = max(candidates, key=lambda c: (_RANK[c.label], c.coverage, -candidates.index(c)))
-    evidence = best.evidence and replace(best.evidence, text=chunks[best.evidence.ref][best.evidence.start:best.evidence.end])
+    ev = best.evidence  # found in the chunk as read; shown as the chunk writes it (as_read moved no character)
+    evidence = replace(ev, text=chunks[ev.ref][ev.start:ev.end]) if ev is not None else None
     cosine = _cosine(checker.embedder, claim, evidence.text) if checker.embedder and evidence else None
     best = Support(claim, best.label, evidence, best.checks, best.coverage, cosine, heuristic_label=best.label)
     if checker.opinion is not None and best.label == "supported" and best.evidence is not None:
@@ -803,8 +804,9 @@ _YES_NO = re.compile(r"[吗嘛][\s？?。]*$|是否|是不是|能不能|可不�
 
 
 def yes_no(question: str) -> bool:
-    """Does the question ask yes or no ("…是一回事吗", "可不可以…", "Is …?"; 會不會 read as 会不会)?"""
-    return bool(_YES_NO.search(fold_script(question.strip())))
+    """Does the question ask yes or no ("…是一回事吗", "可不可以…", "Is …?")? Its caller reads a traditional question
+    as simplified first (restates_question)."""
+    return bool(_YES_NO.search(question.strip()))
 
 
 def _own_units(s: Reading, question: str) -> list[Unit]:

@@ -22,14 +22,26 @@ _t2s = None  # OpenCC's traditional -> simplified converter, loaded on first use
 _traditional: re.Pattern[str] | None = None  # any one character only traditional writing uses
 
 
+def has_traditional(text: str) -> bool:
+    """Does `text` hold a character only traditional writing uses (a character simplified writing uses too, such as
+    著 in 著名, does not count)? Then `fold_script` converts it; a page says so without converting it itself."""
+    return bool(_tables()[0].search(text))
+
+
 def fold_script(text: str) -> str:
     """`text` with its traditional Chinese converted to simplified (OpenCC t2s); unchanged, and not converted at all,
-    when it holds no character that only traditional writing uses (a character simplified writing uses too, such as
-    著 in 著名, does not count).
+    when it holds no character that only traditional writing uses (`has_traditional`).
 
     >>> fold_script("混合檢索裏的 RRF")
     '混合检索里的 RRF'
     """
+    if not has_traditional(text):
+        return text
+    return _tables()[1].convert(text)
+
+
+def _tables():
+    """(the pattern of any one traditional-only character, OpenCC's t2s converter), built on first use."""
     global _t2s, _traditional
     if _t2s is None:
         from importlib.resources import files
@@ -44,7 +56,4 @@ def fold_script(text: str) -> str:
         only = sorted(ch for ch in keys("TSCharacters.txt") - keys("STCharacters.txt") if len(ch) == 1)
         _traditional = re.compile("[" + re.escape("".join(only)) + "]")  # a scan at C speed: large corpora pass it
         _t2s = OpenCC("t2s")
-    assert _traditional is not None
-    if not _traditional.search(text):
-        return text
-    return _t2s.convert(text)
+    return _traditional, _t2s
