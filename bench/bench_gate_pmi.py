@@ -25,6 +25,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from choose_gate import auc  # noqa: E402  (bench/, beside this script)
+
 from rag import defaults  # noqa: E402
 from rag.answer.answerability import THRESHOLDS, decide  # noqa: E402
 from rag.answer.compress import compress  # noqa: E402
@@ -43,11 +45,6 @@ from rag.trace import AskSettings  # noqa: E402
 SETS = ("golden", "out_of_scope", "out_of_scope_fresh")
 SYSTEM = "下面是一些资料。写一个能用这些资料回答的问题。"
 NOTHING = "（没有资料）"
-
-
-def auc(pos, neg) -> float:
-    p, n = np.asarray(pos)[:, None], np.asarray(neg)[None, :]
-    return float((p > n).mean() + 0.5 * (p == n).mean())
 
 
 def measure() -> list[dict]:

