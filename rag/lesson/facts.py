@@ -397,6 +397,13 @@ def _gate_threshold(run: Run) -> float:
     return _gate(run).threshold
 
 
+@fact("below_threshold", "yes-no", "answer", "the best context sentence scored below the gate's threshold (no: it reached "
+      "it; the gate may still refuse for the first context's words)", "最相关句子的得分低于拒答阈值（否：达到了阈值；仍可能因第一条资料缺问题的词而拒答）")
+def _below_threshold(run: Run) -> bool:
+    a = _gate(run)
+    return a.score is None or a.score < a.threshold
+
+
 def _audit(run: Run):
     if run.trace.audit is None or not run.trace.audit.sentences:
         raise NotInRun(say("the answer has no sentences to audit", "回答里没有可审计的句子"))
