@@ -112,6 +112,18 @@ def test_past_the_threshold_the_gate_refuses_a_first_context_without_the_questio
     assert ok.answerable and ok.words_checked and not ok.missing and "of the question's 5 words" in ok.reason("en")
 
 
+def test_a_long_question_s_refusal_names_a_few_missing_words_and_counts_the_rest(kb_index):
+    from rag.answer.answerability import MISSING_SHOWN
+
+    words = ["支持向量机", "核函数", "拉格朗日", "对偶问题", "软间隔", "松弛变量", "高斯核", "多项式核", "间隔最大化",
+             "线性可分", "合页损失", "序列最小优化", "径向基", "决策边界", "样本点"]
+    question = "、".join(words) + "分别是什么"
+    a = decide(question, [kb_index.chunk("faq_013")], kb_index.embedder, threshold=0.0)
+    assert not a.answerable and len(a.missing) > MISSING_SHOWN
+    assert f"and {len(a.missing) - MISSING_SHOWN} more" in a.reason("en") and f"等 {len(a.missing)} 个" in a.reason("zh")
+    assert a.missing[MISSING_SHOWN] not in a.reason("en")
+
+
 def test_the_word_rule_leaves_a_two_part_question_to_the_threshold(kb_index):
     # its first context answers one part, so it holds few of the whole question's words by construction
     a = decide("SVM 的核函数有什么作用？RRF 的 k 通常取多少？", [kb_index.chunk("faq_013")], kb_index.embedder,

