@@ -404,6 +404,25 @@ def _below_threshold(run: Run) -> bool:
     return a.score is None or a.score < a.threshold
 
 
+def _missing(run: Run) -> tuple[str, ...]:
+    a = _gate(run)
+    if not a.missing:
+        raise NotInRun(say("the gate did not refuse for the first context's words", "拒答判断没有因为第一条资料缺问题的词而拒答"))
+    return a.missing
+
+
+@fact("gate_missing", "text", "answer", "the question's words the first context lacks, when the gate refused for them",
+      "拒答判断因第一条资料缺词而拒答时，缺的那些问题词")
+def _gate_missing(run: Run) -> str:
+    return ", ".join(_missing(run))
+
+
+@fact("gate_missing_count", "number", "answer", "how many of the question's words the first context lacks, when the "
+      "gate refused for them", "拒答判断因第一条资料缺词而拒答时，缺了几个问题词")
+def _gate_missing_count(run: Run) -> int:
+    return len(_missing(run))
+
+
 def _audit(run: Run):
     if run.trace.audit is None or not run.trace.audit.sentences:
         raise NotInRun(say("the answer has no sentences to audit", "回答里没有可审计的句子"))
