@@ -160,6 +160,24 @@ def test_a_fact_the_run_lacks_says_why(run):
     assert n.text is None and any("faq_999" in m for m in n.missing)
 
 
+def test_the_gate_facts_say_which_rule_refused(run):
+    from rag.answer.answerability import decide
+    from rag.search.retrieval import retrieve
+    from rag.trace import AskSettings, Trace
+
+    q = "SVM 的核函数有什么作用？"
+    ctx = [run.index.chunk("faq_013")]
+    found = retrieve(run.index, q, "hybrid", 20, 50, 60, None)
+    near = F.Run(q, run.index, found, trace=Trace(q, AskSettings(), answerability=decide(q, ctx, run.index.embedder, threshold=0.0)))
+    assert F.value("answered", near) is False and F.value("below_threshold", near) is False
+    assert F.value("gate_missing_count", near) == len(near.trace.answerability.missing) >= 3
+    assert "SVM" in F.value("gate_missing", near).split(", ")
+    far = F.Run(q, run.index, found, trace=Trace(q, AskSettings(), answerability=decide(q, ctx, run.index.embedder, threshold=9.0)))
+    assert F.value("answered", far) is False and F.value("below_threshold", far) is True
+    with pytest.raises(F.NotInRun):
+        F.value("gate_missing", far)  # refused by the score, not by the words
+
+
 def test_expect_holds_back_a_notice_the_run_does_not_show(run):
     text = MINIMAL + 'expect = ["not lists_disagree"]\n'
     step = load(text).steps[0]
