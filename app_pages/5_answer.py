@@ -79,9 +79,11 @@ with st.container(border=True):
                       "Give the model only each context's sentences that answer the question (about 200 tokens in "
                       "all): a shorter prompt and a faster first token."))
     c4.toggle(tr("补上模型漏掉的原文", "Fill in what the model left out"), key="answer.fill_in",
-              help=tr("模型写完后，抽取式替身会引用、而模型没说到的句子，用「」照录补在后面。",
+              help=tr("模型写完后，抽取式替身会引用、而模型没说到的句子，用「」照录补在后面。模型写的句子都被搁置时，"
+                      "由模型从这些原文中选出领头的一句（把每句当作回复，每个 token 平均概率最高的那句）。",
                       "After the model has written, the sentences the stand-in would quote that the model did not "
-                      "state are appended verbatim in corner brackets."))
+                      "state are appended verbatim in corner brackets. When everything the model wrote was set aside, "
+                      "the model chooses which of them leads (the one it finds likeliest per token as its reply)."))
     c4.radio(tr("提示词 Prompt", "Prompt"), ["answer-first", "plain"], key="answer.prompt_style", horizontal=True,
              format_func={"answer-first": tr("先答要点", "answer first"), "plain": tr("原版", "plain")}.__getitem__)
     regenerate = c4.button(tr("重新生成", "Regenerate"), icon=":material/refresh:", key="answer.regenerate")

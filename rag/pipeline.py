@@ -23,8 +23,9 @@ from rag.answer.citations import CitationStream, audit
 from rag.answer.compress import compress
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.fill_in import fill_in, quoted_refs, set_aside_off_question, set_aside_restatements
-from rag.answer.generation import Generator
+from rag.answer.generation import Generator, LLMGenerator
 from rag.answer.grounding import ground_in_corpus
+from rag.answer.lead import choose_lead, reply
 from rag.answer.prompt import (
     NOT_ENOUGH,
     PROMPT_STYLES,
@@ -197,6 +198,7 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
         if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts \
                 and trace.garbled is None:
             _fill_in(trace, index, lang, scores)
+            _lead(trace, generator, control)
         _say_rebound(trace)
     with _timed(trace, "audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
@@ -234,6 +236,32 @@ def _fill_in(trace: Trace, index: Index, lang: str, scores: _Scores) -> None:
                                f"the stand-in would quote: appended in corner brackets ({refs})",
                                f"模型的回答漏掉了抽取式替身会引用的 {len(trace.fill_in)} 句中的 {len(added)} 句："
                                f"已用「」补在后面（{refs}）"))
+
+
+def _lead(trace: Trace, generator: Generator, control: RunControl) -> None:
+    """When every sentence the model wrote was set aside, the model chooses which of the stand-in's quotes leads
+    (rag/answer/lead.py); the same quotes, reordered, and the trace keeps each candidate's probability."""
+    quotes = [c for c in trace.fill_in if not c.covered]
+    if not isinstance(generator, LLMGenerator) or trace.model_answer is None or trace.model_answer.strip() \
+            or len(quotes) < 2 or trace.prompt is None:
+        return
+    with _timed(trace, "lead"):
+        try:
+            choice = choose_lead(generator.chat, trace.prompt.messages, quotes, control)
+        except GenerationCancelled:
+            raise
+        except LLMError:  # an endpoint that scores no given reply, a prompt and reply past the window
+            trace.notes.append(say("the quotes stay in document order: this model backend could not score them as replies",
+                                   "原文按资料顺序排列：这个模型后端没能把它们当作回复打分"))
+            return
+    if choice is None or trace.answer != "".join(reply(c.sentence, c.ref) for c in choice.candidates):
+        return  # the answer is not just these quotes in order (cannot happen today): leave it as it is
+    trace.answer, trace.lead = choice.answer(), choice
+    lead = choice.lead
+    trace.notes.append(say(f"the model chose which quote leads: [{lead.ref}] \"{lead.sentence[:40]}\" (per-token "
+                           f"probability {lead.per_token:.2f}, highest of {len(choice.candidates)})",
+                           f"由模型选出领头的原文：[{lead.ref}]“{lead.sentence[:40]}”（每个 token 的平均概率 "
+                           f"{lead.per_token:.2f}，{len(choice.candidates)} 句中最高）"))
 
 
 def _say_restated(trace: Trace) -> None:

@@ -20,6 +20,7 @@ from rag.answer.citations import CitationAudit, CitationEvent
 from rag.answer.compress import Compression
 from rag.answer.fill_in import FillIn
 from rag.answer.grounding import Grounding
+from rag.answer.lead import LeadChoice
 from rag.answer.prompt import Prompt
 from rag.answer.rebind import Rebound
 from rag.ingest.chunking import Chunk
@@ -75,6 +76,7 @@ class Trace:
     prompt: Prompt | None = None
     answer: str = ""
     model_answer: str | None = None  # what the model wrote, before fill-in appended quotes (None: nothing appended)
+    lead: LeadChoice | None = None  # the model's choice of the quote that leads, when nothing it wrote was left
     citation_events: list[CitationEvent] = field(default_factory=list)
     audit: CitationAudit | None = None
     no_rag_prompt: Prompt | None = None
@@ -279,6 +281,12 @@ def _md_answer(trace: Trace, lang: str, w) -> list[str]:
         out += [w("The model wrote the text before the first corner bracket; the quoted sentences after it are the extractive "
                   "stand-in's picks that the model's answer left out.",
                   "第一个「之前是模型写的；之后加引号的句子是抽取式替身挑出、而模型回答漏掉的原文。"), ""]
+    if trace.lead is not None:
+        lead, n = trace.lead.lead, len(trace.lead.candidates)
+        out += [w(f"Everything the model wrote was set aside; the model chose which quote leads: [{lead.ref}], the highest "
+                  f"per-token probability as its reply ({lead.per_token:.2f}) of {n}.",
+                  f"模型写的句子都已搁置；领头的原文由模型选出：[{lead.ref}]，把它当作回复时每个 token 的平均概率最高"
+                  f"（{lead.per_token:.2f}，共 {n} 句）。"), ""]
     for aside, why in ((trace.restated, w("Set aside (the model's sentences that state nothing: they only restate the "
                                           "question or the prompt, or are a bare number or ref):",
                                           "已搁置（模型写的、没有陈述事实的句子：只是复述问题或提示词，或只有一个编号）：")),

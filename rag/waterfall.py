@@ -12,19 +12,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 STAGE_ORDER = ("rewrite", "embed", "dense", "bm25", "sparse", "graph", "fusion", "retrieve", "rerank", "gate",
-               "compress", "first_token", "decode", "rebind", "fill_in", "audit", "no_rag", "no_rag_check")
+               "compress", "first_token", "decode", "rebind", "fill_in", "lead", "audit", "no_rag",
+               "no_rag_check")
 STAGE_ZH = {"rewrite": "查询改写", "embed": "问题向量化", "dense": "向量检索", "bm25": "BM25 检索", "sparse": "稀疏检索",
             "graph": "图检索", "fusion": "RRF 融合", "retrieve": "检索（其余）", "rerank": "重排", "gate": "能否回答",
             "compress": "压缩资料", "first_token": "读提示、出首字", "decode": "逐字生成", "rebind": "核对引用指向",
-            "fill_in": "补上漏掉的原文",
+            "fill_in": "补上漏掉的原文", "lead": "模型选领头原文",
             "audit": "引用审计", "no_rag": "无 RAG 回答", "no_rag_check": "无 RAG 回答对照语料"}
 STAGE_EN = {"rewrite": "query rewrite", "embed": "embed the question", "dense": "dense search", "bm25": "BM25 search",
             "sparse": "sparse search", "graph": "graph search", "fusion": "RRF fusion", "retrieve": "retrieval (rest)",
             "rerank": "rerank", "gate": "answerable?", "compress": "compression", "first_token": "read prompt, first token",
-            "decode": "decode", "rebind": "citation rebinding", "fill_in": "fill-in", "audit": "citation audit", "no_rag": "answer without RAG",
+            "decode": "decode", "rebind": "citation rebinding", "fill_in": "fill-in", "lead": "model picks the lead quote", "audit": "citation audit", "no_rag": "answer without RAG",
             "no_rag_check": "no-RAG answer vs corpus"}
 _TRACE_KEYS = {"rewrite": "rewrite", "rerank": "rerank", "gate": "gate", "compress": "compress", "rebind": "rebind",
-               "fill_in": "fill_in",
+               "fill_in": "fill_in", "lead": "lead",
                "audit": "audit", "generate_no_rag": "no_rag", "ground_no_rag": "no_rag_check"}
 
 

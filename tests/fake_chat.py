@@ -1,6 +1,6 @@
 """A chat backend for tests that implements the whole ChatBackend interface (rag/models/llm.py), answering as
 the test says: `reply(messages, grammar) -> text` for generations, `verdict(messages) -> P(yes)` for yes/no
-questions. Every call is recorded with its messages, grammar and arguments, and it honours a RunControl the
+questions, `score(messages, reply) -> [log-probability per token]` for a given reply (none: it cannot score one). Every call is recorded with its messages, grammar and arguments, and it honours a RunControl the
 way the real backends do: a stopped control raises GenerationCancelled before the call, and a call may be
 held at a `gate` (a threading.Event) so a test can force an interleaving instead of sleeping.
 
@@ -21,8 +21,9 @@ class FakeChat:
     name = "fake"
 
     def __init__(self, reply=lambda messages, grammar: "", verdict=None, *, grammar: bool = True,
-                 logprobs: bool = True, label: str = "fake chat (test)", gate: threading.Event | None = None):
-        self.reply, self.verdict = reply, verdict or (lambda messages: 0.5)
+                 logprobs: bool = True, label: str = "fake chat (test)", gate: threading.Event | None = None,
+                 score=None):
+        self.reply, self.verdict, self.score = reply, verdict or (lambda messages: 0.5), score
         self.supports_grammar, self.supports_logprobs, self.label = grammar, logprobs, label
         self.gate = gate
         self.started = threading.Event()  # set when a call has begun (and is waiting at the gate, if any)
@@ -67,3 +68,10 @@ class FakeChat:
         yes = [c for c in candidates if c in YES]
         no = [c for c in candidates if c not in YES]
         return {**{c: math.log(p / len(yes)) for c in yes}, **{c: math.log((1 - p) / len(no)) for c in no}}
+
+    def continuation_logprobs(self, messages, continuation, *, control=None):
+        if self.score is None:
+            raise LLMUnsupportedError(f"{self.label} scores no given reply")
+        self.calls.append({"kind": "score", "messages": messages, "continuation": continuation, "control": control})
+        self._enter(control)
+        return list(self.score(messages, continuation))

@@ -1,6 +1,6 @@
 """What happened around the model on the answer page: the answerability gate and its evidence, what
 compression kept and dropped of each context, and which sentences of the answer are the model's and which
-were filled in as the stand-in's quotes.
+were filled in as the stand-in's quotes, and which quote the model chose to lead.
 
 Everything from the corpus, the question or the model is escaped (html.escape) before it goes into HTML.
 Not handled here: the decisions themselves (rag/answer/answerability.py, compress.py, fill_in.py), the rest of
@@ -13,6 +13,7 @@ import html
 
 import streamlit as st
 
+from rag.answer.lead import LeadChoice, reply
 from rag.trace import Trace
 
 from .audit_view import LABEL_NAMES
@@ -75,6 +76,17 @@ def fill_in_caption(trace: Trace) -> None:
             st.caption(md_escape(tr(f"「{said}」[{c.ref}] 是抽取式替身为问题的这一部分挑出的得分最高的句子：{c.part}",
                                     f"“{said}” [{c.ref}] is the stand-in's highest-scoring sentence for this part of "
                                     f"the question: {c.part}")))
+
+
+def lead_label(choice: LeadChoice) -> str:
+    """What the model's choice of the leading quote rests on: its per-token probability against the others'."""
+    others = [c.per_token for i, c in enumerate(choice.candidates) if i != choice.chosen]
+    rest = "、".join(f"{p:.2f}" for p in others)
+    return tr(f"模型选出的领头原文（模型写的句子都已搁置；把每句原文当作回复，模型给这句的每个 token 平均概率最高：{choice.lead.per_token:.2f}，"
+              f"其余 {rest}）：",
+              f"The quote the model chose to lead (everything it wrote was set aside; read as its reply, this quote "
+              f"gets the highest per-token probability: {choice.lead.per_token:.2f}, the others "
+              f"{', '.join(f'{p:.2f}' for p in others)}):")
 
 
 def rebound_caption(trace: Trace) -> None:
@@ -141,6 +153,12 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
         return answer_html(trace.answer or "—", valid, numbers)
     written, added = trace.answer[:len(trace.model_answer.rstrip())], trace.answer[len(trace.model_answer.rstrip()):]
     out = answer_html(written, valid, numbers) if written.strip() else ""
+    if trace.lead is not None and added.startswith(reply(trace.lead.lead.sentence, trace.lead.lead.ref)):
+        chosen = reply(trace.lead.lead.sentence, trace.lead.lead.ref)
+        out += (label.format(html.escape(lead_label(trace.lead)))
+                + "<div style='background:#e0f2fe;border-left:3px solid #0284c7;padding:2px 8px'>"
+                + answer_html(chosen, valid, numbers) + "</div>")
+        added = added[len(chosen):]
     if added.strip():
         out += (label.format(html.escape(tr("流程补上的原文（模型没有说到，抽取式替身照录）：",
                                             "Added by the pipeline (what the model left out, quoted by the stand-in):")))

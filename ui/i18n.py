@@ -86,7 +86,7 @@ def plural(n: int, en_one: str, en_many: str, zh_unit: str) -> str:
 STAGES = {"embedder": "向量模型", "generator": "生成器", "reranker": "重排模型", "rewrite": "查询改写", "retrieve": "检索",
           "rerank": "重排", "gate": "能否回答", "answerability": "能否回答", "compression": "资料压缩", "compress": "资料压缩",
           "citations": "引用", "second opinion": "模型复核", "graph": "图谱", "generate": "生成", "audit": "引用审计",
-          "fill_in": "补原文", "generate_no_rag": "无 RAG 生成", "ground_no_rag": "无 RAG 的支撑检查", "answer": "回答"}
+          "fill_in": "补原文", "lead": "模型选领头原文", "generate_no_rag": "无 RAG 生成", "ground_no_rag": "无 RAG 的支撑检查", "answer": "回答"}
 
 
 def stage(name: str) -> str:

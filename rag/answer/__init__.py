@@ -20,5 +20,6 @@
   the question, with its evidence.
 - `rebind.py`: each model citation moved to the chunk that states its sentence, where the cited one does not.
 - `fill_in.py`: the stand-in's sentences the model left out, appended as labelled quotes.
+- `lead.py`: when nothing the model wrote is left, the model chooses which quote leads, by its likelihood of each.
 - `shape.py`: a garbled answer (a loop, a list of refs, a bare number) stopped and replaced, visibly.
 """

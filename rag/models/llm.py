@@ -254,6 +254,7 @@ class ChatBackend(Protocol):
     | grammar (GBNF)         | enforced                              | ignored: `control.note` says so (the trace)     |
     | control                | queued notice, stop, stats            | stop between deltas and before the request      |
     | next_token_logprobs    | read from the logits                  | LLMUnsupportedError (supports_logprobs False)   |
+    | continuation_logprobs  | teacher-forced over the reply         | LLMUnsupportedError                             |
     | count_tokens           | the model's own tokenizer             | None: it does not say                           |
     | prompt_budget          | tokens that leave room for an answer  | None: it does not say                           |
     """
@@ -272,6 +273,9 @@ class ChatBackend(Protocol):
 
     def next_token_logprobs(self, messages: list[dict], candidates: Sequence[str], *,
                             control: RunControl | None = None) -> dict[str, float]: ...
+
+    def continuation_logprobs(self, messages: list[dict], continuation: str, *,
+                              control: RunControl | None = None) -> list[float]: ...
 
     def count_tokens(self, messages: list[dict]) -> int | None: ...
 
@@ -399,6 +403,11 @@ class OpenAIChat:
                             control: RunControl | None = None) -> dict[str, float]:
         raise LLMUnsupportedError(f"{self.label}: an OpenAI-compatible endpoint gives no next-token probabilities "
                                   "here; yes/no questions read its reply text (supports_logprobs is False)")
+
+    def continuation_logprobs(self, messages: list[dict], continuation: str, *,
+                              control: RunControl | None = None) -> list[float]:
+        raise LLMUnsupportedError(f"{self.label}: an OpenAI-compatible endpoint does not score a given reply here "
+                                  "(no teacher-forced log-probabilities)")
 
     def count_tokens(self, messages: list[dict]) -> int | None:
         return None  # the endpoint's tokenizer is not known here

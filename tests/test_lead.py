@@ -1,0 +1,76 @@
+"""The model's choice of the quote that leads an answer when everything it wrote was set aside (rag/answer/lead.py),
+on hand-made quotes and, through the pipeline, on the bundled knowledge base with the real embedder. The fake
+chat stands in for the model's scores, never for the choosing."""
+
+from __future__ import annotations
+
+import math
+
+from rag.answer.fill_in import FillIn
+from rag.answer.lead import choose_lead, reply
+from tests.fake_chat import FakeChat
+
+QUOTES = [FillIn("a", "RRF 由 Cormack 等人提出。", False, 0.0),
+          FillIn("a", "得分为各列表中 1/(k + rank) 的总和。", False, 0.0),
+          FillIn("b", "混合检索常用 RRF。", False, 0.0)]
+
+
+def _scores(per_token: dict[str, tuple[float, int]]):
+    """A fake model's scores: for a reply containing a key, `n` tokens of log-probability `lp` each."""
+    def score(messages, text):
+        for key, (lp, n) in per_token.items():
+            if key in text:
+                return [lp] * n
+        return [-5.0] * 10
+    return score
+
+
+def test_the_highest_per_token_probability_leads_not_the_shortest_reply():
+    # the formula's reply is longer and so less likely in total (-6 against -4), but likelier per token
+    chat = FakeChat(score=_scores({"Cormack": (-1.0, 4), "1/(k": (-0.5, 12), "混合检索": (-2.0, 3)}))
+    choice = choose_lead(chat, [{"role": "user", "content": "q"}], QUOTES)
+    assert choice is not None and choice.chosen == 1 and choice.lead.ref == "a"
+    assert math.isclose(choice.lead.per_token, math.exp(-0.5)) and choice.lead.tokens == 12
+    assert choice.answer() == reply(QUOTES[1].sentence, "a") + reply(QUOTES[0].sentence, "a") + reply(QUOTES[2].sentence, "b")
+    assert [c["continuation"] for c in chat.calls] == [reply(q.sentence, q.ref) for q in QUOTES]
+
+
+def test_one_quote_is_no_choice_and_a_tie_keeps_the_document_order():
+    chat = FakeChat(score=lambda m, t: [-1.0])
+    assert choose_lead(chat, [], QUOTES[:1]) is None and not chat.calls
+    assert choose_lead(chat, [], QUOTES).chosen == 0
+
+
+def _ask(kb_index, chat):
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import ask
+    from rag.trace import AskSettings
+
+    return ask("混合检索里的 RRF 是怎么计算的？", kb_index, AskSettings(cite="constrained"), LLMGenerator(chat))
+
+
+RESTATES = "混合检索里的 RRF 是怎么计算的。[faq_030]"  # states nothing: set aside, the quotes are the whole answer
+
+
+def test_the_pipeline_leads_with_the_models_choice_when_nothing_it_wrote_is_left(kb_index):
+    chat = FakeChat(reply=lambda m, g: RESTATES, score=_scores({"1/(k + rank)": (-0.1, 20)}))
+    trace = _ask(kb_index, chat)
+    assert trace.model_answer == "" and trace.lead is not None and len(trace.lead.candidates) >= 2
+    assert trace.answer.startswith("「") and "1/(k + rank)" in trace.lead.lead.sentence
+    assert trace.answer.startswith(reply(trace.lead.lead.sentence, trace.lead.lead.ref))
+    quoted = sorted(reply(c.sentence, c.ref) for c in trace.fill_in if not c.covered)
+    assert sorted(reply(c.sentence, c.ref) for c in trace.lead.candidates) == quoted  # the same quotes, reordered
+    assert any("chose which quote leads" in n for n in trace.notes)
+    shown = trace.to_dict()["lead"]["candidates"][trace.lead.chosen]["per_token"]  # the JSON rounds to 6 places
+    assert math.isclose(shown, trace.lead.lead.per_token, abs_tol=1e-6)
+
+
+def test_the_model_does_not_choose_when_its_own_sentence_stands_or_it_cannot_score(kb_index):
+    wrote = FakeChat(reply=lambda m, g: "RRF 是一种融合方法。[faq_030]", score=lambda m, t: [-1.0])
+    trace = _ask(kb_index, wrote)
+    assert trace.lead is None and trace.answer.startswith("RRF 是一种融合方法。")
+    assert not [c for c in wrote.calls if c["kind"] == "score"]
+    cannot = FakeChat(reply=lambda m, g: RESTATES)  # scores no reply: the document order stays, and it says so
+    trace = _ask(kb_index, cannot)
+    assert trace.lead is None and trace.answer.startswith("「RRF（Reciprocal Rank Fusion")
+    assert any("document order" in n for n in trace.notes)
