@@ -63,6 +63,8 @@ def test_the_pipeline_leads_with_the_models_choice_when_nothing_it_wrote_is_left
     assert any("chose which quote leads" in n for n in trace.notes)
     shown = trace.to_dict()["lead"]["candidates"][trace.lead.chosen]["per_token"]  # the JSON rounds to 6 places
     assert math.isclose(shown, trace.lead.lead.per_token, abs_tol=1e-6)
+    assert "the model chose which quote leads" in trace.to_markdown("en")
+    assert "领头的原文由模型选出" in trace.to_markdown("zh")
 
 
 def test_the_model_does_not_choose_when_its_own_sentence_stands_or_it_cannot_score(kb_index):
@@ -74,3 +76,19 @@ def test_the_model_does_not_choose_when_its_own_sentence_stands_or_it_cannot_sco
     trace = _ask(kb_index, cannot)
     assert trace.lead is None and trace.answer.startswith("「RRF（Reciprocal Rank Fusion")
     assert any("document order" in n for n in trace.notes)
+
+
+def test_the_page_draws_the_chosen_quote_apart_and_escapes_it(kb_index):
+    from ui.answer_panels import answer_parts_html
+
+    hostile = FillIn("faq_030", "<b>公式</b> 1/(k + rank)。", False, 0.0)
+    chat = FakeChat(reply=lambda m, g: RESTATES, score=_scores({"<b>": (-0.1, 20)}))
+    trace = _ask(kb_index, chat)
+    # the page reads only the trace: the chosen quote (here a hand-made one with markup in it) leads, then the rest
+    choice = choose_lead(chat, [], [trace.fill_in[0], hostile])
+    assert choice is not None and choice.chosen == 1
+    trace.lead, trace.answer = choice, choice.answer()
+    html = answer_parts_html(trace, {"faq_030"}, {"faq_030": 1})
+    assert "<b>公式</b>" not in html and "&lt;b&gt;公式&lt;/b&gt;" in html
+    assert html.index("#e0f2fe") < html.index("&lt;b&gt;") < html.index("Cormack")  # blue ground, chosen, then the rest
+    assert "0.90" in html  # its per-token probability, exp(-0.1)

@@ -57,10 +57,13 @@ def fill_in_caption(trace: Trace) -> None:
     if not trace.fill_in:
         return
     if added and not (trace.model_answer or "").strip():  # every sentence the model wrote was set aside
-        st.caption(tr(f"用「」括起的 {len(added)} 句是抽取式替身选出的原文，照录：模型写的句子都已搁置（原因见上）。",
+        led = trace.lead is not None
+        st.caption(tr(f"用「」括起的 {len(added)} 句是抽取式替身选出的原文，照录：模型写的句子都已搁置（原因见上）。"
+                      + ("领头的一句（蓝底）是模型从中选出的。" if led else ""),
                       f"The {plural_en(len(added), 'sentence')} in corner brackets "
                       f"{'is' if len(added) == 1 else 'are'} the stand-in's picks, quoted verbatim: every sentence the "
-                      "model wrote was set aside (why: above)."))
+                      "model wrote was set aside (why: above)." + (" The model chose which of them leads (blue ground)."
+                                                                   if led else "")))
     elif added:
         st.caption(tr(f"用「」括起的 {len(added)} 句是抽取式替身选出、而模型的回答没有说到的原文，照录补上；"
                       f"前面是模型自己写的。",
