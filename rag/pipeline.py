@@ -243,8 +243,8 @@ def _lead(trace: Trace, generator: Generator, control: RunControl) -> None:
     (rag/answer/lead.py); the same quotes, reordered, and the trace keeps each candidate's probability."""
     quotes = [c for c in trace.fill_in if not c.covered]
     if not isinstance(generator, LLMGenerator) or trace.model_answer is None or trace.model_answer.strip() \
-            or len(quotes) < 2 or trace.prompt is None:
-        return
+            or len(quotes) < 2 or trace.prompt is None or trace.answer != "".join(reply(c.sentence, c.ref) for c in quotes):
+        return  # the model's own sentence stands, one quote, or the answer is not just these quotes in order
     with _timed(trace, "lead"):
         try:
             choice = choose_lead(generator.chat, trace.prompt.messages, quotes, control)
@@ -254,8 +254,8 @@ def _lead(trace: Trace, generator: Generator, control: RunControl) -> None:
             trace.notes.append(say("the quotes stay in document order: this model backend could not score them as replies",
                                    "原文按资料顺序排列：这个模型后端没能把它们当作回复打分"))
             return
-    if choice is None or trace.answer != "".join(reply(c.sentence, c.ref) for c in choice.candidates):
-        return  # the answer is not just these quotes in order (cannot happen today): leave it as it is
+    if choice is None:
+        return
     trace.answer, trace.lead = choice.answer(), choice
     lead = choice.lead
     trace.notes.append(say(f"the model chose which quote leads: [{lead.ref}] \"{lead.sentence[:40]}\" (per-token "
