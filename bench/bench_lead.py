@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_answers  # noqa: E402
 
-from rag.answer.lead import reply  # noqa: E402
+from rag.answer.fill_in import quoted  # noqa: E402
 from rag.evaluate.evaluation import facts_found  # noqa: E402
 from rag.pipeline import ask  # noqa: E402
 from rag.trace import AskSettings  # noqa: E402
@@ -66,7 +66,7 @@ def rows_for(name: str, b, chat) -> list[dict]:
         doc = {c.ref: c.doc_id for c in t.contexts}
         scored = []
         for c in quotes:
-            lps = chat.continuation_logprobs(t.prompt.messages, reply(c.sentence, c.ref))
+            lps = chat.continuation_logprobs(t.prompt.messages, quoted(c.sentence, c.ref))
             scored.append({"sum": sum(lps), "n": max(1, len(lps)), "gold": doc.get(c.ref) in set(q.gold_ids),
                            "facts": facts_found(c.sentence, q.facts) or 0.0})
         out.append({"case": "set aside" if not (t.model_answer or "").strip() else "own stands", "quotes": scored})

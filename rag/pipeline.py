@@ -22,10 +22,10 @@ from rag.answer.citation_grammar import CITE_MODES, citation_grammar
 from rag.answer.citations import CitationStream, audit
 from rag.answer.compress import compress
 from rag.answer.extractive import ExtractiveGenerator
-from rag.answer.fill_in import fill_in, quoted_refs, set_aside_off_question, set_aside_restatements
+from rag.answer.fill_in import fill_in, quoted, quoted_refs, set_aside_off_question, set_aside_restatements
 from rag.answer.generation import Generator, LLMGenerator
 from rag.answer.grounding import ground_in_corpus
-from rag.answer.lead import choose_lead, reply
+from rag.answer.lead import choose_lead
 from rag.answer.prompt import (
     NOT_ENOUGH,
     PROMPT_STYLES,
@@ -243,7 +243,7 @@ def _lead(trace: Trace, generator: Generator, control: RunControl) -> None:
     (rag/answer/lead.py); the same quotes, reordered, and the trace keeps each candidate's probability."""
     quotes = [c for c in trace.fill_in if not c.covered]
     if not isinstance(generator, LLMGenerator) or trace.model_answer is None or trace.model_answer.strip() \
-            or len(quotes) < 2 or trace.prompt is None or trace.answer != "".join(reply(c.sentence, c.ref) for c in quotes):
+            or len(quotes) < 2 or trace.prompt is None or trace.answer != "".join(quoted(c.sentence, c.ref) for c in quotes):
         return  # the model's own sentence stands, one quote, or the answer is not just these quotes in order
     with _timed(trace, "lead"):
         try:

@@ -1,8 +1,9 @@
 """A chat backend for tests that implements the whole ChatBackend interface (rag/models/llm.py), answering as
 the test says: `reply(messages, grammar) -> text` for generations, `verdict(messages) -> P(yes)` for yes/no
-questions, `score(messages, reply) -> [log-probability per token]` for a given reply (none: it cannot score one). Every call is recorded with its messages, grammar and arguments, and it honours a RunControl the
-way the real backends do: a stopped control raises GenerationCancelled before the call, and a call may be
-held at a `gate` (a threading.Event) so a test can force an interleaving instead of sleeping.
+questions, `score(messages, reply) -> [log-probability per token]` for a given reply (none: it cannot score
+one). Every call is recorded with its messages, grammar and arguments, and it honours a RunControl the way the
+real backends do: a stopped control raises GenerationCancelled before the call, and a call may be held at a `gate`
+(a threading.Event) so a test can force an interleaving instead of sleeping.
 
 It stands in for the model, never for the code under test.
 """

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-from rag.answer.fill_in import FillIn
-from rag.answer.lead import choose_lead, reply
+from rag.answer.fill_in import FillIn, quoted
+from rag.answer.lead import choose_lead
 from tests.fake_chat import FakeChat
 
 QUOTES = [FillIn("a", "RRF 由 Cormack 等人提出。", False, 0.0),
@@ -25,14 +25,14 @@ def _scores(per_token: dict[str, tuple[float, int]]):
     return score
 
 
-def test_the_highest_per_token_probability_leads_not_the_shortest_reply():
+def test_the_highest_per_token_probability_leads_not_the_shortest_quoted():
     # the formula's reply is longer and so less likely in total (-6 against -4), but likelier per token
     chat = FakeChat(score=_scores({"Cormack": (-1.0, 4), "1/(k": (-0.5, 12), "混合检索": (-2.0, 3)}))
     choice = choose_lead(chat, [{"role": "user", "content": "q"}], QUOTES)
     assert choice is not None and choice.chosen == 1 and choice.lead.ref == "a"
     assert math.isclose(choice.lead.per_token, math.exp(-0.5)) and choice.lead.tokens == 12
-    assert choice.answer() == reply(QUOTES[1].sentence, "a") + reply(QUOTES[0].sentence, "a") + reply(QUOTES[2].sentence, "b")
-    assert [c["continuation"] for c in chat.calls] == [reply(q.sentence, q.ref) for q in QUOTES]
+    assert choice.answer() == quoted(QUOTES[1].sentence, "a") + quoted(QUOTES[0].sentence, "a") + quoted(QUOTES[2].sentence, "b")
+    assert [c["continuation"] for c in chat.calls] == [quoted(q.sentence, q.ref) for q in QUOTES]
 
 
 def test_one_quote_is_no_choice_and_a_tie_keeps_the_document_order():
@@ -57,9 +57,9 @@ def test_the_pipeline_leads_with_the_models_choice_when_nothing_it_wrote_is_left
     trace = _ask(kb_index, chat)
     assert trace.model_answer == "" and trace.lead is not None and len(trace.lead.candidates) >= 2
     assert trace.answer.startswith("「") and "1/(k + rank)" in trace.lead.lead.sentence
-    assert trace.answer.startswith(reply(trace.lead.lead.sentence, trace.lead.lead.ref))
-    quoted = sorted(reply(c.sentence, c.ref) for c in trace.fill_in if not c.covered)
-    assert sorted(reply(c.sentence, c.ref) for c in trace.lead.candidates) == quoted  # the same quotes, reordered
+    assert trace.answer.startswith(quoted(trace.lead.lead.sentence, trace.lead.lead.ref))
+    appended = sorted(quoted(c.sentence, c.ref) for c in trace.fill_in if not c.covered)
+    assert sorted(quoted(c.sentence, c.ref) for c in trace.lead.candidates) == appended  # the same quotes, reordered
     assert any("chose which quote leads" in n for n in trace.notes)
     shown = trace.to_dict()["lead"]["candidates"][trace.lead.chosen]["per_token"]  # the JSON rounds to 6 places
     assert math.isclose(shown, trace.lead.lead.per_token, abs_tol=1e-6)

@@ -13,7 +13,8 @@ import html
 
 import streamlit as st
 
-from rag.answer.lead import LeadChoice, reply
+from rag.answer.fill_in import quoted
+from rag.answer.lead import LeadChoice
 from rag.trace import Trace
 
 from .audit_view import LABEL_NAMES
@@ -156,8 +157,8 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
         return answer_html(trace.answer or "—", valid, numbers)
     written, added = trace.answer[:len(trace.model_answer.rstrip())], trace.answer[len(trace.model_answer.rstrip()):]
     out = answer_html(written, valid, numbers) if written.strip() else ""
-    if trace.lead is not None and added.startswith(reply(trace.lead.lead.sentence, trace.lead.lead.ref)):
-        chosen = reply(trace.lead.lead.sentence, trace.lead.lead.ref)
+    chosen = quoted(trace.lead.lead.sentence, trace.lead.lead.ref) if trace.lead is not None else None
+    if chosen is not None and added.startswith(chosen):
         out += (label.format(html.escape(lead_label(trace.lead)))
                 + "<div style='background:#e0f2fe;border-left:3px solid #0284c7;padding:2px 8px'>"
                 + answer_html(chosen, valid, numbers) + "</div>")

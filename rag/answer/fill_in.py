@@ -79,10 +79,15 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
     missing = [c for c in checks if not c.covered]
     if not missing:
         return answer, checks
-    quotes = "".join(f"「{quote(c.sentence)}」[{c.ref}]" for c in missing)
+    quotes = "".join(quoted(c.sentence, c.ref) for c in missing)
     if model_refused or not answer.strip():  # nothing of the model's left (a refusal, or only restatements)
         return quotes, checks
     return answer.rstrip() + "\n" + quotes, checks
+
+
+def quoted(sentence: str, ref: str) -> str:
+    """A quote as the answer shows it: 「sentence」[ref] (lead.py reorders quotes written so)."""
+    return f"「{quote(sentence)}」[{ref}]"
 
 
 def set_aside_restatements(answer: str, question: str, rules: str = "", contexts: Sequence[str] = ()

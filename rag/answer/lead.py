@@ -25,8 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.answer.extractive import quote
-from rag.answer.fill_in import FillIn
+from rag.answer.fill_in import FillIn, quoted
 
 
 @dataclass(frozen=True)
@@ -50,12 +49,7 @@ class LeadChoice:
     def answer(self) -> str:
         """The quotes as fill-in writes them, the chosen one first, the rest in their order."""
         order = [self.chosen] + [i for i in range(len(self.candidates)) if i != self.chosen]
-        return "".join(reply(self.candidates[i].sentence, self.candidates[i].ref) for i in order)
-
-
-def reply(sentence: str, ref: str) -> str:
-    """A quote as the answer shows it (fill_in.py's form): 「sentence」[ref]."""
-    return f"「{quote(sentence)}」[{ref}]"
+        return "".join(quoted(self.candidates[i].sentence, self.candidates[i].ref) for i in order)
 
 
 def choose_lead(chat, messages: list[dict], quotes: Sequence[FillIn], control=None) -> LeadChoice | None:
@@ -65,7 +59,7 @@ def choose_lead(chat, messages: list[dict], quotes: Sequence[FillIn], control=No
         return None
     cands = []
     for q in quotes:
-        lps = chat.continuation_logprobs(messages, reply(q.sentence, q.ref), control=control)
+        lps = chat.continuation_logprobs(messages, quoted(q.sentence, q.ref), control=control)
         total = float(sum(lps))
         cands.append(Candidate(q.ref, q.sentence, total, len(lps), math.exp(total / len(lps)) if lps else 0.0))
     best = max(range(len(cands)), key=lambda i: (cands[i].per_token, -i))  # a tie keeps the document order
