@@ -250,6 +250,27 @@ def test_an_answer_that_is_only_a_number_a_bullet_or_refs_is_replaced(kb_index, 
     assert trace.garbled is not None and trace.model_answer == reply and trace.answer != reply and trace.audit.valid
 
 
+def test_a_bare_number_is_replaced_and_called_a_number_not_refs(kb_index):
+    """The 0.5B answers "RRF 融合时常数 k 通常取多少？" with "60。[faq_030]". A bare number says nothing the audit can
+    check (it finds the number somewhere in the chunk: on xquad_zh the 0.5B's "11次。" for 四次 would be "supported"),
+    so the stand-in's picks replace it, as before; but the page said it held "only refs and labels", which it does
+    not. Each shape now has its own true reason."""
+    from rag.answer.generation import LLMGenerator
+    from rag.answer.shape import garbled
+    from rag.messages import localized
+    from rag.pipeline import AskSettings, ask
+    from tests.fake_chat import FakeChat
+
+    trace = ask("RRF 融合时常数 k 通常取多少？", kb_index, AskSettings(compare_no_rag=False),
+                LLMGenerator(FakeChat(lambda messages, grammar: "60。[faq_030]", label="terse model (test)")))
+    assert trace.garbled is not None and "通常取 60" in trace.answer and trace.model_answer == "60。[faq_030]"
+    assert "a number ('60。')" in trace.garbled and "refs" not in trace.garbled
+    assert "数字" in localized(trace.garbled, "zh") and "编号" not in localized(trace.garbled, "zh")
+    assert "list marker" in garbled("1.[faq_030]") and "refs and labels" in garbled("资料编号：faq_030。")
+    assert "a number" in garbled("4 到 64。[faq_010]")  # one character between two numbers says nothing either
+    assert garbled("k 通常取 60。[faq_030]") is None
+
+
 def test_a_sentence_that_only_restates_the_question_is_set_aside_and_shown_struck(kb_index):
     """Seen in the answers benchmark: "SGD 和 mini-batch 有区别。[faq_011]" under "SGD 和 mini-batch 有啥区别" says nothing
     and cites the normalisation entry. In fill-in mode it is set aside (kept in the trace, said in the notes), the

@@ -3,8 +3,11 @@ faq_029, faq_028, faq_030, …" until its token limit), a bare "1.", or one phra
 
 - `RepetitionGuard` watches an answer as it streams and says stop as soon as its tail repeats: the same stretch of
   REPEAT_CHARS or more characters REPEAT_TIMES times in a row, or REF_RUN refs in a row with no words between them.
-- `garbled(answer)` says why a finished answer is not one: nothing but refs and labels, a bare number or bullet, or
-  a repeated stretch (the guard's rule, over the whole answer).
+- `garbled(answer)` says why a finished answer is not one: nothing but refs and labels, a bare list marker or
+  bullet, a bare number, or a repeated stretch (the guard's rule, over the whole answer). A bare number is not
+  shown as the model's answer even where the question asks for one: with nothing it is said of, the audit can only
+  find the number somewhere in the chunk, so "11次。" to "托马斯·戴维斯有多少次迫使掉球？" (xquad_zh; the passage says
+  四次, and 11 is another player's) would read as supported. Each case says what it is: a number is not "only refs".
 The pipeline stops a generation the guard flags, and replaces a garbled answer, visibly, with the extractive
 stand-in's picks over the same contexts (pipeline._generate); the trace keeps what the model wrote.
 Not handled here: whether a readable answer is right (the audit: support.py).
@@ -24,6 +27,7 @@ _REF = r"\[?\s*[A-Za-z][\w.-]*[_#-]\d+\s*\]?"
 _REF_RUN = re.compile(rf"(?:(?<![\[\w])[A-Za-z][\w.-]*[_#-]\d+(?![\]\w])\s*[,，、;；]?\s*){{{REF_RUN},}}")
 _LOOP = re.compile(rf"(.{{{REPEAT_CHARS},80}}?)\1{{{REPEAT_TIMES - 1},}}", re.S)
 _BARE = re.compile(r"^\s*(?:\d+\s*[.、)）]?|[-*•·]|[（(]?\d+[)）])\s*$")
+_LIST_MARK = re.compile(r"^\s*\d\s*[.、)）]\s*$")  # "1." "2、": a list's first mark, not a number stated
 _LABELS = re.compile(r"资料编号|资料|编号|来源|参考|references?|sources?|refs?|citations?", re.I)
 
 
@@ -68,5 +72,11 @@ def garbled(answer: str) -> Msg | None:
         return say(f"it is only '{text[:10]}', a number or a list marker", f"只有“{text[:10]}”：一个序号或列表符号")
     words = _LABELS.sub("", re.sub(_REF, "", text))
     if not re.search(r"[\w\u4e00-\u9fff]{2,}", re.sub(r"\d", "", words)):
-        return say("it holds only refs and labels, no statement", "只有资料编号和标签，没有陈述任何内容")
+        if not re.search(r"\d", words):
+            return say("it holds only refs and labels, no statement", "只有资料编号和标签，没有陈述任何内容")
+        shown = re.sub(r"\s+", " ", words).strip()[:20]
+        if _LIST_MARK.match(words):
+            return say(f"it is only '{shown}', a list marker", f"只有“{shown}”：一个列表序号")
+        return say(f"it is only a number ('{shown}') with nothing it is said of, which the audit cannot check",
+                   f"只有一个数字（“{shown}”），没有说它指什么，审计无从核对")
     return _looping(text)
