@@ -132,6 +132,27 @@ def test_without_the_question_a_restatement_is_judged_on_its_words():
     assert label("LoRA 能够节省显存。", LORA) != "restates-question"
 
 
+def test_what_a_sentence_adds_to_the_question_must_be_in_the_evidence():
+    """The 0.5B's "RRF 属于混合检索中的分数加权融合方法。" to "RRF 属于混合检索中的哪一类融合方法？" is false (RRF fuses by
+    rank). Most of its words are the question's, which the RRF entry holds, so it covered 71% and was called
+    supported; what it adds, 分数加权, the entry never says. Read against the question it is no longer supported; the
+    right answer still is, and without the question nothing changes."""
+    rrf = ("RRF（倒数排名融合）是怎么计算的？\nRRF（Reciprocal Rank Fusion，倒数排名融合）由 Cormack 等人于 2009 年提出，用于合并"
+           "多个检索结果列表。文档 d 的融合分数为它在各列表中 1/(k + rank) 的总和，rank 是名次（从 1 开始），没出现在某个列表中"
+           "则该项记为 0；k 是平滑常数，通常取 60。例如某文档在 BM25 中排第 1、在向量检索中排第 3，得分为 1/61 + 1/63 ≈ 0.0323。"
+           "RRF 只使用名次，不依赖原始分数，因此无需对不同检索器的分数做归一化；k 越大，排名靠前与靠后的差距越小。也可以给每个"
+           "列表设置权重，得分变为各列表权重乘以倒数排名之和。")
+    question, wrong, right = "RRF 属于混合检索中的哪一类融合方法？", "RRF 属于混合检索中的分数加权融合方法。", "RRF 只使用名次，不依赖原始分数。"
+    assert label(wrong, rrf) == "supported"  # the words alone: the old verdict
+    assert label(wrong, rrf, question) in {"weak", "unsupported"}
+    assert "加权" in next(c.zh for c in check_sentence(wrong, {"c": rrf}, question).checks if c.name == "adds")
+    assert label(right, rrf, question) == "supported"
+    en_q = "How often is the home directory backed up?"
+    made_up = "The home directory is backed up by the storage team using snapshots."
+    assert label(made_up, CLUSTER, en_q) == "unsupported" and label(made_up, CLUSTER) == "weak"
+    assert "snapshots" in next(c.en for c in check_sentence(made_up, {"c": CLUSTER}, en_q).checks if c.name == "adds")
+
+
 # -------------------------------------------------------------------------------------- new term, span
 
 def test_a_name_the_chunk_never_mentions_is_unsupported():

@@ -35,7 +35,10 @@ def rebind(answer: str, contexts: Mapping[str, str], question: str = "") -> tupl
     """(the answer with each moved citation rewritten, the moves). Unchanged where every cited chunk supports
     its sentence, or no other context does. Only the checker's label is read, so no embedder: the cosine the
     audit shows beside a label would be computed here for nothing."""
-    checker = Checker()
+    # which chunk states a sentence is a matter of all its words: a true paraphrase ("RRF 把各路名次的倒数相加" under
+    # "什么是 RRF？") covers less of what it adds beyond the question than of its whole, and would be moved off the
+    # entry that says it; the audit's label still reads what it adds (support._adds)
+    checker = Checker(beyond_question=False)
     out, moves, last = [], [], 0
     for start, end, claim in sentence_claims(answer):  # as the audit reads them
         sentence = answer[start:end]

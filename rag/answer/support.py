@@ -12,9 +12,11 @@
            new term  a name or identifier the chunk never mentions (Google, GPU)
            restates  every content word is the question's own: the sentence states no fact
            coverage  the share of the sentence's content units found in the span
+           adds      the same share over what the sentence says beyond the question (its words the question
+                     lacks): the question's own words are in any chunk on its topic
       -> label: contradicted (a fact check failed on a span that covers the sentence at least weakly) |
-         restates-question | unsupported (coverage below WEAK_COVERAGE, or a new term) | weak (below
-         SUPPORTED_COVERAGE) | supported
+         restates-question | unsupported (coverage, or what it adds, below WEAK_COVERAGE, or a new term) | weak
+         (below SUPPORTED_COVERAGE) | supported
       -> optional second opinion: a model's yes/no on the sentence and the span alone (its P(yes) kept);
          see `model_opinion` for what it does to the label.
 
@@ -114,6 +116,7 @@ class Checker:
     doubt_below: float = 0.5  # a model P(yes) below this turns a heuristic "supported" into "weak"
     supported_coverage: float = SUPPORTED_COVERAGE
     weak_coverage: float = WEAK_COVERAGE
+    beyond_question: bool = True  # read what the sentence adds to the question on its own (`_adds`); rebind.py does not
 
     def check(self, sentence: str, chunks: Mapping[str, str], question: str = "", instructions: str = "") -> Support:
         """The best support `sentence` finds among `chunks` (ref -> text): see the module docstring."""
@@ -244,14 +247,16 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
                           _restates(s, question)) if c is not None]
     checks.append(Check("coverage", cov >= checker.supported_coverage,
                         f"证据覆盖了这句话 {cov:.0%} 的内容词", f"the evidence covers {cov:.0%} of the sentence's content words"))
+    adds, added = _adds(s, span, title, question, checker)
+    checks.extend([adds] if adds is not None else [])
     failed = {c.name for c in checks if not c.passed}
     if failed & set(FACT_CHECKS) and cov >= checker.weak_coverage:  # a contradiction of a span about something else
         label = "contradicted"                                        # is no contradiction: that is "unsupported"
     elif "restates" in failed:
         label = "restates-question"
-    elif failed & {"new-term", "new-number", "apart"} or cov < checker.weak_coverage:
+    elif failed & {"new-term", "new-number", "apart"} or min(cov, added) < checker.weak_coverage:
         label = "unsupported"
-    elif cov < checker.supported_coverage:
+    elif min(cov, added) < checker.supported_coverage:
         label = "weak"
     else:
         label = "supported"
@@ -829,6 +834,29 @@ def _restates(s: Reading, question: str) -> Check | None:
     if not restated:
         return Check("restates", True, "这句话说出了问题之外的内容", "the sentence says more than the question")
     return Check("restates", False, "这句话只是在复述问题，没有陈述事实", "the sentence only restates the question: it states no fact")
+
+
+def _adds(s: Reading, span: Reading, title: Reading | None, question: str, checker: Checker
+          ) -> tuple[Check | None, float]:
+    """How much of what the sentence says beyond the question the span covers, as a check, and that share (1.0, and
+    no check, without a question or with nothing beyond it). The question's own words are in any chunk on its topic,
+    so they lift the coverage of a sentence whatever it answers: "RRF 属于混合检索中的分数加权融合方法。" to "RRF 属于
+    混合检索中的哪一类融合方法？" covers 71% of its words with faq_030, which never says 加权, the word that answers (RRF
+    fuses by rank). The share is read against the same thresholds as the coverage (weak, unsupported below them);
+    no new threshold. The question's words still count in the coverage: they are part of what the sentence claims."""
+    own = _own_units(s, question) if question.strip() and checker.beyond_question else []
+    if not own:
+        return None, 1.0
+    credit = [max(span.credit(u), 1.0 if title is not None and u.kind == "term" and title.found(u) else 0.0)
+              for u in own]
+    share = sum(credit) / len(own)
+    if share >= checker.supported_coverage:
+        return Check("adds", True, f"问题之外这句话说的内容，证据覆盖了 {share:.0%}",
+                     f"the evidence covers {share:.0%} of what the sentence says beyond the question"), share
+    missing = _shown(u for u, c in zip(own, credit) if c < 1.0)
+    return Check("adds", False, f"问题之外这句话说的 {missing}，证据里没有（只覆盖了 {share:.0%}）",
+                 f"beyond the question, the sentence says {missing}, which the evidence does not (it covers {share:.0%} "
+                 "of what the sentence adds)"), share
 
 
 def _all_generic(word: str) -> bool:
