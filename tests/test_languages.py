@@ -116,3 +116,18 @@ def test_every_page_speaks_one_language(lang, corpus_text, fake_llm, cache_dir):
     found = {page: [r for r in runs if r not in own] for page, runs in found.items()}
     found = {page: runs for page, runs in found.items() if runs}
     assert not found, json.dumps(found, ensure_ascii=False, indent=1)
+
+
+def test_every_audit_check_has_a_name_in_both_languages():
+    """The page names each check beside its reason (ui/audit_view.CHECK_NAMES); a check the audit gained without an
+    entry there showed its code name ("apart", "adds") in Chinese mode."""
+    from pathlib import Path
+
+    from ui.audit_view import CHECK_NAMES
+
+    made = set()
+    for path in (Path(__file__).resolve().parents[1] / "rag" / "answer").glob("*.py"):
+        made |= set(re.findall(r'Check\("([a-z-]+)"', path.read_text(encoding="utf-8")))
+    assert {"numbers", "apart", "adds"} <= made  # the scan finds the checks
+    assert made <= set(CHECK_NAMES)
+    assert all(re.search(r"[\u4e00-\u9fff]", zh) and en.isascii() for zh, en in CHECK_NAMES.values())

@@ -18,7 +18,8 @@ LABEL_COLOURS = {"supported": "#dcfce7", "weak": "#fef9c3", "unsupported": "#fee
 CHECK_NAMES = {"numbers": ("数字", "numbers"), "binding": ("数字归属", "binding"), "swap": ("对象互换", "swap"),
                "polarity": ("否定/反义", "polarity"), "new-term": ("新名词", "new term"), "new-number": ("新数字", "new number"),
                "restates": ("复述问题", "restates"), "coverage": ("覆盖", "coverage"), "model": ("模型复核", "model"),
-               "verbatim": ("逐字抄录", "verbatim"), "echo": ("复述提示词", "echoes the prompt")}
+               "verbatim": ("逐字抄录", "verbatim"), "echo": ("复述提示词", "echoes the prompt"),
+               "apart": ("拼接", "apart"), "adds": ("问题之外", "beyond the question")}
 LABEL_NAMES = {"supported": "有支撑 supported", "weak": "部分支撑 weak", "unsupported": "无支撑 unsupported",
                "contradicted": "与证据矛盾 contradicted", "restates-question": "只复述问题 restates the question",
                "no-citation": "未引用 no-citation", "not-enough": "资料不足 not-enough"}

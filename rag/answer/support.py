@@ -851,12 +851,12 @@ def _adds(s: Reading, span: Reading, title: Reading | None, question: str, check
               for u in own]
     share = sum(credit) / len(own)
     if share >= checker.supported_coverage:
-        return Check("adds", True, f"问题之外这句话说的内容，证据覆盖了 {share:.0%}",
+        return Check("adds", True, f"这句话在问题之外说的内容，证据覆盖了 {share:.0%}",
                      f"the evidence covers {share:.0%} of what the sentence says beyond the question"), share
     missing = _shown(u for u, c in zip(own, credit) if c < 1.0)
-    return Check("adds", False, f"问题之外这句话说的 {missing}，证据里没有（只覆盖了 {share:.0%}）",
-                 f"beyond the question, the sentence says {missing}, which the evidence does not (it covers {share:.0%} "
-                 "of what the sentence adds)"), share
+    return Check("adds", False, f"这句话说了 {missing}，证据里没有（问题之外的内容只覆盖了 {share:.0%}）",
+                 f"the sentence says {missing}, which the evidence does not (it covers {share:.0%} of what the "
+                 "sentence adds to the question)"), share
 
 
 def _all_generic(word: str) -> bool:
