@@ -357,8 +357,9 @@ def _echoes(s: Reading, question: str, instructions: str) -> Check | None:
     return None
 
 
-def _shown(units) -> str:
-    return "、".join(dict.fromkeys(u.shown for u in units))
+def _shown(units, sep: str = "、") -> str:
+    """The units as the reason shows them: 、 between them in Chinese, a comma in English (`sep=", "`)."""
+    return sep.join(dict.fromkeys(u.shown for u in units))
 
 
 def _numbers(s: Reading, span: Reading, whole: Reading) -> Check | None:
@@ -383,14 +384,14 @@ def _numbers(s: Reading, span: Reading, whole: Reading) -> Check | None:
             return Check("numbers", False, f"句子说 {u.shown} {unit}，证据说 {u.shown} {'、'.join(theirs)}",
                          f"the sentence says {u.shown} {unit}; the evidence says {u.shown} {', '.join(theirs)}")
     if not missing:
-        return Check("numbers", True, f"数字 {_shown(nums)} 都在证据里", f"the numbers {_shown(nums)} are all in the evidence")
+        return Check("numbers", True, f"数字 {_shown(nums)} 都在证据里", f"the numbers {_shown(nums, ', ')} are all in the evidence")
     if not here:  # the span states no number at all: the sentence adds one ("2019 年", "两个指标"), it contradicts none
         return Check("new-number", False, f"证据里没有数字，句中的 {_shown(missing)} 没有出处",
-                     f"the evidence states no number; the sentence's {_shown(missing)} has no source")
-    says = _shown(here) or "—"
+                     f"the evidence states no number; the sentence's {_shown(missing, ', ')} has no source")
     return Check("numbers", False,
-                 f"句中的 {_shown(missing)} 在证据里找不到（证据这里的数字是 {says}）",
-                 f"the sentence says {_shown(missing)}, which the evidence does not (its numbers here: {says})")
+                 f"句中的 {_shown(missing)} 在证据里找不到（证据这里的数字是 {_shown(here) or '—'}）",
+                 f"the sentence says {_shown(missing, ', ')}, which the evidence does not (its numbers here: "
+                 f"{_shown(here, ', ') or '—'})")
 
 
 def measure_after(text: str, end: int) -> str | None:
@@ -455,12 +456,13 @@ def _binding(s: Reading, span: Reading) -> Check | None:
                     continue
                 theirs = [v for g in with_numbers for v in values(g)]
                 owner = [g for g in span.clauses if _clause_has(span, g, n)]
-                about = _shown([v for g in owner for v in g.units + g.inherited if v.kind == "term"]) or \
-                    _shown([v for g in owner for v in g.units if v.kind != "num"][:2])
+                said_of = [v for g in owner for v in g.units + g.inherited if v.kind == "term"] or \
+                    [v for g in owner for v in g.units if v.kind != "num"][:2]
+                about, about_en = _shown(said_of), _shown(said_of, ", ")
                 return Check("binding", False,
                              f"证据中 {n.shown} 说的是 {about or '别的'}，不是 {m.shown}（{m.shown} 对应的是 {_shown(theirs)}）",
-                             f"in the evidence {n.shown} is said of {about or 'something else'}, not of {m.shown} "
-                             f"({m.shown} goes with {_shown(theirs)})")
+                             f"in the evidence {n.shown} is said of {about_en or 'something else'}, not of {m.shown} "
+                             f"({m.shown} goes with {_shown(theirs, ', ')})")
     if any(u.kind == "num" for u in s.units):
         return Check("binding", True, "数字和它所说的对象在证据里在一起", "each number sits with what it is said of in the evidence")
     return None
@@ -756,7 +758,7 @@ def _new_terms(s: Reading, whole: Reading) -> Check | None:
     new = [u for u in s.units if u.kind == "term" and not whole.found(u)]
     if not new:
         return None
-    return Check("new-term", False, f"资料里没有提到 {_shown(new)}", f"the chunk never mentions {_shown(new)}")
+    return Check("new-term", False, f"资料里没有提到 {_shown(new)}", f"the chunk never mentions {_shown(new, ', ')}")
 
 
 def _apart(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: Reading | None) -> Check | None:
@@ -853,9 +855,9 @@ def _adds(s: Reading, span: Reading, title: Reading | None, question: str, check
     if share >= checker.supported_coverage:
         return Check("adds", True, f"这句话在问题之外说的内容，证据覆盖了 {share:.0%}",
                      f"the evidence covers {share:.0%} of what the sentence says beyond the question"), share
-    missing = _shown(u for u, c in zip(own, credit) if c < 1.0)
-    return Check("adds", False, f"这句话说了 {missing}，证据里没有（问题之外的内容只覆盖了 {share:.0%}）",
-                 f"the sentence says {missing}, which the evidence does not (it covers {share:.0%} of what the "
+    missing = [u for u, c in zip(own, credit) if c < 1.0]
+    return Check("adds", False, f"这句话说了 {_shown(missing)}，证据里没有（问题之外的内容只覆盖了 {share:.0%}）",
+                 f"the sentence says {_shown(missing, ', ')}, which the evidence does not (it covers {share:.0%} of what the "
                  "sentence adds to the question)"), share
 
 
