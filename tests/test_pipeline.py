@@ -264,7 +264,7 @@ def test_a_bare_number_is_replaced_and_called_a_number_not_refs(kb_index):
     trace = ask("RRF 融合时常数 k 通常取多少？", kb_index, AskSettings(compare_no_rag=False),
                 LLMGenerator(FakeChat(lambda messages, grammar: "60。[faq_030]", label="terse model (test)")))
     assert trace.garbled is not None and "通常取 60" in trace.answer and trace.model_answer == "60。[faq_030]"
-    assert "a number ('60。')" in trace.garbled and "refs" not in trace.garbled
+    assert "a number ('60')" in trace.garbled and "refs" not in trace.garbled
     assert "数字" in localized(trace.garbled, "zh") and "编号" not in localized(trace.garbled, "zh")
     assert "list marker" in garbled("1.[faq_030]") and "refs and labels" in garbled("资料编号：faq_030。")
     assert "a number" in garbled("4 到 64。[faq_010]")  # one character between two numbers says nothing either

@@ -77,6 +77,7 @@ def garbled(answer: str) -> Msg | None:
         shown = re.sub(r"\s+", " ", words).strip()[:20]
         if _LIST_MARK.match(words):
             return say(f"it is only '{shown}', a list marker", f"只有“{shown}”：一个列表序号")
-        return say(f"it is only a number ('{shown}') with nothing it is said of, which the audit cannot check",
-                   f"只有一个数字（“{shown}”），没有说它指什么，审计无从核对")
+        number = shown.rstrip("。.！!，,；; ")
+        return say(f"it is only a number ('{number}') with nothing it is said of, which the audit cannot check",
+                   f"只有一个数字（“{number}”），没有说它指什么，审计无从核对")
     return _looping(text)
