@@ -84,13 +84,11 @@ def fill_in_caption(trace: Trace) -> None:
 
 def lead_label(choice: LeadChoice) -> str:
     """What the model's choice of the leading quote rests on: its per-token probability against the others'."""
-    others = [c.per_token for i, c in enumerate(choice.candidates) if i != choice.chosen]
-    rest = "、".join(f"{p:.2f}" for p in others)
+    others = [f"{c.per_token:.2f}" for i, c in enumerate(choice.candidates) if i != choice.chosen]
     return tr(f"模型选出的领头原文（模型写的句子都已搁置；把每句原文当作回复，模型给这句的每个 token 平均概率最高：{choice.lead.per_token:.2f}，"
-              f"其余 {rest}）：",
+              f"其余 {'、'.join(others)}）：",
               f"The quote the model chose to lead (everything it wrote was set aside; read as its reply, this quote "
-              f"gets the highest per-token probability: {choice.lead.per_token:.2f}, the others "
-              f"{', '.join(f'{p:.2f}' for p in others)}):")
+              f"gets the highest per-token probability: {choice.lead.per_token:.2f}, the others {', '.join(others)}):")
 
 
 def rebound_caption(trace: Trace) -> None:

@@ -218,9 +218,12 @@ def coverage(s: Reading, span: Reading, title: Reading | None = None) -> float:
     the span for "RRF 中 k 通常取 60" is the sentence about k, not that one plus the title."""
     if not s.units:
         return 0.0
-    credit = [max(span.credit(u), 1.0 if title is not None and u.kind == "term" and title.found(u) else 0.0)
-              for u in s.units]
-    return sum(credit) / len(s.units)
+    return sum(_unit_credit(u, span, title) for u in s.units) / len(s.units)
+
+
+def _unit_credit(u: Unit, span: Reading, title: Reading | None) -> float:
+    """One unit's credit in the span, a name in the chunk's title counting as found (see `coverage`)."""
+    return max(span.credit(u), 1.0 if title is not None and u.kind == "term" and title.found(u) else 0.0)
 
 
 def _same(u: Unit, v: Unit) -> bool:
@@ -849,8 +852,7 @@ def _adds(s: Reading, span: Reading, title: Reading | None, question: str, check
     own = _own_units(s, question) if question.strip() and checker.beyond_question else []
     if not own:
         return None, 1.0
-    credit = [max(span.credit(u), 1.0 if title is not None and u.kind == "term" and title.found(u) else 0.0)
-              for u in own]
+    credit = [_unit_credit(u, span, title) for u in own]
     share = sum(credit) / len(own)
     if share >= checker.supported_coverage:
         return Check("adds", True, f"这句话在问题之外说的内容，证据覆盖了 {share:.0%}",
