@@ -11,7 +11,9 @@ rules pick the quote that leads:
 - sum: the highest summed log-probability (the likeliest reply as a whole);
 - mean: the highest mean per token (rag/answer/lead.py).
 Figures, per set and per case ("set aside": nothing the model wrote is left, where the app applies the choice;
-"own stands": the model's sentence stays first and the quotes follow, shown for comparison only): the mean share of
+"garbled": the model's answer was garbled and the stand-in's picks (two or more) replace it, where the app applies
+the choice too (the candidates and their scores are the app's own, `trace.lead`); "own stands": the model's
+sentence stays first and the quotes follow, shown for comparison only): the mean share of
 the question's key facts the leading quote states, and how often it comes from a gold document.
 Golden chose the rule (mean); the other sets chose nothing.
 """
@@ -60,10 +62,16 @@ def rows_for(name: str, b, chat) -> list[dict]:
         if not q.gold_ids:
             continue
         t = ask(q.query, index, AskSettings(cite="constrained"), gen, reranker=b.rr)
+        doc = {c.ref: c.doc_id for c in t.contexts}
+        if t.garbled is not None and t.lead is not None:  # the stand-in's picks, scored by the app as the reply
+            out.append({"case": "garbled", "quotes": [
+                {"sum": c.logprob, "n": max(1, c.tokens), "gold": doc.get(c.ref) in set(q.gold_ids),
+                 "facts": facts_found(c.sentence, q.facts) or 0.0} for c in t.lead.candidates]})
+            print(f"  {name}: {q.query[:30]} (garbled, {len(t.lead.candidates)} picks)", file=sys.stderr, flush=True)
+            continue
         quotes = [c for c in t.fill_in if not c.covered]
         if len(quotes) < 2 or t.prompt is None:
             continue
-        doc = {c.ref: c.doc_id for c in t.contexts}
         scored = []
         for c in quotes:
             lps = chat.continuation_logprobs(t.prompt.messages, quoted(c.sentence, c.ref))
@@ -84,7 +92,7 @@ def main() -> None:
     print("|---|---|---:|" + "---:|" * len(RULES))
     for name in [s for s in args.sets.split(",") if s]:
         rows = rows_for(name, b, chat)
-        for case in ("set aside", "own stands"):
+        for case in ("set aside", "garbled", "own stands"):
             group = [r for r in rows if r["case"] == case]
             if not group:
                 continue

@@ -92,3 +92,48 @@ def test_the_page_draws_the_chosen_quote_apart_and_escapes_it(kb_index):
     assert "<b>公式</b>" not in html and "&lt;b&gt;公式&lt;/b&gt;" in html
     assert html.index("#e0f2fe") < html.index("&lt;b&gt;") < html.index("Cormack")  # blue ground, chosen, then the rest
     assert "0.90" in html  # its per-token probability, exp(-0.1)
+
+
+REF_LIST = "资料编号：faq_030, faq_029, faq_031, faq_0"  # garbled: the stand-in's picks replace it
+TWO_HOP = "RRF 融合时常数 k 通常取多少？RRF 属于混合检索中的哪一类融合方法？"
+
+
+def test_a_garbled_answer_leads_with_the_stand_in_pick_the_model_chooses(kb_index):
+    """The graph strategy's two-hop question: the 0.5B lists refs, so the stand-in's picks are the answer, in document
+    order "RRF … 由 Cormack 等人于 2009 年提出" first. The model now chooses which pick leads, as it does for fill-in's
+    quotes; the picks keep the stand-in's form (no corner brackets) and are only reordered."""
+    from rag.answer.extractive import ExtractiveGenerator
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import ask
+    from rag.trace import AskSettings
+
+    chat = FakeChat(reply=lambda m, g: REF_LIST, score=_scores({"通常取 60": (-0.1, 20)}))
+    trace = ask(TWO_HOP, kb_index, AskSettings(cite="constrained"), LLMGenerator(chat))
+    assert trace.garbled is not None and trace.lead is not None and "通常取 60" in trace.lead.lead.sentence
+    picks = ExtractiveGenerator(kb_index.embedder).picks(trace.prompt, ExtractiveGenerator(kb_index.embedder)
+                                                         .score_sentences(trace.prompt))
+    assert [p.text for p in picks][0].startswith("RRF（Reciprocal Rank Fusion") and len(picks) >= 2  # document order
+    assert trace.answer.startswith(trace.lead.text(trace.lead.chosen)) and not trace.answer.startswith("「")
+    assert sorted(trace.lead.texts) == sorted(p.text for p in picks) and len(trace.answer) == len("".join(trace.lead.texts))
+    assert "一是按排名融合" in trace.answer and trace.audit.valid
+    assert "What the model wrote was garbled; the model chose which quote leads" in trace.to_markdown("en")
+    assert "模型写的回答是乱的；领头的原文由模型选出" in trace.to_markdown("zh")
+
+
+def test_the_page_draws_a_garbled_answers_chosen_pick_apart_in_both_languages(kb_index, monkeypatch):
+    from rag.answer.generation import LLMGenerator
+    from rag.pipeline import ask
+    from rag.trace import AskSettings
+    from ui.answer_panels import answer_parts_html
+
+    chat = FakeChat(reply=lambda m, g: REF_LIST, score=_scores({"通常取 60": (-0.1, 20)}))
+    trace = ask(TWO_HOP, kb_index, AskSettings(cite="constrained"), LLMGenerator(chat))
+    for lang, words in (("en", ("garbled", "other picks", "not used", "what it wrote was garbled")),
+                        ("zh", ("乱的", "其余原句", "未采用", "模型写的回答是乱的"))):
+        monkeypatch.setattr("ui.i18n.lang", lambda lang=lang: lang)
+        html = answer_parts_html(trace, {"faq_029", "faq_030"}, {"faq_030": 1, "faq_029": 2})
+        head, others, unused, why = (html.index(w) for w in words)
+        # the label, the chosen pick on a blue ground, the other picks, then the model's text struck
+        assert head < html.index("#e0f2fe") < html.index("通常取 60") < others < html.index("Cormack") < unused \
+            < html.index("资料编号：faq")
+        assert why < html.index("#e0f2fe") and "0.90" in html

@@ -77,7 +77,7 @@ NO_RAG_MESSAGE = {
     "quote sentences from the given context and has no knowledge of its own.",
 }
 _FULL_STOP = {"zh": "。", "en": "."}
-_JOIN = {"zh": "", "en": " "}
+JOIN = {"zh": "", "en": " "}  # between quoted sentences, per answer language
 _TERMINATORS = "。！？!?.…；;”’\"')）】」』》"
 _CLOSERS = "”’\"')）】」』》 "  # stripped before checking whether a sentence is a question
 _CUT_AFTER = re.compile(r"(?<=[。！？!?.；;])\s*…+\s*$")  # "…通常取 60。…": the gap compression left after it
@@ -99,6 +99,16 @@ class ScoredSentence:
     chosen: bool
     relevance: float = 0.0  # the score without the form bonus (the answerability gate reads this)
     part: str = ""  # chosen as the best sentence for this part of a two-part question (`_each_part`); "" otherwise
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One chosen sentence as the stand-in's answer quotes it (with its antecedent when it opens with an anaphor)."""
+
+    ref: str
+    sentence: str  # the quoted text, without refs
+    text: str  # as the answer writes it: each sentence closed and followed by [ref]
+    part: str = ""  # the part of a two-part question it was chosen for ("" = the whole question)
 
 
 class ExtractiveGenerator:
@@ -251,20 +261,29 @@ class ExtractiveGenerator:
         """The answer `generate` yields, from this prompt's sentences already scored (`score_sentences(prompt)`),
         for a caller that reads the scores too (the pipeline's stand-in for a garbled answer)."""
         lang = prompt.lang if prompt.lang in NOT_ENOUGH else "zh"
-        chosen = [s for s in scored if s.chosen]
+        chosen = self.picks(prompt, scored)
         if not chosen:
             yield NOT_ENOUGH[lang]
             return
-        chosen.sort(key=lambda s: (s.n, s.start))  # readable: by context rank, then document order
+        for i, pick in enumerate(chosen):
+            yield ("" if i == 0 else JOIN[lang]) + pick.text
+
+    def picks(self, prompt: Prompt, scored: list[ScoredSentence]) -> list[Pick]:
+        """The chosen sentences as the answer quotes them, by context rank then document order (readable), each
+        with the sentence before it when it opens with an anaphor; [] when none was chosen."""
+        lang = prompt.lang if prompt.lang in NOT_ENOUGH else "zh"
+        chosen = sorted((s for s in scored if s.chosen), key=lambda s: (s.n, s.start))
         blocks = {b.n: b for b in prompt.contexts}
         taken = {(s.n, s.start) for s in chosen}
-        first = True
+        out = []
         for s in chosen:
+            closed = []
             for sentence in with_antecedent(blocks[s.n].text, s.start, s.end, taken, s.n):
                 text = quote(sentence.strip())
-                text = text if text.endswith(tuple(_TERMINATORS)) else text + _FULL_STOP[lang]
-                yield ("" if first else _JOIN[lang]) + f"{text}[{s.ref}]"  # every sentence cites its chunk
-                first = False
+                closed.append(text if text.endswith(tuple(_TERMINATORS)) else text + _FULL_STOP[lang])
+            out.append(Pick(s.ref, JOIN[lang].join(closed),  # every sentence cites its chunk
+                            JOIN[lang].join(f"{t}[{s.ref}]" for t in closed), s.part))
+        return out
 
 
 _PART = re.compile(r"[^？?]*[？?]+|[^？?]+$")
