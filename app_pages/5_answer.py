@@ -186,9 +186,9 @@ if audit is not None:
     m[4].metric(tr("有效率 validity", "validity"), "—" if audit.validity_rate is None else f"{audit.validity_rate:.0%}")
     m[5].metric(tr("无支撑率 unsupported", "unsupported"),
                 "—" if audit.unsupported_rate is None else f"{audit.unsupported_rate:.0%}")
-    refs = [{"ref": r, tr("状态", "status"): "✓ valid"} for r in audit.valid]
-    refs += [{"ref": r, tr("状态", "status"): "✗ hallucinated"} for r in audit.hallucinated]
-    refs += [{"ref": r, tr("状态", "status"): "– unused"} for r in audit.unused]
+    refs = [{"ref": r, tr("状态", "status"): tr("✓ 有效 valid", "✓ valid")} for r in audit.valid]
+    refs += [{"ref": r, tr("状态", "status"): tr("✗ 幻觉 hallucinated", "✗ hallucinated")} for r in audit.hallucinated]
+    refs += [{"ref": r, tr("状态", "status"): tr("– 未用 unused", "– unused")} for r in audit.unused]
     st.dataframe(pd.DataFrame(refs, columns=["ref", tr("状态", "status")]), hide_index=True, key="answer.refs")
     rows = []
     for s in audit.sentences:
