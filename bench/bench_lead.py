@@ -11,8 +11,8 @@ rules pick the quote that leads:
 - sum: the highest summed log-probability (the likeliest reply as a whole);
 - mean: the highest mean per token (rag/answer/lead.py).
 Figures, per set and per case ("set aside": nothing the model wrote is left, where the app applies the choice;
-"garbled": the model's answer was garbled and the stand-in's picks (two or more) replace it, where the app applies
-the choice too (the candidates and their scores are the app's own, `trace.lead`); "own stands": the model's
+"garbled": the model's answer was garbled and the stand-in's picks (two or more) replace it, each scored as the
+same quoted reply (measured, not applied: see docs/answers.md); "own stands": the model's
 sentence stays first and the quotes follow, shown for comparison only): the mean share of
 the question's key facts the leading quote states, and how often it comes from a gold document.
 Golden chose the rule (mean); the other sets chose nothing.
@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_answers  # noqa: E402
 
+from rag.answer.extractive import ExtractiveGenerator  # noqa: E402
 from rag.answer.fill_in import quoted  # noqa: E402
 from rag.evaluate.evaluation import facts_found  # noqa: E402
 from rag.pipeline import ask  # noqa: E402
@@ -63,13 +64,12 @@ def rows_for(name: str, b, chat) -> list[dict]:
             continue
         t = ask(q.query, index, AskSettings(cite="constrained"), gen, reranker=b.rr)
         doc = {c.ref: c.doc_id for c in t.contexts}
-        if t.garbled is not None and t.lead is not None:  # the stand-in's picks, scored by the app as the reply
-            out.append({"case": "garbled", "quotes": [
-                {"sum": c.logprob, "n": max(1, c.tokens), "gold": doc.get(c.ref) in set(q.gold_ids),
-                 "facts": facts_found(c.sentence, q.facts) or 0.0} for c in t.lead.candidates]})
-            print(f"  {name}: {q.query[:30]} (garbled, {len(t.lead.candidates)} picks)", file=sys.stderr, flush=True)
-            continue
-        quotes = [c for c in t.fill_in if not c.covered]
+        if t.garbled is not None and t.prompt is not None:  # the stand-in's picks replace it, in document order
+            stand_in = ExtractiveGenerator(b.emb)
+            quotes = stand_in.picks(t.prompt, stand_in.score_sentences(t.prompt))
+            case = "garbled"
+        else:
+            quotes, case = [c for c in t.fill_in if not c.covered], ""
         if len(quotes) < 2 or t.prompt is None:
             continue
         scored = []
@@ -77,7 +77,7 @@ def rows_for(name: str, b, chat) -> list[dict]:
             lps = chat.continuation_logprobs(t.prompt.messages, quoted(c.sentence, c.ref))
             scored.append({"sum": sum(lps), "n": max(1, len(lps)), "gold": doc.get(c.ref) in set(q.gold_ids),
                            "facts": facts_found(c.sentence, q.facts) or 0.0})
-        out.append({"case": "set aside" if not (t.model_answer or "").strip() else "own stands", "quotes": scored})
+        out.append({"case": case or ("set aside" if not (t.model_answer or "").strip() else "own stands"), "quotes": scored})
         print(f"  {name}: {q.query[:30]} ({len(quotes)} quotes)", file=sys.stderr, flush=True)
     return out
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator as StreamOf
-from collections.abc import Sequence
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -22,11 +21,11 @@ from rag.answer.answerability import decide
 from rag.answer.citation_grammar import CITE_MODES, citation_grammar
 from rag.answer.citations import CitationStream, audit
 from rag.answer.compress import compress
-from rag.answer.extractive import JOIN, ExtractiveGenerator, Pick
+from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.fill_in import fill_in, quoted, quoted_refs, set_aside_off_question, set_aside_restatements
 from rag.answer.generation import Generator, LLMGenerator
 from rag.answer.grounding import ground_in_corpus
-from rag.answer.lead import Quote, choose_lead
+from rag.answer.lead import choose_lead
 from rag.answer.prompt import (
     NOT_ENOUGH,
     PROMPT_STYLES,
@@ -243,20 +242,12 @@ def _lead(trace: Trace, generator: Generator, control: RunControl) -> None:
     """When every sentence the model wrote was set aside, the model chooses which of the stand-in's quotes leads
     (rag/answer/lead.py); the same quotes, reordered, and the trace keeps each candidate's probability."""
     quotes = [c for c in trace.fill_in if not c.covered]
-    if trace.model_answer is None or trace.model_answer.strip() \
-            or trace.answer != "".join(quoted(c.sentence, c.ref) for c in quotes):
-        return  # the model's own sentence stands, or the answer is not just these quotes in order
-    _choose_lead(trace, generator, control, quotes)
-
-
-def _choose_lead(trace: Trace, generator: Generator, control: RunControl, quotes: Sequence[Quote],
-                 texts: Sequence[str] = (), join: str = "") -> None:
-    """The model's choice of the quote that leads (two or more): the answer reordered, the choice and a note kept."""
-    if not isinstance(generator, LLMGenerator) or len(quotes) < 2 or trace.prompt is None:
-        return
+    if not isinstance(generator, LLMGenerator) or trace.model_answer is None or trace.model_answer.strip() \
+            or len(quotes) < 2 or trace.prompt is None or trace.answer != "".join(quoted(c.sentence, c.ref) for c in quotes):
+        return  # the model's own sentence stands, one quote, or the answer is not just these quotes in order
     with _timed(trace, "lead"):
         try:
-            choice = choose_lead(generator.chat, trace.prompt.messages, quotes, control, texts, join)
+            choice = choose_lead(generator.chat, trace.prompt.messages, quotes, control)
         except GenerationCancelled:
             raise
         except LLMError:  # an endpoint that scores no given reply, a prompt and reply past the window
@@ -542,20 +533,18 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
     trace.generation = _figures(control)
     why = looping or (None if generator.is_fallback else garbled(trace.answer))
     if why is not None:
-        picks = _stand_in(trace, why, embedder)  # the answer is these, in order: the model chooses which leads
-        _choose_lead(trace, generator, control, picks, [p.text for p in picks], JOIN.get(prompt.lang, JOIN["zh"]))
+        _stand_in(trace, why, embedder)
 
 
-def _stand_in(trace: Trace, why, embedder) -> list[Pick]:
+def _stand_in(trace: Trace, why, embedder) -> None:
     """A garbled answer is replaced by the extractive stand-in's picks over the same prompt, and the trace says so
-    (`garbled`, the model's text kept in `model_answer`); the picks, for the model to choose which leads."""
+    (`garbled`, the model's text kept in `model_answer`)."""
     trace.garbled = why
     trace.model_answer = trace.answer
     stand_in = ExtractiveGenerator(embedder)
-    scored, picks = [], []
+    scored = []
     if trace.prompt is not None:
         scored = stand_in.score_sentences(trace.prompt)
-        picks = stand_in.picks(trace.prompt, scored)
         trace.answer = "".join(stand_in.quotes(trace.prompt, scored))
     trace.notes.append(say(f"the model's answer was garbled ({why}): the extractive stand-in's picks from the same "
                            "contexts are shown instead; what the model wrote is kept in the trace",
@@ -566,7 +555,6 @@ def _stand_in(trace: Trace, why, embedder) -> list[Pick]:
             trace.notes.append(say(f"the stand-in's quote from [{s.ref}] is its best sentence for this part of the "
                                    f"question: {s.part}", f"抽取式替身从 [{s.ref}] 引的句子，是它为问题的这一部分挑出的"
                                    f"得分最高的句子：{s.part}"))
-    return picks
 
 
 def _text_counter(generator: Generator) -> Callable[[str], int] | None:

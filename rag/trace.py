@@ -283,12 +283,10 @@ def _md_answer(trace: Trace, lang: str, w) -> list[str]:
                   "第一个「之前是模型写的；之后加引号的句子是抽取式替身挑出、而模型回答漏掉的原文。"), ""]
     if trace.lead is not None:
         lead, n = trace.lead.lead, len(trace.lead.candidates)
-        why = w("What the model wrote was garbled", "模型写的回答是乱的") if trace.garbled is not None else \
-            w("Everything the model wrote was set aside", "模型写的句子都已搁置")
-        out += [why + w(f"; the model chose which quote leads: [{lead.ref}], the highest per-token probability as its "
-                        f"reply ({lead.per_token:.2f}) of {n}.",
-                        f"；领头的原文由模型选出：[{lead.ref}]，把它当作回复时每个 token 的平均概率最高"
-                        f"（{lead.per_token:.2f}，共 {n} 句）。"), ""]
+        out += [w(f"Everything the model wrote was set aside; the model chose which quote leads: [{lead.ref}], the highest "
+                  f"per-token probability as its reply ({lead.per_token:.2f}) of {n}.",
+                  f"模型写的句子都已搁置；领头的原文由模型选出：[{lead.ref}]，把它当作回复时每个 token 的平均概率最高"
+                  f"（{lead.per_token:.2f}，共 {n} 句）。"), ""]
     for aside, why in ((trace.restated, w("Set aside (the model's sentences that state nothing: they only restate the "
                                           "question or the prompt, or are a bare number or ref):",
                                           "已搁置（模型写的、没有陈述事实的句子：只是复述问题或提示词，或只有一个编号）：")),

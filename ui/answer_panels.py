@@ -13,6 +13,7 @@ import html
 
 import streamlit as st
 
+from rag.answer.fill_in import quoted
 from rag.answer.lead import LeadChoice
 from rag.trace import Trace
 
@@ -81,22 +82,13 @@ def fill_in_caption(trace: Trace) -> None:
                                     f"the question: {c.part}")))
 
 
-def lead_label(choice: LeadChoice, garbled: bool = False) -> str:
+def lead_label(choice: LeadChoice) -> str:
     """What the model's choice of the leading quote rests on: its per-token probability against the others'."""
     others = [f"{c.per_token:.2f}" for i, c in enumerate(choice.candidates) if i != choice.chosen]
-    why = tr("模型写的回答是乱的", "what it wrote was garbled") if garbled else \
-        tr("模型写的句子都已搁置", "everything it wrote was set aside")
-    return tr(f"模型选出的领头原文（{why}；把每句原文当作回复，模型给这句的每个 token 平均概率最高：{choice.lead.per_token:.2f}，"
+    return tr(f"模型选出的领头原文（模型写的句子都已搁置；把每句原文当作回复，模型给这句的每个 token 平均概率最高：{choice.lead.per_token:.2f}，"
               f"其余 {'、'.join(others)}）：",
-              f"The quote the model chose to lead ({why}; read as its reply, this quote "
+              f"The quote the model chose to lead (everything it wrote was set aside; read as its reply, this quote "
               f"gets the highest per-token probability: {choice.lead.per_token:.2f}, the others {', '.join(others)}):")
-
-
-def _chosen_html(choice: LeadChoice, valid: set[str], numbers: dict[str, int], garbled: bool = False) -> str:
-    """The quote the model chose to lead, under its label, on a blue ground."""
-    return (_LABEL.format(html.escape(lead_label(choice, garbled)))
-            + "<div style='background:#e0f2fe;border-left:3px solid #0284c7;padding:2px 8px'>"
-            + answer_html(choice.text(choice.chosen), valid, numbers) + "</div>")
 
 
 def rebound_caption(trace: Trace) -> None:
@@ -146,43 +138,28 @@ def compression_summary(trace: Trace) -> None:
                   f"sentences below were not shown to the model."))
 
 
-_LABEL = "<div style='font-size:0.8em;color:#475569;margin-top:6px'>{}</div>"
-
-
-def _garbled_html(trace: Trace, valid: set[str], numbers: dict[str, int]) -> str:
-    """A garbled answer: the stand-in's picks under a label that says so (the one the model chose to lead first, on a
-    blue ground, then the others in document order), what the model wrote below them, struck."""
-    head = tr(f"模型的回答是乱的（{loc(trace.garbled)}），下面是流程补上的：抽取式替身从同样资料中挑出的原句",
-              f"The model's answer was garbled ({loc(trace.garbled)}); below is what the pipeline put instead: the "
-              "extractive stand-in's picks from the same contexts")
-    out, rest = _LABEL.format(html.escape(head)), trace.answer or "—"
-    lead = trace.lead
-    if lead is not None and rest.startswith(lead.text(lead.chosen)):
-        out += _chosen_html(lead, valid, numbers, garbled=True)
-        rest = rest[len(lead.text(lead.chosen)):].strip()
-        if rest:
-            out += _LABEL.format(html.escape(tr("替身的其余原句（按资料顺序）：", "The stand-in's other picks (in document order):")))
-    if rest:
-        out += answer_html(rest, valid, numbers)
-    written = html.escape((trace.model_answer or "")[:300])
-    return (out + _LABEL.format(html.escape(tr("模型写的（未采用）：", "What the model wrote (not used):")))
-            + f"<div style='text-decoration:line-through;color:#94a3b8'>{written}</div>")
-
-
 def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) -> str:
     """The answer drawn by who made each part, the same on every page: what the model wrote as it is; the quotes the
     pipeline appended (fill-in) on a grey ground under a label; a garbled answer replaced by the stand-in's picks
     under a label that says so, with what the model wrote below it, struck."""
-    label = _LABEL
+    label = ("<div style='font-size:0.8em;color:#475569;margin-top:6px'>{}</div>")
     if trace.garbled is not None:
-        return _garbled_html(trace, valid, numbers)
+        head = tr(f"模型的回答是乱的（{loc(trace.garbled)}），下面是流程补上的：抽取式替身从同样资料中挑出的原句",
+                  f"The model's answer was garbled ({loc(trace.garbled)}); below is what the pipeline put instead: the "
+                  "extractive stand-in's picks from the same contexts")
+        written = html.escape((trace.model_answer or "")[:300])
+        return (label.format(html.escape(head)) + answer_html(trace.answer or "—", valid, numbers)
+                + label.format(html.escape(tr("模型写的（未采用）：", "What the model wrote (not used):")))
+                + f"<div style='text-decoration:line-through;color:#94a3b8'>{written}</div>")
     if trace.model_answer is None or not trace.answer.startswith(trace.model_answer.rstrip()):
         return answer_html(trace.answer or "—", valid, numbers)
     written, added = trace.answer[:len(trace.model_answer.rstrip())], trace.answer[len(trace.model_answer.rstrip()):]
     out = answer_html(written, valid, numbers) if written.strip() else ""
-    chosen = trace.lead.text(trace.lead.chosen) if trace.lead is not None else None
-    if trace.lead is not None and chosen is not None and added.startswith(chosen):
-        out += _chosen_html(trace.lead, valid, numbers)
+    chosen = quoted(trace.lead.lead.sentence, trace.lead.lead.ref) if trace.lead is not None else None
+    if chosen is not None and added.startswith(chosen):
+        out += (label.format(html.escape(lead_label(trace.lead)))
+                + "<div style='background:#e0f2fe;border-left:3px solid #0284c7;padding:2px 8px'>"
+                + answer_html(chosen, valid, numbers) + "</div>")
         added = added[len(chosen):]
     if added.strip():
         out += (label.format(html.escape(tr("流程补上的原文（模型没有说到，抽取式替身照录）：",

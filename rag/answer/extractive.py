@@ -77,7 +77,7 @@ NO_RAG_MESSAGE = {
     "quote sentences from the given context and has no knowledge of its own.",
 }
 _FULL_STOP = {"zh": "。", "en": "."}
-JOIN = {"zh": "", "en": " "}  # between quoted sentences, per answer language
+_JOIN = {"zh": "", "en": " "}
 _TERMINATORS = "。！？!?.…；;”’\"')）】」』》"
 _CLOSERS = "”’\"')）】」』》 "  # stripped before checking whether a sentence is a question
 _CUT_AFTER = re.compile(r"(?<=[。！？!?.；;])\s*…+\s*$")  # "…通常取 60。…": the gap compression left after it
@@ -266,7 +266,7 @@ class ExtractiveGenerator:
             yield NOT_ENOUGH[lang]
             return
         for i, pick in enumerate(chosen):
-            yield ("" if i == 0 else JOIN[lang]) + pick.text
+            yield ("" if i == 0 else _JOIN[lang]) + pick.text
 
     def picks(self, prompt: Prompt, scored: list[ScoredSentence]) -> list[Pick]:
         """The chosen sentences as the answer quotes them, by context rank then document order (readable), each
@@ -281,8 +281,8 @@ class ExtractiveGenerator:
             for sentence in with_antecedent(blocks[s.n].text, s.start, s.end, taken, s.n):
                 text = quote(sentence.strip())
                 closed.append(text if text.endswith(tuple(_TERMINATORS)) else text + _FULL_STOP[lang])
-            out.append(Pick(s.ref, JOIN[lang].join(closed),  # every sentence cites its chunk
-                            JOIN[lang].join(f"{t}[{s.ref}]" for t in closed), s.part))
+            out.append(Pick(s.ref, _JOIN[lang].join(closed),  # every sentence cites its chunk
+                            _JOIN[lang].join(f"{t}[{s.ref}]" for t in closed), s.part))
         return out
 
 

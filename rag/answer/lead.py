@@ -24,17 +24,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
-from rag.answer.fill_in import quoted
-
-
-class Quote(Protocol):  # a fill-in quote (fill_in.FillIn) or a pick of the stand-in's (extractive.Pick)
-    @property
-    def ref(self) -> str: ...
-
-    @property
-    def sentence(self) -> str: ...
+from rag.answer.fill_in import FillIn, quoted
 
 
 @dataclass(frozen=True)
@@ -48,29 +39,22 @@ class Candidate:
 
 @dataclass(frozen=True)
 class LeadChoice:
-    candidates: tuple[Candidate, ...]  # the quotes in the answer's (document) order
+    candidates: tuple[Candidate, ...]  # the quotes fill-in appended, in its (document) order
     chosen: int  # index into candidates: the quote that now leads the answer
-    texts: tuple[str, ...] = ()  # each candidate as the answer writes it; () for fill-in's 「sentence」[ref]
-    join: str = ""  # between them in the answer
 
     @property
     def lead(self) -> Candidate:
         return self.candidates[self.chosen]
 
-    def text(self, i: int) -> str:
-        return self.texts[i] if self.texts else quoted(self.candidates[i].sentence, self.candidates[i].ref)
-
     def answer(self) -> str:
-        """The quotes as the answer writes them, the chosen one first, the rest in their order."""
+        """The quotes as fill-in writes them, the chosen one first, the rest in their order."""
         order = [self.chosen] + [i for i in range(len(self.candidates)) if i != self.chosen]
-        return self.join.join(self.text(i) for i in order)
+        return "".join(quoted(self.candidates[i].sentence, self.candidates[i].ref) for i in order)
 
 
-def choose_lead(chat, messages: list[dict], quotes: Sequence[Quote], control=None, texts: Sequence[str] = (),
-                join: str = "") -> LeadChoice | None:
+def choose_lead(chat, messages: list[dict], quotes: Sequence[FillIn], control=None) -> LeadChoice | None:
     """The model's choice among `quotes` (two or more) as the reply to `messages` (the answer prompt); None for fewer.
-    `texts`, `join`: how the answer writes them (the stand-in's picks for a garbled answer), when not as fill-in's
-    quotes. Raises LLMUnsupportedError from a backend that cannot score a reply."""
+    Raises LLMUnsupportedError from a backend that cannot score a reply."""
     if len(quotes) < 2:
         return None
     cands = []
@@ -79,4 +63,4 @@ def choose_lead(chat, messages: list[dict], quotes: Sequence[Quote], control=Non
         total = float(sum(lps))
         cands.append(Candidate(q.ref, q.sentence, total, len(lps), math.exp(total / len(lps)) if lps else 0.0))
     best = max(range(len(cands)), key=lambda i: (cands[i].per_token, -i))  # a tie keeps the document order
-    return LeadChoice(tuple(cands), best, tuple(texts), join)
+    return LeadChoice(tuple(cands), best)
