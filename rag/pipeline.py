@@ -381,49 +381,69 @@ def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None, control: Run
     if s.rewrite != "none" and chat is None:  # check_settings says so before anything runs; kept true here
         raise no_model_error(f"{s.rewrite} needs a language model to write the rewrites", None)
     if s.rewrite == "hyde" and chat is not None:
-        with _timed(trace, "rewrite"):
-            trace.backends["rewrite"] = say(f"HyDE via {chat.label}", f"HyDE，由 {chat.label} 改写")
-            try:
-                hypothesis = hyde(question, chat, control=control)
-            except GenerationCancelled:
-                raise
-            except LLMError as exc:
-                hypothesis = ""
-                trace.notes.append(say(f"HyDE failed ({exc}); searched with the question alone",
-                                       f"HyDE 失败了（{exc}）；只用问题本身检索"))
-            if hypothesis.strip() and garbled(hypothesis) is not None:  # a loop or a list of refs is no passage
-                trace.notes.append(say(f"HyDE's passage was garbled ({garbled(hypothesis)}); searched with the question "
-                                       "alone", f"HyDE 写的段落是乱的（{localized(garbled(hypothesis), 'zh')}）；只用问题本身检索"))
-                hypothesis = ""
-            trace.rewrites["hyde"] = hypothesis
-            if not hypothesis.strip() and not any(n.startswith("HyDE failed") for n in trace.notes):
-                trace.notes.append(say("HyDE returned nothing usable; searched with the question alone",
-                                       "HyDE 没有写出可用的内容；只用问题本身检索"))
-            query_vector = hyde_vector(index, question, hypothesis) if hypothesis.strip() else None
+        query_vector = _hyde(trace, index, chat, control)
     with _timed(trace, "retrieve"):
         trace.retrieval = retrieve(index, question, s.mode, s.recall_n, depth, s.rrf_k, _weights(s), query_vector,
                                    use_sparse=use_sparse)
         candidates = trace.retrieval.ranked()
     if s.rewrite == "multi-query" and chat is not None:
-        with _timed(trace, "rewrite"):
-            trace.backends["rewrite"] = say(f"multi-query via {chat.label}", f"多查询，由 {chat.label} 改写")
-            try:
-                variants = multi_query(question, chat, s.n_queries, control=control)
-            except GenerationCancelled:
-                raise
-            except LLMError as exc:
-                variants = []
-                trace.notes.append(say(f"multi-query failed ({exc}); used the original question only",
-                                       f"多查询改写失败了（{exc}）；只用原问题检索"))
-            trace.rewrites["queries"] = [question, *variants]
-            if not variants and not any(n.startswith("multi-query failed") for n in trace.notes):
-                trace.notes.append(say("multi-query produced no usable variants; used the original question only",
-                                       "多查询没有写出可用的改写；只用原问题检索"))
+        _multi_query(trace, chat, control)
         with _timed(trace, "retrieve"):
             trace.per_query, fused = retrieve_many(index, trace.rewrites["queries"], s.recall_n, depth, s.rrf_k,
                                                    mode=s.mode, weights=_weights(s), use_sparse=use_sparse)
             candidates = fused[: s.recall_n]
     trace.candidates = list(candidates)
+
+
+def _hyde(trace: Trace, index: Index, chat: ChatBackend, control: RunControl):
+    """HyDE's passage -> the query vector (None: search with the question alone, and a note says why)."""
+    question = trace.question
+    with _timed(trace, "rewrite"):
+        trace.backends["rewrite"] = say(f"HyDE via {chat.label}", f"HyDE，由 {chat.label} 改写")
+        try:
+            hypothesis = hyde(question, chat, control=control)
+        except GenerationCancelled:
+            raise
+        except LLMError as exc:
+            hypothesis = ""
+            trace.notes.append(say(f"HyDE failed ({exc}); searched with the question alone",
+                                   f"HyDE 失败了（{exc}）；只用问题本身检索"))
+        if hypothesis.strip() and garbled(hypothesis) is not None:  # a loop or a list of refs is no passage
+            trace.notes.append(say(f"HyDE's passage was garbled ({garbled(hypothesis)}); searched with the question "
+                                   "alone", f"HyDE 写的段落是乱的（{localized(garbled(hypothesis), 'zh')}）；只用问题本身检索"))
+            hypothesis = ""
+        trace.rewrites["hyde"] = hypothesis
+        if not hypothesis.strip() and not any(n.startswith("HyDE failed") for n in trace.notes):
+            trace.notes.append(say("HyDE returned nothing usable; searched with the question alone",
+                                   "HyDE 没有写出可用的内容；只用问题本身检索"))
+        return hyde_vector(index, question, hypothesis) if hypothesis.strip() else None
+
+
+def _multi_query(trace: Trace, chat: ChatBackend, control: RunControl) -> None:
+    """The model's rewordings -> trace.rewrites["queries"] (the question first); a garbled one (a loop, a list of
+    refs, a bare number: shape.garbled) is left out, as HyDE's garbled passage is, and a note says so."""
+    question, s = trace.question, trace.settings
+    with _timed(trace, "rewrite"):
+        trace.backends["rewrite"] = say(f"multi-query via {chat.label}", f"多查询，由 {chat.label} 改写")
+        try:
+            variants = multi_query(question, chat, s.n_queries, control=control)
+        except GenerationCancelled:
+            raise
+        except LLMError as exc:
+            variants = []
+            trace.notes.append(say(f"multi-query failed ({exc}); used the original question only",
+                                   f"多查询改写失败了（{exc}）；只用原问题检索"))
+        dropped = [v for v in variants if garbled(v) is not None]
+        if dropped:
+            why = garbled(dropped[0])
+            trace.notes.append(say(f"multi-query: left out {len(dropped)} garbled rewrite(s) ({why}), such as "
+                                   f"\"{dropped[0][:40]}\"", f"多查询：略去了 {len(dropped)} 条乱掉的改写"
+                                   f"（{localized(why, 'zh')}），例如“{dropped[0][:40]}”"))
+        variants = [v for v in variants if v not in dropped]
+        trace.rewrites["queries"] = [question, *variants]
+        if not variants and not any(n.startswith("multi-query failed") for n in trace.notes):
+            trace.notes.append(say("multi-query produced no usable variants; used the original question only",
+                                   "多查询没有写出可用的改写；只用原问题检索"))
 
 
 def _rerank(trace: Trace, index: Index, reranker: Reranker | None, control: RunControl) -> None:

@@ -156,6 +156,21 @@ def test_multi_query_honours_the_mode_and_the_weights(kb_index, offline):
         assert [h.chunk_id for h in r.hybrid] == [h.chunk_id for h in r.dense][: len(r.hybrid)]
 
 
+def test_a_garbled_multi_query_rewrite_is_left_out_and_said(kb_index, offline):
+    """Every generation path has the shape check: a rewording that is a loop or a list of refs is no query (HyDE's
+    garbled passage was already set aside; multi-query's rewrites were searched whatever they were)."""
+    from rag.messages import localized
+
+    gen, _ = offline
+    chat = _variants_chat("RRF 的分数怎么计算？", "资料编号：faq_030, faq_029, faq_031, faq_028",
+                          "把检索结果融合起来" * 8)
+    trace = ask("什么是 RRF？", kb_index, AskSettings(rewrite="multi-query", n_queries=3, rerank=False),
+                gen.backend, chat=chat)
+    assert trace.rewrites["queries"] == ["什么是 RRF？", "RRF 的分数怎么计算？"] and len(trace.per_query) == 2
+    [note] = [n for n in trace.notes if "garbled rewrite" in n]
+    assert "left out 2" in note and "资料编号" in note and "略去了 2 条" in localized(note, "zh")
+
+
 def test_a_failing_no_rag_call_keeps_the_finished_rag_answer(kb_index):
     """Bug: an error in the second (no-RAG) generation threw away the finished, audited RAG answer."""
     from rag.answer.generation import LLMGenerator

@@ -9,7 +9,9 @@ faq_029, faq_028, faq_030, …" until its token limit), a bare "1.", or one phra
   find the number somewhere in the chunk, so "11次。" to "托马斯·戴维斯有多少次迫使掉球？" (xquad_zh; the passage says
   四次, and 11 is another player's) would read as supported. Each case says what it is: a number is not "only refs".
 The pipeline stops a generation the guard flags, and replaces a garbled answer, visibly, with the extractive
-stand-in's picks over the same contexts (pipeline._generate); the trace keeps what the model wrote.
+stand-in's picks over the same contexts (pipeline._generate); the trace keeps what the model wrote. The model's
+other writing is checked the same way: a garbled HyDE passage is not searched with, and a garbled multi-query
+rewording is left out of the queries (pipeline._hyde, pipeline._multi_query), each with a note.
 Not handled here: whether a readable answer is right (the audit: support.py).
 """
 
