@@ -187,6 +187,32 @@ def test_agent_budget_leaves_only_answer_on_the_last_step_and_repeats_are_caught
     assert "你已经检索过“过拟合”" in lt.steps[-1].prompt[-1]["content"]  # the repeat was answered by a note
 
 
+def test_a_garbled_query_from_either_loop_is_not_searched_as_written(kb_index, gen):
+    """The shape check on every generation path: a Self-RAG rewrite or an agent query that is a list of refs is no
+    query; the question (and, in Self-RAG, the unsupported sentence) is searched instead, and the step says why."""
+    from rag.messages import localized
+
+    refs = "资料编号：faq_030, faq_029, faq_031, faq_028"
+
+    def verdict(m):
+        need = _need(0.9)(m)
+        return need if need is not None else 0.1  # nothing relevant, nothing supported: search again
+
+    lt = self_rag("什么是过拟合？", RunContext(kb_index, SETTINGS, gen, chat=ScriptedChat(verdict=verdict,
+                                                                                   reply=lambda m, g: refs), budget=2))
+    rewrite = next(s for s in lt.steps if s.kind == "rewrite")
+    assert rewrite.query.startswith("什么是过拟合？") and "faq_030" not in rewrite.query and rewrite.raw == refs
+    assert "garbled" in rewrite.decision and "乱" in localized(rewrite.decision, "zh")
+
+    script = iter([json.dumps({"thought": "查。", "action": "search", "query": refs}, ensure_ascii=False),
+                   '{"thought": "够了。", "action": "answer"}'])
+    lt = agent("什么是过拟合？", RunContext(kb_index, SETTINGS, gen, chat=ScriptedChat(reply=lambda m, g: next(script))))
+    search = lt.steps[0]
+    assert search.kind == "search" and search.query == "什么是过拟合？" and search.hits
+    assert "garbled" in search.decision and "改用问题检索" in localized(search.decision, "zh")
+    assert refs in search.raw
+
+
 def test_agent_answers_a_greeting_without_searching(kb_index, gen):
     chat = ScriptedChat(reply=lambda m, g: '{"thought": "这是问候。", "action": "answer"}')
     lt = agent("你好", RunContext(kb_index, SETTINGS, gen, chat=chat))

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from rag.answer.shape import garbled
 from rag.loops.actions import ACTIONS, action_grammar, parse_action
 from rag.loops.self_rag import answer_directly, loop_setup
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
@@ -129,8 +130,9 @@ def agent(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | N
             break
         step = {"thought": action.thought, "prompt": prompt, "raw": raw}
         if action.action == "search":
-            _search(action.query, mem, head, rec, step, t0, lambda q: gather(q, index, settings, generator, reranker,
-                                                                              control=control), index)
+            query, mess = (action.query, None) if garbled(action.query) is None else (question, garbled(action.query))
+            _search(query, mem, head, rec, step, t0, lambda q: gather(q, index, settings, generator, reranker,
+                                                                       control=control), index, mess)
         else:
             _read(action.ref, mem, head, rec, step, t0)
     t0 = time.perf_counter()
@@ -169,8 +171,10 @@ def _next_action(chat, mem: _Memory, head, last: bool, control: RunControl) -> t
     return prompt, raw, action, why
 
 
-def _search(query: str, mem: _Memory, head, rec: Recorder, step: dict, t0: float, run, index) -> None:
-    """Search (`run(query)` -> trace) and show the model the hits, or tell it that it searched this already."""
+def _search(query: str, mem: _Memory, head, rec: Recorder, step: dict, t0: float, run, index, mess=None) -> None:
+    """Search (`run(query)` -> trace) and show the model the hits, or tell it that it searched this already. `mess`:
+    why the model's own query was garbled (shape.garbled: a loop, a list of refs), when `query` is the question
+    searched in its place."""
     if query in mem.searched:
         mem.messages.append({"role": "user", "content": head[5].format(q=query)})
         rec.add(kind="repeat", query=query, decision=say("repeated an earlier search: told to use other words (no new "
@@ -183,8 +187,12 @@ def _search(query: str, mem: _Memory, head, rec: Recorder, step: dict, t0: float
     for c in trace.contexts[:SEARCH_HITS]:
         mem.seen.setdefault(c.ref, c)
     mem.messages.append({"role": "user", "content": _search_observation(trace.contexts[:SEARCH_HITS], query, head)})
-    rec.add(kind="search", query=query,
-            decision=say(f"searched; {len(hits)} hits shown to the model", f"检索了；给模型看了 {len(hits)} 条结果"),
+    decision = say(f"searched; {len(hits)} hits shown to the model", f"检索了；给模型看了 {len(hits)} 条结果")
+    if mess is not None:
+        decision = say(f"the model's query was garbled ({mess}): searched with the question; {len(hits)} hits shown "
+                       "to the model", f"模型写的检索词是乱的（{localized(mess, 'zh')}）：改用问题检索；给模型看了 "
+                       f"{len(hits)} 条结果")
+    rec.add(kind="search", query=query, decision=decision,
             hits=hits_of(index, hits), seconds=time.perf_counter() - t0, **step)
 
 

@@ -23,11 +23,12 @@ from typing import Callable
 
 from rag.answer.citations import is_not_enough, strip_citations
 from rag.answer.prompt import build_no_rag_prompt
+from rag.answer.shape import garbled
 from rag.answer.support import Support
 from rag.ingest.language import detect_lang
 from rag.loops import decisions
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
-from rag.messages import say
+from rag.messages import localized, say
 from rag.models.llm import RunControl, short_reply
 from rag.pipeline import answer_from, check_settings, gather, no_model_error
 from rag.run import RunContext
@@ -208,10 +209,14 @@ def _rewrite(rec: Recorder, chat, question: str, lang: str, unsupported: str | N
     raw = short_reply(chat, messages, REWRITE_TOKENS, control)
     query = decisions.parse_query(raw)
     how = say("the model's rewrite", "模型改写的查询")
-    if not query or query in tried:
-        query = f"{question} {strip_citations(unsupported or '').strip()}".strip()
+    mess = garbled(query) if query else None  # a loop or a list of refs is no query
+    if not query or query in tried or mess is not None:
+        fallback = f"{question} {strip_citations(unsupported or '').strip()}".strip()
         how = say("the model's rewrite was empty or already tried: question + the unsupported sentence",
-                  "模型的改写是空的或已经试过：用问题 + 缺少支撑的那句话")
+                  "模型的改写是空的或已经试过：用问题 + 缺少支撑的那句话") if mess is None else \
+            say(f"the model's rewrite was garbled ({mess}): question + the unsupported sentence",
+                f"模型的改写是乱的（{localized(mess, 'zh')}）：用问题 + 缺少支撑的那句话")
+        query = fallback
     tried.add(query)
     why = "a sentence lacked support" if unsupported else "no retrieved chunk was relevant"
     rec.add(kind="rewrite", thought=f"Search again: {why}.", query=query, decision=how, prompt=messages, raw=raw,
