@@ -212,6 +212,13 @@ def test_a_garbled_query_from_either_loop_is_not_searched_as_written(kb_index, g
     assert "garbled" in search.decision and "改用问题检索" in localized(search.decision, "zh")
     assert refs in search.raw
 
+    # graph-global's map: a community "point" that is a ref list is left out, not read as evidence
+    lt = run_strategy("graph-global", "这个知识库讲了哪些主题？", RunContext(kb_index, SETTINGS, gen,
+                                                                      chat=ScriptedChat(reply=lambda m, g: refs)))
+    maps = [s for s in lt.steps if s.kind == "map"]
+    assert maps and all("garbled" in s.decision and "写乱了" in localized(s.decision, "zh") for s in maps)
+    assert lt.graph["points"] == [] and refs not in lt.final.graph_block
+
 
 def test_agent_answers_a_greeting_without_searching(kb_index, gen):
     chat = ScriptedChat(reply=lambda m, g: '{"thought": "这是问候。", "action": "answer"}')

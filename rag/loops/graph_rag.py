@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from rag.answer.shape import garbled
 from rag.errors import ConfigError
 from rag.graph.graph import relation_line
 from rag.graph.store import attach, summaries
@@ -165,11 +166,13 @@ def _map(question: str, top: list[int], texts: dict, chat, rec: Recorder, contro
         messages = _map_messages(lang, texts[cid], question)
         t1 = time.perf_counter()
         said = short_reply(chat, messages, MAP_TOKENS, control).strip()
-        keep = bool(said) and not said.startswith(IRRELEVANT)
-        rec.add(kind="map", thought=f"What does community {cid} say about the question?",
-                decision=say(("kept: " if keep else "left out: ") + said[:120],
-                             ("保留：" if keep else "略去：") + said[:120]), prompt=messages, raw=said,
-                seconds=time.perf_counter() - t1)
+        mess = garbled(said)  # a loop or a list of refs is no point
+        keep = bool(said) and not said.startswith(IRRELEVANT) and mess is None
+        decision = say(("kept: " if keep else "left out: ") + said[:120], ("保留：" if keep else "略去：") + said[:120])
+        if mess is not None:
+            decision = say(f"left out, garbled ({mess}): {said[:80]}", f"略去，写乱了（{localized(mess, 'zh')}）：{said[:80]}")
+        rec.add(kind="map", thought=f"What does community {cid} say about the question?", decision=decision,
+                prompt=messages, raw=said, seconds=time.perf_counter() - t1)
         if keep:
             points.append((cid, said))
     return points
