@@ -401,7 +401,7 @@ def _hyde(trace: Trace, index: Index, chat: ChatBackend, control: RunControl):
     with _timed(trace, "rewrite"):
         trace.backends["rewrite"] = say(f"HyDE via {chat.label}", f"HyDE，由 {chat.label} 改写")
         try:
-            hypothesis = hyde(question, chat, control=control)
+            hypothesis = hyde(question, chat, control=control, stop=RepetitionGuard().feed)
         except GenerationCancelled:
             raise
         except LLMError as exc:
@@ -426,7 +426,7 @@ def _multi_query(trace: Trace, chat: ChatBackend, control: RunControl) -> None:
     with _timed(trace, "rewrite"):
         trace.backends["rewrite"] = say(f"multi-query via {chat.label}", f"多查询，由 {chat.label} 改写")
         try:
-            variants = multi_query(question, chat, s.n_queries, control=control)
+            variants = multi_query(question, chat, s.n_queries, control=control, stop=RepetitionGuard().feed)
         except GenerationCancelled:
             raise
         except LLMError as exc:

@@ -139,3 +139,25 @@ def test_query_points_and_make_rewrites_give_the_trace_shape(kb_index):
     assert make_rewrites("hyde", "什么是过拟合？", Chat())["hyde"]
     with pytest.raises(ConfigError):
         make_rewrites("nope", "q", Chat())
+
+
+def test_a_rewrite_that_loops_is_cut_where_the_guard_says_stop():
+    """The bundled 0.5B sometimes loops in a rewrite ("ReLU为什么比sigmoid好用？为什么ReLU比sigmoid好用？…") until its
+    token limit: 26 s where a good rewrite takes about 1. With `stop` (the pipeline passes the answer's repetition
+    guard) the reply is streamed and cut at the loop; without it, read whole, as an endpoint's reply is."""
+    from rag.answer.shape import RepetitionGuard
+    from tests.fake_chat import FakeChat
+
+    loop = '["ReLU为什么比sigmoid好用？' + "为什么ReLU比sigmoid好用？" * 300
+    fed: list[str] = []
+    guard = RepetitionGuard()
+
+    def stop(delta):
+        fed.append(delta)
+        return guard.feed(delta)
+
+    chat = FakeChat(reply=lambda m, g: loop)
+    variants = multi_query("ReLU 为什么比 sigmoid 好用", chat, 3, stop=stop)
+    assert 0 < len("".join(fed)) < 200 and len(variants) <= 1  # stopped within the first few repeats
+    assert hyde("ReLU 为什么比 sigmoid 好用", FakeChat(reply=lambda m, g: loop), stop=RepetitionGuard().feed) != loop
+    assert hyde("ReLU 为什么比 sigmoid 好用", FakeChat(reply=lambda m, g: loop)) == loop.strip()  # no stop: whole

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -68,18 +68,43 @@ def _text(out) -> str:
     return out if isinstance(out, str) else "".join(out)
 
 
+Stop = Callable[[str], object]  # fed each delta; truthy: stop here (the pipeline passes answer.shape's loop guard)
+
+
+def _reply(chat: ChatBackend, messages: list[dict], control: RunControl | None, stop: Stop | None) -> str:
+    """The model's reply; with `stop`, streamed and cut where it says so (a small model that loops would otherwise
+    write until its token limit: the 0.5B's looping multi-query took 26 s where a good one takes about 1)."""
+    if stop is None:
+        return _text(chat.complete(messages, control=control))
+    deltas = chat.complete(messages, stream=True, control=control)
+    if isinstance(deltas, str):
+        return deltas
+    parts: list[str] = []
+    try:
+        for delta in deltas:
+            parts.append(delta)
+            if stop(delta):
+                break
+    finally:
+        close = getattr(deltas, "close", None)
+        if close is not None:
+            close()  # the model is free now, not when the iterator is collected
+    return "".join(parts)
+
+
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S)  # reasoning models (deepseek-r1, qwen3) think aloud
 
 
-def hyde(question: str, chat: ChatBackend | None, lang: str | None = None, control: RunControl | None = None) -> str:
+def hyde(question: str, chat: ChatBackend | None, lang: str | None = None, control: RunControl | None = None,
+         stop: Stop | None = None) -> str:
     """A hypothetical passage answering `question`, in the question's language; "" if the model wrote nothing.
-    `control` queues, stops and times the call like the answer's."""
+    `control` queues, stops and times the call like the answer's; `stop` cuts a reply that loops (`_reply`)."""
     if chat is None:
         raise LLMUnavailableError(NEEDS_LLM.format(what="HyDE"))
     if not question or not question.strip():
         raise ConfigError("the question is empty; type a question first")
     lang = _lang(question, lang)
-    out = _text(chat.complete(hyde_messages(question.strip(), lang), control=control))
+    out = _reply(chat, hyde_messages(question.strip(), lang), control, stop)
     return _THINK.sub("", out).strip()
 
 
@@ -88,8 +113,9 @@ def _norm(text: str) -> str:
 
 
 def multi_query(question: str, chat: ChatBackend | None, n: int = 3, lang: str | None = None,
-                control: RunControl | None = None) -> list[str]:
-    """Up to n rewordings of `question` (the original and its duplicates are not included)."""
+                control: RunControl | None = None, stop: Stop | None = None) -> list[str]:
+    """Up to n rewordings of `question` (the original and its duplicates are not included); `stop` cuts a reply
+    that loops (`_reply`)."""
     if chat is None:
         raise LLMUnavailableError(NEEDS_LLM.format(what="Multi-query rewriting"))
     if not question or not question.strip():
@@ -98,7 +124,7 @@ def multi_query(question: str, chat: ChatBackend | None, n: int = 3, lang: str |
         raise ConfigError(f"n={n} must be >= 1 (number of query variants)")
     question = question.strip()
     lang = _lang(question, lang)
-    out = _text(chat.complete(multi_query_messages(question, n, lang), control=control))
+    out = _reply(chat, multi_query_messages(question, n, lang), control, stop)
     original = _norm(question)
     variants = [q for q in parse_query_list(out, n + 1) if _norm(q) != original]
     return variants[:n]
