@@ -1,6 +1,6 @@
 """The rewrites' repetition guard: how long HyDE and multi-query take with and without it, on the bundled 0.5B.
 
-    .venv/bin/python bench/bench_rewrite_guard.py                 # golden's first 30 questions (~4 minutes)
+    .venv/bin/python bench/bench_rewrite_guard.py                 # golden's first 30 questions (about 10 minutes)
     .venv/bin/python bench/bench_rewrite_guard.py --limit 10
 
 The bundled 0.5B sometimes loops in a rewrite ("ReLU为什么比sigmoid好用？为什么ReLU比sigmoid好用？…") and, read whole,

@@ -10,10 +10,10 @@ faq_029, faq_028, faq_030, …" until its token limit), a bare "1.", or one phra
   四次, and 11 is another player's) would read as supported. Each case says what it is: a number is not "only refs".
 The pipeline stops a generation the guard flags, and replaces a garbled answer, visibly, with the extractive
 stand-in's picks over the same contexts (pipeline._generate); the trace keeps what the model wrote. The model's
-other writing is checked the same way: a garbled HyDE passage is not searched with, and a garbled multi-query
-rewording is left out of the queries (pipeline._hyde, pipeline._multi_query), each with a note, and both stream through
-the guard so a loop stops there and not at the token limit; so are the loops'
-garbled queries and graph-global's garbled points (rag/loops/).
+other writing is checked the same way, each time with a note: a garbled HyDE passage is not searched with and a
+garbled multi-query rewording is left out (pipeline._hyde, pipeline._multi_query; both stream through the guard, so a
+loop stops there and not at the token limit); a garbled Self-RAG rewrite or agent query is replaced by the question,
+and a garbled graph-global point is left out (rag/loops/).
 Not handled here: whether a readable answer is right (the audit: support.py).
 """
 

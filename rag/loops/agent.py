@@ -130,9 +130,9 @@ def agent(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | N
             break
         step = {"thought": action.thought, "prompt": prompt, "raw": raw}
         if action.action == "search":
-            query, mess = (action.query, None) if garbled(action.query) is None else (question, garbled(action.query))
-            _search(query, mem, head, rec, step, t0, lambda q: gather(q, index, settings, generator, reranker,
-                                                                       control=control), index, mess)
+            mess = garbled(action.query)  # a loop or a list of refs is no query: the question is searched instead
+            _search(action.query if mess is None else question, mem, head, rec, step, t0,
+                    lambda q: gather(q, index, settings, generator, reranker, control=control), index, mess)
         else:
             _read(action.ref, mem, head, rec, step, t0)
     t0 = time.perf_counter()
