@@ -408,9 +408,10 @@ def _hyde(trace: Trace, index: Index, chat: ChatBackend, control: RunControl):
             hypothesis = ""
             trace.notes.append(say(f"HyDE failed ({exc}); searched with the question alone",
                                    f"HyDE 失败了（{exc}）；只用问题本身检索"))
-        if hypothesis.strip() and garbled(hypothesis) is not None:  # a loop or a list of refs is no passage
-            trace.notes.append(say(f"HyDE's passage was garbled ({garbled(hypothesis)}); searched with the question "
-                                   "alone", f"HyDE 写的段落是乱的（{localized(garbled(hypothesis), 'zh')}）；只用问题本身检索"))
+        mess = garbled(hypothesis)  # a loop or a list of refs is no passage (None for an empty one)
+        if mess is not None:
+            trace.notes.append(say(f"HyDE's passage was garbled ({mess}); searched with the question alone",
+                                   f"HyDE 写的段落是乱的（{localized(mess, 'zh')}）；只用问题本身检索"))
             hypothesis = ""
         trace.rewrites["hyde"] = hypothesis
         if not hypothesis.strip() and not any(n.startswith("HyDE failed") for n in trace.notes):

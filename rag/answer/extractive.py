@@ -108,7 +108,6 @@ class Pick:
     ref: str
     sentence: str  # the quoted text, without refs
     text: str  # as the answer writes it: each sentence closed and followed by [ref]
-    part: str = ""  # the part of a two-part question it was chosen for ("" = the whole question)
 
 
 class ExtractiveGenerator:
@@ -282,7 +281,7 @@ class ExtractiveGenerator:
                 text = quote(sentence.strip())
                 closed.append(text if text.endswith(tuple(_TERMINATORS)) else text + _FULL_STOP[lang])
             out.append(Pick(s.ref, _JOIN[lang].join(closed),  # every sentence cites its chunk
-                            _JOIN[lang].join(f"{t}[{s.ref}]" for t in closed), s.part))
+                            _JOIN[lang].join(f"{t}[{s.ref}]" for t in closed)))
         return out
 
 

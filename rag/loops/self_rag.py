@@ -209,7 +209,7 @@ def _rewrite(rec: Recorder, chat, question: str, lang: str, unsupported: str | N
     raw = short_reply(chat, messages, REWRITE_TOKENS, control)
     query = decisions.parse_query(raw)
     how = say("the model's rewrite", "模型改写的查询")
-    mess = garbled(query) if query else None  # a loop or a list of refs is no query
+    mess = garbled(query)  # a loop or a list of refs is no query (None for an empty one)
     if not query or query in tried or mess is not None:
         fallback = f"{question} {strip_citations(unsupported or '').strip()}".strip()
         how = say("the model's rewrite was empty or already tried: question + the unsupported sentence",
