@@ -434,13 +434,14 @@ def _multi_query(trace: Trace, chat: ChatBackend, control: RunControl) -> None:
             variants = []
             trace.notes.append(say(f"multi-query failed ({exc}); used the original question only",
                                    f"多查询改写失败了（{exc}）；只用原问题检索"))
-        dropped = [v for v in variants if garbled(v) is not None]
+        marks = {v: garbled(v) for v in variants}  # why each rewording is garbled, or None
+        dropped = [v for v in variants if marks[v] is not None]
         if dropped:
-            why = garbled(dropped[0])
+            why = marks[dropped[0]]
             trace.notes.append(say(f"multi-query: left out {len(dropped)} garbled rewrite(s) ({why}), such as "
                                    f"\"{dropped[0][:40]}\"", f"多查询：略去了 {len(dropped)} 条乱掉的改写"
                                    f"（{localized(why, 'zh')}），例如“{dropped[0][:40]}”"))
-        variants = [v for v in variants if v not in dropped]
+        variants = [v for v in variants if marks[v] is None]
         trace.rewrites["queries"] = [question, *variants]
         if not variants and not any(n.startswith("multi-query failed") for n in trace.notes):
             trace.notes.append(say("multi-query produced no usable variants; used the original question only",

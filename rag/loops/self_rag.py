@@ -210,13 +210,12 @@ def _rewrite(rec: Recorder, chat, question: str, lang: str, unsupported: str | N
     query = decisions.parse_query(raw)
     how = say("the model's rewrite", "模型改写的查询")
     mess = garbled(query)  # a loop or a list of refs is no query (None for an empty one)
-    if not query or query in tried or mess is not None:
-        fallback = f"{question} {strip_citations(unsupported or '').strip()}".strip()
-        how = say("the model's rewrite was empty or already tried: question + the unsupported sentence",
-                  "模型的改写是空的或已经试过：用问题 + 缺少支撑的那句话") if mess is None else \
-            say(f"the model's rewrite was garbled ({mess}): question + the unsupported sentence",
-                f"模型的改写是乱的（{localized(mess, 'zh')}）：用问题 + 缺少支撑的那句话")
-        query = fallback
+    if mess is not None or not query or query in tried:
+        how = (say(f"the model's rewrite was garbled ({mess}): question + the unsupported sentence",
+                   f"模型的改写是乱的（{localized(mess, 'zh')}）：用问题 + 缺少支撑的那句话") if mess is not None else
+               say("the model's rewrite was empty or already tried: question + the unsupported sentence",
+                   "模型的改写是空的或已经试过：用问题 + 缺少支撑的那句话"))
+        query = f"{question} {strip_citations(unsupported or '').strip()}".strip()
     tried.add(query)
     why = "a sentence lacked support" if unsupported else "no retrieved chunk was relevant"
     rec.add(kind="rewrite", thought=f"Search again: {why}.", query=query, decision=how, prompt=messages, raw=raw,
