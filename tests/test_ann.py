@@ -123,10 +123,8 @@ def test_use_index_puts_dense_retrieval_on_the_ann_index(kb_index):
 
 
 @pytest.fixture(scope="module")
-def milvus_uri(tmp_path_factory):
-    require("pymilvus")
-    require("milvus_lite")
-    return str(tmp_path_factory.mktemp("milvus") / "test.db")
+def milvus_uri(milvus_lite):
+    return milvus_lite
 
 
 @pytest.fixture(scope="module")
@@ -184,8 +182,7 @@ def test_two_builders_at_once_each_get_their_own_collection_and_the_same_answers
     assert list(results[0].search(v, 5)[0]) == list(results[1].search(v, 5)[0])
 
 
-def test_an_unreachable_milvus_server_fails_fast_with_the_fix_and_no_secret(kb_index, monkeypatch):
-    require("pymilvus")
+def test_an_unreachable_milvus_server_fails_fast_with_the_fix_and_no_secret(kb_index, monkeypatch, milvus_lite):
     monkeypatch.setenv("RAG_MILVUS_TOKEN", "user:s3cret-token")
     with pytest.raises(ModelUnavailableError, match="RAG_MILVUS_URI") as err:
         build_searcher(kb_index, "milvus", uri="http://admin:pw-in-url@127.0.0.1:9")

@@ -39,8 +39,9 @@ PAGES = {
 
 
 @pytest.fixture(scope="module", autouse=True)
-def offline_env(cache_dir):
-    """No LLM from the environment (the app must run keyless), vectors cached under tmp."""
+def offline_env(cache_dir, app_test):
+    """No LLM from the environment (the app must run keyless), vectors cached under tmp. Every test here runs the
+    app through AppTest (`app_test`: slow)."""
     saved = {k: os.environ.pop(k) for k in LLM_ENV if k in os.environ}
     yield
     os.environ.update(saved)
@@ -706,10 +707,7 @@ def test_chunkers_compared_on_the_long_form_set(app):
     assert {d.doc_id for d in at.session_state["corpus.docs"]} == {"handbook_zh", "lab_guide_zh", "cluster_guide_en"}
 
 
-def test_contextual_chunking_shows_each_chunks_context(app, monkeypatch):
-    from tests.test_local_llm import _need_local
-
-    _need_local()
+def test_contextual_chunking_shows_each_chunks_context(app, monkeypatch, local_model):
     at = go(app, "upload")
     text = ("# 课程手册\n\n## 期中项目\n\n" + "期中项目两人一组，题目是为一个真实的中文文档集合搭建检索系统。" * 9
             + "\n\n## 期末项目\n\n" + "提交方式：第 15 周周日 23:59 之前提交代码和报告，第 16 周答辩。" * 9)
@@ -730,10 +728,7 @@ def test_contextual_chunking_shows_each_chunks_context(app, monkeypatch):
     assert all(c.text == next(d for d in at.session_state["corpus.docs"]).text[c.start:c.end] for c in index.chunks)
 
 
-def test_rerank_page_with_the_local_model_as_a_judge(app, monkeypatch):
-    from tests.test_local_llm import _need_local
-
-    _need_local()
+def test_rerank_page_with_the_local_model_as_a_judge(app, monkeypatch, local_model):
     monkeypatch.setenv("RAG_JUDGE_BUDGET_S", "1")  # a second: only the first few candidates are judged
     at = go(app, "rerank")
     at.selectbox(key="rerank.name").set_value("llm-judge").run()
@@ -752,10 +747,7 @@ def test_loops_page_without_a_language_model_says_what_is_needed(app):
     assert not at.exception and any("language model" in w.value or "语言模型" in w.value for w in at.warning)
 
 
-def test_loops_page_runs_self_rag_and_the_agent_on_the_local_model(app, monkeypatch):
-    from tests.test_local_llm import _need_local
-
-    _need_local()
+def test_loops_page_runs_self_rag_and_the_agent_on_the_local_model(app, monkeypatch, local_model):
     from ui import models
 
     models.local_chat.clear()  # this test's model is its own, with a short answer length
@@ -776,10 +768,7 @@ def test_loops_page_runs_self_rag_and_the_agent_on_the_local_model(app, monkeypa
     assert any("没有检索" in i.value or "No retrieval" in i.value for i in at.info)
 
 
-def test_evaluation_page_judges_an_answer_with_every_verdict_shown(app, monkeypatch):
-    from tests.test_local_llm import _need_local
-
-    _need_local()
+def test_evaluation_page_judges_an_answer_with_every_verdict_shown(app, monkeypatch, local_model):
     from ui import models
 
     models.local_chat.clear()

@@ -89,7 +89,7 @@ def test_a_run_that_is_not_kept_is_not_served_and_a_waiter_computes_its_own():
     assert a == ("broke off", None) and b == ("whole", None) and runs == ["first", "second"] and results.computed == 1
 
 
-def test_two_sessions_asking_the_same_question_on_the_answer_page_compute_it_once(cache_dir):
+def test_two_sessions_asking_the_same_question_on_the_answer_page_compute_it_once(cache_dir, app_test):
     from ui.class_cache import shared
 
     shared.clear()
@@ -143,7 +143,7 @@ def _upload_page() -> AppTest:
     return at
 
 
-def test_a_typed_model_past_the_servers_limit_is_refused_and_the_index_stays(minilm_path, monkeypatch):
+def test_a_typed_model_past_the_servers_limit_is_refused_and_the_index_stays(minilm_path, monkeypatch, app_test):
     monkeypatch.setenv("RAG_MAX_CUSTOM_MODELS", "1")
     first = _apply_typed(_upload_page(), minilm_path)
     assert not first.error and first.session_state["applied.embedder"] == minilm_path
@@ -156,7 +156,7 @@ def test_a_typed_model_past_the_servers_limit_is_refused_and_the_index_stays(min
     assert not again.error and again.session_state["applied.embedder"] == minilm_path
 
 
-def test_a_session_loads_at_most_its_share_of_typed_models(minilm_path, monkeypatch):
+def test_a_session_loads_at_most_its_share_of_typed_models(minilm_path, monkeypatch, app_test):
     from ui.models import CUSTOM_PER_SESSION
 
     monkeypatch.setenv("RAG_MAX_CUSTOM_MODELS", "10")
@@ -170,7 +170,7 @@ def test_a_session_loads_at_most_its_share_of_typed_models(minilm_path, monkeypa
     assert at.session_state["applied.embedder"] == names[-2]
 
 
-def test_a_typed_name_that_fails_to_load_does_not_count(cache_dir, monkeypatch):
+def test_a_typed_name_that_fails_to_load_does_not_count(cache_dir, monkeypatch, app_test):
     from ui import models
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

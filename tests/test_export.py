@@ -28,7 +28,7 @@ KEYS = ("applied.chunk", "applied.embedder", "corpus.files", "corpus.hash", "ind
 
 
 @pytest.fixture(scope="module")
-def app_run():
+def app_run(app_test):
     at = new_app()
     at.sidebar.radio(key="llm.generator").set_value("extractive")
     at.sidebar.text_area(key="question").set_value(QUESTION)
@@ -44,9 +44,9 @@ def app_run():
     return at
 
 
-def test_the_exported_notebook_reproduces_the_apps_rankings(app_run, tmp_path):
+def test_the_exported_notebook_reproduces_the_apps_rankings(app_run, tmp_path, notebook_kernel):
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    nbclient = notebook_kernel
     from ui import take_home
 
     at = app_run

@@ -51,7 +51,7 @@ def llm():
 
 
 @pytest.fixture(scope="module")
-def rendered(llm, cache_dir):
+def rendered(llm, cache_dir, app_test):
     """page -> the page's own words in both languages."""
     from tests.test_languages import every_page
 

@@ -19,8 +19,8 @@ from rag.graph.graph import build_graph, leiden
 from rag.graph.local_search import local_search
 from rag.graph.resolve import resolve
 from rag.ingest.chunking import Chunk
-from rag.models.local_llm import DEFAULT_MODEL, LocalChat, local_available, local_label
-from tests.conftest import require, skip_or_fail
+from rag.models.local_llm import DEFAULT_MODEL, LocalChat, local_label
+from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,10 +31,7 @@ def _chunk(cid: str, text: str) -> Chunk:
 
 # ------------------------------------------------------------------------------------ extraction
 
-def test_the_bundled_model_writes_the_grammars_json_and_what_it_names_is_in_the_text():
-    ok, why = local_available(DEFAULT_MODEL)
-    if not ok:
-        skip_or_fail(f"the real local model cannot run: {why}")
+def test_the_bundled_model_writes_the_grammars_json_and_what_it_names_is_in_the_text(local_model):
     chat = LocalChat(DEFAULT_MODEL, n_ctx=2048)
     text = "张衡发明了地动仪。地动仪曾在洛阳测到陇西的地震。"
     ex = extraction.llm_extract(text, chat)

@@ -129,16 +129,31 @@ def tiny_files(tmp_path_factory):
     return {"corpus": str(corpus), "queries": str(queries), "pairs": str(pairs)}
 
 
-def _cases():
+MODEL_FLAGS = {"--contextual", "--second-opinion", "--judge", "--opinion"}  # each runs the bundled model here
+
+
+def _cases(model: bool):
     for name, sub in _subcommands().items():
         for flag in _flags(sub):
-            yield name, flag
+            if (flag in MODEL_FLAGS) == model:
+                yield name, flag
 
 
-@pytest.mark.parametrize("command,flag", list(_cases()))
+@pytest.mark.parametrize("command,flag", list(_cases(model=False)))
 def test_every_subcommand_runs_with_each_flag_it_accepts(command, flag, tiny_files, capsys, monkeypatch):
     """`search --contextual` raised AttributeError (it read a flag only `ask` has). Each flag, alone, on a
     two-entry corpus: the command finishes (0) or refuses with a message (2, "error: ..."); it never crashes."""
+    _run_flag(command, flag, tiny_files, capsys, monkeypatch)
+
+
+@pytest.mark.parametrize("command,flag", list(_cases(model=True)))
+def test_every_subcommand_runs_with_each_model_flag_it_accepts(command, flag, tiny_files, capsys, monkeypatch,
+                                                              local_model):
+    """The same for the flags that run the bundled model (contextual chunking, the audit's second opinion, the judge)."""
+    _run_flag(command, flag, tiny_files, capsys, monkeypatch)
+
+
+def _run_flag(command, flag, tiny_files, capsys, monkeypatch) -> None:
     monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "24")  # short model answers: this is about the flags, not them
     value = STRATEGY.get(command) if flag == "--strategy" else SAMPLE_VALUES[flag]
     argv = command.split() + [a.format(**tiny_files) for a in BASE[command]]

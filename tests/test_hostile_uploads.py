@@ -68,7 +68,7 @@ def upload_page_in(lang: str):
 
 
 @pytest.fixture(scope="module")
-def upload_page():
+def upload_page(app_test):
     return upload_page_in("zh")
 
 
@@ -84,7 +84,7 @@ def _upload(at, files):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_every_bad_file_gets_one_clear_error_in_the_ui_language_and_the_corpus_stays(lang):
+def test_every_bad_file_gets_one_clear_error_in_the_ui_language_and_the_corpus_stays(lang, app_test):
     at = upload_page_in(lang)
     before = at.session_state["corpus.hash"]
     for name, data, zh, en in BAD_FILES:

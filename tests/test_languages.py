@@ -105,7 +105,7 @@ def every_page(lang: str, fake_llm):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_every_page_speaks_one_language(lang, corpus_text, fake_llm, cache_dir):
+def test_every_page_speaks_one_language(lang, corpus_text, fake_llm, cache_dir, app_test):
     found = {}
     at = None
     for name, at in every_page(lang, fake_llm):

@@ -238,7 +238,7 @@ DOCS = [("handbook.md", "# Course handbook\n\nThe final project presentation is 
                      b"dense retrieval and cosine similarity.\n")]
 
 
-def test_a_teachers_lesson_for_an_uploaded_corpus_runs():
+def test_a_teachers_lesson_for_an_uploaded_corpus_runs(app_test):
     at = new_app()
     at.sidebar.radio(key="llm.generator").set_value("extractive").run()
     at = go(at, "upload")
@@ -277,7 +277,7 @@ def test_a_teachers_lesson_for_an_uploaded_corpus_runs():
     assert at.session_state["lesson.id"] == "" and len(at.session_state["corpus.docs"]) == 2
 
 
-def test_a_broken_lesson_file_is_an_error_and_breaks_nothing():
+def test_a_broken_lesson_file_is_an_error_and_breaks_nothing(app_test):
     at = new_app()
     at.button(key="lesson.start.start-to-finish").click().run()
     step = at.session_state["lesson.step"]
@@ -293,7 +293,7 @@ def test_a_broken_lesson_file_is_an_error_and_breaks_nothing():
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_the_lesson_panel_speaks_one_language(lang):
+def test_the_lesson_panel_speaks_one_language(lang, app_test):
     """Both bundled lessons, every step on its page, in one UI language: the panel's words, the notices filled from
     the run and the checks' options (the extractive stand-in answers, to stay quick)."""
     from rag.ingest.documents import load_knowledge_base
@@ -327,7 +327,7 @@ def test_the_lesson_panel_speaks_one_language(lang):
     assert not found, found
 
 
-def test_a_link_to_a_step_brings_the_lessons_settings_up_to_it():
+def test_a_link_to_a_step_brings_the_lessons_settings_up_to_it(app_test):
     from streamlit.testing.v1 import AppTest
 
     from tests.test_app import APP, TIMEOUT

@@ -23,7 +23,6 @@ from rag.messages import localized
 from rag.models import llama_server
 from rag.models.llm import RunControl
 from rag.models.local_llm import DEFAULT_MODEL, LocalChat
-from tests.conftest import skip_or_fail
 
 
 def _chunk(ref: str, text: str, title: str = "") -> Chunk:
@@ -37,10 +36,7 @@ TWO = [
 
 
 @pytest.fixture(scope="module")
-def server():
-    ok, why = llama_server.server_available(DEFAULT_MODEL)
-    if not ok:
-        skip_or_fail(f"llama.cpp's server cannot run: {localized(why, 'en')}")
+def server(llama_server):
     srv = llama_server.LlamaServer(DEFAULT_MODEL, slots=2, n_ctx=2048, threads=1).start()
     yield srv
     srv.stop()

@@ -20,19 +20,11 @@ from rag.ingest.chunking import Chunk
 from rag.models import gguf_parts
 from rag.models.gguf_parts import GGUF_MODELS, GGUFSpec, assemble
 from rag.models.llm import RunControl
-from rag.models.local_llm import DEFAULT_MODEL, LocalChat, local_available
-from tests.conftest import skip_or_fail
-
-
-def _need_local():
-    ok, why = local_available(DEFAULT_MODEL)
-    if not ok:
-        skip_or_fail(f"the real local model cannot run: {why}")
+from rag.models.local_llm import DEFAULT_MODEL, LocalChat
 
 
 @pytest.fixture(scope="module")
-def chat():
-    _need_local()
+def chat(local_model):
     return LocalChat(DEFAULT_MODEL, n_ctx=2048, max_tokens=32)
 
 
@@ -99,8 +91,7 @@ def test_a_missing_part_names_the_pip_line(tmp_path, monkeypatch):
         assemble(spec, tmp_path / "models")
 
 
-def test_the_real_model_assembles_to_its_pinned_hash(tmp_path):
-    _need_local()
+def test_the_real_model_assembles_to_its_pinned_hash(tmp_path, local_model):
     spec = GGUF_MODELS[DEFAULT_MODEL]
     path = assemble(spec)  # the shared model folder: built once per machine, then verified by its stamp
     assert path.stat().st_size == spec.size
@@ -181,10 +172,9 @@ def test_the_model_is_freed_when_the_consumer_raises_even_with_the_traceback_kep
         gc.enable()
 
 
-def test_the_engine_verdict_is_tried_again_on_a_cpu_with_other_flags(tmp_path, monkeypatch):
+def test_the_engine_verdict_is_tried_again_on_a_cpu_with_other_flags(tmp_path, monkeypatch, local_model):
     """Bug: the self-test stamp was keyed on the library file only, so a cache moved to a CPU without the
     same instructions skipped the child test and crashed in process."""
-    _need_local()
     from rag.models import local_llm
 
     fake = tmp_path / "model.gguf"
@@ -239,9 +229,8 @@ def test_a_caller_stopped_while_queued_never_runs(chat):
     assert not chat.busy
 
 
-def test_a_broken_engine_build_is_reported_not_fatal(tmp_path, monkeypatch):
+def test_a_broken_engine_build_is_reported_not_fatal(tmp_path, monkeypatch, local_model):
     """The self-test runs in a child: a child that dies must become a clear ModelUnavailableError."""
-    _need_local()
     from rag.models import local_llm
 
     monkeypatch.setattr(local_llm, "_SELFTEST", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
@@ -276,13 +265,12 @@ def test_count_tokens_is_an_upper_estimate_of_what_llama_cpp_reads(chat):
 
 
 
-def test_cli_ask_compare_offline_names_the_local_model_and_cites_only_valid_refs(capsys, monkeypatch, kb_index):
+def test_cli_ask_compare_offline_names_the_local_model_and_cites_only_valid_refs(capsys, monkeypatch, kb_index, local_model):
     """The issue's done-when command: no LLM variables set, the bundled model answers with and without RAG."""
     import json
 
     from rag.cli.main import main
 
-    _need_local()
     for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "RAG_LLM_MODEL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "48")  # a few tokens: the test is about the wiring
@@ -296,14 +284,13 @@ def test_cli_ask_compare_offline_names_the_local_model_and_cites_only_valid_refs
     assert trace["generation"]["tokens"] <= 48
 
 
-def test_answer_page_streams_the_local_model_with_and_without_rag(monkeypatch, kb_index):
+def test_answer_page_streams_the_local_model_with_and_without_rag(monkeypatch, kb_index, local_model):
     """The page a class sees with no key: the bundled model answers, the audit runs, the no-RAG column
     is the same model's answer, checked against the knowledge base."""
     from streamlit.testing.v1 import AppTest
 
     from tests.test_app import APP, PAGES
 
-    _need_local()
     for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "RAG_LLM_MODEL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "32")
@@ -426,14 +413,13 @@ def test_two_sessions_one_stopped_mid_rerank_the_other_finishing(chat, kb_index)
     assert b.stats["waited_s"] > 0 and not chat.busy
 
 
-def test_cli_llm_judge_reuses_the_answering_model_instead_of_loading_it_twice(capsys, monkeypatch, kb_index):
+def test_cli_llm_judge_reuses_the_answering_model_instead_of_loading_it_twice(capsys, monkeypatch, kb_index, local_model):
     """Bug: `ask --generator local --reranker llm-judge` loaded the bundled model twice."""
     import json
 
     from rag.cli.main import main
     from rag.models import local_llm
 
-    _need_local()
     built = []
     real_init = local_llm.LocalChat.__init__
 

@@ -269,10 +269,7 @@ def test_facts_found_ignores_case_and_spaces():
 # ---------------------------------------------------------------------------------- the real model
 
 @pytest.fixture(scope="module")
-def local(embedder):
-    from tests.test_local_llm import _need_local
-
-    _need_local()
+def local(embedder, local_model):
     from rag.answer.generation import LLMGenerator
     from rag.models.local_llm import LocalChat
 

@@ -20,20 +20,22 @@ from rag.search.retrieval import bm25_search, dense_search
 from tests.conftest import skip_or_fail
 from tests.fakes import BigramEmbedder
 
-ranx = pytest.importorskip("ranx")
 EVAL = config.value("RAG_EVAL_DIR")
 RANX_NAMES = {"Hit@1": "hit_rate@1", "Hit@5": "hit_rate@5", "Recall@10": "recall@10", "MRR@10": "mrr@10",
               "nDCG@10": "ndcg@10"}
 DEPTH = 30
 
 
-def as_run(ranked: dict[str, list[str]]) -> "ranx.Run":
+def as_run(ranked: dict[str, list[str]]):
     """Our order as ranx scores: 1, 1/2, 1/3, ... (strictly decreasing, so ranx sorts them the same way)."""
+    import ranx
+
     return ranx.Run.from_dict({q: {d: 1.0 / r for r, d in enumerate(docs, 1)} for q, docs in ranked.items()})
 
 
 @pytest.mark.parametrize("name", ["cmrc2018_dev", "xquad_zh"])
-def test_metrics_and_rrf_equal_ranx(name):
+def test_metrics_and_rrf_equal_ranx(name, ranx_lib):
+    ranx = ranx_lib
     folder = EVAL / name
     if not (folder / "corpus.jsonl").is_file():
         skip_or_fail(f"{folder} not present: the ranx parity test needs it (set RAG_EVAL_DIR)")

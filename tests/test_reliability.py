@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from rag import jsonout
-from tests.conftest import require
 from tests.fake_chat import FakeChat
 from tests.fakes import BigramEmbedder
 from tests.fixtures_docs import make_pdf
@@ -75,9 +74,7 @@ def _collections(uri: str) -> list[str]:
         client.close()
 
 
-def test_a_milvus_collection_lives_as_long_as_its_store(kb_index, tmp_path):
-    require("pymilvus")
-    require("milvus_lite")
+def test_a_milvus_collection_lives_as_long_as_its_store(kb_index, tmp_path, milvus_lite):
     from rag.index.milvus import MilvusStore
 
     uri = str(tmp_path / "m.db")
@@ -94,9 +91,7 @@ def test_a_milvus_collection_lives_as_long_as_its_store(kb_index, tmp_path):
     assert _collections(uri) == []
 
 
-def test_a_rebuilt_index_drops_the_sessions_milvus_collection(kb_index, tmp_path):
-    require("pymilvus")
-    require("milvus_lite")
+def test_a_rebuilt_index_drops_the_sessions_milvus_collection(kb_index, tmp_path, milvus_lite):
     from collections import OrderedDict
 
     from rag.index.milvus import MilvusStore
@@ -401,7 +396,7 @@ def test_a_same_language_question_the_corpus_cannot_answer_is_still_refused(kb_i
 
 # ---------------------------------------------------------------------------- 7. the evaluation page's key
 
-def test_changing_any_setting_marks_the_evaluation_figures_as_the_last_runs(cache_dir):
+def test_changing_any_setting_marks_the_evaluation_figures_as_the_last_runs(cache_dir, app_test):
     from tests.test_app import go, new_app
 
     at = go(new_app(), "evaluation")
@@ -418,7 +413,7 @@ def test_changing_any_setting_marks_the_evaluation_figures_as_the_last_runs(cach
 
 # ------------------------------------------------------------------- 14. a failing endpoint on the graph page
 
-def test_graph_extraction_with_a_rejected_key_says_so_and_keeps_the_graph(fake_llm, cache_dir):
+def test_graph_extraction_with_a_rejected_key_says_so_and_keeps_the_graph(fake_llm, cache_dir, app_test):
     from rag.ingest.documents import Document
     from tests.test_app import go, new_app
     from ui import corpus

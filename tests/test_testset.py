@@ -18,7 +18,6 @@ from streamlit.testing.v1 import AppTest
 from rag.evaluate import testset
 from rag.evaluate.evaluation import load_queries
 from rag.ingest.chunking import Chunk
-from tests.conftest import skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -152,12 +151,9 @@ def test_the_cli_generates_and_checks_a_set(tmp_path):
     assert broken.returncode == 2 and "line 2" in broken.stderr
 
 
-def test_the_bundled_model_writes_one_question_in_the_corpus_language_under_the_grammar():
-    from rag.models.local_llm import DEFAULT_MODEL, LocalChat, local_available
+def test_the_bundled_model_writes_one_question_in_the_corpus_language_under_the_grammar(local_model):
+    from rag.models.local_llm import DEFAULT_MODEL, LocalChat
 
-    ok, why = local_available(DEFAULT_MODEL)
-    if not ok:
-        skip_or_fail(f"the real local model cannot run: {why}")
     chat = LocalChat(DEFAULT_MODEL, n_ctx=2048)
     run = testset.generate(CHUNKS, 3, "llm", chat=chat, near_miss_share=0)
     assert run.model_calls == 3
@@ -192,7 +188,7 @@ def test_the_editable_table_round_trip_keeps_provenance_and_marks_edits():
 
 
 @pytest.fixture(scope="module")
-def page(cache_dir):
+def page(cache_dir, app_test):
     saved = {k: os.environ.pop(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY") if k in os.environ}
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.run()
