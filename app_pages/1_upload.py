@@ -44,7 +44,12 @@ METHOD_HELP = {
     "sentence": tr("按句子打包到 target_size 字符", "whole sentences packed up to target_size characters"),
     "parent_child": tr("小的子块用于检索，大的父块交给大模型", "small children are searched, their big parent is "
                        "what the LLM reads"),
-    "markdown": tr("按 Markdown 标题分节", "one chunk per Markdown heading section"),
+    "markdown": tr("按 Markdown 标题分节，代码、公式、表格整块保留，标记读成文字，每块以标题路径开头",
+                   "Markdown heading sections, code, formulas and tables whole, markup read as text, each chunk opening "
+                   "with its title path"),
+    "auto": tr("按文档的形式选：Markdown 按标题和结构切，FAQ/JSON/CSV 每条一块，纯文本和 PDF 按句子打包",
+               "follows the document: Markdown by its headings and structure, an FAQ/JSON/CSV record whole, plain text "
+               "and PDF by sentence"),
     "semantic": tr("语义分块：相邻句子的向量相似度骤降处切开", "semantic: cut where the embeddings of adjacent "
                    "sentences drift apart"),
     "document": tr("整篇文档一块（FAQ 条目）", "the whole document as one chunk (FAQ entries)"),

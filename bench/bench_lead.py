@@ -69,7 +69,7 @@ def rows_for(name: str, b, chat) -> list[dict]:
             quotes = stand_in.picks(t.prompt, stand_in.score_sentences(t.prompt))
             case = "garbled"
         else:
-            quotes, case = [c for c in t.fill_in if not c.covered], ""
+            quotes, case = [c for c in t.fill_in if c.appended], ""
         if len(quotes) < 2 or t.prompt is None:
             continue
         scored = []

@@ -3,9 +3,11 @@
 Not handled here: choosing a backend when the default is unavailable (backends.py does that).
 """
 
-# A whole FAQ entry is the natural unit of the bundled knowledge base; sentence packing up to 400
-# characters keeps each entry in one chunk (so it cites as [faq_003]) and splits long uploads cleanly.
-CHUNKER = "sentence"
+# The chunker follows the document (rag/ingest/chunking.py `auto_method`): a Markdown chapter by its headings with code,
+# formulas and tables kept whole and markup read as text; a record (an FAQ entry: the bundled knowledge base) whole, so
+# it cites as [faq_003], exactly the chunks sentence packing to 400 made of it before; plain text and PDF by sentence,
+# up to 400 characters.
+CHUNKER = "auto"
 CHUNK_PARAMS = {"target_size": 400}
 
 # Evaluation on passage corpora indexes whole passages, as the reference figures in ../shared/eval do.

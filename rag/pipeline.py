@@ -18,8 +18,9 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 from rag.answer.answerability import decide
+from rag.answer.asked import check_answer
 from rag.answer.citation_grammar import CITE_MODES, citation_grammar
-from rag.answer.citations import CitationStream, audit
+from rag.answer.citations import CitationStream, audit, is_not_enough, sentence_claims
 from rag.answer.compress import compress
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.fill_in import fill_in, quoted, quoted_refs, set_aside_off_question, set_aside_restatements
@@ -204,8 +205,19 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
                             question=trace.question, opinion=_opinion(trace, opinion_chat, control),
                             instructions=_rules(trace))
+        _asked(trace)
     _keep_notes(trace, control)
     return trace
+
+
+def _asked(trace: Trace) -> None:
+    """Does the answer shown give what the question asks for (a number, a formula, a list, a reason, a comparison)?
+    Supported sentences that do not are no answer, and a note says so (the page shows it above the audit)."""
+    if not trace.answer.strip() or is_not_enough(trace.answer):
+        return
+    trace.asked = check_answer(trace.question, [s for _, _, s in sentence_claims(trace.answer)])
+    if trace.asked.checked and not trace.asked.filled:
+        trace.notes.append(trace.asked.message())
 
 
 def _rules(trace: Trace) -> str:
@@ -241,7 +253,7 @@ def _fill_in(trace: Trace, index: Index, lang: str, scores: _Scores) -> None:
 def _lead(trace: Trace, generator: Generator, control: RunControl) -> None:
     """When every sentence the model wrote was set aside, the model chooses which of the stand-in's quotes leads
     (rag/answer/lead.py); the same quotes, reordered, and the trace keeps each candidate's probability."""
-    quotes = [c for c in trace.fill_in if not c.covered]
+    quotes = [c for c in trace.fill_in if c.appended]
     if not isinstance(generator, LLMGenerator) or trace.model_answer is None or trace.model_answer.strip() \
             or len(quotes) < 2 or trace.prompt is None or trace.answer != "".join(quoted(c.sentence, c.ref) for c in quotes):
         return  # the model's own sentence stands, one quote, or the answer is not just these quotes in order
@@ -323,7 +335,7 @@ def _refused(trace: Trace, index: Index, lang: str, scores: _Scores) -> bool:
         dense = trace.retrieval.dense[0].score if trace.retrieval is not None and trace.retrieval.dense else None
         top = trace.rerank.hits[0].score if trace.rerank is not None and trace.rerank.hits else None
         trace.answerability = decide(trace.question, trace.contexts, index.embedder, dense_top=dense, rerank_top=top,
-                                     scored=scores() if trace.contexts else None)
+                                     scored=scores() if trace.contexts else None, lexicon=index.lexicon)
     a = trace.answerability
     how = (("chosen on same-language questions: not used for this one (cannot tell)", "用同语言的问题选的：这个问题不适用（无法判断）")
            if a.other_language else ("calibrated for this embedder", "为这个向量模型校准过") if a.calibrated else

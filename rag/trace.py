@@ -16,6 +16,7 @@ from typing import Any
 
 from rag import defaults, jsonout
 from rag.answer.answerability import Answerability
+from rag.answer.asked import SlotCheck
 from rag.answer.citations import CitationAudit, CitationEvent
 from rag.answer.compress import Compression
 from rag.answer.fill_in import FillIn
@@ -79,6 +80,7 @@ class Trace:
     lead: LeadChoice | None = None  # the model's choice of the quote that leads, when nothing it wrote was left
     citation_events: list[CitationEvent] = field(default_factory=list)
     audit: CitationAudit | None = None
+    asked: SlotCheck | None = None  # what the question asks for (a number, a list, a reason…) and the sentence that gives it
     no_rag_prompt: Prompt | None = None
     no_rag_answer: str | None = None
     no_rag_generation: dict[str, float] = field(default_factory=dict)  # the no-RAG answer's figures, as `generation`

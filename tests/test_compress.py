@@ -109,7 +109,17 @@ def test_past_the_threshold_the_gate_refuses_a_first_context_without_the_questio
     assert "missing: SVM" in a.reason("en") and "only 0 of the question's 4 words" in a.reason("en")
     ok = decide("RRF 的 k 通常取多少？", [kb_index.chunk("faq_030"), kb_index.chunk("faq_013")], kb_index.embedder,
                 threshold=0.0)
-    assert ok.answerable and ok.words_checked and not ok.missing and "of the question's 5 words" in ok.reason("en")
+    # 通常, 取 and 多少 frame the question: the words it is about are RRF and k
+    assert ok.answerable and ok.words_checked and not ok.missing and "of the question's 2 words" in ok.reason("en")
+
+
+def test_a_refusal_never_names_a_word_that_only_frames_the_question(kb_index):
+    frames = {"系数" + "取", "取", "的话", "大概", "最近", "多少", "个", "一般", "默认", "填", "器里", "两个", "那"}
+    for question in ("动量系数取 0.9 的话，大概相当于把最近多少个梯度平均起来？", "Adam 优化器里那两个指数衰减系数，一般默认填多少？"):
+        a = decide(question, [kb_index.chunk("faq_013")], kb_index.embedder, threshold=0.0)
+        assert not a.answerable and a.missing, a.reason("zh")
+        assert not frames & set(a.missing), a.missing
+        assert "0.9" in a.missing or "衰减系数" in a.missing  # what it is about is what the context lacks
 
 
 def test_a_long_question_s_refusal_names_a_few_missing_words_and_counts_the_rest(kb_index):

@@ -58,7 +58,7 @@ def test_the_pipeline_leads_with_the_models_choice_when_nothing_it_wrote_is_left
     assert trace.model_answer == "" and trace.lead is not None and len(trace.lead.candidates) >= 2
     assert trace.answer.startswith("「") and "1/(k + rank)" in trace.lead.lead.sentence
     assert trace.answer.startswith(quoted(trace.lead.lead.sentence, trace.lead.lead.ref))
-    appended = sorted(quoted(c.sentence, c.ref) for c in trace.fill_in if not c.covered)
+    appended = sorted(quoted(c.sentence, c.ref) for c in trace.fill_in if c.appended)
     assert sorted(quoted(c.sentence, c.ref) for c in trace.lead.candidates) == appended  # the same quotes, reordered
     assert any("chose which quote leads" in n for n in trace.notes)
     shown = trace.to_dict()["lead"]["candidates"][trace.lead.chosen]["per_token"]  # the JSON rounds to 6 places
@@ -74,7 +74,8 @@ def test_the_model_does_not_choose_when_its_own_sentence_stands_or_it_cannot_sco
     assert not [c for c in wrote.calls if c["kind"] == "score"]
     cannot = FakeChat(reply=lambda m, g: RESTATES)  # scores no reply: the document order stays, and it says so
     trace = _ask(kb_index, cannot)
-    assert trace.lead is None and trace.answer.startswith("「RRF（Reciprocal Rank Fusion")
+    first = next(c for c in trace.fill_in if c.appended)  # asked how it is computed: the quotes with a formula
+    assert trace.lead is None and trace.answer.startswith(quoted(first.sentence, first.ref)) and "1/" in first.sentence
     assert any("document order" in n for n in trace.notes)
 
 

@@ -54,7 +54,7 @@ def plural_en(n: int, word: str) -> str:
 
 
 def fill_in_caption(trace: Trace) -> None:
-    added = [c for c in trace.fill_in if not c.covered]
+    added = [c for c in trace.fill_in if c.appended]
     if not trace.fill_in:
         return
     if added and not (trace.model_answer or "").strip():  # every sentence the model wrote was set aside

@@ -17,7 +17,10 @@
 - `compress.py`: query-focused compression: each context cut to the sentences that answer the question,
   in order, with their refs, under a token budget; what was kept and dropped.
 - `answerability.py`: the gate that refuses before generating when no context sentence is close enough to
-  the question, with its evidence.
+  the question, or it names something the documents never use, with its evidence.
+- `asked.py`: what a question asks for (a number, a formula, a list, a reason, a comparison) and whether the answer
+  gives it; the words that only frame a question.
+- `unnamed.py`: the names of a question (Kruskal, 插值查找) that the documents never use: a near miss's mark.
 - `rebind.py`: each model citation moved to the chunk that states its sentence, where the cited one does not.
 - `fill_in.py`: the stand-in's sentences the model left out, appended as labelled quotes.
 - `lead.py`: when nothing the model wrote is left, the model chooses which quote leads, by its likelihood of each.

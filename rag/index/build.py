@@ -11,11 +11,13 @@ Not handled here: ranking (see retrieval.py) and persistence of BM25 (it rebuild
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Protocol
 
 import numpy as np
 
 from rag.index.bm25 import BM25
+from rag.index.lexicon import Lexicon
 from rag.index.sparse import LearnedSparse
 from rag.index.token_cache import tokenize_many
 from rag.index.tokenize import jieba_tokenize
@@ -61,6 +63,11 @@ class Index:
     @property
     def chunks(self) -> list[Chunk]:
         return self.chunk_set.chunks
+
+    @cached_property
+    def lexicon(self) -> Lexicon:
+        """The words the corpus uses at all (read once, on first use; then only read)."""
+        return Lexicon.of(c.text for c in self.chunk_set.chunks)
 
     def chunk(self, chunk_id: str) -> Chunk:
         return self.by_id[chunk_id]

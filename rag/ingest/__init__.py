@@ -1,8 +1,12 @@
 """Ingest: files in, chunks out. The first stage of the RAG diagram: loader -> chunker.
 
 - `documents.py`: loaders for txt/md/pdf/json/jsonl/csv and the `Document` they produce.
-- `chunking.py`: the chunkers (fixed window, sentence, parent-child, heading-aware, semantic, whole document) and
-  the `Chunk` / `ChunkSet` every later stage cites.
+- `chunking.py`: the chunkers (fixed window, sentence, parent-child, heading-aware, semantic, whole document, and
+  "auto": the one the document's form asks for) and the `Chunk` / `ChunkSet` every later stage cites.
+- `markdown.py`: a Markdown file read as a document: blocks with their source spans, kinds (prose, code, formula,
+  table, caption) and readable text (roles, images, admonitions, tabs and HTML as text); what is not prose.
+- `sections.py`: Markdown cut by its structure: heading sections packed by sentence, units kept whole, each chunk
+  opening with its title path.
 - `contextual.py`: contextual chunking: one sentence by the local model placing each chunk in its document.
 - `semantic.py`: semantic chunking: cut where adjacent sentences' embeddings drift apart, and the curve.
 - `sentences.py`: the sentence splitter that the chunkers, the reranker fallback and the audit share.

@@ -32,11 +32,13 @@ import inspect
 import operator
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 from rag.errors import ConfigError
 from rag.ingest.documents import Document
+from rag.ingest.markdown import is_markdown, read_markdown
+from rag.ingest.sections import PATH_SEP, chunk_kind, pieces
 from rag.ingest.sentences import hard_split, sentence_spans
 
 Span = tuple[int, int]  # [start, end) character offsets into Document.text
@@ -138,11 +140,16 @@ def _page_label(starts: list[int], s: int, e: int) -> str:
     return str(first) if first == last else f"{first}-{last}"
 
 
-def _build(doc: Document, method: str, pieces: list[tuple[Span, dict]]) -> list[Chunk]:
-    """Spans -> Chunks with the ref rule: one chunk cites as doc_id, several as doc_id#n."""
+def _base_meta(doc: Document, method: str) -> dict:
     base = {"title": doc.title, "source": doc.source}
     base.update({k: v for k, v in doc.metadata.items() if k != "page_starts"})
     base["method"] = method
+    return base
+
+
+def _build(doc: Document, method: str, pieces: list[tuple[Span, dict]]) -> list[Chunk]:
+    """Spans -> Chunks with the ref rule: one chunk cites as doc_id, several as doc_id#n."""
+    base = _base_meta(doc, method)
     starts = [int(x) for x in doc.metadata["page_starts"].split(",")] if doc.metadata.get("page_starts") else []
     chunks = []
     for n, ((s, e), extra) in enumerate(pieces, 1):
@@ -205,66 +212,48 @@ def chunk_parent_child(doc: Document, parent_size: int = 800, child_size: int = 
     return parents + children
 
 
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
-_MD_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-_TABLE_LINE = re.compile(r"^[ \t]*\|")
-
-
-def markdown_sections(text: str) -> tuple[list[tuple[int, list[str]]], list[Span]]:
-    """(section starts with their heading paths, table spans). Lines inside code fences are neither."""
-    starts: list[tuple[int, list[str]]] = [(0, [])]
-    tables: list[Span] = []
-    path: list[tuple[int, str]] = []  # (level, heading text) from H1 down to the current heading
-    pos, in_fence, table_start, last_end = 0, False, None, 0
-    for line in text.split("\n"):
-        is_table = False
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        elif not in_fence:
-            m = _MD_HEADING.match(line)
-            if m and m.group(2):
-                level = len(m.group(1))
-                while path and path[-1][0] >= level:
-                    path.pop()
-                path.append((level, m.group(2)))
-                starts.append((pos, [t for _, t in path]))
-            is_table = bool(_TABLE_LINE.match(line))
-        if is_table and table_start is None:
-            table_start = pos + len(line) - len(line.lstrip())
-        elif not is_table and table_start is not None:
-            tables.append((table_start, last_end))
-            table_start = None
-        last_end = pos + len(line.rstrip())
-        pos += len(line) + 1
-    if table_start is not None:
-        tables.append((table_start, last_end))
-    return starts, tables
-
-
 def chunk_markdown(doc: Document, max_size: int = 800, min_tail: int | None = None) -> list[Chunk]:
+    """Heading sections packed by sentence, code, formulas and tables kept whole, markup read as text
+    (sections.py, markdown.py); each chunk's text opens with its title path."""
     max_size = _int("max_size", max_size, 1)
     min_tail = max_size // 4 if min_tail is None else _int("min_tail", min_tail, 0)
-    text = doc.text
-    starts, tables = markdown_sections(text)
-    bounds = [(a, b, path) for (a, path), (b, _) in zip(starts, starts[1:] + [(len(text), [])])]
-    pieces, carry = [], None  # carry: start of heading-only sections waiting for their first body
-    for k, (a, b, path) in enumerate(bounds):
-        span = _stripped(text, a if carry is None else carry, b)
-        if span is None:
-            continue
-        body_at = text.find("\n", a, b)
-        if path and (body_at < 0 or _NONWS.search(text, body_at, b) is None) and k < len(bounds) - 1:
-            carry = span[0] if carry is None else carry  # "# A" directly followed by "## B": one chunk
-            continue
-        carry = None
-        extra = {"heading_path": list(path), "heading": " > ".join(path)}
-        if span[1] - span[0] <= max_size:
-            pieces.append((span, extra))
-            continue
-        inside = [t for t in tables if span[0] <= t[0] and t[1] <= span[1]]
-        units = _units(text, span[0], span[1], max_size, inside)
-        pieces.extend((sp, dict(extra)) for sp in pack(units, max_size, min_tail))
-    return _build(doc, "markdown", pieces)
+    md = read_markdown(doc.text)
+    built = []
+    got = pieces(md, doc.text, doc.title if doc.title != doc.source else "", max_size, min_tail)
+    for n, p in enumerate(got, 1):
+        ref = doc.doc_id if len(got) == 1 else f"{doc.doc_id}#{n}"
+        meta = {**_base_meta(doc, "markdown"), "title": PATH_SEP.join(p.path), "heading_path": list(p.path),
+                "heading": " > ".join(p.path[1:]), "kind": chunk_kind(p.kinds), "blocks": list(p.kinds)}
+        built.append(Chunk(ref, doc.doc_id, p.text, p.start, p.end, ref, None, meta))
+    return built
+
+
+def chunk_auto(doc: Document, target_size: int = 400) -> list[Chunk]:
+    """The chunker the document's form asks for (`auto_method`): Markdown by its headings and blocks, a record
+    (an FAQ entry, a JSON/CSV row) whole, other text by sentence; `target_size` characters a chunk."""
+    target_size = _int("target_size", target_size, 1)
+    method, _, _ = auto_method(doc)
+    if method == "markdown":
+        chunks = chunk_markdown(doc, max_size=target_size)
+    elif method == "document":
+        chunks = chunk_whole(doc)
+    else:
+        chunks = chunk_sentence(doc, target_size=target_size)
+    return [replace(c, metadata={**c.metadata, "method": f"auto: {method}"}) for c in chunks]
+
+
+RECORD_MAX = 1500  # characters: a record longer than this (a whole article in one CSV cell) is cut by sentence
+
+
+def auto_method(doc: Document) -> tuple[str, str, str]:
+    """(method, why in English, why in Chinese) for one document under the "auto" chunker."""
+    fmt = str(doc.metadata.get("format", ""))
+    if is_markdown(fmt):
+        return ("markdown", "Markdown: cut at its headings, code, formulas and tables kept whole, markup read as text",
+                "Markdown：按标题切分，代码、公式和表格整块保留，标记读成文字")
+    if fmt in ("json", "jsonl", "csv") and len(doc.text) <= RECORD_MAX:
+        return ("document", "a record (an FAQ entry, a row): one chunk, whole", "一条记录（FAQ 条目、一行数据）：整条一块")
+    return ("sentence", "plain text: sentences packed up to the target size", "纯文本：按句子打包到目标长度")
 
 
 def chunk_semantic(doc: Document, breakpoint_percentile: float = 95, max_size: int = 800, min_size: int = 100,
@@ -288,6 +277,7 @@ CHUNKERS: dict[str, Callable[..., list[Chunk]]] = {
     "sentence": chunk_sentence,
     "parent_child": chunk_parent_child,
     "markdown": chunk_markdown,
+    "auto": chunk_auto,
     "semantic": chunk_semantic,
     "document": chunk_whole,
 }

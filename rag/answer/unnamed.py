@@ -1,0 +1,84 @@
+"""The names in a question that the documents never use: a near miss asks about something next to what they cover.
+
+"插值查找比二分查找好在哪里？" over a chapter on binary search finds sentences as close to it as an answer is (a
+shared topic, shared words), so no score threshold tells it from a paraphrased question the chapter answers. What
+tells them apart is a name: 插值查找 is a kind of 查找 the chapter never names. A paraphrase changes everyday words
+(下标 for 索引, 装满 for 满了), and those are not read here; a near miss names a thing. Two kinds of name count:
+- a Latin-script name or acronym as typed: two capitals or more (LCS, ChatGPT, XGBoost), letters with digits
+  (word2vec, int8), or a capitalised word that does not open the question (Kruskal, Bellman-Ford);
+- a Chinese compound naming a kind of something: a modifier before a head word of the kinds course books name
+  (HEADS: 排序, 查找, 树, 栈, 模型, 层, 初始化, …), as in 希尔排序, 单调栈, 池化层, 词袋模型, when neither the compound
+  nor its modifier occurs in the documents (in 二分查找, 二分 does; in 希尔排序, 希尔 does not).
+A lower-case English word (underfitting, prompt) is not a name: over Chinese documents it is a translation of a term
+they may well use (欠拟合), which no rule over words can check.
+The answerability gate (answerability.py) refuses a question with such a name unless its best context sentence scores
+as well as a typical answerable question (STRONG there). HEADS is a list of words, not a number fitted to a set.
+Not handled here: what the question asks (asked.py), whether the contexts answer (answerability.py).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from rag.answer.asked import frame_words, is_frame
+from rag.index.lexicon import Lexicon
+from rag.models.script import fold_script
+
+# Head words of the names course books give kinds of things: methods, structures, models and their parts.
+HEADS = frozenset((
+    "排序 查找 搜索 遍历 算法 方法 树 图 栈 队列 链表 表 堆 哈希 散列 模型 网络 层 函数 编码 机制 检索 索引 过滤器 序列 子序列 "
+    "初始化 优化器 指标 矩阵 曲线 聚类 回归 分类器 采样 算子 架构 协议 框架 数据库 向量 注意力 损失 正则化 归一化 卷积 池化 "
+    "蒸馏 剪枝 量化 编码器 解码器 定理 公式 方程 规则 策略").split())
+_LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+#]*(?:[-.][A-Za-z0-9+#]+)*")
+_CJK_WORD = re.compile(r"[\u4e00-\u9fff]+$")
+
+
+def unnamed(question: str, lexicon: Lexicon) -> tuple[str, ...]:
+    """The names of `question` (see the module docstring) that the corpus of `lexicon` never uses, as typed."""
+    out = [name for name in _latin_names(question) if not lexicon.uses(name)]
+    out += [name for name in _kinds(question) if not lexicon.uses(name) and not lexicon.uses(_modifier(name))]
+    return tuple(dict.fromkeys(out))
+
+
+def _latin_names(question: str) -> list[str]:
+    out = []
+    for m in _LATIN_NAME.finditer(question):
+        word = m.group(0)
+        capitals = sum(ch.isupper() for ch in word)
+        acronym = len(word) >= 2 and (capitals >= 2 or (bool(re.search(r"\d", word)) and
+                                                         sum(ch.isalpha() for ch in word) >= 2))
+        camel = bool(re.search(r"[a-z][A-Z]", word))
+        opens = not question[:m.start()].strip()  # "What is…": a capital that only opens the sentence
+        proper = len(word) >= 3 and re.match(r"[A-Z][a-z]+", word) is not None and not opens
+        if acronym or camel or proper:
+            out.append(word)
+    return out
+
+
+def _kinds(question: str) -> list[str]:
+    frames = frame_words(question)
+    words = _cut(fold_script(question))
+    out = []
+    for i, word in enumerate(words):
+        if len(word) < 2 or not _CJK_WORD.match(word) or is_frame(word, frames):
+            continue
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if following in HEADS:
+            out.append(word + following)
+        elif any(word.endswith(h) and len(word) > len(h) for h in HEADS):
+            out.append(word)
+    return out
+
+
+def _modifier(name: str) -> str:
+    """希尔排序 -> 希尔: the name less its longest head word."""
+    head = max((h for h in HEADS if name.endswith(h) and len(name) > len(h)), key=len, default="")
+    return name[: len(name) - len(head)] if head else name
+
+
+@lru_cache(maxsize=512)
+def _cut(text: str) -> list[str]:
+    import jieba.posseg as posseg
+
+    return [p.word.lower() for p in posseg.cut(text)]

@@ -1,0 +1,86 @@
+"""What a question asks for and whether the answer gives it; the words that only frame a question; the names a corpus
+never uses. Hand-made questions and answers, each rule beside a case it must leave alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.answer.asked import asked_slot, check_answer, fills, frame_words, is_frame
+from rag.answer.citations import content_tokens
+from rag.answer.unnamed import unnamed
+from rag.index.lexicon import Lexicon
+
+
+@pytest.mark.parametrize(("question", "slot"), [
+    ("Adam 的两个系数默认多少？", "number"),
+    ("往大顶堆里塞一个新元素，时间复杂度是多少？", "number"),
+    ("RRF 是怎么计算的？", "formula"),
+    ("开放寻址法有哪几种探测方式？", "list"),
+    ("为什么递归比循环更吃内存？", "reason"),
+    ("记忆化搜索和动态规划有什么区别？", "comparison"),
+    ("How many rounds does binary search need for 2^20 items?", "number"),
+    ("Why do people compute the midpoint as i + (j - i) / 2?", "reason"),
+    ("什么是二分查找？", None),
+    ("Python 支持尾递归优化吗？", None),
+])
+def test_the_asked_slot_is_read_from_the_question_words(question, slot):
+    assert asked_slot(question) == slot
+
+
+@pytest.mark.parametrize(("sentence", "slot", "ok"), [
+    ("常将它们设置为 β1 = 0.9 和 β2 = 0.999。[adam#2]", "number", True),
+    ("插入的时间复杂度为 O(log n)。", "number", True),
+    ("栈有三种常见实现。", "number", True),
+    ("它估算梯度的二次矩。", "number", False),  # 二次矩 names a moment, it counts nothing
+    ("Adam 使用指数加权移动平均值来估算梯度的动量。[adam#2]", "number", False),
+    ("score = Σ 1/(k + rank)。", "formula", True),
+    ("RRF 由 Cormack 等人提出。", "formula", False),
+    ("线性探测、平方探测和多次哈希。", "list", True),
+    ("因为每次调用都要保存栈帧。", "reason", True),
+    ("递归调用会产生栈帧。", "reason", False),
+    ("前者自顶向下，而后者自底向上。", "comparison", True),
+])
+def test_a_sentence_fills_a_slot_by_its_form(sentence, slot, ok):
+    assert fills(sentence, slot) is ok
+
+
+def test_supported_sentences_without_the_asked_number_are_said_to_miss_it():
+    answer = ["Adam 算法使用指数加权移动平均值来估算梯度的动量和二次矩。[adam#2]", "这里β1和β2是非负加权参数。[adam#2]"]
+    check = check_answer("Adam 优化器里那两个指数衰减系数，一般默认填多少？", answer)
+    assert check.checked and not check.filled
+    assert "数字" in check.message().zh and "a number" in check.message()
+    right = check_answer("Adam 优化器里那两个指数衰减系数，一般默认填多少？", answer + ["常设置为 β1 = 0.9 和 β2 = 0.999。[adam#2]"])
+    assert right.filled and "0.999" in right.filled_by
+    assert not check_answer("什么是二分查找？", answer).checked  # nothing to check: not called unfilled
+
+
+@pytest.mark.parametrize("question", ["动量系数取 0.9 的话，大概相当于把最近多少个梯度平均起来？",
+                                      "Adam 优化器里那两个指数衰减系数，一般默认填多少？"])
+def test_frame_words_are_never_content_words_of_a_question(question):
+    frames = frame_words(question)
+    kept = [w for w in content_tokens(question) if not is_frame(w, frames)]
+    for word in ("的话", "大概", "多少", "个", "一般", "默认", "填", "器里", "两个", "最近"):
+        assert word not in kept, (word, kept)
+    assert "系数" in kept or "衰减系数" in kept  # what the question is about stays
+
+
+def test_names_the_corpus_never_uses_are_found_and_its_own_are_not():
+    lexicon = Lexicon.of(["二分查找是一种搜索算法。线性查找逐个比较。", "快速排序和归并排序都是 O(n log n)。",
+                          "栈是一种先入后出的结构。Dijkstra 算法求最短路径。"])
+    assert unnamed("插值查找比二分查找好在哪里？", lexicon) == ("插值查找",)
+    assert unnamed("希尔排序的增量序列怎么选？", lexicon)[0] == "希尔排序"
+    assert unnamed("单调栈通常用来解决哪类题？", lexicon) == ("单调栈",)
+    assert unnamed("用 Kruskal 算法求最小生成树的步骤是什么？", lexicon)[0] == "Kruskal"
+    assert unnamed("最长公共子序列（LCS）怎么求？", lexicon) == ("LCS",)
+    assert unnamed("二分查找为什么要求数据有序？", lexicon) == ()  # a kind the corpus names
+    assert unnamed("Dijkstra 算法怎么求最短路径？", lexicon) == ()  # a name the corpus uses
+    assert unnamed("underfitting 怎么解决？", lexicon) == ()  # a lower-case English word may be a translation
+    assert unnamed("数组装满了还能变长吗？", lexicon) == ()  # everyday words of a paraphrase are not names
+    assert unnamed("What is binary search?", lexicon) == ()  # a capital that only opens the question
+
+
+def test_the_lexicon_reads_latin_words_whole_and_chinese_anywhere():
+    lexicon = Lexicon.of(["The stack is LIFO.", "哈希表的冲突"])
+    assert lexicon.uses("LIFO") and lexicon.uses("stack") and lexicon.uses("哈希")
+    assert not lexicon.uses("he")  # not inside "the"
+    assert lexicon.uses("Stack") and not lexicon.uses("Bellman-Ford")

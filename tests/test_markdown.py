@@ -1,0 +1,195 @@
+"""A course chapter in Markdown read as a document: each construct a teacher's book uses, on a hand-made file.
+
+Every case checks both halves: what the model, the audit and the quotes read (readable text, no markup left), and
+that the source offsets still point at the construct as written (the preview colours the file, not the reading).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rag.ingest.chunking import chunk_documents
+from rag.ingest.documents import load_bytes
+from rag.ingest.markdown import CAPTION, CODE, MATH, PROSE, TABLE, inline_text, nonprose_spans, read_markdown
+
+CHAPTER = """# 长短期记忆网络（LSTM）
+:label:`sec_lstm`
+
+长期以来，隐变量模型存在着长期信息保存和短期输入缺失的问题。
+最早的方法之一是长短期存储器（long short-term memory，LSTM）
+ :cite:`Hochreiter.Schmidhuber.1997`。
+它有许多与门控循环单元（ :numref:`sec_gru`）一样的属性。
+
+<!-- 这段注释不该被读到 -->
+
+## 门控记忆元
+
+### 输入门、忘记门和输出门
+
+当前时间步的输入和前一个时间步的隐状态送入门中，如 :numref:`lstm_0`所示。
+因此，这三个门的值都在$(0, 1)$的范围内。
+
+![长短期记忆模型中的输入门、遗忘门和输出门](../img/lstm-0.svg)
+:label:`lstm_0`
+
+$$
+\\begin{aligned}
+\\mathbf{I}_t &= \\sigma(\\mathbf{X}_t \\mathbf{W}_{xi} + \\mathbf{b}_i),\\\\
+\\mathbf{F}_t &= \\sigma(\\mathbf{X}_t \\mathbf{W}_{xf} + \\mathbf{b}_f),
+\\end{aligned}
+$$
+:eqlabel:`eq_gates`
+
+其中 <u>遗忘门</u> 决定保留多少过去的记忆元，**输出门**决定输出多少。
+
+```python
+def lstm(inputs, state, params):
+    (H, C) = state
+    return H, C
+```
+
+!!! note "为什么需要门"
+
+    门让网络学会何时记住、何时忘记。
+
+=== "Python"
+
+    ```python
+    x = [1, 2]
+    ```
+
+=== "Java"
+
+    ```java
+    int[] x = {1, 2};
+    ```
+
+<p align="center"> 表 <id> &nbsp; 三种门的作用 </p>
+
+| 门 | 作用 |
+| --- | --- |
+| 输入门 | 决定写入多少 |
+| 遗忘门 | 决定保留多少 |
+
+=== "<1>"
+    ![lstm_step1](lstm.assets/lstm_step1.png)
+
+```src
+[file]{lstm}-[class]{}-[func]{lstm}
+```
+
+??? pythontutor "可视化运行"
+
+    https://pythontutor.com/render.html#code=x%20%3D%201
+"""
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return read_markdown(CHAPTER)
+
+
+def texts(doc, kind=None):
+    return [b.text for b in doc.blocks if kind is None or b.kind == kind]
+
+
+def test_the_first_level_one_heading_is_the_title_and_headings_make_the_path(doc):
+    assert doc.title == "长短期记忆网络（LSTM）"
+    gate = next(b for b in doc.blocks if "三个门的值" in b.text)
+    assert gate.path == ("门控记忆元", "输入门、忘记门和输出门")
+
+
+def test_soft_wrapped_lines_are_one_paragraph_and_roles_read_as_text(doc):
+    first = texts(doc, PROSE)[0]
+    assert "问题。最早的方法" in first  # two Chinese lines joined without a space
+    assert "（Hochreiter.Schmidhuber.1997）" in first and ":cite:" not in first
+    assert "门控循环单元（sec_gru）" in first  # an unresolved label reads as itself
+    resolved = next(t for t in texts(doc, PROSE) if "送入门中" in t)
+    assert "如“长短期记忆模型中的输入门、遗忘门和输出门”所示" in resolved  # :numref: to a figure: its caption
+
+
+def test_labels_comments_includes_and_visualiser_links_leave_nothing(doc):
+    everything = "\n".join(texts(doc))
+    for markup in (":label:", ":eqlabel:", "<!--", "注释不该", "[file]", "pythontutor", "lstm_step1", "<p", "&nbsp;"):
+        assert markup not in everything, markup
+
+
+def test_an_image_becomes_its_alt_text_as_a_caption_and_a_table_caption_too(doc):
+    assert "（图：长短期记忆模型中的输入门、遗忘门和输出门）" in texts(doc, CAPTION)
+    assert "（表：三种门的作用）" in texts(doc, CAPTION)
+
+
+def test_a_display_formula_is_one_line_between_dollars_and_never_split(doc):
+    maths = texts(doc, MATH)
+    assert len(maths) == 1 and maths[0].startswith("$$\\begin{aligned}") and maths[0].endswith("\\end{aligned}$$")
+    assert "\n" not in maths[0]
+    assert "(0, 1)$" in next(t for t in texts(doc, PROSE) if "三个门" in t)  # inline maths kept for the page to draw
+
+
+def test_emphasis_and_underline_read_as_their_words(doc):
+    line = next(t for t in texts(doc, PROSE) if "遗忘门" in t and "决定" in t)
+    assert line == "其中遗忘门决定保留多少过去的记忆元，输出门决定输出多少。"
+
+
+def test_code_is_a_fenced_unit_and_code_tabs_keep_the_first_language(doc):
+    code = texts(doc, CODE)
+    assert code[0].startswith("```python\ndef lstm(") and code[0].endswith("```")
+    assert any("x = [1, 2]" in c for c in code) and not any("int[] x" in c for c in code)
+
+
+def test_an_admonition_keeps_its_title_and_body_without_the_marker(doc):
+    prose = texts(doc, PROSE)
+    assert "为什么需要门" in prose and "门让网络学会何时记住、何时忘记。" in prose
+    assert not any("!!!" in t for t in prose)
+
+
+def test_a_table_is_one_unit_without_its_rule_row(doc):
+    (table,) = texts(doc, TABLE)
+    assert table.splitlines() == ["| 门 | 作用 |", "| 输入门 | 决定写入多少 |", "| 遗忘门 | 决定保留多少 |"]
+
+
+def test_every_block_points_at_its_source(doc):
+    for b in doc.blocks:
+        source = CHAPTER[b.start:b.end]
+        assert source.strip(), b
+    code = next(b for b in doc.blocks if b.kind == CODE)
+    assert CHAPTER[code.start:code.end].startswith("```python") and CHAPTER[code.start:code.end].endswith("```")
+
+
+def test_nonprose_spans_mark_code_formulas_tables_captions_and_headings():
+    text = "标题 › 小节\n正文一句。\n```python\nx = 1\n```\n$$a = b$$\n| a | b |\n（图：示意图）\n## 残留标题\n正文二句。"
+    marked = "".join(text[a:b] for a, b in nonprose_spans(text))
+    for piece in ("x = 1", "$$a = b$$", "| a | b |", "（图：示意图）", "## 残留标题"):
+        assert piece in marked
+    assert "正文一句" not in marked and "正文二句" not in marked
+
+
+def test_inline_text_keeps_code_spans_and_maths_untouched():
+    assert inline_text("判断 `nums[m]` 和 **$O(n \\log n)$** ，其中 [文章](https://x.org) 说明") == \
+        "判断 `nums[m]` 和 $O(n \\log n)$，其中文章说明"
+
+
+def test_a_markdown_upload_is_chunked_by_sections_with_the_title_path_first():
+    docs = load_bytes("lstm.md", CHAPTER.encode("utf-8"))
+    cs = chunk_documents(docs, "auto")
+    assert cs.chunks and all(c.metadata["method"] == "auto: markdown" for c in cs.chunks)
+    gates = next(c for c in cs.chunks if "三个门的值" in c.text)
+    assert gates.text.split("\n", 1)[0] == "长短期记忆网络（LSTM） › 门控记忆元 › 输入门、忘记门和输出门"
+    assert gates.metadata["title"] == gates.text.split("\n", 1)[0]
+    for c in cs.chunks:  # no markup reaches what the model reads, and the span is the source's
+        assert not re.search(r":\w+:`|!\[|<u>|<!--|\[file\]|^#{1,6} ", c.text, re.M), c.text
+        assert 0 <= c.start < c.end <= len(docs[0].text)
+    code = [c for c in cs.chunks if c.metadata["kind"] == "code"]
+    assert all("```" in c.text for c in code)
+
+
+def test_the_auto_chunker_keeps_a_record_whole_and_cuts_plain_text_by_sentence():
+    record = load_bytes("faq.jsonl", '{"id": "q1", "title": "什么是 RRF？", "text": "RRF 按名次融合。k 取 60。"}'.encode())
+    (one,) = chunk_documents(record, "auto").chunks
+    assert one.ref == "q1" and one.text == "什么是 RRF？\nRRF 按名次融合。k 取 60。" and one.metadata["method"] == "auto: document"
+    plain = load_bytes("notes.txt", ("第一句话。" * 120).encode())
+    chunks = chunk_documents(plain, "auto", target_size=100).chunks
+    assert len(chunks) > 1 and all(c.metadata["method"] == "auto: sentence" for c in chunks)
+    assert all(c.text == plain[0].text[c.start:c.end] for c in chunks)  # plain text: the chunk is the source slice
