@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.index.tokenize import TOKENIZERS, load_stopwords
-from rag.ingest.chunking import CHUNKERS, chunker_params
+from rag.ingest.chunking import CHUNKERS, auto_method, chunker_params
 from rag.ingest.preview import (
     chunks_of,
     coverage_segments,
@@ -27,6 +27,7 @@ from ui.render import (
     error_text,
     legend_html,
     md_escape,
+    md_with_math,
     params_text,
     segments_html,
     upload_limit_note,
@@ -207,6 +208,10 @@ if len(docs) > len(doc_ids):
     st.caption(tr(f"共 {len(docs):,} 篇文档，这里列出前 {len(doc_ids):,} 篇。",
                   f"{len(docs):,} documents; the first {len(doc_ids):,} are listed here."))
 doc = next((d for d in docs if d.doc_id == doc_id), docs[0])
+if chunks.method == "auto":
+    chosen_method, why_en, why_zh = auto_method(doc)
+    st.caption(":material/auto_awesome: " + tr(f"auto 为这篇文档选了 {chosen_method}：{why_zh}。",
+                                               f"auto chose {chosen_method} for this document: {why_en}."))
 show_parents = False
 if chunks.parents:
     show_parents = st.toggle(tr("显示父块（交给大模型的上下文）", "Show parents (what the LLM reads)"), key="upload.parents")
@@ -238,10 +243,28 @@ if chunks.method == "semantic":
         st.caption(tr("这篇文档只有一句，没有可切的边界。", "This document has a single sentence: no boundary to cut."))
 table = pd.DataFrame([
     {"chunk_id": c.chunk_id, "ref": c.ref, "start": c.start, "end": c.end, tr("长度", "length"): len(c.text),
-     "parent": c.parent_id or "", tr("文本", "text"): c.text[:80]}
+     "parent": c.parent_id or "", tr("类型", "kind"): {"code": tr("代码", "code")}.get(c.metadata.get("kind", ""),
+                                                                                    tr("文字", "text")),
+     tr("文本", "text"): c.text[:80]}
     for c in spans
 ])
 st.dataframe(table, hide_index=True, key="upload.chunks_table")
+if spans and any(c.metadata.get("heading_path") for c in spans):
+    with st.expander(tr("一块读成什么：模型、检索和审计读到的文字", "What a chunk reads as: the text the model, retrieval "
+                        "and the audit read"), expanded=False):
+        st.caption(tr("上面的预览是文件原样；这里是读成的文字：标记换成文字（图片换成说明，角色换成标签），公式照常显示，"
+                      "代码、公式和表格整块保留。第一行是标题路径，检索和审计都会读到它。",
+                      "The preview above is the file as written; this is the text it reads as: markup as text (an image "
+                      "as its caption, a role as its label), formulas drawn, code, formulas and tables kept whole. The "
+                      "first line is the title path, which retrieval and the audit read too."))
+        pick = st.selectbox(tr("块", "Chunk"), [c.chunk_id for c in spans], key="upload.read_chunk")
+        shown = next(c for c in spans if c.chunk_id == pick)
+        head, _, body = shown.text.partition("\n")
+        if shown.metadata.get("heading_path") and head == shown.metadata.get("title"):
+            st.markdown(":material/bookmark: **" + md_escape(head) + "**")
+        else:
+            body = shown.text
+        st.markdown(md_with_math(body))
 
 if chunks.parents:
     st.subheader(tr("父子关系 Parent / child", "Parent / child"))

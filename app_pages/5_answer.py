@@ -177,6 +177,12 @@ if trace.notes:
 
 # ---------------------------------------------------------------------------------------- audit
 st.subheader(tr("引用审计 Citation audit", "Citation audit"))
+if trace.asked is not None and trace.asked.checked:  # supported is not answered: said above the verdicts
+    said = md_escape(loc(trace.asked.message()))
+    if trace.asked.filled:
+        st.caption(":material/task_alt: " + said)
+    else:
+        st.warning(said, icon=":material/help:")
 if audit is not None:
     m = st.columns(6)
     m[0].metric(tr("引用 cited", "cited"), len(audit.cited))

@@ -18,6 +18,9 @@ long-form set), chunked as `rag eval` chunks it:
 5. agreement of a second, independent generation (seed 1: another sample of chunks): tau between the orders
    that the two generations give;
 6. seconds a question for each generator.
+The hello_algo sets (hello_zh, hello_en: a textbook's Markdown chapters as a teacher uploads them) have ten and four
+documents, so a document rank says nothing there: their chunks (the app's default chunker) are ranked instead, a
+human question's gold being the chunks its evidence overlaps and a generated one's the chunk it was asked about.
 Strategies: dense, bm25, hybrid, hybrid+rerank (the learned ranker) and graph (jieba's extractions where no shipped
 ones exist); --multivector adds e5's MaxSim (about 20 minutes more, its token vectors computed on first use).
 Nothing here was tuned on these sets except COPY_RUN_MAX (cmrc2018_dev's human questions, said above).
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -35,9 +39,38 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_rerank import SETS, load_set, mean, per_query  # noqa: E402
+from bench_rerank import SETS as RERANK_SETS  # noqa: E402
+from bench_rerank import load_set, mean, per_query  # noqa: E402
 
-from rag import defaults  # noqa: E402
+from rag import config, defaults  # noqa: E402
+
+SETS = (*RERANK_SETS, "hello_zh", "hello_en")
+HELLO = config.value("RAG_EVAL_DIR") / "hello_algo"
+
+
+def hello_set(lang: str):
+    """(chunk set with each chunk its own document, queries whose gold is the chunks their evidence overlaps)."""
+    from dataclasses import replace
+
+    from rag.evaluate.evaluation import Query
+    from rag.ingest.chunking import ChunkSet, chunk_documents
+    from rag.ingest.documents import load_path
+
+    folder = HELLO / f"docs_{lang}"
+    docs = [d for f in sorted(folder.glob("*.md")) for d in load_path(f)]
+    cs = chunk_documents(docs, defaults.CHUNKER, **defaults.CHUNK_PARAMS)
+    chunks = [replace(c, doc_id=c.chunk_id) for c in cs.chunks]
+    queries = []
+    for line in (HELLO / f"queries_{lang}.jsonl").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        if not r.get("answerable"):
+            continue
+        source = (folder / f"{r['gold_ids'][0]}.md").read_text(encoding="utf-8")
+        at = source.find(r["evidence"])
+        gold = tuple(c.chunk_id for c in cs.chunks if c.doc_id == r["gold_ids"][0] and c.start < at + len(r["evidence"])
+                     and at < c.end)
+        queries.append(Query(r["id"], r["query"], gold))
+    return ChunkSet(chunks, {}, cs.method, cs.params), queries
 
 STRATEGIES = ["dense", "bm25", "hybrid", "hybrid+rerank", "graph"]
 
@@ -93,6 +126,7 @@ def main() -> int:
     from rag.evaluate.strategies import EvalSettings
     from rag.index.build import build_index
     from rag.ingest.chunking import chunk_documents
+    from rag.ingest.language import detect_lang
     from rag.models.embedding import load_embedder
     from rag.models.embedding_cache import CachedEmbedder
     from rag.search.learned_rank import LearnedReranker
@@ -111,9 +145,12 @@ def main() -> int:
     rows = []
     for name in args.sets.split(","):
         t0 = time.perf_counter()
-        docs, queries, chunker = load_set(name)
         spans = name == "longform"
-        chunk_set = chunk_documents(docs, chunker, **(defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER else {}))
+        if name.startswith("hello_"):
+            chunk_set, queries = hello_set(name.split("_")[1])
+        else:
+            docs, queries, chunker = load_set(name)
+            chunk_set = chunk_documents(docs, chunker, **(defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER else {}))
         index = build_index(chunk_set, embedder)
         chunks = index.chunks
         by_doc: dict[str, list[str]] = {}
@@ -148,6 +185,9 @@ def main() -> int:
                 if first["scores"] and second["scores"] else float("nan"),
                 "overlap": statistics.mean(testset.copy_overlap(q.query, text_of.get(q.gold_ids[0], "")) for q in kept)
                 if kept else float("nan"),
+                "in_language": sum(detect_lang(q.query) == LANGS.get(name, "zh") for q in kept) / len(kept)
+                if kept else float("nan"),
+                "code_tokens": [q.query for q in kept if CODE_TOKEN.search(q.query)],
                 "s_per_question": (first["run"].seconds + second["run"].seconds) /
                 max(1, len(first["run"].questions) + len(second["run"].questions)),
             }
@@ -162,7 +202,10 @@ def main() -> int:
     return 0
 
 
-LANGS = {"cmrc2018_dev": "zh", "xquad_zh": "zh", "xquad_en": "en", "golden": "zh", "longform": "zh"}
+# what a question built from code or LaTeX shows: a command, an identifier with _ or a call, a code keyword, a fence
+CODE_TOKEN = re.compile(r"\\[a-zA-Z]+|\b[a-z]+_[a-z_]+\b|\b\w+\(\)|\b(?:def|return|self|mathbf|frac|lfloor)\b|`|\$")
+LANGS = {"cmrc2018_dev": "zh", "xquad_zh": "zh", "xquad_en": "en", "golden": "zh", "longform": "zh", "hello_zh": "zh",
+         "hello_en": "en"}
 
 
 def write_trust(rows, generators, path: str, command: str | None = None) -> None:
@@ -190,13 +233,14 @@ def _run_share(question: str, passage: str) -> float:
 def report(rows, strategies, generators) -> None:
     f = lambda x: "n/a" if x != x else f"{x:.3f}"  # noqa: E731
     print("\n### Strategy order: generated questions against human ones (Kendall tau-b on nDCG@10)\n")
-    print("| set (human questions) | generator | kept / sampled | tau vs human | tau, 2nd sample vs human | "
-          "agreement of 2 samples | overlap: human → generated | s / question |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| set (human questions) | generator | kept / sampled | in the set's language | from code or LaTeX | "
+          "tau vs human | tau, 2nd sample vs human | agreement of 2 samples | overlap: human → generated | s / question |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         for g in generators:
             x = r[g]
-            print(f"| {r['set']} ({r['human']['n']}) | {g} | {x['kept']} / {x['sampled']} | {f(x['tau'])} | "
+            print(f"| {r['set']} ({r['human']['n']}) | {g} | {x['kept']} / {x['sampled']} | "
+                  f"{f(x.get('in_language', float('nan')))} | {len(x.get('code_tokens', []))} | {f(x['tau'])} | "
                   f"{f(x['tau_seed1'])} | {f(x['agreement_tau'])} | {r['human']['overlap']:.2f} → {x['overlap']:.2f} | "
                   f"{x['s_per_question']:.2f} |")
     print("\n### nDCG@10 per strategy: human, then each generator (gap = generated − human)\n")

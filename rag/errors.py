@@ -14,6 +14,18 @@ class ConfigError(RagError, ValueError):
     """A parameter or setting is invalid (e.g. overlap >= chunk_size, unknown backend name)."""
 
 
+class NothingToAsk(ConfigError):
+    """A corpus that holds nothing a test question can be asked about; `zh` says the same in Chinese, so a page
+    shows it in its UI language with `e.localized(lang)`."""
+
+    def __init__(self, message: str, zh: str):
+        super().__init__(message)
+        self.zh = zh
+
+    def localized(self, lang: str) -> str:
+        return self.zh if lang == "zh" and self.zh else str(self)
+
+
 class LoaderError(RagError, ValueError):
     """One input file cannot be read (empty, binary, bad encoding, malformed PDF/JSON/CSV).
 

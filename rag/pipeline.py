@@ -23,7 +23,14 @@ from rag.answer.citation_grammar import CITE_MODES, citation_grammar
 from rag.answer.citations import CitationStream, audit, is_not_enough, sentence_claims
 from rag.answer.compress import compress
 from rag.answer.extractive import ExtractiveGenerator
-from rag.answer.fill_in import fill_in, quoted, quoted_refs, set_aside_off_question, set_aside_restatements
+from rag.answer.fill_in import (
+    fill_in,
+    quoted,
+    quoted_refs,
+    set_aside_off_question,
+    set_aside_restatements,
+    strip_title_paths,
+)
 from rag.answer.generation import Generator, LLMGenerator
 from rag.answer.grounding import ground_in_corpus
 from rag.answer.lead import choose_lead
@@ -229,8 +236,14 @@ def _fill_in(trace: Trace, index: Index, lang: str, scores: _Scores) -> None:
     """Set aside the model's sentences that state nothing (restatements) or come off the question (a neighbour
     entry's, bringing none of its words), then append the stand-in's quotes the rest does not state."""
     with _timed(trace, "fill_in"):
+        trace.answer, unpathed = strip_title_paths(trace.answer, _titles(trace))
+        if unpathed:
+            trace.notes.append(say(f"took the section path the model copied from a context's first line off the front "
+                                   f"of {unpathed} of its sentences (the path says where a chunk sits, not what it states)",
+                                   f"模型把资料第一行的章节路径抄在了 {unpathed} 句话的开头：已去掉（路径只说明这块在哪一节，"
+                                   "不陈述事实）"))
         written, restated = set_aside_restatements(trace.answer, trace.question, _rules(trace),
-                                                   [c.text for c in trace.contexts])
+                                                   [c.text for c in trace.contexts], _titles(trace))
         written, off = set_aside_off_question(written, trace.question, scores(), {c.ref: c.text for c in trace.contexts})
         answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
                                         index.embedder, scores())
@@ -274,6 +287,11 @@ def _lead(trace: Trace, generator: Generator, control: RunControl) -> None:
                            f"probability {lead.per_token:.2f}, highest of {len(choice.candidates)})",
                            f"由模型选出领头的原文：[{lead.ref}]“{lead.sentence[:40]}”（每个 token 的平均概率 "
                            f"{lead.per_token:.2f}，{len(choice.candidates)} 句中最高）"))
+
+
+def _titles(trace: Trace) -> list[str]:
+    """The contexts' title paths (a Markdown section's first line), which a model sometimes writes as a sentence."""
+    return [str(c.metadata.get("title", "")) for c in trace.contexts if c.metadata.get("heading_path")]
 
 
 def _say_restated(trace: Trace) -> None:

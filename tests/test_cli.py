@@ -207,3 +207,24 @@ def test_the_console_script_names_the_cli_entry_point():
     target = tomllib.loads(Path("pyproject.toml").read_text("utf-8"))["project"]["scripts"]["rag-teach"]
     module, _, attr = target.partition(":")
     assert getattr(importlib.import_module(module), attr) is main
+
+
+def test_eval_over_a_folder_of_markdown_keeps_the_fields_a_grader_reads(capsys, tmp_path):
+    """`rag eval --corpus FOLDER --queries F --strategy plain --json` over a teacher's Markdown: each run's final trace
+    keeps its answer, the model's own text, the contexts (ref and readable text), the audited sentences and the gate."""
+    from tests.test_markdown import CHAPTER
+
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "lstm.md").write_text(CHAPTER, encoding="utf-8")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"id": "q1", "query": "LSTM 的门的值在什么范围？", "gold_ids": ["lstm"],
+                                   "facts": [["(0, 1)"]]}, ensure_ascii=False) + "\n", encoding="utf-8")
+    out = _json_out(capsys, ["eval", "--corpus", str(folder), "--queries", str(queries), "--strategy", "plain",
+                             "--generator", "extractive", "--json"])
+    final = out["runs"][0]["loop"]["final"]
+    assert isinstance(final["answer"], str) and final["answer"].strip() and "model_answer" in final
+    assert final["contexts"] and all({"ref", "text"} <= c.keys() for c in final["contexts"])
+    assert all(":numref:" not in c["text"] and "<!--" not in c["text"] for c in final["contexts"])  # read, not raw
+    assert final["audit"]["sentences"] and all({"sentence", "label"} <= s.keys() for s in final["audit"]["sentences"])
+    assert "answerability" in final and final["answerability"]["answerable"] in (True, False)

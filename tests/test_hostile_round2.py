@@ -84,7 +84,7 @@ STRATEGY = {"ask": "self-rag", "eval": "plain"}  # --strategy takes other values
 BASE = {"search": ["什么是过拟合？", "--corpus", "{corpus}"], "ask": ["什么是过拟合？", "--corpus", "{corpus}"],
         "eval": ["--queries", "{queries}", "--corpus", "{corpus}"], "audit": ["--pairs", "{pairs}", "--corpus", "{corpus}"],
         "graph build": ["--corpus", "{corpus}"], "graph show": ["--corpus", "{corpus}"],
-        "graph ask": ["什么是过拟合？", "--corpus", "{corpus}"], "testset generate": ["--corpus", "{corpus}"],
+        "graph ask": ["什么是过拟合？", "--corpus", "{corpus}"], "testset generate": ["--corpus", "{corpus}", "--method", "keywords"],
         "testset check": ["{queries}", "--corpus", "{corpus}"]}
 
 

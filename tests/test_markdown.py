@@ -193,3 +193,33 @@ def test_the_auto_chunker_keeps_a_record_whole_and_cuts_plain_text_by_sentence()
     chunks = chunk_documents(plain, "auto", target_size=100).chunks
     assert len(chunks) > 1 and all(c.metadata["method"] == "auto: sentence" for c in chunks)
     assert all(c.text == plain[0].text[c.start:c.end] for c in chunks)  # plain text: the chunk is the source slice
+
+
+def test_a_name_in_the_chunks_title_path_is_something_the_chunk_speaks_about():
+    from rag.answer.citations import audit
+
+    [doc] = load_bytes("lstm.md", CHAPTER.encode("utf-8"))
+    chunk = next(c for c in chunk_documents([doc], "auto").chunks if "三个门的值" in c.text)
+    sentence = f"LSTM 里一共有三种门：输入门、遗忘门和输出门。[{chunk.ref}]"
+    with_path = audit(sentence, {chunk.ref: chunk.text}, None, question="LSTM 有几种门？").sentences[0]
+    assert with_path.label == "supported", with_path.support.reasons("en")
+    body = chunk.text.split("\n", 1)[1]  # the same chunk without its title path: nothing there names LSTM
+    without = audit(sentence, {chunk.ref: body}, None, question="LSTM 有几种门？").sentences[0]
+    assert without.label != "supported"
+
+
+def test_the_stand_in_never_quotes_a_title_path_a_caption_code_or_a_formula(embedder):
+    from rag.answer.extractive import ExtractiveGenerator
+    from rag.answer.prompt import build_prompt
+    from rag.ingest.markdown import nonprose_spans, overlaps
+
+    [doc] = load_bytes("lstm.md", CHAPTER.encode("utf-8"))
+    chunks = chunk_documents([doc], "auto").chunks
+    prompt = build_prompt("LSTM 的三个门是怎么计算的？它们的值在什么范围？", chunks, "zh")
+    scored = ExtractiveGenerator(embedder, min_score=0.0).score_sentences(prompt)
+    blocks = {b.n: b for b in prompt.contexts}
+    for s in scored:
+        block = blocks[s.n]
+        assert s.sentence != block.title and not overlaps(nonprose_spans(block.text), s.start, s.end), s.sentence
+    answer = "".join(ExtractiveGenerator(embedder, min_score=0.0).generate(prompt))
+    assert "›" not in answer and "$$" not in answer and "```" not in answer and "（图：" not in answer, answer

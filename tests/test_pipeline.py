@@ -308,6 +308,18 @@ def test_a_sentence_that_only_restates_the_question_is_set_aside_and_shown_struc
     # so does a sentence of refs and labels (cmrc2018: "资料编号：DEV_27。[DEV_27]" before the quotes); a short answer stays
     assert set_aside_restatements("资料编号：faq_003。[faq_003]", question)[1] == ["资料编号：faq_003。[faq_003]"]
     assert set_aside_restatements("4 到 64。[faq_021]", "LoRA 的秩 r 通常取多大？")[1] == []
+    # a section's title path written as a sentence (the 0.5B copies a Markdown chunk's first line) states nothing
+    path = "二分查找 › 优点与局限性"
+    assert set_aside_restatements("二分查找 › 优点与局限性。[b#6]小数据量下，线性查找更快。[b#6]", "二分查找总更快吗",
+                                  titles=[path]) == ("小数据量下，线性查找更快。[b#6]", ["二分查找 › 优点与局限性。[b#6]"])
+    assert set_aside_restatements("线性查找更快。[b#6]", "二分查找总更快吗", titles=[path])[1] == []
+    # a path copied in front of a sentence comes off (with "中提到" after it); one inside a sentence stays
+    from rag.answer.fill_in import strip_title_paths
+
+    paths = ["数组 › 数组常用操作 › 扩容数组", "数组 › 数组的优点与局限性"]
+    assert strip_title_paths("数组 › 数组常用操作 › 扩容数组 —— 插入为 $O(n)$。[a#5]数组 › 数组的优点与局限性中提到，数组连续存放。"
+                             "[a#9]", paths) == ("插入为 $O(n)$。[a#5]数组连续存放。[a#9]", 2)
+    assert strip_title_paths("见“数组 › 数组常用操作 › 扩容数组”一节。[a#5]", paths)[1] == 0
     reply = "SGD 和 mini-batch 有区别。[faq_011]"
     trace = ask(question, kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: reply)))
     assert trace.restated == [reply] and reply not in trace.answer

@@ -135,10 +135,12 @@ def test_the_cli_generates_and_checks_a_set(tmp_path):
     doc.write_text("# 数据库索引\n\n" + "\n\n".join(c.text for c in CHUNKS), encoding="utf-8")
     out = tmp_path / "set.jsonl"
     run = subprocess.run([sys.executable, "-m", "rag", "testset", "generate", "--corpus", str(doc), "--n", "3",
-                          "--out", str(out), "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+                          "--method", "keywords", "--out", str(out), "--json"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout)
     assert summary["kept"] == len(out.read_text(encoding="utf-8").splitlines()) and summary["generator"] == "keywords"
+    assert 0 < summary["kept_rate"] <= 1
     assert load_queries(out)
     check = subprocess.run([sys.executable, "-m", "rag", "testset", "check", str(out), "--corpus", str(doc), "--json"],
                            capture_output=True, text=True, cwd=ROOT, timeout=300)
@@ -215,3 +217,131 @@ def test_the_page_generates_reviews_and_compares_and_a_bad_upload_keeps_the_set(
     assert any("broken.jsonl" in e.value and "第 2 行" in e.value and "保持不变" in e.value for e in at.error), \
         [e.value for e in at.error]  # the UI is in Chinese by default
     assert at.session_state["testset.questions"] == questions  # nothing already here was lost
+
+
+# ------------------------------------------------------------------------- questions a teacher would keep
+
+LECTURE = """# 二分查找
+
+<u>二分查找（binary search）</u>是一种基于分治策略的高效搜索算法。它利用数据的有序性，每轮缩小一半搜索范围。
+
+```python
+def binary_search(nums, target):
+    i, j = 0, len(nums) - 1
+    return -1
+```
+
+$$
+m = \\lfloor (i + j) / 2 \\rfloor
+$$
+
+![二分查找示例数据](binary_search.assets/example.png)
+
+## 优点与局限性
+
+二分查找仅适用于有序数据。若输入数据无序，为了使用二分查找而专门进行排序，得不偿失。
+"""
+
+
+def _lecture_chunks(text: str = LECTURE, name: str = "lecture.md"):
+    from rag.ingest.chunking import chunk_documents
+    from rag.ingest.documents import load_bytes
+
+    return chunk_documents(load_bytes(name, text.encode("utf-8")), "auto").chunks
+
+
+def test_questions_come_from_prose_never_from_code_formulas_captions_or_headings():
+    chunks = _lecture_chunks()
+    prose = "\n".join(testset.prose(c) for c in chunks)
+    for markup in ("def binary_search", "lfloor", "$$", "（图：", "二分查找 › 优点与局限性", "```"):
+        assert markup not in prose, markup
+    assert "二分查找仅适用于有序数据。" in prose
+    df, n = testset.document_frequencies(chunks)
+    for c in chunks:
+        if len(testset.prose(c)) >= testset.MIN_PROSE_CHARS:
+            sentence = testset.key_sentence(testset.prose(c), df, n)
+            assert sentence in testset.prose(c) and "nums" not in sentence and "lfloor" not in sentence
+    run = testset.generate(chunks, 5, "keywords", near_miss_share=0)
+    for x in run.questions:
+        assert not any(t in x.query for t in ("nums", "lfloor", "mathbf", "def", "png")), x.query
+
+
+def test_a_chinese_chapter_with_english_code_gets_chinese_questions_and_an_english_one_english():
+    code = "\n\n```python\n" + "\n".join(f"value_{i} = compute_something(value_{i - 1})" for i in range(40)) + "\n```\n"
+    zh = _lecture_chunks(LECTURE + code)
+    assert set(testset.doc_languages(zh).values()) == {"zh"}
+    english = _lecture_chunks("# Binary search\n\nBinary search is an efficient search algorithm based on divide and "
+                              "conquer. It halves the search range in each round, using the order of the data.\n\n"
+                              "## Limitations\n\nBinary search only applies to sorted data. Sorting unsorted input "
+                              "first just to search it is not worth it.\n", "binary_search.md")
+    assert set(testset.doc_languages(english).values()) == {"en"}
+    run = testset.generate(english, 3, "keywords", near_miss_share=0)
+    assert run.questions and all(x.query.isascii() and x.query.endswith("?") for x in run.questions if x.query)
+
+
+@pytest.mark.parametrize(("sentence", "frame"), [
+    ("二分查找是一种基于分治策略的高效搜索算法。", "什么是二分查找？"),
+    ("由于 i 和 j 都是 int 类型，因此二分查找的中点可能越界。", "为什么要用"),
+    ("哈希表可以在常数时间内完成查询。", "的作用是什么？"),
+])
+def test_the_stand_in_asks_about_a_whole_noun_phrase_in_a_frame_that_fits(sentence, frame):
+    c = chunk("x", sentence)
+    df, n = testset.document_frequencies([c, chunk("y", "另一段不相干的话，讲的是别的事情。")])
+    query, span = testset.keywords_question(c, df, n, "zh")
+    assert frame in query and query.endswith("？") and span == sentence
+    assert "和" not in query.replace(frame, "")  # never a bare pair of tokens ("X和Y有什么关系")
+    asked = query.replace("什么是", "").replace("为什么要用", "").replace("的作用是什么", "").rstrip("？")
+    assert asked in sentence and len(asked) > 1  # the slot holds one phrase of the sentence's own, whole
+
+
+def test_a_near_miss_swaps_a_whole_noun_phrase_for_a_term_no_document_has():
+    run = testset.generate(CHUNKS, 3, "keywords", near_miss_share=1.0)
+    misses = [x for x in run.questions if x.generator == "near-miss"]
+    corpus = "".join(c.text for c in CHUNKS)
+    assert misses
+    for m in misses:
+        term = next(t for t in testset._FOREIGN["zh"] if t in m.query)
+        assert term not in corpus
+        source = next(x for x in run.kept if x.qid.replace("gen_", "miss_", 1) == m.qid)
+        swapped = source.query.replace(m.query.replace(term, "\0").split("\0")[0], "", 1)
+        assert any(source.query.replace(p, term, 1) == m.query for p in testset.noun_phrases(source.query)), swapped
+
+
+def test_generate_out_naming_a_folder_is_refused_before_any_work(tmp_path, capsys):
+    from rag.cli.main import main
+
+    assert main(["testset", "generate", "--corpus", str(tmp_path / "no-such.md"), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder" in err and "no-such.md" not in err and "Traceback" not in err  # said before the corpus is read
+
+
+def test_generate_out_into_a_missing_folder_is_refused_before_any_work(tmp_path, capsys):
+    from rag.cli.main import main
+
+    out = tmp_path / "nowhere" / "set.jsonl"
+    assert main(["testset", "generate", "--corpus", str(tmp_path / "no-such.md"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "no-such.md" not in err and not out.exists()
+
+
+def test_a_corpus_that_is_only_code_says_which_files_and_why(tmp_path, capsys):
+    from rag.cli.main import main
+
+    doc = tmp_path / "only_code.md"
+    doc.write_text("```python\nprint('hello')\nx = 1\n```\n", encoding="utf-8")
+    assert main(["testset", "generate", "--corpus", str(doc), "--method", "keywords"]) == 2
+    err = capsys.readouterr().err
+    assert "only_code.md" in err and "prose" in err and "Traceback" not in err
+
+
+def test_auto_is_the_model_where_one_runs_and_the_stand_in_said_so_where_none_does(tmp_path, capsys, monkeypatch):
+    import rag.models.local_llm as local_llm
+    from rag.cli.main import main
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setattr(local_llm, "local_available", lambda key=None: (False, "not installed here"))
+    doc = tmp_path / "notes.md"
+    doc.write_text(LECTURE, encoding="utf-8")
+    assert main(["testset", "generate", "--corpus", str(doc), "--n", "2", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["generator"] == "keywords" and "keywords stand-in" in err and "not installed here" in err

@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.answer.citations import CITATION_RE, parse_citations
-from rag.errors import LoaderError, RagError
+from rag.errors import LoaderError, NothingToAsk, RagError
 from rag.ingest.preview import Segment
 from rag.search.hits import Hit
 
@@ -48,6 +48,23 @@ def md_escape(text) -> str:
     Markdown string: every character Markdown, maths or icon shortcodes would act on is backslash-escaped."""
     return _MARKDOWN.sub(r"\\\1", str(text))
 
+
+_MATH = re.compile(r"\$\$[^$\n]+?\$\$|(?<![\\$])\$[^$\n]+?(?<![\\ ])\$(?!\$)")
+
+
+def md_with_math(text) -> str:
+    """`text` (a document's readable text) for st.markdown with its formulas drawn: each $…$ and $$…$$ is left to
+    KaTeX (which runs no HTML and follows no link), everything else escaped as md_escape escapes it. A line break
+    stays a line break."""
+    text = str(text)
+    out, last = [], 0
+    for m in _MATH.finditer(text):
+        out.append(md_escape(text[last:m.start()]))
+        out.append(m.group(0))
+        last = m.end()
+    out.append(md_escape(text[last:]))
+    return "".join(out).replace("\n", "  \n")
+
 def attempt(fn: Callable[..., T], *args, stop: bool = True, **kwargs) -> T | None:
     """Run a backend call; a RagError becomes st.error(message) (its message says the fix).
 
@@ -64,7 +81,7 @@ def attempt(fn: Callable[..., T], *args, stop: bool = True, **kwargs) -> T | Non
 
 def error_text(exc: Exception) -> str:
     """An error's message in the session's UI language where the backend gave one (loader errors)."""
-    return exc.localized(lang()) if isinstance(exc, LoaderError) else str(exc)
+    return exc.localized(lang()) if isinstance(exc, (LoaderError, NothingToAsk)) else str(exc)
 
 
 NAME_MAX_BYTES = 2000  # measured in Chromium: 2,044 bytes of UTF-8 upload, 2,104 do not (Streamlit's multipart parser)

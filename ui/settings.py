@@ -87,7 +87,7 @@ DEFAULTS: dict[str, Any] = {
     "eval.answers": False,
     "eval.cites": ["free"],
     "eval.limit": 0,
-    "testset.method": "keywords",  # rag/evaluate/testset.py GENERATORS: how the evaluation page writes test questions
+    "testset.method": "auto",  # rag/evaluate/testset.py METHODS: how the evaluation page writes test questions
     "testset.n.keywords": 30,  # chunks asked about, per generator (capped by testset.PAGE_MAX_CHUNKS)
     "testset.n.llm": 10,
     "loops.strategies": ["self-rag", "agent"],

@@ -30,7 +30,8 @@ from .worker import run_in_worker
 
 ss = st.session_state
 TRUST = Path(__file__).resolve().parent.parent / "data" / "testset_trust.json"
-COLUMNS = ("id", "query", "gold_ids", "answer", "answerable", "generator", "kept", "why")
+# the question, then whether it was kept and why not (seen without scrolling), then the rest
+COLUMNS = ("query", "kept", "why", "answerable", "gold_ids", "answer", "generator", "id")
 
 
 def _trust() -> dict:
@@ -112,8 +113,11 @@ def _store(questions: list[testset.TestQuestion], index_key, how: str) -> None:
 
 
 def _generate(index, method: str, n: int, chat) -> None:
+    import time
+
     ss["testset.partial"] = []
     bar = st.progress(0.0, text=tr("生成中…", "Generating…"))
+    started = time.monotonic()
     stop = st.empty()  # pressing it reruns the page, which stops the run; what it wrote is kept (render)
     stop.button(tr("停止（保留已生成的）", "Stop (keep what is done)"), icon=":material/stop:", key="testset.stop")
 
@@ -122,7 +126,11 @@ def _generate(index, method: str, n: int, chat) -> None:
             ss["testset.partial"].append(payload)
         elif kind == "progress":  # of the chunks actually sampled (short ones are skipped), after each question
             done, total = payload
-            bar.progress(min(1.0, done / total), text=f"{done}/{total} · {ss['testset.partial'][-1].query}")
+            each = (time.monotonic() - started) / done  # this run's own pace: the estimate learns as it goes
+            ss[f"testset.rate.{method}"] = each
+            left = tr(f"还剩约 {each * (total - done):.0f} 秒（按本次每题 {each:.1f} 秒）",
+                      f"about {each * (total - done):.0f} s left (this run: {each:.1f} s a question)")
+            bar.progress(min(1.0, done / total), text=f"{done}/{total} · {left} · {ss['testset.partial'][-1].query}")
 
     def work(control, emit):
         return testset.generate(index.chunks, n, method, chat=chat, control=control,
@@ -144,20 +152,27 @@ def render(index, chat) -> list[Query] | None:
         _store(testset.finish(partial, index.chunks).questions, ss["index.key"], "stopped")
     c1, c2 = st.columns(2)
     with c1:
-        labels = {"keywords": loc(testset.GENERATOR_LABELS["keywords"]),
-                  "llm": loc(testset.GENERATOR_LABELS["llm"]) + (f" · {loc(chat.label)}" if chat is not None else
-                                                                 tr("（没有可用的语言模型）", " (no language model available)"))}
-        method = st.radio(tr("怎样出题", "How questions are written"), list(testset.GENERATORS), key="testset.method",
+        model = loc(testset.GENERATOR_LABELS["llm"]) + (f" · {loc(chat.label)}" if chat is not None else
+                                                         tr("（没有可用的语言模型）", " (no language model available)"))
+        labels = {"auto": tr("自动：有语言模型就让模型出题，否则用关键词替身", "auto: the language model where one runs, "
+                             "else the keyword stand-in") + (f" · {loc(chat.label)}" if chat is not None else
+                                                             tr("（现在没有模型：关键词替身）", " (no model now: the stand-in)")),
+                  "keywords": loc(testset.GENERATOR_LABELS["keywords"]), "llm": model}
+        chosen = st.radio(tr("怎样出题", "How questions are written"), list(testset.METHODS), key="testset.method",
                           format_func=labels.__getitem__)
+    method = ("llm" if chat is not None else "keywords") if chosen == "auto" else chosen
     cap = min(testset.PAGE_MAX_CHUNKS[method], len(index.chunks))
     with c2:
         settings.clamp(f"testset.n.{method}", 1, max(1, cap))
         n = st.number_input(tr("从多少个片段出题", "Chunks to ask about"), 1, max(1, cap), key=f"testset.n.{method}")
-        secs = n * testset.SECONDS_PER_QUESTION[method]
+        measured = ss.get(f"testset.rate.{method}")  # this session's last run, where there was one
+        secs = n * (measured or testset.SECONDS_PER_QUESTION[method])
         took = tr("不到 1 秒", "under a second") if secs < 1 else tr(f"约 {secs:.0f} 秒", f"about {secs:.0f} s")
-        st.caption(tr(f"预计{took}（本机两核上测得；服务器忙时更久）。每次最多 {testset.PAGE_MAX_CHUNKS[method]} 个片段，"
+        basis = (tr(f"按这里上次每题 {measured:.1f} 秒", f"at this session's last {measured:.1f} s a question") if measured
+                 else tr("本机两核上测得；服务器忙时更久", "measured on this 2-core machine; longer while the server is busy"))
+        st.caption(tr(f"预计{took}（{basis}；生成时按本次的速度重新估计）。每次最多 {testset.PAGE_MAX_CHUNKS[method]} 个片段，"
                       f"本语料共 {len(index.chunks)} 个；更多请用命令行 rag testset generate。",
-                      f"{took[0].upper() + took[1:]} (measured on this 2-core machine; longer while the server is busy). At most "
+                      f"{took[0].upper() + took[1:]} ({basis}; re-estimated from this run's own pace as it goes). At most "
                       f"{testset.PAGE_MAX_CHUNKS[method]} chunks a run, of this corpus's {len(index.chunks)}; for more "
                       "use the CLI: rag testset generate."))
     st.caption(trust_line(method, corpus_lang))
@@ -210,10 +225,12 @@ def _review(questions: list[testset.TestQuestion], index) -> list[Query]:
     kept = [q for q in questions if q.kept]
     dropped = len(questions) - len(kept)
     how = tr(*reversed(HOW.get(ss.get("testset.how", ""), ("", ""))))
-    st.caption(tr(f"{len(questions)} 道题（{how}），保留 {len(kept)} 道，去掉 {dropped} 道。可以在表里修改、"
-                  "删除（选中行后按删除键）或在末行添加，然后点“重新检查”。",
-                  f"{len(questions)} questions ({how}): {len(kept)} kept, {dropped} dropped. Edit, "
-                  "delete (select rows, then Delete) or add a row at the end, then press Check again."))
+    rate = len(kept) / len(questions) if questions else 0.0
+    st.caption(tr(f"{len(questions)} 道题（{how}），保留 {len(kept)} 道（{rate:.0%}），去掉 {dropped} 道，原因见“去掉的原因”一列。"
+                  "可以在表里修改、删除（选中行后按删除键）或在末行添加，然后点“重新检查”。",
+                  f"{len(questions)} questions ({how}): {len(kept)} kept ({rate:.0%}), {dropped} dropped, each with its "
+                  "reason in the “why dropped” column. Edit, delete (select rows, then Delete) or add a row at the end, "
+                  "then press Check again."))
     edited = st.data_editor(
         _frame(questions), num_rows="dynamic", hide_index=True, key=f"testset.editor.{ss.get('testset.edits', 0)}",
         disabled=["generator", "kept", "why"],

@@ -281,7 +281,7 @@ class ExtractiveGenerator:
         out = []
         for s in chosen:
             closed = []
-            for sentence in with_antecedent(blocks[s.n].text, s.start, s.end, taken, s.n):
+            for sentence in with_antecedent(blocks[s.n].text, s.start, s.end, taken, s.n, blocks[s.n].title):
                 text = quote(sentence.strip())
                 closed.append(text if text.endswith(tuple(_TERMINATORS)) else text + _FULL_STOP[lang])
             out.append(Pick(s.ref, _JOIN[lang].join(closed),  # every sentence cites its chunk
@@ -357,9 +357,10 @@ ANAPHORA = ("这样", "这种", "这些", "这个", "这是", "这也", "这就"
             "其中", "该", "但", "而且", "同时", "This ", "These ", "That ", "It ", "Such ", "Therefore", "However")
 
 
-def with_antecedent(text: str, start: int, end: int, taken: set, n: int) -> list[str]:
+def with_antecedent(text: str, start: int, end: int, taken: set, n: int, title: str = "") -> list[str]:
     """[text[start:end]], preceded by the previous sentence when the sentence starts with an anaphor
-    and that previous sentence is not itself part of the answer (`taken`: (block n, start) pairs)."""
+    and that previous sentence is not itself part of the answer (`taken`: (block n, start) pairs), nor the block's
+    `title` (a section's title path says where, not what "This" refers to), nor anything that is not prose."""
     sentence = text[start:end]
     if not sentence.lstrip().startswith(ANAPHORA):
         return [sentence]
@@ -367,6 +368,8 @@ def with_antecedent(text: str, start: int, end: int, taken: set, n: int) -> list
     if not previous or (n, previous[-1][0]) in taken:
         return [sentence]
     a, b = previous[-1]
+    if (title and _normalise(text[a:b]) == _normalise(title)) or overlaps(nonprose_spans(text), a, b):
+        return [sentence]
     return [text[a:b], sentence]
 
 

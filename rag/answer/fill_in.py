@@ -39,10 +39,11 @@ from rag.answer.citations import (
     term_overlap,
     terms_found,
 )
-from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, quote, telling
+from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, quote, telling, with_antecedent
 from rag.answer.prompt import Prompt
 from rag.answer.shape import states_nothing
 from rag.answer.support import asks, echoes_prompt, restates_question
+from rag.ingest.sections import PATH_SEP
 from rag.ingest.sentences import sentence_spans
 
 COVERED = 0.7  # share of a quote's content words the answer must hold to count as having stated it
@@ -81,14 +82,19 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
         scored = ExtractiveGenerator(embedder).score_sentences(prompt)
     chosen = [s for s in scored if s.chosen]
     chosen.sort(key=lambda s: (s.n, s.start))
+    blocks = {b.n: b for b in prompt.contexts}
+    taken = {(s.n, s.start) for s in chosen}
+    join = "" if prompt.lang == "zh" else " "
     model_refused = is_not_enough(answer)
     slot = asked_slot(prompt.question)
     strict = slot if slot in STRICT_SLOTS and any(fills(s.sentence, slot) for s in chosen) else None
     checks = []
-    for s in chosen:
-        ok, share = (False, 0.0) if model_refused else covered(s.sentence, answer)
-        off = strict if strict is not None and not ok and not fills(s.sentence, strict) else ""
-        checks.append(FillIn(s.ref, s.sentence.strip(), ok, share, s.part, off))
+    for s in chosen:  # a sentence that opens with an anaphor ("因此，…") is quoted with the one it leans on, as the
+        block = blocks[s.n]  # stand-in quotes it: the fact is often in that one ("…栈帧空间…。因此，递归更耗内存。")
+        sentence = join.join(p.strip() for p in with_antecedent(block.text, s.start, s.end, taken, s.n, block.title))
+        ok, share = (False, 0.0) if model_refused else covered(sentence, answer)
+        off = strict if strict is not None and not ok and not fills(sentence, strict) else ""
+        checks.append(FillIn(s.ref, sentence, ok, share, s.part, off))
     missing = [c for c in checks if c.appended]
     if not missing:
         return answer, checks
@@ -103,21 +109,42 @@ def quoted(sentence: str, ref: str) -> str:
     return f"「{quote(sentence)}」[{ref}]"
 
 
-def set_aside_restatements(answer: str, question: str, rules: str = "", contexts: Sequence[str] = ()
-                           ) -> tuple[str, list[str]]:
+def set_aside_restatements(answer: str, question: str, rules: str = "", contexts: Sequence[str] = (),
+                           titles: Sequence[str] = ()) -> tuple[str, list[str]]:
     """(the answer less each sentence that only restates the question, or repeats the prompt: its `rules`, or a
-    question one of the `contexts` asks, such as an FAQ entry's title, or holds only a list number and a citation, or
-    only refs and labels ("1.[faq_049]", "资料编号：DEV_27。"); those sentences as written); unchanged when none does.
-    The rest may be empty: fill-in's quotes are then the whole answer."""
+    question one of the `contexts` asks, such as an FAQ entry's title, or one of their `titles` (a section's title path,
+    "二分查找 › 优点与局限性", which the model copies from a context's first line), or holds only a list number and a
+    citation, or only refs and labels ("1.[faq_049]", "资料编号：DEV_27。"); those sentences as written); unchanged when
+    none does. The rest may be empty: fill-in's quotes are then the whole answer."""
     asked = [t[a:b] for t in contexts for a, b in sentence_spans(t, semicolons=False) if asks(t[a:b])]
+    paths = {_letters(t) for t in titles if _letters(t)}
 
     def drop(sentence: str, claim: str) -> bool:
         # "1.[faq_049]", "资料编号：DEV_27。[DEV_27]": a list number or a ref, cited (a bare list label stays)
         bare = states_nothing(claim) and bool(claim or parse_citations(sentence))
-        return bare or bool(claim) and not is_not_enough(claim) and (restates_question(claim, question)
-                                                                      or echoes_prompt(claim, rules, asked))
+        heading = len(_letters(claim)) >= 4 and any(_letters(claim) in p for p in paths)  # a title path, copied
+        return bare or heading or bool(claim) and not is_not_enough(claim) and (
+            restates_question(claim, question) or echoes_prompt(claim, rules, asked))
 
     return _set_aside(answer, drop)
+
+
+def strip_title_paths(answer: str, titles: Sequence[str]) -> tuple[str, int]:
+    """(the answer with each context's title path taken off the front of the sentences that open with it, how many):
+    the model copies a Markdown chunk's first line ("数组 › 数组常用操作 › 扩容数组 —— 时间复杂度高：…") as if it were
+    part of its sentence. The path says where the chunk sits, not what it states; a separator or "中提到" after it
+    goes with it. A path anywhere else in a sentence is left as written."""
+    paths = sorted({t for t in titles if PATH_SEP in t}, key=len, reverse=True)
+    if not paths:
+        return answer, 0
+    pattern = re.compile(r"(^|(?<=[。！？!?.；;\]】\n」])\s*)(?:" + "|".join(re.escape(p) for p in paths) +
+                         r")\s*(?:——|—|：|:|，|,|\s-\s)?\s*(?:中提到|提到|中说|指出)?[，,：:]?\s*")
+    out, n = pattern.subn(lambda m: m.group(1), answer)
+    return out, n
+
+
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
 
 
 def set_aside_off_question(answer: str, question: str, scored: Sequence[ScoredSentence], texts: Mapping[str, str]

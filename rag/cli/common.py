@@ -126,6 +126,15 @@ def contextualize(args: argparse.Namespace, chunk_set, docs):
     return chunk_set
 
 
+def eval_chunker(corpus: str | None) -> str:
+    """The chunker `rag eval` reads a corpus with by default: a passage file (JSONL, JSON, CSV: ../shared/eval's
+    corpora) one passage a chunk, as the reference figures do; the knowledge base, a folder or a document as the app
+    does (a teacher's folder of Markdown chapters by their structure)."""
+    if corpus is not None and not os.path.isdir(corpus) and Path(corpus).suffix.lower() in (".jsonl", ".json", ".csv"):
+        return defaults.EVAL_CHUNKER
+    return defaults.CHUNKER
+
+
 def chunker_choice(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> tuple[str, dict]:
     """(the chunker, its parameters): --chunker with its own defaults, else `default_chunker`, with the app's
     parameters when that is the app's chunker."""

@@ -15,11 +15,12 @@ import argparse
 import time
 from dataclasses import replace
 
-from rag import defaults, jsonout
+from rag import jsonout
 from rag.cli.common import (
     build,
     embedder,
     err,
+    eval_chunker,
     generator,
     judge_totals,
     load_corpus,
@@ -157,7 +158,7 @@ def eval_retrieval(args: argparse.Namespace) -> int:
     if _strategy_names(args, None) is None:  # a bad --strategies fails before the corpus is embedded
         return 2
     queries = load_queries(args.queries)  # and so does a bad queries file
-    index = build(args, defaults.EVAL_CHUNKER if args.corpus else defaults.CHUNKER)
+    index = build(args, eval_chunker(args.corpus))
     if not _check_gold(index, queries):
         return 2
     queries = _queries(args)

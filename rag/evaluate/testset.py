@@ -5,16 +5,27 @@ writes one from the corpus itself, the way synthetic test-set generators do, wit
 generated question can be trusted:
 
 - `sample_chunks`: a sample of chunks spread over the documents (round-robin, in a seeded order).
-- Two generators, each labelled in every record it writes:
-  - "keywords" (no model): the chunk's key sentence (most rare words) and two of its rarest words, in a question
-    frame ("X 和 Y 有什么关系？" / "How are X and Y related?"); the key sentence is the answer span. A stand-in:
-    its words all come from the chunk, which is the known failure of generated questions, and the figures show it.
+- Questions come from prose only (`prose`): a chunk's title path, code, formulas, tables, captions and headings
+  (rag/ingest/markdown.py `nonprose_spans`) are never the sentence asked about nor what the model reads; a chunk
+  with too little prose is not sampled; a corpus with none is refused with the files it read (`NoProse`).
+- Each question is in its document's language (`doc_languages`: the language of the document's prose, so a Chinese
+  chapter with English code gets Chinese questions).
+- Two generators, each labelled in every record it writes ("auto" picks the model where one runs):
+  - "llm" (the default where a model runs): the bundled model (or any chat backend) writes one question and a
+    short answer under a grammar (one question in the document's language, then one answer line); the answer is
+    kept only where the project's own support check (rag/answer/support.py) finds it in the chunk, and the answer
+    span is the chunk's own text that the check aligned it to (the model chooses; the span is never its words).
+  - "keywords" (no model; the labelled fallback): the chunk's key sentence (most rare words) and its rarest noun
+    phrase in a frame that fits it: 什么是 X？ for a sentence that defines X, 为什么要用 X？ for one that gives a
+    reason, X 的作用是什么？ otherwise (What is X? / Why use X? / What does X do?); the key sentence is the answer
+    span. Its words come from the chunk, the known failure of generated questions, and the figures show it.
   - "llm": the bundled model (or any chat backend) writes one question and a short answer under a grammar (one
     question in the corpus's language, then one answer line); the answer is kept only where the project's own
     support check (rag/answer/support.py) finds it in the chunk, and the answer span is the chunk's own text that
     the check aligned it to (the model chooses; the span is never its words).
-- `near_misses`: questions the corpus cannot answer, made from kept ones by swapping their rarest word for a
-  term that no document mentions (no model); they carry no gold and `answerable: false`.
+- `near_misses`: questions the corpus cannot answer, made from kept ones by swapping a whole noun of theirs (a word
+  jieba tags a noun, never a piece of one) for a term of another field that no document mentions (no model); they
+  carry no gold and `answerable: false`.
 - Filters (`screen`), each with its reason in both languages, kept on the record whether it passed or not:
   unsupported (the chunk does not support the answer), copied (the question repeats a run of its chunk's words
   longer than human questions do: COPY_RUN_MAX), names-the-document ("根据这段资料…", "in the passage"),
@@ -37,15 +48,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from rag.errors import NothingToAsk
 from rag.evaluate.evaluation import span_rank
 from rag.index.tokenize import jieba_tagged, jieba_tokenize
 from rag.ingest.chunking import Chunk
 from rag.ingest.language import detect_lang
+from rag.ingest.markdown import nonprose_spans
 from rag.ingest.sentences import split_sentences
 from rag.messages import say
 from rag.search.rank_features import topic_words
 
 GENERATORS = ("keywords", "llm")
+METHODS = ("auto", *GENERATORS)  # auto: llm where a model runs, else keywords (said so)
 GENERATOR_LABELS = {
     "keywords": say("key words of a key sentence (no model; a stand-in)", "关键句里的关键词（不用模型；替代品）"),
     "llm": say("the language model, under a grammar", "语言模型，在语法约束下"),
@@ -59,6 +73,7 @@ COPY_RUN_MAX = 0.57
 DUPLICATE_JACCARD = 0.6  # topic words shared with an earlier kept question (Jaccard) at or above this: a duplicate
 # ("B+ 树一般有几层？" and "B+ 树通常有几层呢？" share 3 of 5; chosen on hand-made pairs, tests/test_testset.py)
 MAX_QUESTION_CHARS = 80
+MIN_PROSE_CHARS = 40  # a chunk with less prose than this (a heading, a caption, a code listing) is not asked about
 LLM_MAX_TOKENS = 96
 NEAR_MISS_SHARE = 0.2  # near misses, as a share of the kept questions
 # What a page lets one run ask for, and the seconds a question it quotes before starting (bench/bench_testset.py
@@ -175,12 +190,54 @@ def _order(key: str, seed: int) -> str:
     return hashlib.sha1(f"{seed}:{key}".encode()).hexdigest()
 
 
-def sample_chunks(chunks: Sequence[Chunk], n: int, seed: int = 0, min_chars: int = 40) -> list[Chunk]:
+def prose(chunk: Chunk) -> str:
+    """The chunk's prose, one sentence-bearing line a line: its title path (a Markdown chunk's first line), code,
+    formulas, tables, captions and headings left out (rag/ingest/markdown.py `nonprose_spans`)."""
+    text = chunk.text
+    if chunk.metadata.get("heading_path") and text.split("\n", 1)[0] == chunk.metadata.get("title"):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+    keep, last = [], 0
+    for a, b in nonprose_spans(text):
+        keep.append(text[last:a])
+        last = b
+    keep.append(text[last:])
+    return "\n".join(line.strip() for line in "".join(keep).split("\n") if line.strip())
+
+
+def doc_languages(chunks: Sequence[Chunk]) -> dict[str, str]:
+    """doc_id -> "zh" or "en": the language of the document's prose (its code and formulas do not vote)."""
+    texts: dict[str, list[str]] = {}
+    for c in chunks:
+        texts.setdefault(c.doc_id, []).append(prose(c))
+    return {doc: detect_lang(" ".join(parts)[:20000]) for doc, parts in texts.items()}
+
+
+class NoProse(NothingToAsk):
+    """The corpus has no chunk with enough prose to ask about; the message names the documents and why."""
+
+
+def no_prose(chunks: Sequence[Chunk]) -> NoProse:
+    """The error for a corpus with no chunk to ask about: each file, with how much prose it has."""
+    docs: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        docs.setdefault(str(c.metadata.get("source") or c.doc_id), []).append(c)
+    listed = "; ".join(f"{name}: {sum(len(prose(c)) for c in cs)} characters of prose in {len(cs)} chunk(s)"
+                       for name, cs in list(docs.items())[:10]) or "no chunks at all"
+    listed_zh = "；".join(f"{name}：{len(cs)} 块里共 {sum(len(prose(c)) for c in cs)} 个字符的正文"
+                          for name, cs in list(docs.items())[:10]) or "一块也没有"
+    return NoProse(f"no chunk has {MIN_PROSE_CHARS} characters of prose to ask about (code, formulas, tables, captions "
+                   f"and headings are not asked about): {listed}. Add documents with sentences of text, or ask your "
+                   "own questions with `rag eval --queries`",
+                   f"没有一块有 {MIN_PROSE_CHARS} 个字符以上的正文可以出题（代码、公式、表格、图注和标题不出题）：{listed_zh}。"
+                   "请加入有成句文字的文档，或者自己写问题，用 `rag eval --queries` 评测")
+
+
+def sample_chunks(chunks: Sequence[Chunk], n: int, seed: int = 0, min_chars: int = MIN_PROSE_CHARS) -> list[Chunk]:
     """`n` chunks spread over the documents: each document's chunks in a seeded order, then one per document in
-    turn. Chunks shorter than `min_chars` (headings, captions) hold too little to ask about and are skipped."""
+    turn. Chunks with less prose than `min_chars` (headings, captions, code) hold too little to ask about."""
     by_doc: dict[str, list[Chunk]] = {}
     for c in chunks:
-        if len(c.text.strip()) >= min_chars:
+        if len(prose(c)) >= min_chars:
             by_doc.setdefault(c.doc_id, []).append(c)
     queues = [sorted(cs, key=lambda c: _order(c.chunk_id, seed)) for _, cs in
               sorted(by_doc.items(), key=lambda kv: _order(kv[0], seed))]
@@ -196,8 +253,10 @@ def sample_chunks(chunks: Sequence[Chunk], n: int, seed: int = 0, min_chars: int
 
 
 def key_sentence(text: str, df: Counter, n: int) -> str:
-    """The sentence of `text` with the most rare words (sum of idf of its distinct topic words), 8 to 200 chars."""
-    sentences = [s for s in split_sentences(text) if 8 <= len(s) <= 200] or [text.strip()[:200]]
+    """The sentence of `text` (prose: `prose`) with the most rare words (sum of idf of its distinct topic words),
+    8 to 200 chars, not a question."""
+    sentences = [s for s in split_sentences(text) if 8 <= len(s) <= 200 and not s.rstrip().endswith(("?", "？"))] \
+        or [text.strip()[:200]]
     return max(sentences, key=lambda s: sum(_idf(df, n, w) for w in set(question_topic_words(s))))
 
 
@@ -212,20 +271,79 @@ def _nouns(sentence: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def keywords_question(chunk: Chunk, df: Counter, n: int) -> tuple[str, str]:
-    """(question, answer span) without a model: the key sentence's two rarest nouns in a question frame."""
-    sentence = key_sentence(chunk.text, df, n)
-    topics = set(question_topic_words(sentence))
-    words = [w for w in _nouns(sentence) if w in topics and w not in _EN_FUNCTION]
-    words = sorted(words, key=lambda w: -_idf(df, n, w))[:2]
-    words.sort(key=lambda w: sentence.lower().find(w))  # in the sentence's order
-    shown = [_surface(sentence, w) for w in words]
-    zh = detect_lang(chunk.text) == "zh"
-    if not shown:
+_DEFINES = re.compile(r"(?:是|指|称为|叫作|叫做|被称为|\bis\b|\bare\b|\bmeans\b|\brefers to\b|\bcalled\b)", re.I)
+_DEFINED = re.compile(r"^([^，,。；;：:“”\"]{2,24}?)\s*(?:是一种|是一个|是一类|是指|指的是|称为|\bis an?\b|\brefers to\b)",
+                      re.I)
+_REASON = re.compile(r"(?:因为|由于|因此|所以|是为了|为了|从而|以免|避免|\bbecause\b|\bsince\b|\bso that\b|\bto avoid\b|"
+                     r"\btherefore\b|\bthus\b)", re.I)
+
+
+_EN_NOT_NOUN = _EN_FUNCTION | frozenset(
+    "can could should would will shall may might must also only just very more most less least so such same other "
+    "each every all any some both either neither if then else while since because although though however thus "
+    "therefore we you i us our your my me one ones use used using uses get gets got make makes made need needs "
+    "keep keeps find finds found take takes call called show shown shows see seen following below above".split())
+
+
+def _english_phrases(sentence: str) -> list[str]:
+    """Runs of up to three words that are neither function words nor common verbs: "plain recursive solution"."""
+    out, run = [], []
+    for word in re.findall(r"[A-Za-z][A-Za-z0-9+#'-]*|[^A-Za-z\s]+", sentence) + ["."]:
+        if re.match(r"[A-Za-z]", word) and word.lower() not in _EN_NOT_NOUN and not word.lower().endswith("ly"):
+            run.append(word)
+            continue
+        if run:
+            out.append(" ".join(run[-3:]))
+            run = []
+    return list(dict.fromkeys(p for p in out if len(p) > 2))
+
+
+def noun_phrases(sentence: str) -> list[str]:
+    """The sentence's noun phrases as it writes them: runs of nouns (jieba's tags) joined as they stand ("开放寻址
+    法", "红黑树"); a single Chinese character is no phrase. An English sentence: runs of up to three words that are
+    neither function words nor common verbs ("binary search", "plain recursive solution")."""
+    if detect_lang(sentence) == "en":
+        return _english_phrases(sentence)
+    out, run, at = [], [], 0  # run: (start, end) of each noun in the sentence, so a phrase is the sentence's own span
+    for word, flag in jieba_tagged(sentence) + [("", "x")]:
+        start = sentence.find(word, at) if word else len(sentence)
+        if start >= 0 and word:
+            at = start + len(word)
+        if word.strip() and start >= 0 and (flag.startswith("n") or flag in ("eng", "vn", "nz")):
+            run.append((start, start + len(word)))
+            continue
+        if run:
+            phrase = sentence[run[0][0]:run[-1][1]].strip()
+            if len(phrase) > 1 and phrase.lower() not in _EN_FUNCTION:
+                out.append(phrase)
+            run = []
+    return list(dict.fromkeys(out))
+
+
+def keywords_question(chunk: Chunk, df: Counter, n: int, lang: str | None = None) -> tuple[str, str]:
+    """(question, answer span) without a model: the key sentence's rarest noun phrase in a frame that fits the
+    sentence (see the module docstring); ("", span) when the sentence has no noun phrase to ask about."""
+    sentence = key_sentence(prose(chunk), df, n)
+    zh = (lang or detect_lang(prose(chunk))) == "zh"
+    subject = _DEFINED.match(sentence)  # "二分查找（binary search）是一种…": the sentence opens by defining it
+    if subject and not _REASON.search(subject.group(1)):
+        x = re.sub(r"[（(][^）)]*[）)]", "", subject.group(1)).strip(" ，,")
+        if len(x) > 1:
+            return (f"什么是{x}？" if zh else f"What is {x}?"), sentence
+    phrases = noun_phrases(sentence)
+    if not phrases:
         return "", sentence
-    if len(shown) == 1:
-        return (f"{shown[0]}是什么？" if zh else f"What is {shown[0]}?"), sentence
-    return (f"{shown[0]}和{shown[1]}有什么关系？" if zh else f"How are {shown[0]} and {shown[1]} related?"), sentence
+    # what the sentence is about: a phrase its section's title names, else the phrase a definition opens with, else
+    # its first phrase (the subject, in both languages' usual order)
+    title = str(chunk.metadata.get("title", "")).lower()
+    named = [p for p in phrases if p.lower() in title]
+    defined = [p for p in phrases if _DEFINES.match(sentence[sentence.find(p) + len(p):].lstrip())]
+    x = (defined or named or phrases)[0]
+    if x in defined:  # "X 是…", "X is …": the sentence defines X
+        return (f"什么是{x}？" if zh else f"What is {x}?"), sentence
+    if _REASON.search(sentence):
+        return (f"为什么要用{x}？" if zh else f"Why use {x}?"), sentence
+    return (f"{x}的作用是什么？" if zh else f"What does {x} do?"), sentence
 
 
 def _surface(text: str, word: str) -> str:
@@ -248,7 +366,7 @@ def question_grammar(lang: str) -> str:
 
 
 def question_messages(chunk: Chunk, lang: str) -> list[dict]:
-    text = chunk.text.strip()[:1200]
+    text = prose(chunk)[:1200]
     if lang == "zh":
         return [{"role": "system", "content": "你为检索系统出测试题。"},
                 {"role": "user", "content": f"资料：\n{text}\n\n就这段资料提一个它能回答的问题，用你自己的话问，不要照抄原句，"
@@ -268,9 +386,10 @@ def parse_generated(raw: str, lang: str) -> tuple[str, str]:
     return question[:MAX_QUESTION_CHARS + 2], (a.group(1).strip() if a else "")
 
 
-def llm_question(chunk: Chunk, chat, control=None) -> tuple[str, str]:
-    """(question, the model's answer) for one chunk; under the grammar where the backend takes one."""
-    lang = detect_lang(chunk.text)
+def llm_question(chunk: Chunk, chat, control=None, lang: str | None = None) -> tuple[str, str]:
+    """(question, the model's answer) for one chunk, in `lang` (its document's: doc_languages); under the grammar
+    where the backend takes one."""
+    lang = lang or detect_lang(prose(chunk))
     grammar = question_grammar(lang) if chat.supports_grammar else None
     raw = str(chat.complete(question_messages(chunk, lang), max_tokens=LLM_MAX_TOKENS, temperature=0.0,
                             grammar=grammar, control=control))
@@ -381,6 +500,9 @@ def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=
     t0 = time.perf_counter()
     df, total = document_frequencies(chunks)
     picked = sample_chunks(chunks, n, seed)
+    if not picked:
+        raise no_prose(chunks)
+    langs = doc_languages(chunks)
     out = Generation()
     raw: list[TestQuestion] = []
     for i, chunk in enumerate(picked, 1):
@@ -389,13 +511,13 @@ def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=
             break
         qid = f"gen_{generator}_{seed}_{i:04d}"
         if generator == "keywords":
-            query, span = keywords_question(chunk, df, total)
+            query, span = keywords_question(chunk, df, total, langs.get(chunk.doc_id))
             verdict = Verdict("unsupported", True, "the answer span is the chunk's own key sentence",
                               "答案片段就是资料里的关键句")
             raw.append(TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, generator, verdicts=(verdict,)))
         else:
             try:
-                query, written = llm_question(chunk, chat, control)
+                query, written = llm_question(chunk, chat, control, langs.get(chunk.doc_id))
             except GenerationCancelled:
                 out.stopped = True
                 break
@@ -436,13 +558,13 @@ def near_misses(kept: Sequence[TestQuestion], chunks: Sequence[Chunk], n: int,
         if len(out) >= n:
             break
         lang = detect_lang(q.query)
-        words = [w for w in question_topic_words(q.query) if w in q.query.lower()]
+        phrases = noun_phrases(q.query)  # a whole noun phrase of the question, so the swap reads as a question
         foreign = [t for t in _FOREIGN[lang] if t.lower() not in corpus]
-        if not words or not foreign:
+        if not phrases or not foreign:
             continue
-        word = max(words, key=lambda w: _idf(df, total, w))
+        word = max(phrases, key=lambda p: max((_idf(df, total, w) for w in _tokens(p)), default=0.0))
         term = foreign[len(out) % len(foreign)]
-        i = q.query.lower().find(word)
+        i = q.query.find(word)
         query = q.query[:i] + term + q.query[i + len(word):]
         note_en = f"'{_surface(q.query, word)}' replaced by '{term}', which no document mentions"
         out.append(TestQuestion(q.qid.replace("gen_", "miss_", 1), query, (), "", "", "near-miss", answerable=False,
