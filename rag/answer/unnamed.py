@@ -11,18 +11,24 @@ tells them apart is a name: 插值查找 is a kind of 查找 the chapter never n
   nor its modifier occurs in the documents (in 二分查找, 二分 does; in 希尔排序, 希尔 does not).
 A lower-case English word (underfitting, prompt) is not a name: over Chinese documents it is a translation of a term
 they may well use (欠拟合), which no rule over words can check.
-The answerability gate (answerability.py) refuses a question with such a name unless its best context sentence scores
-as well as a typical answerable question (STRONG there). HEADS is a list of words, not a number fitted to a set.
+A name may name a kind of something the documents name other kinds of: 插值查找 beside their 二分查找, "He 初始化" beside
+their "Xavier 初始化" (`Name.kind_of`, the head word they share). That is the near miss's very shape: the documents
+cover the neighbour, and their best sentence about it scores high for that reason.
+The answerability gate (answerability.py) refuses a question with a name of a kind the documents name others of, and
+one with any other such name unless its best context sentence scores as well as a typical answerable question (STRONG
+there). HEADS is a list of words, not a number fitted to a set.
 Not handled here: what the question asks (asked.py), whether the contexts answer (answerability.py).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from rag.answer.asked import frame_words, is_frame
 from rag.index.lexicon import Lexicon
+from rag.ingest.language import detect_lang
 from rag.models.script import fold_script
 
 # Head words of the names course books give kinds of things: methods, structures, models and their parts.
@@ -34,14 +40,28 @@ _LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+#]*(?:[-.][A-Za-z0-9+#]+)*")
 _CJK_WORD = re.compile(r"[\u4e00-\u9fff]+$")
 
 
-def unnamed(question: str, lexicon: Lexicon) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class Name:
+    text: str  # as typed
+    kind_of: str = ""  # the head word of HEADS it names a kind of, where the documents use that word (names others)
+
+
+def unnamed(question: str, lexicon: Lexicon) -> tuple[Name, ...]:
     """The names of `question` (see the module docstring) that the corpus of `lexicon` never uses, as typed."""
-    out = [name for name in _latin_names(question) if not lexicon.uses(name)]
-    out += [name for name in _kinds(question) if not lexicon.uses(name) and not lexicon.uses(_modifier(name))]
-    return tuple(dict.fromkeys(out))
+    out: dict[str, Name] = {}
+    for name, head in _latin_names(question):
+        if not lexicon.uses(name):
+            out.setdefault(name, Name(name, head if head and lexicon.uses(head) else ""))
+    for name in _kinds(question):
+        head = _head(name)
+        if not lexicon.uses(name) and not lexicon.uses(name[: len(name) - len(head)] if head else name):
+            out.setdefault(name, Name(name, head if head and lexicon.uses(head) else ""))
+    return tuple(out.values())
 
 
-def _latin_names(question: str) -> list[str]:
+def _latin_names(question: str) -> list[tuple[str, str]]:
+    """(a Latin-script name, the head word right after it: "He 初始化" -> ("He", "初始化"); "" when none follows)."""
+    english = detect_lang(question) == "en"
     out = []
     for m in _LATIN_NAME.finditer(question):
         word = m.group(0)
@@ -49,10 +69,11 @@ def _latin_names(question: str) -> list[str]:
         acronym = len(word) >= 2 and (capitals >= 2 or (bool(re.search(r"\d", word)) and
                                                          sum(ch.isalpha() for ch in word) >= 2))
         camel = bool(re.search(r"[a-z][A-Z]", word))
-        opens = not question[:m.start()].strip()  # "What is…": a capital that only opens the sentence
-        proper = len(word) >= 3 and re.match(r"[A-Z][a-z]+", word) is not None and not opens
+        opens = english and not question[:m.start()].strip()  # "What is…": a capital that only opens the sentence
+        proper = len(word) >= 2 and re.match(r"[A-Z][a-z]+", word) is not None and not opens
         if acronym or camel or proper:
-            out.append(word)
+            after = question[m.end():].lstrip()
+            out.append((word, next((h for h in sorted(HEADS, key=len, reverse=True) if after.startswith(h)), "")))
     return out
 
 
@@ -71,10 +92,9 @@ def _kinds(question: str) -> list[str]:
     return out
 
 
-def _modifier(name: str) -> str:
-    """希尔排序 -> 希尔: the name less its longest head word."""
-    head = max((h for h in HEADS if name.endswith(h) and len(name) > len(h)), key=len, default="")
-    return name[: len(name) - len(head)] if head else name
+def _head(name: str) -> str:
+    """希尔排序 -> 排序: the longest head word the name ends with ("" for none)."""
+    return max((h for h in HEADS if name.endswith(h) and len(name) > len(h)), key=len, default="")
 
 
 @lru_cache(maxsize=512)
