@@ -4,7 +4,6 @@ full RRF sum and BM25's per-term contributions for a chosen chunk, what each sco
 dense top-k of approximate indexes (faiss HNSW, IVF-PQ) and of Milvus beside the exact one, with Milvus's
 own BM25 beside ours."""
 
-import hashlib
 import html
 
 import pandas as pd
@@ -22,6 +21,7 @@ from ui import charts, choices, indexes, indexing, results, settings
 from ui.i18n import t, tr
 from ui.render import (
     attempt,
+    distinct_colours,
     md_escape,
     need_question,
     plain_text,
@@ -56,13 +56,6 @@ if trace is not None and trace.retrieval is not None:
     st.caption(tr("（来自回答页已有的 trace，未重新计算）", "(from the answer page's trace; nothing recomputed)"))
 
 
-def colour(cid) -> str:
-    if not isinstance(cid, str) or not cid:
-        return ""
-    hue = int(hashlib.md5(cid.encode()).hexdigest()[:4], 16) % 360
-    return f"background-color: hsl({hue}, 70%, 88%)"
-
-
 three = bool(res.sparse)  # the learned-sparse list took part (an index built with it)
 lists = ("dense", "bm25", "sparse") if three else ("dense", "bm25")
 ARITH = tr("RRF 算式 Σ w/(k+rank)：", "RRF arithmetic Σ w/(k+rank): ") + " + ".join(lists)
@@ -90,8 +83,9 @@ st.caption(tr("同一个块在各列中颜色相同，便于追踪它在各列�
               "A chunk has the same colour in every column, so you can follow it across the lists. The arithmetic "
               "has the dense list's term first, then BM25's (and the learned-sparse list's, when it is on); 0 means "
               "that list's top depth lacks the chunk."))
+palette = distinct_colours(v for c in chunk_cols for v in frame[c])
 st.dataframe(
-    frame.style.map(colour, subset=chunk_cols),  # scores are preformatted text: "" where a list ran out
+    frame.style.map(lambda cid: palette.get(cid, ""), subset=chunk_cols),  # scores are text: "" where a list ran out
     hide_index=True, key="retrieval.table",
     column_config={t("rank"): st.column_config.NumberColumn(width="small")},
 )

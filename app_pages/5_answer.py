@@ -220,8 +220,9 @@ if audit is not None:
 
 # ------------------------------------------------------------------------------- a sentence of your own
 st.subheader(tr("审计你自己写的句子", "Audit a sentence of your own"))
-st.text_area(tr("写一句话，用方括号引用下面的一条资料，例如 [faq_030]", "Write a sentence citing one of the contexts below "
-                "in brackets, e.g. [faq_030]"), key="answer.my_sentence", max_chars=links.MAX_SENTENCE, height=70)
+example = md_escape(trace.contexts[0].ref if trace.contexts else "ref")  # a ref of this corpus, not the FAQ's
+st.text_area(tr(f"写一句话，用方括号引用下面的一条资料，例如 [{example}]", f"Write a sentence citing one of the contexts "
+                f"below in brackets, e.g. [{example}]"), key="answer.my_sentence", max_chars=links.MAX_SENTENCE, height=70)
 mine = ss["answer.my_sentence"].strip()
 if mine:
     my_audit = audit_text(mine, {c.ref: c.text for c in trace.contexts}, index.embedder, question=q)

@@ -342,3 +342,99 @@ def test_a_link_to_a_step_brings_the_lessons_settings_up_to_it(app_test):
     assert ss["lesson.id"] == "why-retrieval-fails" and ss["lesson.step"] == 1
     assert ss["question"] == "RAG 从提问到出答案要经过哪几步"  # step 1's setting
     assert ss["retrieval.rrf_k"] == 30
+
+
+def _page_words(at) -> str:
+    """Every label and text the page shows: what a hint may quote (headers, captions, metrics, tables' columns, boxes,
+    buttons, tabs and expanders)."""
+    parts: list[str] = []
+    for kind in ("markdown", "caption", "info", "warning", "success", "error", "subheader", "header", "title"):
+        parts += [str(e.value) for e in at.get(kind)]
+    parts += [m.label for m in at.get("metric")] + [str(m.value) for m in at.get("metric")]
+    parts += [b.label for b in at.get("button")] + [e.label for e in at.get("expander")] + [t.label for t in at.get("tab")]
+    for w in ("radio", "selectbox", "slider", "checkbox", "toggle", "text_area", "text_input", "number_input",
+              "multiselect"):
+        parts += [str(getattr(e, "label", "")) for e in at.get(w)]
+    for frame in at.dataframe:
+        parts += [str(c) for c in frame.value.columns]
+    parts += [str(h.value) for h in at.get("html")]  # tables drawn as HTML (the loops' side by side)
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_hint_names_a_label_its_page_shows(lang, app_test, fake_llm):
+    """A hint that quotes a label (“有支撑”, “RRF (hybrid)”) quotes one the step's page shows in that language: a hint
+    once sent students to look for "supported" on a page that says 有支撑. The fake endpoint answers, so the loops
+    page runs and shows its table."""
+    import re
+
+    from ui import lesson as L
+
+    at = new_app()
+    at.sidebar.radio(key="ui.lang").set_value(lang)
+    at.sidebar.radio(key="llm.generator").set_value("endpoint")
+    at.sidebar.text_input(key="llm.base_url").set_value(fake_llm.url)
+    at.sidebar.text_input(key="llm.model").set_value(fake_llm.model)
+    at.sidebar.text_input(key="llm.api_key").set_value("sk-hints")
+    at.run()
+    missing = {}
+    for lsn in L.bundled().values():
+        at = go(at, "home")
+        at.button(key=f"lesson.start.{lsn.id}").click().run()
+        for i, step in enumerate(lsn.steps):
+            at = go(at, step.page)
+            if step.page == "loops" and at.get("button") and any(b.key == "loops.run" for b in at.get("button")):
+                at.button(key="loops.run").click().run()
+            hint = step.check.hint.in_(lang) if step.check is not None and step.check.hint is not None else ""
+            words = _page_words(at)
+            if "检索页" in hint or "retrieval page" in hint:  # a hint that sends the student to another page
+                words = _page_words(go(at, "retrieval"))
+                at = go(at, step.page)
+            gone = [label for label in re.findall(r"“([^”]+)”", hint) if label.rstrip("：:") not in words]
+            if gone:
+                missing[f"{lsn.id}[{i + 1}] {step.page}"] = gone
+            if i + 1 < len(lsn.steps):
+                at.button(key="lesson.next").click().run()
+        at.button(key="lesson.leave").click().run()
+    assert not missing, missing
+
+
+def test_every_experiment_shows_its_point_on_the_bundled_run_or_says_why_not(app_test):
+    import html
+    import re
+
+    """Each bundled experiment, pressed on its step with the bundled knowledge base: the facts it is there to move
+    change, or the panel says they did not and why (the RRF k = 1 experiment once left winner and gold rank as they
+    were under a hint that promised otherwise)."""
+    from ui import lesson as L
+
+    at = new_app()
+    at.sidebar.radio(key="llm.generator").set_value("extractive")
+    at.run()
+    for lsn in L.bundled().values():
+        at = go(at, "home")
+        at.button(key=f"lesson.start.{lsn.id}").click().run()
+        for i, step in enumerate(lsn.steps):
+            at = go(at, step.page)
+            if step.experiment is not None:
+                at.button(key=f"lesson.exp.{i}").click().run()
+                at = go(at, step.page)
+                table = "\n".join(str(h.value) for h in at.get("html"))
+                said = [str(x.value) for x in at.get("info") if "没有改变" in str(x.value) or "did not change" in
+                        str(x.value)]
+                point = step.experiment.point()
+                # the before/after table is there; if nothing of `shows` moved, the panel says why
+                assert "之前" in table or "before" in table, f"{lsn.id}[{i + 1}]: no before/after table"
+                rows = {cells[0]: cells[1:] for cells in (re.findall(r"<td[^>]*>(.*?)</td>", row)
+                                                          for row in re.findall(r"<tr>(.*?)</tr>", table)) if cells}
+                moved = [n for n in point if (lambda r: r is not None and r[0] != r[1])(
+                    rows.get(html.escape(F.FACTS[n].means.localized("zh"))))]
+                if said:
+                    assert not moved and step.experiment.unchanged is not None, f"{lsn.id}[{i + 1}]: {moved}"
+                    assert step.experiment.unchanged.in_("zh") in said[0]
+                else:
+                    assert moved, f"{lsn.id}[{i + 1}]: nothing it is there to show moved, and nothing was said"
+                at.button(key=f"lesson.undo.{i}").click().run()
+            if i + 1 < len(lsn.steps):
+                at.button(key="lesson.next").click().run()
+        at.button(key="lesson.leave").click().run()

@@ -21,6 +21,7 @@ from rag.loops.agent import agent
 from rag.loops.compare import facts_found
 from rag.loops.self_rag import self_rag
 from rag.loops.strategies import run_strategy
+from rag.messages import localized
 from rag.models.llm import RunControl
 from rag.models.yes_no import ask_yes_no
 from rag.run import RunContext
@@ -121,6 +122,13 @@ def test_self_rag_drops_irrelevant_chunks_and_searches_again_within_its_budget(k
     assert all("过拟合" in c.text for c in lt.final.contexts)
     assert any("support still failed" in n or "no new relevant chunk" in n for n in lt.notes)
     assert lt.final.audit is not None
+    # the summary's "supported" is the figure the rows show (the audit's labels), not the stricter both-agree share
+    # (the model here says no to every sentence, so that share is 0% whatever the audit says)
+    claims = [s for s in lt.final.audit.sentences if s.label != "not-enough"]
+    shown = f"{sum(s.label == 'supported' for s in claims) / len(claims):.0%}"
+    note = next(n for n in lt.notes if "support still failed" in n or "no new relevant chunk" in n)
+    assert f"the audit calls {shown} of its sentences supported" in note
+    assert f"审计判为有支撑的句子占 {shown}" in localized(note, "zh")
 
 
 def test_self_rag_stops_after_one_round_when_every_sentence_is_supported(kb_index, gen):

@@ -476,3 +476,15 @@ def test_a_question_typed_in_traditional_meets_the_same_rules(kb_index):
     assert traditional_title != title
     rules = SYSTEM_ANSWER_FIRST["zh"]
     assert set_aside_restatements(traditional_title, "余弦相似度怎么算", rules, contexts)[1] == [traditional_title]
+
+
+def test_a_no_rag_sentence_is_judged_against_its_own_topic_so_nonsense_is_unsupported(kb_index):
+    """The lesson's step 9: the 0.5B's answer without retrieval was nonsense about term frequency, and judged against
+    the best of three chunks it found 部分支撑 in the jieba entry; against its own topic's entry (BM25's) it is not."""
+    from rag.answer.grounding import ground_in_corpus
+
+    question = "关键词检索里，一个词重复出现很多次为什么加分越来越少"
+    [nonsense] = ground_in_corpus("重复词的出现频率越高，说明该词在其他句子中出现的频率也越高。", kb_index, question=question)
+    assert nonsense.best_ref == "faq_026" and nonsense.label == "unsupported"
+    [fact] = ground_in_corpus("过拟合指模型在训练集上表现很好，但在新数据上表现差。", kb_index, question=question)
+    assert fact.best_ref == "faq_001" and fact.label == "supported"  # a true sentence still finds its own entry

@@ -60,3 +60,21 @@ def test_biggest_moves_counts_a_drop_as_landing_just_below_the_cut():
              RerankMove("e", 5, None, 0.0)]                               # e was below the cut and stayed there
     assert biggest_moves(moves, 3) == ["d", "b", "a"]
     assert biggest_moves([RerankMove("x", 1, 1, 1.0)]) == []  # nothing moved: nothing to highlight
+
+
+def test_two_chunks_of_a_table_never_share_a_colour():
+    from ui.render import distinct_colours
+
+    ids = [f"doc_{i}#{j}" for i in range(6) for j in range(4)]  # 24 chunks: more than a palette of six
+    palette = distinct_colours(ids + ids[:5] + ["", None])
+    assert len(palette) == 24 and len(set(palette.values())) == 24  # one colour each, the same one when repeated
+    hues = sorted(int(c.split("(")[1].split(",")[0]) for c in palette.values())
+    assert min(b - a for a, b in zip(hues, hues[1:])) >= 5
+
+
+def test_the_bump_charts_rank_axis_starts_at_one():
+    from ui.charts import bump_chart
+
+    fig = bump_chart({"a": {"dense": 1, "bm25": 3}, "b": {"dense": 2, "bm25": None}}, ["dense", "bm25"], ["dense", "BM25"])
+    low, high = fig.layout.yaxis.range
+    assert (low, high) == (3.5, 0.5) and fig.layout.yaxis.tick0 == 1  # no tick at 0 or -1

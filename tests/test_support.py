@@ -393,3 +393,47 @@ def test_a_sentence_and_its_chunk_in_different_scripts_are_checked_on_the_same_w
         assert support.label == "supported", (claim, support.reasons("en"))
         assert support.evidence is not None and support.evidence.text in text and support.sentence == claim
     assert label(wrong, traditional) != "supported" and label(s2t(wrong), chunk) != "supported"
+
+
+def test_an_order_is_no_count_and_a_number_check_is_not_shadowed_by_a_passed_binding():
+    from rag.answer.fact_text import read
+    from rag.answer.support import check_sentence
+
+    assert [u.shown for u in read("Adam 估计梯度的动量和二次矩。").units if u.kind == "num"] == []  # 二次矩: an order
+    assert [u.shown for u in read("B+ 树一般有三层。").units if u.kind == "num"] == ["三"]  # 三层: a count
+    s = check_sentence("这个方法在 2019 年提出。[a]", {"a": "这个方法由 Cormack 等人提出，用于合并检索结果。"})
+    names = {c.name: c.passed for c in s.checks}
+    assert names.get("new-number") is False and "binding" not in names  # not "✗ no number" beside "✓ binding"
+
+
+def test_every_rerank_feature_says_what_it_is_on_its_own():
+    from rag.search.rank_features import describe
+
+    for name, (zh, en) in describe.items():
+        assert "同上" not in zh and "the same" not in en.lower(), name  # rows are sorted: "as above" points nowhere
+
+
+QUANTITY = "INT8 量化把模型权重从 32 位浮点数压缩成 8 位整数，显存占用约为原来的四分之一。"
+WIDTHS = "FP16 用 16 位存一个数，BF16 也用 16 位，但指数位有 8 位。"
+SCOPES = "过拟合时模型在训练集上误差很小，在测试集上误差很大。"
+SIZES = "小数据量下，线性查找性能更佳；数据量大时，二分查找的对数阶时间复杂度具有显著优势。"
+
+
+@pytest.mark.parametrize(("chunk", "wrong", "faithful"), [
+    # a number bound to the wrong quantity when both numbers are in the chunk
+    (QUANTITY, "INT8 量化把权重压缩成 32 位整数。", "INT8 量化把权重压缩成 8 位整数。"),
+    (QUANTITY, "INT8 量化前权重是 8 位浮点数。", "INT8 量化前权重是 32 位浮点数。"),
+    (WIDTHS, "BF16 的指数位有 16 位。", "BF16 的指数位有 8 位。"),
+    # what holds under one condition stated of another
+    (SCOPES, "过拟合时模型在测试集上误差很小。", "过拟合时模型在训练集上误差很小。"),
+    (SCOPES, "过拟合时模型在训练集上误差很大。", "过拟合时模型在测试集上误差很大。"),
+    (SIZES, "数据量大时，线性查找更有优势。", "数据量大时，二分查找更有优势。"),
+])
+def test_a_number_on_the_wrong_quantity_and_a_swapped_scope_are_caught_and_their_twins_kept(chunk, wrong, faithful):
+    from rag.answer.support import check_sentence
+
+    caught = check_sentence(wrong, {"a": chunk})
+    assert caught.label == "contradicted", [c.reason("en") for c in caught.checks]
+    assert any(c.name in ("numbers", "swap", "polarity") and not c.passed for c in caught.checks)
+    kept = check_sentence(faithful, {"a": chunk})
+    assert kept.label == "supported", [c.reason("en") for c in kept.checks if not c.passed]

@@ -226,7 +226,11 @@ def bump_chart(paths: Mapping[str, Mapping[str, int | None]], stages: Sequence[s
             opacity=1.0 if cid in hi or not hi else 0.45,
             hovertemplate=f"<b>{cid}</b><br>%{{x}}: #%{{y}}<extra></extra>",
         ))
-    fig.update_yaxes(autorange="reversed", title=tr("名次 rank", "rank"), dtick=1 if len(paths) <= 25 else None)
+    worst = max((r for ranks in paths.values() for r in ranks.values() if r is not None), default=1)
+    # ranks start at 1: the axis runs from the worst rank down to 1 at the top, never to 0 or -1 (autorange padded
+    # it there, which read as ranks that do not exist)
+    fig.update_yaxes(range=[worst + 0.5, 0.5], title=tr("名次 rank", "rank"), tick0=1,
+                     dtick=1 if worst <= 25 else max(1, round(worst / 10)))
     fig.update_xaxes(range=[-0.2, len(stages) - 0.4])  # room on the right for the chunk labels
     fig.update_layout(height=560, margin=dict(l=10, r=10, t=30, b=10), showlegend=False)
     return fig

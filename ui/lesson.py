@@ -367,6 +367,12 @@ def _experiment_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, lg: str)
     from .render import html_table
 
     st.html(html_table(pd.DataFrame(rows)))
+    if not any(exp["before"].get(name, "") != _shown(name, run, lg) for name in e.point()):
+        names = "、".join(localized(F.FACTS[n].means, "zh") for n in e.point()) if lg == "zh" else \
+            "; ".join(localized(F.FACTS[n].means, "en") for n in e.point())
+        why = e.unchanged.in_(lg) if e.unchanged is not None else ""
+        st.info(md_escape(tr(f"在这次运行里，这个实验没有改变：{names}。", f"In this run the experiment did not change: "
+                             f"{names}. ") + why), icon=":material/info:")
     st.button(tr("撤销这个实验", "Undo the experiment"), icon=":material/undo:", key=f"lesson.undo.{i}",
               on_click=_undo, args=(ss,))
 

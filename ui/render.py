@@ -163,6 +163,16 @@ def tokens_html(tokens: Sequence[str], dropped: set[str] | frozenset[str] = froz
     return "".join(out)
 
 
+def distinct_colours(ids) -> dict[str, str]:
+    """A background colour per distinct id, in the order first seen: hues a golden angle apart, so two chunks in one
+    table never share a colour (a hash of the id did: two chunks of the retrieval table once had the same one)."""
+    out: dict[str, str] = {}
+    for cid in ids:
+        if isinstance(cid, str) and cid and cid not in out:
+            out[cid] = f"background-color: hsl({round(len(out) * 137.508) % 360}, 70%, 86%)"
+    return out
+
+
 def chunk_colour(index: int) -> str:
     return CHUNK_COLOURS[index % len(CHUNK_COLOURS)]
 

@@ -43,7 +43,7 @@ def purpose(step: Step) -> str:
 
 
 def verdicts_frame(verdicts) -> pd.DataFrame:
-    return pd.DataFrame([{tr("问了什么", "asked"): v.asked, tr("判定", "verdict"): tr("✓ 是", "✓ yes") if v.answer else tr("✗ 否", "✗ no"),
+    return pd.DataFrame([{tr("问了什么", "asked"): loc(v.asked), tr("判定", "verdict"): tr("✓ 是", "✓ yes") if v.answer else tr("✗ 否", "✗ no"),
                           "P(yes)": "—" if v.p_yes is None else f"{v.p_yes:.3f}",
                           tr("模型原始输出", "raw verdict"): v.raw, tr("读法", "read as"): loc(v.how)} for v in verdicts])
 
@@ -83,7 +83,7 @@ def render_step(step: Step, model_thoughts: bool = False) -> None:
                     st.caption(tr("这一步的提示词", "this step's prompt"))
                     st.json(step.prompt, expanded=False)
                 for i, v in enumerate(step.verdicts, 1):
-                    st.caption(f"{tr('判定', 'verdict')} {i}: {md_escape(v.asked)}")
+                    st.caption(f"{tr('判定', 'verdict')} {i}: {md_escape(loc(v.asked))}")
                     st.json(v.messages, expanded=False)
 
 

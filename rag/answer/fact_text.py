@@ -33,7 +33,8 @@ _LATIN = r"[A-Za-z][A-Za-z0-9]*(?:['@_\-+.][A-Za-z0-9]+)*"
 _SIZE = r"(?:[KMGT]B|[kmgt]b)"
 _TOKEN = re.compile(rf"(?P<num>(?<![A-Za-z0-9_@.])(?:{_NUM})(?={_SIZE}(?![A-Za-z0-9_@])|(?![A-Za-z0-9_@]|/[A-Za-z(])))"
                     rf"|(?P<latin>{_LATIN})")
-_ZH_NUMERAL = re.compile(rf"([零两二三四五六七八九十百千万]+)(?=[{lex.MEASURE_ZH}]|分钟|小时)")
+# a numeral before a measure word counts something ("三层", "两个"); 二次矩, 一次方程, 二次型 name an order, not a count
+_ZH_NUMERAL = re.compile(rf"([零两二三四五六七八九十百千万]+)(?=[{lex.MEASURE_ZH}]|分钟|小时)(?!次[矩方型项函曲规优元幂根式])")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _CLAUSE_ZH = re.compile(r"[，,；;：:、。！？!?\n]")
 _CLAUSE_EN = re.compile(r"[,;:!?()\n]|\.(?=\s|$)|\s(?:and|but|while|whereas|so|which)\s")

@@ -6,8 +6,10 @@
       -> checks against the span, each with its reason in Chinese and English:
            numbers   every number, range bound, percentage and year of the sentence is in the span (one the
                      span has no number against at all is a "new number": unsupported, not contradicted)
+           quantity  a number goes with the thing it measures (32 位浮点数, 8 位整数: checks/quantity.py)
            binding   a number and the term it is said of sit together (b's 0.75 is not k1's 1.2 到 2.0)
-           swap      the span says the same thing of a sibling term (L1 for L2, 验证集 for 测试集)
+           swap      the span says the same thing of a sibling term (L1 for L2, 验证集 for 测试集), or the chunk says it
+                     under another condition (在训练集上 for 在测试集上: checks/scope.py)
            polarity  negations agree clause by clause, and no opposite pair differs (增大/减小, 乘以/除以)
            new term  a name or identifier the chunk never mentions (Google, GPU)
            restates  every content word is the question's own: the sentence states no fact
@@ -41,10 +43,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rag.answer import fact_lexicon as lex
+from rag.answer.checks import quantity as quantity_check
+from rag.answer.checks import scope as scope_check
+from rag.answer.checks.verdict import Check
 from rag.answer.fact_text import Clause, Reading, Unit, read, soft_break
 from rag.answer.shape import states_nothing
 from rag.index.tokenize import load_stopwords
 from rag.ingest.sentences import sentence_spans
+from rag.messages import say
 from rag.models.script import fold_script
 
 if TYPE_CHECKING:
@@ -56,19 +62,6 @@ PAIR_PENALTY = 0.05  # two adjacent sentences are the span only when they cover 
 LABELS = ("supported", "weak", "unsupported", "contradicted", "restates-question")
 FACT_CHECKS = ("numbers", "binding", "swap", "polarity")  # a failure of one of these: contradicted
 _RANK = {"supported": 4, "weak": 3, "contradicted": 2, "restates-question": 1, "unsupported": 0}
-
-
-@dataclass(frozen=True)
-class Check:
-    """One check's verdict on a sentence, with its reason in both UI languages."""
-
-    name: str  # numbers | new-number | binding | swap | polarity | new-term | restates | coverage | model
-    passed: bool
-    zh: str
-    en: str
-
-    def reason(self, lang: str) -> str:
-        return self.zh if lang == "zh" else self.en
 
 
 @dataclass(frozen=True)
@@ -245,9 +238,13 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
         return Support(claim, "restates-question" if len(copied) > 1 else "supported", evidence, copied, max(cov, 1.0))
     span, whole = read(evidence.text), read(chunk)
     title = title_of(chunk)
-    checks = [c for c in (_numbers(s, span, whole), _binding(s, span), _swap(s, span, whole, evidence, title),
-                          _polarity(s, span), _new_terms(s, whole), _apart(s, span, whole, evidence, title),
-                          _restates(s, question)) if c is not None]
+    polarity = _polarity(s, span)
+    if polarity is not None and not polarity.passed and scope_check.said_there(claim, chunk):
+        polarity = None  # the opposite is said under another condition: the sentence's own condition agrees
+    checks = [c for c in (_numbers(s, span, whole), quantity_check.check(claim, chunk), _binding(s, span),
+                          _swap(s, span, whole, evidence, title), scope_check.check(claim, chunk), polarity,
+                          _new_terms(s, whole), _apart(s, span, whole, evidence, title), _restates(s, question))
+              if c is not None]
     checks.append(Check("coverage", cov >= checker.supported_coverage,
                         f"证据覆盖了这句话 {cov:.0%} 的内容词", f"the evidence covers {cov:.0%} of the sentence's content words"))
     adds, added = _adds(s, span, title, question, checker)
@@ -466,9 +463,9 @@ def _binding(s: Reading, span: Reading) -> Check | None:
                              f"证据中 {n.shown} 说的是 {about or '别的'}，不是 {m.shown}（{m.shown} 对应的是 {_shown(theirs)}）",
                              f"in the evidence {n.shown} is said of {about_en or 'something else'}, not of {m.shown} "
                              f"({m.shown} goes with {_shown(theirs, ', ')})")
-    if any(u.kind == "num" for u in s.units):
+    if any(u.kind == "num" for u in s.units) and any(v.kind == "num" for v in span.units):
         return Check("binding", True, "数字和它所说的对象在证据里在一起", "each number sits with what it is said of in the evidence")
-    return None
+    return None  # no number in the sentence, or none in the evidence: nothing to bind (the numbers check says so)
 
 
 _WEIGHT = {"term": 2, "num": 2, "word": 1}  # a name or a number says more about where a clause belongs
@@ -906,6 +903,7 @@ def model_opinion(chat, calibrate: bool = False, control=None) -> Opinion:
     def ask(sentence: str, evidence: str, lang: str):
         null = [opinion_messages(CONTENT_FREE, evidence, lang)] if calibrate else None
         return ask_yes_no(chat, opinion_messages(sentence, evidence, lang), lang,
-                          "does the evidence span support the sentence?", default=True, null=null, control=control)
+                          say("does the evidence span support the sentence?", "证据片段支持这句话吗？"), default=True,
+                          null=null, control=control)
 
     return ask

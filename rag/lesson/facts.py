@@ -359,7 +359,7 @@ def _no_rag(run: Run) -> str:
     if run.trace.no_rag_answer is None:
         raise NotInRun(say("the answer without RAG is off (turn on 'Also answer without RAG')",
                            "“无 RAG”回答关着（打开“同时回答无 RAG 版本”）"))
-    return run.trace.no_rag_answer
+    return run.trace.no_rag_answer.strip().rstrip("。.！!")  # a notice quotes it and closes the quote itself ("…”。")
 
 
 @fact("no_rag_unsupported_count", "number", "answer", "sentences of the no-RAG answer nothing in the corpus supports",
@@ -421,6 +421,26 @@ def _gate_missing(run: Run) -> str:
       "gate refused for them", "拒答判断因第一条资料缺词而拒答时，缺了几个问题词")
 def _gate_missing_count(run: Run) -> int:
     return len(_missing(run))
+
+
+@fact("gate_unnamed", "text", "answer", "the names of the question the documents never use, when the gate refused for "
+      "them (a near miss: the documents cover something next to it)", "拒答判断因问题里的名字资料从没出现而拒答时，那些名字")
+def _gate_unnamed(run: Run) -> str:
+    return ", ".join(n.text for n in _unnamed(run))
+
+
+@fact("gate_unnamed_count", "number", "answer", "how many names of the question the documents never use, when the gate "
+      "refused for them", "拒答判断因名字资料从没出现而拒答时，这样的名字有几个")
+def _gate_unnamed_count(run: Run) -> int:
+    return len(_unnamed(run))
+
+
+def _unnamed(run: Run):
+    a = _gate(run)
+    if not a.unnamed:
+        raise NotInRun(say("the gate did not refuse for a name the documents never use",
+                           "拒答判断没有因为资料里从没出现的名字而拒答"))
+    return a.unnamed
 
 
 def _audit(run: Run):

@@ -22,6 +22,8 @@ errors carry a line number. docs/lessons.md shows a whole file; the shape is
     label = "..."
     set = { "retrieval.rrf_k" = 1 }
     compare = ["hybrid_top", "hybrid_top_sum"]
+    shows = ["hybrid_top"]                # optional: the compared facts whose change is the point
+    unchanged = "..."                     # optional: why a run may not show it, said when none of `shows` changed
     [steps.check]                         # optional: a question graded from the run
     ask = "..."
     answer = "gold_best_retriever"        # the fact that is the right answer
@@ -55,7 +57,7 @@ MAX_BYTES = 200_000
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,60}$")
 _TOP = {"id", "title", "summary", "minutes", "corpus", "gold", "steps"}
 _STEP = {"page", "title", "settings", "notice", "expect", "try", "experiment", "check", "gold", "corpus"}
-_EXPERIMENT = {"label", "set", "compare"}
+_EXPERIMENT = {"label", "set", "compare", "shows", "unchanged"}
 _CHECK = {"ask", "answer", "options", "hint"}
 
 
@@ -88,6 +90,11 @@ class Experiment:
     label: Text
     set: dict[str, Any]
     compare: tuple[str, ...]
+    shows: tuple[str, ...] = ()  # the compared facts whose change is the point (empty: any of `compare`)
+    unchanged: Text | None = None  # why this run may not show it: said when none of `shows` changed
+
+    def point(self) -> tuple[str, ...]:
+        return self.shows or self.compare
 
 
 @dataclass(frozen=True)
@@ -294,9 +301,15 @@ def _step(raw: Any, i: int, lines: _Lines, check_setting) -> Step:
                               say('a list of facts: ["hybrid_top"]', '一组事实：["hybrid_top"]'))
         for name in compare:
             _fact_here(name, stage, page, lines.of("experiment", i, "compare"), at + "experiment.compare")
+        shows = e.get("shows", [])
+        if not isinstance(shows, list) or not all(isinstance(x, str) and x in compare for x in shows):
+            raise LessonError(lines.of("experiment", i, "shows"), at + "experiment.shows",
+                              say("a list of facts from compare", "compare 里的一组事实"))
         experiment = Experiment(_text(e.get("label"), lines, i, "label", True, at + "experiment.label", "experiment"),
                                 _settings(e["set"], lines, i, at + "experiment.set", "experiment", check_setting),
-                                tuple(compare))
+                                tuple(compare), tuple(shows),
+                                _text(e.get("unchanged"), lines, i, "unchanged", where=at + "experiment.unchanged",
+                                      table="experiment") if e.get("unchanged") is not None else None)
     check = None
     if raw.get("check") is not None:
         check = _check(raw["check"], lines, i, at + "check.", stage, page)

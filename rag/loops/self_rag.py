@@ -81,6 +81,7 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
             verdicts=(need,), seconds=need.seconds)
     kept: list = []
     query, best, best_share, best_round, tried = question, None, -1.0, 0, {question}
+    best_audited = 0.0  # the kept draft's share the audit calls supported: the figure its rows show
     for rnd in range(1, lt.budget + 1):
         control.check("Self-RAG")
         t0 = time.perf_counter()
@@ -99,26 +100,33 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
             query = _rewrite(rec, chat, question, lang, None, tried, control)
             continue
         if rnd > 1 and not new_kept and best is not None:  # the same chunks would give the same draft
-            lt.notes.append(say(f"round {rnd} found no new relevant chunk: kept draft {best_round} "
-                                f"({best_share:.0%} of its sentences supported) instead of writing it again",
-                                f"第 {rnd} 轮没有找到新的相关块：保留第 {best_round} 稿（{best_share:.0%} 的句子有支撑），不再重写"))
+            lt.notes.append(_kept_note(rnd, best_round, best_audited, best_share, exhausted=False))
             break
 
         _draft(rec, trace, kept, dropped, index, generator, control, rnd)
-        share, unsupported = _check_draft(rec, chat, trace, bool(kept), lang, control)
+        share, audited, unsupported = _check_draft(rec, chat, trace, bool(kept), lang, control)
         if share >= best_share:
-            best, best_share, best_round = trace, share, rnd
+            best, best_share, best_round, best_audited = trace, share, rnd, audited
         if unsupported is None:
             break
         if rnd < lt.budget:
             query = _rewrite(rec, chat, question, lang, unsupported, tried, control)
         else:
-            lt.notes.append(say(f"support still failed after {lt.budget} retrieval rounds (the budget): kept the "
-                                f"best-supported draft ({best_share:.0%} of its sentences supported)",
-                                f"检索了 {lt.budget} 轮（预算用完）仍有句子缺少支撑：保留支撑最好的一稿（{best_share:.0%} 的句子有支撑）"))
+            lt.notes.append(_kept_note(rnd, best_round, best_audited, best_share, exhausted=True))
     lt.final = best
     lt.seconds = time.perf_counter() - t_start
     return lt
+
+
+def _kept_note(rnd: int, best_round: int, audited: float, share: float, *, exhausted: bool):
+    """The note for a loop that stops on a kept draft: the budget ran out, or round `rnd` found nothing new."""
+    if exhausted:
+        return say(f"support still failed after {rnd} retrieval rounds (the budget): kept the best-supported draft "
+                   f"({_supported_en(audited, share)})",
+                   f"检索了 {rnd} 轮（预算用完）仍有句子缺少支撑：保留支撑最好的一稿（{_supported_zh(audited, share)}）")
+    return say(f"round {rnd} found no new relevant chunk: kept draft {best_round} ({_supported_en(audited, share)}) "
+               "instead of writing it again",
+               f"第 {rnd} 轮没有找到新的相关块：保留第 {best_round} 稿（{_supported_zh(audited, share)}），不再重写")
 
 
 def _answer_without_retrieval(rec: Recorder, lt: LoopTrace, need, question: str, settings: AskSettings, generator,
@@ -132,7 +140,7 @@ def _answer_without_retrieval(rec: Recorder, lt: LoopTrace, need, question: str,
     t0 = time.perf_counter()
     final = lt.final = answer_directly(question, settings, generator, lang, control,
                                        say(f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})",
-                                           f"Self-RAG 没有检索：{need.asked} -> A（{need.raw}）"))
+                                           f"Self-RAG 没有检索：{localized(need.asked, 'zh')} -> A（{need.raw}）"))
     lt.retrieved = False
     rec.add(kind="answer", thought="Answer from the model's own knowledge.", decision=say("answered without retrieval", "不检索，直接回答了"),
             prompt=final.prompt.messages if final.prompt else None, raw=final.answer,
@@ -169,21 +177,34 @@ def _draft(rec: Recorder, trace, kept: list, dropped: list, index, generator, co
             raw=trace.answer, seconds=time.perf_counter() - t0)
 
 
-def _check_draft(rec: Recorder, chat, trace, any_kept: bool, lang: str, control: RunControl) -> tuple[float, str | None]:
-    """(share of the draft's sentences supported, the first unsupported one, or None when there is nothing to redo)."""
+def _supported_en(audited: float, passed: float) -> str:
+    """The kept draft's figure as its rows show it: the audit's "supported", and how many the model did not doubt."""
+    return (f"the audit calls {audited:.0%} of its sentences supported" +
+            (f"; {passed:.0%} with the model's yes as well" if passed < audited else ""))
+
+
+def _supported_zh(audited: float, passed: float) -> str:
+    return f"审计判为有支撑的句子占 {audited:.0%}" + (f"；模型也说是的占 {passed:.0%}" if passed < audited else "")
+
+
+def _check_draft(rec: Recorder, chat, trace, any_kept: bool, lang: str, control: RunControl
+                 ) -> tuple[float, float, str | None]:
+    """(share of the draft's sentences that pass, share the audit calls supported, the first that does not pass, or
+    None when there is nothing to redo)."""
     claims = [s for s in trace.audit.sentences if s.label != "not-enough"] if trace.audit else []
     if is_not_enough(trace.answer) or not claims:
         rec.add(kind="check", thought="Is every sentence of the draft supported?",
                 decision=say("the draft says the context is not enough: nothing to check",
                              "草稿说资料不足：没有可核对的句子"))
-        return (1.0 if any_kept else 0.0), None
+        return (1.0 if any_kept else 0.0), 0.0, None
     return _check(rec, chat, claims, lang, control, time.perf_counter())
 
 
-def _check(rec: Recorder, chat, claims, lang: str, control: RunControl, t0: float) -> tuple[float, str | None]:
+def _check(rec: Recorder, chat, claims, lang: str, control: RunControl, t0: float) -> tuple[float, float, str | None]:
     """The check step: each sentence's label is the answer audit's (the one support check of the app); the model's
     yes/no on the same sentence and evidence span is asked and shown beside it. A sentence passes when the audit
-    calls it supported and the model does not say no. Returns (the share that passed, the first that did not)."""
+    calls it supported and the model does not say no. Returns (the share that passed, the share the audit calls
+    supported: the one figure the rows show, the first that did not pass)."""
     supports = tuple(replace(s.support, label=s.label) if s.support is not None else Support(s.sentence, s.label, None)
                      for s in claims)
     verdicts = [decisions.model_says(chat, s.sentence, x, lang, control) for s, x in zip(claims, supports)]
@@ -199,7 +220,7 @@ def _check(rec: Recorder, chat, claims, lang: str, control: RunControl, t0: floa
                          f"审计：{n} 句中 {sum(audited)} 句有支撑（{labels_zh}）；模型的是/否：{len(asked)} 句中 {yes} 句说是；"
                          f"两者都认可：{n} 句中 {sum(good)} 句"),
             verdicts=tuple(asked), supports=supports, seconds=time.perf_counter() - t0)
-    return sum(good) / n, next((s.sentence for s, ok in zip(claims, good) if not ok), None)
+    return sum(good) / n, sum(audited) / n, next((s.sentence for s, ok in zip(claims, good) if not ok), None)
 
 
 def _rewrite(rec: Recorder, chat, question: str, lang: str, unsupported: str | None, tried: set[str],

@@ -95,7 +95,7 @@ class LoopTrace:
             if st.query:
                 out.append(f"- {w('query', '查询')}: {st.query}")
             out += [f"- {w('hit', '结果')} [{h.ref}] {h.score:.4f} {h.title or h.snippet}" for h in st.hits]
-            out += [f"- {w('verdict', '判定')}: {w('yes', '是') if v.answer else w('no', '否')} · {v.asked} · {v.raw}"
+            out += [f"- {w('verdict', '判定')}: {w('yes', '是') if v.answer else w('no', '否')} · {localized(v.asked, lang)} · {v.raw}"
                     for v in st.verdicts]
             sep = "；" if lang == "zh" else "; "
             out += [f"- {w('support', '支撑')}: {label_in(x.label, lang)} · {x.sentence} · {sep.join(x.reasons(lang))}"

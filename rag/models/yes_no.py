@@ -39,7 +39,7 @@ _REPLY_NO = re.compile(r"^\W*(否|不|no\b|n\b|false)", re.IGNORECASE)
 class Verdict:
     """One yes/no decision: what was asked, the exact prompt, what the model returned, what it means."""
 
-    asked: str  # the decision in words, e.g. "does the question need the knowledge base?"
+    asked: str  # the decision in words (a Msg: both languages), e.g. "does the question need the knowledge base?"
     messages: list[dict] = field(repr=False)  # the exact prompt (OpenAI wire format)
     raw: str  # the model's raw verdict: "P(是)=0.812 P(否)=0.103" or the reply text
     p_yes: float | None  # P(yes) / (P(yes) + P(no)); None when read from a reply

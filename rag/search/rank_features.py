@@ -45,7 +45,7 @@ describe: dict[str, tuple[str, str]] = {
     "sent_bm25": ("最匹配句子的 BM25（全库 idf，不做长度归一）", "BM25 of the best sentence (corpus idf, no length norm)"),
     "sent_idf_share": ("最佳句覆盖的问题主题词 idf 占比", "share of the question's topic words' idf that the best sentence covers"),
     "q_words": ("块中出现的问题主题词占比（不含“计算”“区别”等问法词）", "share of the question's topic words (not asking words such as 'compute') found in the chunk"),
-    "q_words_idf": ("同上，按 idf 加权", "the same, weighted by idf"),
+    "q_words_idf": ("块中出现的问题主题词占比，按 idf 加权", "share of the question's topic words found in the chunk, weighted by idf"),
     "title_words": ("标题中出现的问题主题词占比", "share of the question's topic words found in the title"),
     "chunk_chars": ("块长度 log2(1+字符数)", "chunk length, log2(1 + characters)"),
     "sentences": ("块的句子数", "number of sentences in the chunk"),
