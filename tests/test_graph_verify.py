@@ -13,6 +13,7 @@ from rag.graph.verify import fragment, verify
 ROOT = Path(__file__).resolve().parents[1]
 BM25_VS_DENSE = ("BM25 与向量检索各有什么优缺点？\n两者各有所长。BM25 基于字面匹配，擅长专有名词、型号和罕见术语，但不理解同义词和改写，"
                  "用户换一种说法就可能搜不到。向量检索基于语义相似，能匹配同义表达。")
+TRANSFORMER = "Transformer 是 2017 年论文 Attention Is All You Need 提出的架构，完全基于注意力机制，不再依赖循环或卷积。"
 
 
 @pytest.mark.parametrize("head, relation, tail, chunk", [
@@ -23,6 +24,9 @@ BM25_VS_DENSE = ("BM25 与向量检索各有什么优缺点？\n两者各有所�
     ("庆大霉素", "用于", "淋病菌", "庆大霉素主要用于革兰氏阴性菌感染，但一般不用于淋病菌。"),  # negated
     ("RAG", "一次回答", "查询编码", "RAG 一次回答的耗时主要来自查询编码、检索和生成。"),  # a modifier, no predicate
     ("BM25", "计算", "tf·(k1+1) / (tf + k1", "BM25 计算 tf·(k1+1) / (tf + k1)。"),  # a formula is no name
+    ("Transformer", "使用", "卷积", TRANSFORMER),  # its kin 依赖 is there, negated: 不再依赖
+    ("Transformer", "使用", "论文", TRANSFORMER),  # a later clause opens with no kin of 使用
+    ("注意力机制", "使用", "机器翻译", "注意力机制最早用于机器翻译。"),  # 用于 (is used for) is no kin of 使用
 ])
 def test_relations_the_text_does_not_state_are_not_verified(head, relation, tail, chunk):
     v = verify(head, relation, tail, chunk)
@@ -33,6 +37,8 @@ def test_relations_the_text_does_not_state_are_not_verified(head, relation, tail
     ("分类任务", "可用", "分层 k 折", "分类任务可用分层 k 折保持各类别比例；时间序列则应按时间顺序划分。"),
     ("黎湛铁路河唇站", "出岔", "河茂铁路", "河茂铁路是广东西部的一条铁路线，由黎湛铁路河唇站出岔，经化州到茂名西站。"),
     ("安贞门站", "位于", "北京市朝阳区", "安贞门站位于北京市朝阳区，是北京地铁10号线的一个车站。"),
+    ("Transformer", "使用", "注意力机制", TRANSFORMER),  # 完全基于: a kin of 使用, the subject carried to the clause
+    ("HNSW", "包含", "多层近邻图", "HNSW 包括多层近邻图和入口节点。"),  # 包括, a kin of 包含
 ])
 def test_relations_the_text_states_are_verified_with_their_sentence(head, relation, tail, chunk):
     v = verify(head, relation, tail, chunk)

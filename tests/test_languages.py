@@ -71,9 +71,10 @@ def model_words(at) -> list[str]:
         for prompt in (tr.prompt, tr.no_rag_prompt):
             out += [m["content"] for m in (prompt.messages if prompt else [])]
         out += [s.sentence for s in (tr.audit.sentences if tr.audit else [])]
-    from rag.graph.store import shipped_summaries
+    from rag.loops.community import shipped
 
-    out += list(shipped_summaries().values())  # the bundled model's community summaries, as it wrote them
+    for s in shipped().values():  # the bundled model's community summaries, and the sentences the audit dropped
+        out += [s.text, *(d for d, _ in s.dropped)]
     return [x for x in out if x]
 
 

@@ -322,6 +322,7 @@ def test_a_sentence_that_only_restates_the_question_is_set_aside_and_shown_struc
     assert strip_title_paths("数组 › 数组常用操作 › 扩容数组 —— 插入为 $O(n)$。[a#5]数组 › 数组的优点与局限性中提到，数组连续存放。"
                              "[a#9]", paths) == ("插入为 $O(n)$。[a#5]数组连续存放。[a#9]", 2)
     assert strip_title_paths("见“数组 › 数组常用操作 › 扩容数组”一节。[a#5]", paths)[1] == 0
+    assert strip_title_paths("1.1 数组 › 数组的优点与局限性。[a#9]", paths) == ("。[a#9]", 1)  # numbered as a section
     reply = "SGD 和 mini-batch 有区别。[faq_011]"
     trace = ask(question, kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: reply)))
     assert trace.restated == [reply] and reply not in trace.answer

@@ -174,14 +174,16 @@ def test_the_model_extracts_only_the_chunks_the_graph_lacks(kb_index):
 
 def test_community_summaries_shared_by_every_session_are_bounded(kb_index, monkeypatch):
     from rag.graph import store
+    from rag.loops import community as summary
 
-    monkeypatch.setattr(store, "SUMMARY_ENTRIES", 3)
-    monkeypatch.setattr(store, "_summaries", type(store._summaries)())
+    monkeypatch.setattr(summary, "ENTRIES", 3)
+    monkeypatch.setattr(summary, "_cache", type(summary._cache)())
     graph = store.attach(kb_index)
     chat = FakeChat(lambda m, g: "一个社区的概要。", label="summariser (test)")
-    texts, by = store.summaries(graph, chat)
-    assert len(texts) == len(graph.communities) > 3 and by == "summariser (test)"
-    assert len(store._summaries) == 3
+    found, by = summary.summaries(graph, {c.chunk_id: c.text for c in kb_index.chunks}, chat)
+    assert len(found) == len(graph.communities) > 3
+    assert {s.by for s in found.values()} == {"quote"}, "the audit supports no sentence of '一个社区的概要。'"
+    assert len(summary._cache) == 3
 
 
 # Module-level state of ui/ that is meant to be shared by the whole server process, with why.

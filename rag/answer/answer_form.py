@@ -43,5 +43,17 @@ def question_form(question: str) -> str | None:
     return None
 
 
+_MATH = re.compile(r"\$\$?(.+?)\$\$?", re.S)
+_INDEX = re.compile(r"[_^](?:\{[^{}]*\}|\\?\w)|(?<![A-Za-z\\])[A-Za-z]\s*[-+]\s*\d+(?![\d.])")
+
+
+def without_indices(text: str) -> str:
+    """`text` with what only indexes a variable taken out of its formulas: a subscript or superscript
+    ($\\mathbf{h}_{i, t-1}$, $x^2$ stays a formula but its 2 is no value asked for) and an offset ($t-1$), so a
+    sentence of notation does not count as one that gives a number."""
+    return _MATH.sub(lambda m: "$" + _INDEX.sub(" ", m.group(1)) + "$", text or "")
+
+
 def has_form(sentence: str, form: str | None) -> bool:
-    return form is not None and bool(_HAS[form].search(sentence or ""))
+    text = without_indices(sentence) if form == "number" else sentence or ""
+    return form is not None and bool(_HAS[form].search(text))

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.answer.answer_form import has_form
+from rag.answer.answer_form import has_form, without_indices
 from rag.messages import Msg, say
 from rag.models.script import fold_script
 
@@ -78,6 +78,8 @@ def fills(sentence: str, slot: str | None) -> bool:
     text = re.sub(r"[\[【][^\]】]*[\]】]", "", sentence or "")
     if slot == "formula":
         return bool(_FILLS["formula"].search(text)) or has_form(text, "formula")
+    if slot == "number":
+        text = without_indices(text)  # $\mathbf{h}_{i, t-1}$ gives no number
     return bool(_FILLS[slot].search(text))
 
 

@@ -132,12 +132,13 @@ def set_aside_restatements(answer: str, question: str, rules: str = "", contexts
 def strip_title_paths(answer: str, titles: Sequence[str]) -> tuple[str, int]:
     """(the answer with each context's title path taken off the front of the sentences that open with it, how many):
     the model copies a Markdown chunk's first line ("数组 › 数组常用操作 › 扩容数组 —— 时间复杂度高：…") as if it were
-    part of its sentence. The path says where the chunk sits, not what it states; a separator or "中提到" after it
-    goes with it. A path anywhere else in a sentence is left as written."""
+    part of its sentence, sometimes numbered as a section ("1.1 长短期记忆网络（LSTM） › 门控记忆元 › …"). The path says
+    where the chunk sits, not what it states; a section number before it, a separator or "中提到" after it go with it. A path anywhere else in a sentence is left as written."""
     paths = sorted({t for t in titles if PATH_SEP in t}, key=len, reverse=True)
     if not paths:
         return answer, 0
-    pattern = re.compile(r"(^|(?<=[。！？!?.；;\]】\n」])\s*)(?:" + "|".join(re.escape(p) for p in paths) +
+    pattern = re.compile(r"(^|(?<=[。！？!?.；;\]】\n」])\s*)(?:\d+(?:\.\d+)*[.、)]?\s+)?(?:" +  # "1.1 " a section number
+                         "|".join(re.escape(p) for p in paths) +
                          r")\s*(?:——|—|：|:|，|,|\s-\s)?\s*(?:中提到|提到|中说|指出)?[，,：:]?\s*")
     out, n = pattern.subn(lambda m: m.group(1), answer)
     return out, n

@@ -27,7 +27,8 @@ from rag.cli.common import (
 )
 from rag.graph import extraction
 from rag.graph.graph import build_graph
-from rag.graph.store import attach, summaries
+from rag.graph.store import attach
+from rag.loops.community import summaries
 
 EXTRACTORS = ("shipped", "model", "jieba")
 
@@ -78,11 +79,17 @@ def _graph(args: argparse.Namespace, chat=None):
 def cmd_build(args: argparse.Namespace) -> int:
     index, graph = _graph(args)
     info = graph.summary()
-    texts, by = summaries(graph) if args.summaries or args.json else ({}, "")
+    found, by = (summaries(graph, {c.chunk_id: c.text for c in index.chunks}) if args.summaries or args.json
+                 else ({}, ""))
+    texts = {cid: s.text for cid, s in found.items()}
     if args.json:
         out = {**info, "merges": [vars(m) for m in graph.merges],
                "communities": [{"id": c.cid, "entities": c.entities[:12], "chunks": c.chunk_ids[:5],
-                                "summary": texts.get(c.cid, "")} for c in graph.communities],
+                                "summary": texts.get(c.cid, ""),
+                                "summary_by": found[c.cid].by if c.cid in found else "",
+                                "summary_dropped": [{"sentence": d, "why": why} for d, why in
+                                                    (found[c.cid].dropped if c.cid in found else ())]}
+                               for c in graph.communities],
                "summaries_by": by}
         print(jsonout.dumps(out, indent=2))
         return 0

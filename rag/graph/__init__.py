@@ -10,7 +10,8 @@ because its index-time half (extraction) needs a language model and its query-ti
   clauses or formula pieces;
 - `graph.py`: the networkx graph, Leiden communities, cost and storage;
 - `local_search.py`: link the question's entities, walk two hops, rank the chunks reached;
-- `store.py`: the graph kept on its index, built once; community summaries (shipped in data/graph/summaries.jsonl);
+- `store.py`: the graph kept on its index, built once;
 - `corpora.py`: the bundled corpora the extractions ship for, chunked as the app chunks them.
-Answers through the graph (local and global search) are strategies: rag/loops/graph_rag.py.
+Answers through the graph (local and global search) are strategies: rag/loops/graph_rag.py; community summaries
+(they use the audit, a later wing): rag/loops/community.py.
 """

@@ -143,14 +143,15 @@ def messages_for(text: str) -> list[dict]:
             {"role": "assistant", "content": answered}, {"role": "user", "content": head + user.format(sentences=lines)}]
 
 
-def _norm(s: str) -> str:
+def fold(s: str) -> str:
+    """`s` casefolded with its whitespace runs made one space: how names are matched against text."""
     return " ".join(s.split()).casefold()
 
 
 def occurs(name: str, folded_text: str) -> bool:
     """`name` is in the (casefolded, space-normalised) text; a Latin name only as a whole word ("RF" is not in
     "RRF")."""
-    n = _norm(name)
+    n = fold(name)
     if not n.isascii():
         return n in folded_text
     return re.search(rf"(?<![0-9a-z]){re.escape(n)}(?![0-9a-z])", folded_text) is not None
@@ -170,7 +171,7 @@ def parse(raw: str, text: str, label: str, seconds: float = 0.0, prompt: list[di
         ents, rels = data["entities"], data["relations"]
     except (ValueError, KeyError, TypeError) as exc:
         raise UnreadableExtraction(f"{label}: the extraction is not the expected JSON ({exc}): {raw[:120]!r}") from exc
-    folded = _norm(text)
+    folded = fold(text)
     sentences = numbered(text)
     entities: dict[str, Entity] = {}
     dropped = {"entities": 0, "relations": 0}
@@ -183,15 +184,15 @@ def parse(raw: str, text: str, label: str, seconds: float = 0.0, prompt: list[di
         if len(name) < 2 or not occurs(name, folded):
             dropped["entities"] += 1
             continue
-        entities.setdefault(_norm(name), Entity(name, kind if kind in TYPES else "other"))
+        entities.setdefault(fold(name), Entity(name, kind if kind in TYPES else "other"))
     relations: list[Relation] = []
     for r in rels if isinstance(rels, list) else []:
         try:
             h, label_text, t, n = r
             for end in (str(h).strip(), str(t).strip()):  # an end the model did not list, but the text has
-                if _norm(end) not in entities and len(end) >= 2 and occurs(end, folded):
-                    entities[_norm(end)] = Entity(end, "other")
-            head, tail = entities[_norm(str(h).strip())], entities[_norm(str(t).strip())]
+                if fold(end) not in entities and len(end) >= 2 and occurs(end, folded):
+                    entities[fold(end)] = Entity(end, "other")
+            head, tail = entities[fold(str(h).strip())], entities[fold(str(t).strip())]
             n = int(n)
             sentence = sentences[n - 1] if 1 <= n <= len(sentences) else ""
         except (KeyError, TypeError, ValueError):

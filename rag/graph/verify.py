@@ -13,7 +13,10 @@ For a relation (head, relation, tail) extracted from a chunk, in this order:
 - subject: the head is not the object of a preposition ("激活函数给神经网络引入非线性" says nothing of 神经网络 —引入→);
 - order: in one clause of it the head comes before the predicate and the predicate before the tail (and the
   predicate is not a modifier: "一次回答的耗时"), or the passive "tail …由/被 head predicate" ("河茂铁路…由黎湛铁路河唇站出岔");
-- polarity: no negation right before the predicate ("一般不用于淋病菌" states no "用于").
+- polarity: no negation right before the predicate ("一般不用于淋病菌" states no "用于");
+- kin: a verb stands for its kin (KIN: 使用 for 基于, 采用, 依赖…; 用于 is none), and a later clause with no subject
+  of its own carries the one the sentence opens with ("Transformer 是…架构，完全基于注意力机制": Transformer —使用→
+  注意力机制).
 The audit's checker (rag/answer/support.py) is not asked as well: it sits in a later wing (answer/), and asked about
 "head predicate tail" against the sentence these rules pass, it changed none of their verdicts on the labelled
 relations (bench/bench_relations.py run with and without it, 2026-12-02).
@@ -90,10 +93,29 @@ def _in_order(sentence: str, head: str, pred: str, tail: str) -> bool:
                     attributive = clause[p + len(pred):p + len(pred) + 1] == "的"  # "一次回答的耗时": no predicate
                     if not attributive and not any(clause[max(0, p - 2):p].endswith(n) for n in NEGATIONS):
                         return True
+    if sentence.lstrip().startswith(head) and _carried(CLAUSE_BREAKS.split(sentence)[1:], pred, tail):
+        return True
     for h in _at(sentence, head):
         before = sentence[max(0, h - 1):h]
         after = sentence[h + len(head):h + len(head) + len(pred) + 1]
         if before in ("由", "被") and pred in after and any(t < h for t in _at(sentence, tail)):
+            return True
+    return False
+
+
+ADVERBS = ("完全", "主要", "通常", "一般", "直接", "常", "都", "也", "还", "则", "只", "多")
+
+
+def _carried(clauses: list[str], pred: str, tail: str) -> bool:
+    """A later clause with no subject of its own opens with `pred` (after an adverb at most) and names `tail` after
+    it: the sentence's subject carries over ("Transformer 是…架构，完全基于注意力机制")."""
+    for clause in clauses:
+        rest = clause.strip()
+        for adverb in ADVERBS:
+            if rest.startswith(adverb):
+                rest = rest[len(adverb):]
+                break
+        if rest.startswith(pred) and tail in rest[len(pred):]:
             return True
     return False
 
@@ -119,6 +141,21 @@ def predicate(relation: str) -> Msg | None:
     return None
 
 
+# A relation the model names with one verb the text often states with its kin: "Transformer —使用→ 注意力机制" from
+# "Transformer … 完全基于注意力机制". Each verb of a set stands for the others; 用于 (is used for) is not among them:
+# it points the other way.
+KIN = ({"使用", "基于", "采用", "利用", "借助", "依赖", "依靠", "运用", "uses", "use", "based on", "relies on"},
+       {"包含", "包括", "含有", "includes", "contains"})
+
+
+def kin(pred: str) -> list[str]:
+    """`pred` first, then the verbs it stands for (KIN)."""
+    for group in KIN:
+        if pred in group:
+            return [pred, *sorted(group - {pred}, key=lambda w: (-len(w), w))]
+    return [pred]
+
+
 def verify(head: str, relation: str, tail: str, chunk: str) -> Verdict:
     """Whether `chunk` states head —relation→ tail (see the module docstring), with the reason."""
     for name in (head, tail):
@@ -130,17 +167,26 @@ def verify(head: str, relation: str, tail: str, chunk: str) -> Verdict:
     if why is not None:
         return Verdict(False, why)
     statements = [s for s in split_sentences(chunk) if not s.rstrip("”’」』)）\"' ").endswith(("？", "?"))]
-    holding = [s for s in statements if head in s and tail in s and pred and pred in s]
+    verdicts = [_stated([s for s in statements if head in s and tail in s and said in s], head, pred, said, tail)
+                for said in kin(pred) if said]
+    return next((v for v in verdicts if v.verified), verdicts[0])
+
+
+def _stated(holding: list[str], head: str, pred: str, said: str, tail: str) -> Verdict:
+    """The verdict on head —pred→ tail from the sentences `holding` head, tail and `said` (pred or its kin)."""
     if not holding:
         return Verdict(False, say(f"no sentence of the chunk names {head}, {tail} and '{pred}' together",
                                   f"块里没有哪一句同时写到 {head}、{tail} 和“{pred}”"))
     for sentence in holding:
-        if _negated(sentence, pred):
+        if _negated(sentence, said):
             continue
-        if _in_order(sentence, head, pred, tail):
+        if _in_order(sentence, head, said, tail):
+            if said != pred:
+                return Verdict(True, say(f"the sentence says {head} {said} {tail}: {pred}, in other words",
+                                         f"这句话说 {head}{said}{tail}，也就是{pred}"), sentence)
             return Verdict(True, say(f"the sentence says {head} {pred} {tail}", f"这句话说的就是 {head}{pred}{tail}"),
                            sentence)
-    if all(_negated(s, pred) for s in holding):
+    if all(_negated(s, said) for s in holding):
         return Verdict(False, say(f"the sentence says {head} does not {pred} {tail}", f"原句是否定的：不{pred}"),
                        holding[0])
     return Verdict(False, say(f"the sentence names {head}, {tail} and '{pred}', but not as {head} —{pred}→ {tail}",

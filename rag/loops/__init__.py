@@ -9,5 +9,6 @@
 - `agent.py`: the agent loop: the model calls retrieval as a tool until it answers or the budget ends.
 - `strategies.py`: plain | self-rag | agent behind one `run_strategy`, for the CLI and the pages.
 - `graph_rag.py`: GraphRAG's answers, local (hybrid+graph and the walked relations) and global (community summaries);
+- `community.py`: a graph community's summary, one of its own sentences the model chooses (an endpoint writes, audited);
 - `compare.py`: the strategies side by side on a question set (facts found, evidence, steps, time, judge).
 """

@@ -27,8 +27,9 @@ import numpy as np
 from rag.answer.shape import garbled
 from rag.errors import ConfigError
 from rag.graph.graph import relation_line
-from rag.graph.store import attach, summaries
+from rag.graph.store import attach
 from rag.ingest.language import detect_lang
+from rag.loops.community import summaries
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.messages import localized, say
 from rag.models.llm import RunControl, short_reply
@@ -106,7 +107,8 @@ def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], No
     graph = attach(index)
     lt = LoopTrace("graph-global", question, budget=GLOBAL_COMMUNITIES)
     rec = Recorder(lt, on_step)
-    texts, written_by = summaries(graph, chat, control)
+    found, written_by = summaries(graph, {c.chunk_id: c.text for c in index.chunks}, chat, control)
+    texts = {cid: s.text for cid, s in found.items()}
     ids = [c.cid for c in graph.communities if texts.get(c.cid)]
     if not ids:
         lt.notes.append(say("the graph has no communities (no entities were extracted)",
