@@ -49,7 +49,8 @@ from rag.index.build import Index
 from rag.ingest.chunking import context_for
 from rag.ingest.language import detect_lang
 from rag.messages import localized, say
-from rag.models.llm import ChatBackend, RunControl
+from rag.models.control import RunControl
+from rag.models.llm import ChatBackend
 from rag.search.rerank import Reranker, rerank_candidates
 from rag.search.retrieval import retrieve, retrieve_many
 from rag.search.rewrite import hyde, hyde_vector, multi_query

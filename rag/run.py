@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from rag.models.llm import RunControl
+from rag.models.control import RunControl
 
 if TYPE_CHECKING:
     from rag.answer.generation import Generator

@@ -10,7 +10,8 @@ import pytest
 
 from rag.answer.generation import LLMGenerator
 from rag.errors import GenerationCancelled
-from rag.models.llm import OpenAIChat, RunControl
+from rag.models.control import RunControl
+from rag.models.llm import OpenAIChat
 from rag.pipeline import ask
 from rag.trace import AskSettings
 

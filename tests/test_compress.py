@@ -69,6 +69,26 @@ def test_which_sentences_have_a_form():
     assert has_form("秩 r 通常只有 4 到 64", "number") and not has_form("秩很小", "number")
     assert has_form("常见选择有 FAISS、Milvus、Qdrant 和 Chroma", "list")
     assert not has_form("anything", None)
+    # a variable's index or offset in a formula is no number asked for; a value in one is
+    assert not has_form("这里我们使用$\\mathbf{h}_{i, t-1}$作为样本$i$的梯度，使用时间$t-1$时的权重。", "number")
+    assert has_form("它相当于有效样本数量增加到$\\frac{1}{1 - 0.9} = 10$。", "number")
+    assert has_form("常将它们设置为$\\beta_1 = 0.9$和$\\beta_2 = 0.999$。", "number")
+
+
+def test_a_formula_line_kept_for_the_sentence_after_it_stays_a_line_no_quote_is_made_of(kb_index):
+    from rag.answer.extractive import ExtractiveGenerator
+    from rag.ingest.chunking import Chunk
+    from rag.ingest.markdown import nonprose_spans
+
+    text = ("动量法 › 泄漏平均值\n一种选择是用泄漏平均值取代梯度计算：\n$$\\mathbf{v}_t = \\beta \\mathbf{v}_{t-1} + "
+            "\\mathbf{g}_t$$\n其中$\\beta$是动量系数，取值在 0 和 1 之间。这把瞬时梯度换成了过去梯度的平均值。")
+    chunk = Chunk(chunk_id="m#1", doc_id="m", ref="m#1", text=text, start=0, end=len(text), metadata={})
+    out, _ = compress("动量系数的取值范围是多少？", [chunk], kb_index.embedder, budget=40, count=approx_tokens)
+    kept = out[0].text
+    assert "$$" in kept and any(kept[a:b].startswith("$$") for a, b in nonprose_spans(kept)), kept
+    prompt = build_prompt("动量系数的取值范围是多少？", out, "zh")
+    quoted = "".join(ExtractiveGenerator(kb_index.embedder, min_score=0.0).generate(prompt))
+    assert "$$" not in quoted and "动量系数" in quoted
 
 
 # ------------------------------------------------------------------------------ the answerability gate

@@ -88,7 +88,7 @@ def test_contextual_chunking_runs_through_a_real_openai_client_against_an_endpoi
 
 def test_stopping_contextual_chunking_ends_it_between_chunks():
     from rag.errors import GenerationCancelled
-    from rag.models.llm import RunControl
+    from rag.models.control import RunControl
 
     cs = chunk_documents([DOC], "markdown")
     control = RunControl()

@@ -238,6 +238,26 @@ DOCS = [("handbook.md", "# Course handbook\n\nThe final project presentation is 
                      b"dense retrieval and cosine similarity.\n")]
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_lesson_about_uploads_with_no_upload_stops_and_asks_for_the_files(app_test, lang):
+    """It ran on the bundled FAQ as if that were the student's documents ("50 篇文档切成了 50 块")."""
+    at = new_app()
+    if lang == "en":
+        at.sidebar.radio(key="ui.lang").set_value("en").run()
+    at.sidebar.radio(key="llm.generator").set_value("extractive").run()
+    at = go(at, "home")
+    at.file_uploader(key="lesson.file").set_value(("ours.toml", TEACHER.encode(), "application/toml")).run()
+    at.button(key="lesson.start.upload").click().run()
+    at = go(at, "upload")
+    assert not at.exception and at.session_state["lesson.id"] == "handbook"
+    asks = [str(w.value) for w in at.warning if "上传" in str(w.value) or "Upload" in str(w.value)]
+    assert asks and (CJK.search(asks[0]) if lang == "zh" else not CJK.search(asks[0]))
+    assert not any("documents became" in str(e.value) for e in at.info), "the step ran on the bundled FAQ"
+    assert "lesson.answer.handbook.0" not in [w.key for w in at.number_input]  # no check on the FAQ's figures
+    at.file_uploader(key="upload.files").set_value([(n, b, "text/plain") for n, b in DOCS]).run()
+    assert any("2 documents became" in str(e.value) for e in at.info)  # with the files, the step runs on them
+
+
 def test_a_teachers_lesson_for_an_uploaded_corpus_runs(app_test):
     at = new_app()
     at.sidebar.radio(key="llm.generator").set_value("extractive").run()

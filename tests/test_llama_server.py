@@ -21,7 +21,7 @@ from rag.errors import GenerationCancelled, ModelUnavailableError
 from rag.ingest.chunking import Chunk, ChunkSet
 from rag.messages import localized
 from rag.models import llama_server
-from rag.models.llm import RunControl
+from rag.models.control import RunControl
 from rag.models.local_llm import DEFAULT_MODEL, LocalChat
 
 

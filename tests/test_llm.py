@@ -259,7 +259,7 @@ def test_llm_generator_streams_deltas(fake_llm):
 
 
 def test_llm_generator_passes_grammar_and_control_and_closes_the_stream():
-    from rag.models.llm import RunControl
+    from rag.models.control import RunControl
     from tests.fake_chat import FakeChat
 
     chat = FakeChat(reply=lambda m, g: "the whole answer")

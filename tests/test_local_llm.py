@@ -18,8 +18,8 @@ from rag.answer.prompt import build_prompt
 from rag.errors import GenerationCancelled, ModelUnavailableError
 from rag.ingest.chunking import Chunk
 from rag.models import gguf_parts
+from rag.models.control import RunControl
 from rag.models.gguf_parts import GGUF_MODELS, GGUFSpec, assemble
-from rag.models.llm import RunControl
 from rag.models.local_llm import DEFAULT_MODEL, LocalChat
 
 

@@ -22,7 +22,7 @@ from rag.loops.compare import facts_found
 from rag.loops.self_rag import self_rag
 from rag.loops.strategies import run_strategy
 from rag.messages import localized
-from rag.models.llm import RunControl
+from rag.models.control import RunControl
 from rag.models.yes_no import ask_yes_no
 from rag.run import RunContext
 from rag.trace import AskSettings

@@ -196,7 +196,7 @@ def test_stopping_during_a_rewrite_stops_the_run_before_retrieval(kb_index, offl
     import threading
 
     from rag.errors import GenerationCancelled
-    from rag.models.llm import RunControl
+    from rag.models.control import RunControl
     from tests.fake_chat import FakeChat
 
     gen, _ = offline

@@ -130,7 +130,7 @@ def test_a_blank_page_is_not_a_warning():
 def test_a_stop_or_a_rejected_key_ends_the_extraction_and_is_not_a_failed_chunk(kb_index):
     from rag.errors import GenerationCancelled, LLMAuthError
     from rag.graph import extraction
-    from rag.models.llm import RunControl
+    from rag.models.control import RunControl
 
     texts = [c.text for c in kb_index.chunks[:3]]
     control = RunControl()

@@ -283,7 +283,7 @@ def _judge_chat(clock, queued_s=0.0, fail_on=""):
 
 def test_the_llm_judges_budget_counts_time_holding_the_model_not_time_queued(monkeypatch):
     """Bug: the budget started before the model was free, so under load it judged one candidate."""
-    from rag.models.llm import RunControl
+    from rag.models.control import RunControl
     from rag.search import llm_judge
 
     clock = _Clock()

@@ -181,6 +181,12 @@ def _use_corpus(ss: MutableMapping, kind: str) -> None:
         corpus.set_corpus(ss, *ss["lesson.saved_corpus"])
 
 
+def needs_upload(ss: MutableMapping, lesson: Lesson, step: Step) -> bool:
+    """The step is about the student's own documents and the session has none: it must not run on the bundled FAQ
+    as if it were them."""
+    return (step.corpus or lesson.corpus) == "upload" and corpus_kind(ss) != "upload"
+
+
 def _experiment(ss: MutableMapping, i: int, before: dict[str, str]) -> None:
     lesson = current(ss)
     if lesson is None:
@@ -307,7 +313,18 @@ def draw(page: str) -> tuple | None:
         side.toggle(tr("投影模式", "Projector view"), key="lesson.present",
                     help=tr("字更大、侧栏收起、一次只看一步；键盘 ← → 翻步。", "Larger type, the sidebar folded, one step "
                             "at a time; the ← and → keys turn the steps."))
-        if step.page != page:
+        if needs_upload(ss, lesson, step):
+            seen = fingerprint(ss)  # an upload on the page below reruns the script, and the step runs on it
+            st.warning(tr("这一课讲的是你自己的文档，但这个会话还没有上传文件。先在“上传”页上传你的文件（Markdown、PDF、"
+                          "文本），再回到这一步；在那之前这一步不运行，免得把内置知识库当成你的文档。",
+                          "This lesson is about your own documents, and this session has no upload yet. Upload your "
+                          "files on the Upload page (Markdown, PDF, text), then come back to this step; until then the "
+                          "step does not run, so the bundled knowledge base is not taken for your documents."),
+                       icon=":material/upload_file:")
+            if page != "upload":
+                st.button(tr("去上传页", "Go to the Upload page"), key="lesson.upload_btn", on_click=_goto,
+                          args=("upload",), type="primary")
+        elif step.page != page:
             st.info(tr(f"这一步在“{page_title(step.page)}”页。", f"This step is on the {page_title(step.page)} page."),
                     icon=":material/arrow_forward:")
             st.button(tr("去那一页", "Go there"), key="lesson.goto_btn", on_click=_goto, args=(step.page,),

@@ -21,7 +21,7 @@ from typing import Any, Callable, TypeVar
 
 import streamlit as st
 
-from rag.models.llm import RunControl
+from rag.models.control import RunControl
 
 from .i18n import tr
 

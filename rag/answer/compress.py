@@ -30,6 +30,7 @@ from rag.answer.answer_form import has_form, question_form
 from rag.answer.extractive import ANAPHORA, ExtractiveGenerator, ScoredSentence
 from rag.answer.prompt import build_prompt
 from rag.errors import ConfigError
+from rag.ingest.markdown import nonprose_spans, overlaps
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg, say
 
@@ -163,16 +164,20 @@ def _compressed(chunk, block, spans: list[tuple[int, int]], kept: set[int], scor
                 count: Callable[[str], int]) -> CompressedChunk:
     """One chunk with only its `kept` sentences (by start offset), "…" where something was cut."""
     choices, pieces, previous = [], [], None  # previous: index of the last kept sentence
+    markup = nonprose_spans(block.text)
     for i, (a, b) in enumerate(spans):
         keep = a in kept
         choices.append(SentenceChoice(a, b, block.text[a:b], scores.get(a), keep))
         if keep:
             if (previous is None and i > 0) or (previous is not None and i != previous + 1):
                 pieces.append(GAP)  # something was cut before this sentence
-            pieces.append(block.text[a:b].strip())
+            piece = block.text[a:b].strip()
+            # a display formula, a code line or a table row kept (the sentence after it leans on it) stays a line of
+            # its own, so the compressed text still marks it as no prose and nothing quotes it as a sentence
+            pieces.append(f"\n{piece}\n" if overlaps(markup, a, b) else piece)
             previous = i
     if previous is not None and previous < len(spans) - 1:
         pieces.append(GAP)
-    text = "".join(pieces)
+    text = re.sub(r"\n{2,}", "\n", "".join(pieces)).strip("\n")
     return CompressedChunk(chunk.ref, chunk.chunk_id, tuple(choices), text, count(block.text),
                            count(text) if text else 0)

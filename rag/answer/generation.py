@@ -16,7 +16,8 @@ from typing import Protocol, cast, runtime_checkable
 
 from rag.answer.prompt import NOT_ENOUGH, Prompt
 from rag.messages import Msg
-from rag.models.llm import ChatBackend, RunControl
+from rag.models.control import RunControl
+from rag.models.llm import ChatBackend
 
 __all__ = ["Generator", "LLMGenerator", "NOT_ENOUGH"]
 

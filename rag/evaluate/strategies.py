@@ -37,7 +37,7 @@ from rag.evaluate.evaluation import (
 from rag.graph.store import attach
 from rag.index.build import Index
 from rag.messages import Msg, localized, say
-from rag.models.llm import RunControl
+from rag.models.control import RunControl
 from rag.run import RunContext
 from rag.search.hits import Hit
 from rag.search.rerank import rerank_candidates

@@ -37,7 +37,7 @@ from rag.index.tokenize import jieba_posseg
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
 from rag.messages import say
-from rag.models.llm import RunControl
+from rag.models.control import RunControl
 
 PROMPT_VERSION = "graph-v1"
 TYPES = ("person", "organization", "place", "work", "event", "method", "model", "concept", "metric", "tool",

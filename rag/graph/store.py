@@ -19,7 +19,7 @@ from typing import Any
 from rag.graph import extraction
 from rag.graph.graph import CorpusGraph, build_graph
 from rag.messages import join, localized, say
-from rag.models.llm import RunControl
+from rag.models.control import RunControl
 from rag.models.local_llm import local_label
 
 _lock = threading.Lock()

@@ -31,8 +31,8 @@ from rag.errors import ConfigError
 from rag.ingest.chunking import Chunk, ChunkSet
 from rag.ingest.documents import Document
 from rag.ingest.language import detect_lang
+from rag.models.control import RunControl
 from rag.models.embedding_cache import default_cache_dir
-from rag.models.llm import RunControl
 
 PROMPT_VERSION = "ctx-v1"
 MAX_TOKENS = 80  # one sentence

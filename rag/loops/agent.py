@@ -26,7 +26,7 @@ from rag.loops.actions import ACTIONS, action_grammar, parse_action
 from rag.loops.self_rag import answer_directly, loop_setup
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.messages import localized, say
-from rag.models.llm import RunControl
+from rag.models.control import RunControl
 from rag.pipeline import answer_from, gather
 from rag.run import RunContext
 from rag.trace import AskSettings

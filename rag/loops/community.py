@@ -44,7 +44,7 @@ from rag.index.tokenize import jieba_spans
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
 from rag.messages import Msg, join, say
-from rag.models.llm import RunControl
+from rag.models.control import RunControl
 from rag.models.local_llm import local_label
 
 SUMMARIES = Path(__file__).resolve().parents[2] / "data" / "graph" / "summaries.jsonl"

@@ -26,7 +26,7 @@ import re
 from rag.answer.citations import strip_citations
 from rag.answer.support import Support, model_opinion
 from rag.messages import say
-from rag.models.llm import RunControl
+from rag.models.control import RunControl
 from rag.models.yes_no import Verdict, ask_yes_no
 from rag.search.rewrite import parse_query_list
 

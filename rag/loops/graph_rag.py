@@ -32,7 +32,8 @@ from rag.ingest.language import detect_lang
 from rag.loops.community import summaries
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.messages import localized, say
-from rag.models.llm import RunControl, short_reply
+from rag.models.control import RunControl
+from rag.models.llm import short_reply
 from rag.pipeline import answer_from, gather
 from rag.run import RunContext
 

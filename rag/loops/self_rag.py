@@ -29,7 +29,8 @@ from rag.ingest.language import detect_lang
 from rag.loops import decisions
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.messages import localized, say
-from rag.models.llm import RunControl, short_reply
+from rag.models.control import RunControl
+from rag.models.llm import short_reply
 from rag.pipeline import answer_from, check_settings, gather, no_model_error
 from rag.run import RunContext
 from rag.trace import AskSettings, Trace, label_in

@@ -10,8 +10,9 @@
 - `token_vectors.py`: one vector per token of a text from that engine, for late interaction (MaxSim).
 - `hub.py`: loading a Hugging Face model by name that fails in seconds, with the fix, when the hub is
   out of reach.
-- `llm.py`: the `ChatBackend` protocol, `RunControl` (stop a call, hear it is queued) and the
-  OpenAI-compatible chat client (streaming, retries).
+- `control.py`: `RunControl`, the handle every model call takes (stop a call, hear it is queued, its figures), and
+  `acquire_queued`, taking a model's lock in a queue;
+- `llm.py`: the `ChatBackend` protocol and the OpenAI-compatible chat client (streaming, retries).
 - `local_llm.py`: `LocalChat`, the bundled Qwen2.5 GGUF run in process by llama.cpp, shared by every
   session behind a lock.
 - `llama_server.py`: the same bundled model behind llama.cpp's own HTTP server (parallel slots, continuous

@@ -41,8 +41,9 @@ from urllib.parse import urlparse
 from rag import config
 from rag.errors import LLMConnectionError, LLMError, LLMUnsupportedError, ModelUnavailableError
 from rag.messages import say
+from rag.models.control import RunControl, acquire_queued
 from rag.models.gguf_parts import assemble, spec_for
-from rag.models.llm import NO_KEY, LLMConfig, OpenAIChat, RunControl, acquire_queued, check_messages, public_url
+from rag.models.llm import NO_KEY, LLMConfig, OpenAIChat, check_messages, public_url
 from rag.models.local_llm import DEFAULT_MODEL, N_CTX, chatml, local_available
 
 SLOTS = 8  # parallel sequences (RAG_SERVER_SLOTS): measured in bench/bench_sessions.py (docs/architecture.md)
@@ -329,7 +330,7 @@ class LlamaServerChat(OpenAIChat):
         return [int(t) for t in reply.get("tokens", [])]
 
     def _acquire(self, control: RunControl | None) -> None:
-        """A slot, with the queued notice and Stop while every slot is busy (llm.acquire_queued)."""
+        """A slot, with the queued notice and Stop while every slot is busy (control.acquire_queued)."""
         acquire_queued(self._slots, control, self.label, "a slot")
 
     def complete(self, messages: list[dict], *, stream: bool = False, temperature: float | None = None,

@@ -1,8 +1,7 @@
 """The language-model backend: one OpenAI-compatible chat endpoint (OpenAI, DeepSeek, Qwen, Ollama, ...).
 
 `ChatBackend` is the one interface every chat model implements (this endpoint client and the bundled
-local model, rag/models/local_llm.py); `RunControl` is the handle every model call takes, so any call can be
-queued with a notice, stopped, and timed from when it got the model.
+local model, rag/models/local_llm.py); the `RunControl` every model call takes lives in rag/models/control.py.
 `llm_config_from_env` reads the endpoint from environment variables or `.streamlit/secrets.toml`;
 `OpenAIChat.complete(messages, stream=...)` sends the OpenAI wire format and returns the answer text (or an
 iterator of text deltas). Failures become the typed errors of `rag/errors.py`, each saying what to fix:
@@ -22,7 +21,6 @@ from __future__ import annotations
 
 import email.utils
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +38,7 @@ from rag.errors import (
     LLMUnsupportedError,
 )
 from rag.messages import say
+from rag.models.control import RunControl
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
@@ -174,70 +173,6 @@ def llm_config_from_env(environ: Mapping[str, str] = os.environ, secrets: Mappin
         timeout=float(config.parse("RAG_LLM_TIMEOUT", found["timeout"])),  # type: ignore[arg-type]  # the one check every RAG_* variable gets
         max_retries=int(config.parse("RAG_LLM_MAX_RETRIES", found["max_retries"])),  # type: ignore[call-overload]
     )
-
-
-class RunControl:
-    """One call's handle, held by the caller while a backend works in another thread.
-
-    - `stop()` asks the backend to end the call at its next token (it then raises GenerationCancelled and
-      frees the model); a loop between model calls calls `check()`, which raises once stopped;
-    - `status(msg)` is how a backend says it is waiting ("queued" behind another session) or running;
-    - `stats` is where a backend reports this call's figures (first-token latency, tokens, decode time, and
-      "waited_s", the seconds spent queued for the model), so a shared backend keeps no per-call state;
-    - `note(msg)` is where a backend says what it could not honour (an endpoint given a grammar); the
-      pipeline copies these notes into the trace.
-    One control may serve every call of a run (a question's rewrite, rerank, answer, audit).
-    """
-
-    def __init__(self, on_status: Callable[[str], None] | None = None):
-        self._stop = threading.Event()
-        self.on_status = on_status
-        self.stats: dict[str, float] = {}
-        self.notes: list[str] = []
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stop.is_set()
-
-    def check(self, what: str = "the run") -> None:
-        """Raise GenerationCancelled if the caller has stopped this run (between two model calls)."""
-        if self._stop.is_set():
-            raise GenerationCancelled(f"{what} was stopped")
-
-    def status(self, message: str) -> None:
-        if self.on_status is not None:
-            self.on_status(message)
-
-    def note(self, message: str) -> None:
-        if message not in self.notes:
-            self.notes.append(message)
-
-    def waited(self, seconds: float) -> None:
-        self.stats["waited_s"] = self.stats.get("waited_s", 0.0) + seconds
-
-
-def acquire_queued(lock: threading.Lock | threading.Semaphore, control: RunControl | None, label: str,
-                   what: str) -> None:
-    """Take `lock` (a model's lock, a server's slots) for a call: a caller that has to wait hears "queued", may stop
-    while it waits (GenerationCancelled), and the seconds it waited go to control.stats["waited_s"], so a time
-    budget can count only the time it held the model. `what` names the thing waited for, in the stop message."""
-    if control is not None:
-        control.check(f"{label}: the call")
-    if lock.acquire(blocking=False):
-        return
-    t0 = time.perf_counter()
-    if control is not None:
-        control.status("queued")
-    try:
-        while not lock.acquire(timeout=0.05):
-            if control is not None and control.stopped:
-                raise GenerationCancelled(f"{label}: stopped while queued for {what}")
-    finally:
-        if control is not None:
-            control.waited(time.perf_counter() - t0)
 
 
 @runtime_checkable

@@ -40,8 +40,9 @@ import numpy as np
 from rag import config
 from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
 from rag.messages import say
+from rag.models.control import RunControl, acquire_queued
 from rag.models.gguf_parts import GGUF_MODELS, assemble, is_installed, spec_for
-from rag.models.llm import RunControl, acquire_queued, check_messages
+from rag.models.llm import check_messages
 
 DEFAULT_MODEL = "0.5b"  # chosen from the measured figures in docs/local-llm.md ("The bundled local LLM")
 N_CTX = 4096  # tokens: five FAQ chunks plus rules and question take ~1,200; uploads' chunks are longer
@@ -231,7 +232,7 @@ class LocalChat:
         return deltas if stream else "".join(deltas)
 
     def _acquire(self, control: RunControl | None) -> None:
-        """Take the model, with the queued notice and Stop while waiting (llm.acquire_queued)."""
+        """Take the model, with the queued notice and Stop while waiting (control.acquire_queued)."""
         acquire_queued(self._lock, control, self.label, "the model")
 
     def _head_tokens(self, messages: list[dict]) -> list[int] | None:

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 
 from rag.errors import LLMError
 from rag.messages import say
-from rag.models.llm import ChatBackend, RunControl
+from rag.models.control import RunControl
+from rag.models.llm import ChatBackend
 
 CANDIDATES = {"zh": (("是",), ("否",)), "en": (("Yes", "yes"), ("No", "no"))}
 _REPLY_YES = re.compile(r"^\W*(是|对|yes|y\b|true)", re.IGNORECASE)

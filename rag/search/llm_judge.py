@@ -26,7 +26,7 @@ from rag import config
 from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
 from rag.ingest.language import detect_lang
 from rag.messages import say
-from rag.models.llm import RunControl
+from rag.models.control import RunControl
 
 NAME = "llm-judge"
 MAX_CHARS = 600

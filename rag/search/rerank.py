@@ -39,8 +39,8 @@ import numpy as np
 
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.messages import join, localized, say
+from rag.models.control import RunControl
 from rag.models.hub import load_model, use_short_timeouts
-from rag.models.llm import RunControl
 from rag.search.hits import Hit
 from rag.search.late_interaction import TOKEN_MAXSIM, TokenMaxSimReranker
 from rag.search.learned_rank import (  # LambdaMART; lightgbm loads when one is made

@@ -25,7 +25,8 @@ import numpy as np
 from rag.errors import ConfigError, LLMUnavailableError
 from rag.index.build import Index
 from rag.ingest.language import detect_lang
-from rag.models.llm import ChatBackend, RunControl
+from rag.models.control import RunControl
+from rag.models.llm import ChatBackend
 
 HYDE_SYSTEM = {
     "zh": "你是一个知识库的撰稿人。请写一段简短的资料（3 到 5 句），内容要能直接回答用户的问题，"
