@@ -155,9 +155,10 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
         return answer_html(trace.answer or "—", valid, numbers)
     written, added = trace.answer[:len(trace.model_answer.rstrip())], trace.answer[len(trace.model_answer.rstrip()):]
     out = answer_html(written, valid, numbers) if written.strip() else ""
-    chosen = quoted(trace.lead.lead.sentence, trace.lead.lead.ref) if trace.lead is not None else None
-    if chosen is not None and added.startswith(chosen):
-        out += (label.format(html.escape(lead_label(trace.lead)))
+    lead = trace.lead
+    chosen = quoted(lead.lead.sentence, lead.lead.ref) if lead is not None else None
+    if lead is not None and chosen is not None and added.startswith(chosen):
+        out += (label.format(html.escape(lead_label(lead)))
                 + "<div style='background:#e0f2fe;border-left:3px solid #0284c7;padding:2px 8px'>"
                 + answer_html(chosen, valid, numbers) + "</div>")
         added = added[len(chosen):]

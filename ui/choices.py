@@ -50,7 +50,8 @@ def llm_config(ss: MutableMapping | None = None, environ: Mapping[str, str] | No
     typed = {k: v for k, v in typed.items() if v}
     merged = dict(secrets or {})
     if typed:  # the sidebar wins: pass it as the highest-priority source, the [llm] secrets table
-        table = merged.get("llm") if isinstance(merged.get("llm"), Mapping) else {}
+        found = merged.get("llm")
+        table = dict(found) if isinstance(found, Mapping) else {}
         merged["llm"] = {**table, **typed}
     return llm_config_from_env(os.environ if environ is None else environ, merged or None)
 

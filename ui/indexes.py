@@ -11,6 +11,7 @@ Not handled here: what the indexes are (rag/index/ann.py, rag/index/milvus.py).
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import tempfile
@@ -50,7 +51,7 @@ def searchers(index: Index, kinds: Sequence[str]) -> tuple[list, dict[str, str]]
     for kind in kinds:
         params = {"uri": app_milvus_uri()} if kind == "milvus" else {}
         try:
-            built.append(memo("ann", (key, kind), lambda k=kind, p=params: build_searcher(index, k, **p), keep=6))
+            built.append(memo("ann", (key, kind), functools.partial(build_searcher, index, kind, **params), keep=6))
         except RagError as e:
             errors[kind] = str(e)
     return built, errors

@@ -23,6 +23,8 @@ from rag.errors import RagError
 from rag.lesson import facts as F
 from rag.lesson.lesson import (
     PAGE_STAGES,
+    Check,
+    Experiment,
     Lesson,
     LessonError,
     Step,
@@ -189,9 +191,9 @@ def needs_upload(ss: MutableMapping, lesson: Lesson, step: Step) -> bool:
 
 def _experiment(ss: MutableMapping, i: int, before: dict[str, str]) -> None:
     lesson = current(ss)
-    if lesson is None:
+    e = lesson.steps[i].experiment if lesson is not None else None
+    if e is None:
         return
-    e = lesson.steps[i].experiment
     _undo(ss)
     ss["lesson.exp"] = {"step": i, "before": before, "undo": {k: ss.get(k) for k in e.set},
                         "applied": ss.get("applied.chunk")}
@@ -363,13 +365,12 @@ def _step_body(ss, lesson: Lesson, i: int, step: Step, run: F.Run, lg: str) -> N
     if step.try_ is not None:
         st.caption(":material/lightbulb: " + md_escape(step.try_.in_(lg)))
     if step.experiment is not None:
-        _experiment_box(ss, lesson, i, step, run, lg)
+        _experiment_box(ss, i, step.experiment, run, lg)
     if step.check is not None:
-        _check_box(ss, lesson, i, step, run, lg)
+        _check_box(ss, lesson, i, step.check, run, lg)
 
 
-def _experiment_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, lg: str) -> None:
-    e = step.experiment
+def _experiment_box(ss, i: int, e: Experiment, run: F.Run, lg: str) -> None:
     exp = ss.get("lesson.exp")
     if exp is None or exp.get("step") != i:
         before = {name: _shown(name, run, lg) for name in e.compare}
@@ -394,12 +395,12 @@ def _experiment_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, lg: str)
               on_click=_undo, args=(ss,))
 
 
-def _check_box(ss, lesson: Lesson, i: int, step: Step, run: F.Run, lg: str) -> None:
-    c = step.check
+def _check_box(ss, lesson: Lesson, i: int, c: Check, run: F.Run, lg: str) -> None:
     ask, why = fill(c.ask.in_(lg), run, lg)
     kind = F.FACTS[c.answer].kind
     st.markdown(":material/quiz: **" + md_escape(ask if ask is not None else c.ask.in_(lg)) + "**")
     key = f"lesson.answer.{lesson.id}.{i}"
+    given: float | str | None
     if kind == "number":
         given = st.number_input(tr("你的答案", "Your answer"), key=key, value=None, step=1.0, format="%g", label_visibility="collapsed",
                                 placeholder=tr("输入一个数", "type a number"))

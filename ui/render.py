@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Literal, Sequence, TypeVar, overload
 
 import pandas as pd
 import streamlit as st
@@ -64,6 +64,14 @@ def md_with_math(text) -> str:
         last = m.end()
     out.append(md_escape(text[last:]))
     return "".join(out).replace("\n", "  \n")
+
+@overload
+def attempt(fn: Callable[..., T], *args, stop: Literal[True] = True, **kwargs) -> T: ...
+
+
+@overload
+def attempt(fn: Callable[..., T], *args, stop: Literal[False], **kwargs) -> T | None: ...
+
 
 def attempt(fn: Callable[..., T], *args, stop: bool = True, **kwargs) -> T | None:
     """Run a backend call; a RagError becomes st.error(message) (its message says the fix).

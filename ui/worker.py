@@ -46,9 +46,12 @@ def run_in_worker(work: Callable[[RunControl, Callable[[str, Any], None]], T],
     control = RunControl(on_status=lambda message: events.put(("status", message)))
     outcome: dict = {}
 
+    def emit(kind: str, payload=None) -> None:
+        events.put((kind, payload))
+
     def target() -> None:
         try:
-            outcome["value"] = work(control, lambda kind, payload=None: events.put((kind, payload)))
+            outcome["value"] = work(control, emit)
         except BaseException as exc:  # handed to the page's thread, which shows or re-raises it
             outcome["error"] = exc.with_traceback(None)
         finally:
