@@ -4,6 +4,7 @@ and what runs at each stage right now."""
 import pandas as pd
 import streamlit as st
 
+from rag.ingest.chunking import auto_method
 from ui import choices, indexing, lesson, models, settings
 from ui.i18n import loc, plural, t, tr
 from ui.render import attempt, choice_line, params_text
@@ -66,13 +67,24 @@ q = settings.question()
 st.markdown(f"**{t('question')}:**")
 st.text(q or "—")  # the user's own words (and a link's), never rendered as Markdown
 method, params = ss["applied.chunk"]
+
+
+def _auto_chose(method: str) -> str:
+    """What `auto` chose for this corpus's documents ("auto（document）"), as the upload page says per file."""
+    if method != "auto":
+        return ""
+    chosen = sorted({auto_method(d)[0] for d in ss["corpus.docs"]})
+    return tr(f"（{'、'.join(chosen)}）", f" ({', '.join(chosen)})") if chosen else ""
+
+
+
 chunks = attempt(indexing.chunk_set, ss, method, params)
 embedder = attempt(models.embedder, ss["applied.embedder"])
 rows = [
     choice_line(t("corpus"), f"{loc(ss['corpus.name'])}: {plural(len(ss['corpus.docs']), 'document', 'documents', '篇文档')}",
                 None),
-    choice_line(t("chunker"), f"{method} {params_text(params)} → {plural(len(chunks.chunks), 'chunk', 'chunks', '块')}",
-                None),
+    choice_line(t("chunker"), f"{method}{_auto_chose(method)} {params_text(params)} → "
+                              f"{plural(len(chunks.chunks), 'chunk', 'chunks', '块')}", None),
     choice_line(t("embedder"), embedder.label, False),
     choice_line("BM25", (tr("jieba 分词", "jieba tokens") if ss["index.tokenizer"] == "jieba"
                          else tr("只按空格切词", "split on spaces only")) + tr(" · 停用词 ", " · stop words ")

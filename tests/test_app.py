@@ -97,7 +97,7 @@ def test_home_shows_pipeline_links_and_what_runs(app):
     assert len(links) == len(PAGES) - 1  # one link per stage page (every page but home)
     table = at.table[0].value
     text = table.to_string()
-    for needle in ("faq.jsonl", "sentence", "multilingual-e5-small", "learned ranker", "extractive"):
+    for needle in ("faq.jsonl", "auto", "document", "multilingual-e5-small", "learned ranker", "extractive"):
         assert needle in text, needle
     # keyless: the generator row is the labelled fallback, with the reason
     gen_row = table[table.iloc[:, 0].str.contains("extractive")].iloc[0]
@@ -159,7 +159,7 @@ def test_upload_page_fixed_chunker_colours_overlaps(app):
     at.toggle(key="upload.parents").set_value(True).run()
     assert not at.exception
     # back to the indexed settings: nothing is pending any more
-    at.selectbox(key="chunk.method").set_value("sentence").run()
+    at.selectbox(key="chunk.method").set_value("auto").run()
     assert at.button(key="chunk.apply").disabled is True
 
 
@@ -701,7 +701,7 @@ def test_chunkers_compared_on_the_long_form_set(app):
     at.button(key="upload.compare_chunkers").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     table = next(f for f in frames(at) if "span MRR@10" in f.columns)
-    assert len(table) == 6 and set(table.iloc[:, 0]) >= {"fixed", "sentence", "markdown", "semantic"}
+    assert len(table) == 7 and set(table.iloc[:, 0]) >= {"auto", "fixed", "sentence", "markdown", "semantic"}
     assert ((table["span Hit@5"] >= 0) & (table["span Hit@5"] <= 1)).all()
     at.button(key="upload.longform").click().run()
     assert {d.doc_id for d in at.session_state["corpus.docs"]} == {"handbook_zh", "lab_guide_zh", "cluster_guide_en"}
@@ -725,7 +725,8 @@ def test_contextual_chunking_shows_each_chunks_context(app, monkeypatch, local_m
     assert len(contexts) >= 2 and all(isinstance(x, str) and x for x in contexts.iloc[:, 1])
     index = at.session_state["index.obj"]
     assert all(c.metadata.get("context") for c in index.chunks)
-    assert all(c.text == next(d for d in at.session_state["corpus.docs"]).text[c.start:c.end] for c in index.chunks)
+    doc = next(d for d in at.session_state["corpus.docs"])  # a Markdown chunk is read text; its span is the source's
+    assert all(0 <= c.start < c.end <= len(doc.text) for c in index.chunks)
 
 
 def test_rerank_page_with_the_local_model_as_a_judge(app, monkeypatch, local_model):
