@@ -10,7 +10,7 @@ Not handled here: any page's content (app_pages/*.py) or computation (rag/).
 
 import streamlit as st
 
-from ui import lesson, links, settings, sidebar
+from ui import kb, lesson, links, settings, sidebar
 from ui.i18n import t
 
 # The projector view (a lesson's) folds the sidebar; Streamlit applies the state when the page loads.
@@ -18,6 +18,7 @@ st.set_page_config(page_title="RAG 透视 Inspectable RAG", page_icon=":material
                    initial_sidebar_state="collapsed" if st.session_state.get("lesson.present") else "auto")
 settings.init()
 first_run = not st.session_state.get("links.restored")
+kb.from_link(st.session_state, st.query_params)  # ?kb=NAME: the class's knowledge base, before the link's settings
 links.restore(st.session_state, st.query_params)  # a link or a reload brings its question and settings
 if first_run:
     lesson.from_link(st.session_state, st.query_params)  # a link to a lesson's step brings the steps' settings
@@ -44,6 +45,6 @@ waits_for = lesson.draw(here)  # a lesson's current step, above the page
 try:
     page.run()
 finally:  # also when a page stops early (st.stop): the URL always says what this run used
-    st.query_params.from_dict(links.publish(st.session_state))
+    st.query_params.from_dict({**kb.link(st.session_state), **links.publish(st.session_state)})
 if waits_for is not None and lesson.fingerprint(st.session_state) != waits_for:
     st.rerun()  # the page has computed what the step was waiting for: draw the step from it

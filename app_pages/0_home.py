@@ -7,7 +7,7 @@ import streamlit as st
 from rag.ingest.chunking import auto_method
 from ui import choices, indexing, lesson, models, settings
 from ui.i18n import loc, plural, t, tr
-from ui.render import attempt, choice_line, params_text
+from ui.render import attempt, choice_line, md_escape, params_text
 
 ss = st.session_state
 st.title(":material/search: " + t("app.title"))
@@ -108,8 +108,15 @@ if index is None:
                "The index for these settings is not built yet; any page that needs it builds it (with a progress bar)."))
 else:
     info = ss.get("index.info", {})
-    st.success(tr(
-        f"索引已就绪：{len(index.chunks)} 块，{index.vectors.vectors.shape[1]} 维，用时 {info.get('seconds', 0):.1f} 秒。",
-        f"Index ready: {len(index.chunks)} chunks, {index.vectors.vectors.shape[1]} dimensions, "
-        f"built in {info.get('seconds', 0):.1f} s.",
-    ))
+    if info.get("kb"):
+        st.success(tr(f"索引已就绪：班级知识库 {md_escape(info['kb'])}，{len(index.chunks)} 块，{index.vectors.vectors.shape[1]} 维，"
+                      "从它的存档读入（全班共用一份，没有重新计算向量）。",
+                      f"Index ready: the class knowledge base {md_escape(info['kb'])}, {len(index.chunks)} chunks, "
+                      f"{index.vectors.vectors.shape[1]} dimensions, read from its bundle (one copy for the class, "
+                      "nothing re-embedded)."))
+    else:
+        st.success(tr(
+            f"索引已就绪：{len(index.chunks)} 块，{index.vectors.vectors.shape[1]} 维，用时 {info.get('seconds', 0):.1f} 秒。",
+            f"Index ready: {len(index.chunks)} chunks, {index.vectors.vectors.shape[1]} dimensions, "
+            f"built in {info.get('seconds', 0):.1f} s.",
+        ))

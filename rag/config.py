@@ -18,6 +18,7 @@ from pathlib import Path
 from rag.errors import ConfigError
 
 CACHE_ROOT = Path.home() / ".cache" / "rag-teach"
+DATA_ROOT = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "rag-teach"
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,10 @@ VARIABLES: dict[str, Variable] = {v.name: v for v in (
     Variable("RAG_EVAL_DIR", "path", Path(__file__).resolve().parents[2] / "shared" / "eval",
              "the public evaluation sets the benches and tests read"),
     Variable("RAG_LOCAL_MODEL", "0.5b|1.5b", "0.5b", "which bundled model the app starts with"),
+    Variable("RAG_KB_DIR", "path", DATA_ROOT / "kb", "where named knowledge bases are kept (rag kb build)"),
+    Variable("RAG_KB_CACHE", "int", 4, "knowledge bases the app keeps in memory at once, shared by every session", 1),
+    Variable("RAG_TEACHER_KEY", "secret", "", "the key the upload page asks for before saving a knowledge base "
+             "(unset: the app saves none)"),
     Variable("RAG_CLASS_CACHE", "int", 32, "answers the app shares across sessions (computed once for a class)", 1),
     Variable("RAG_MAX_CUSTOM_MODELS", "int", 3, "distinct model names users may make the server load by typing them", 0),
 )}

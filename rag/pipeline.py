@@ -183,6 +183,10 @@ def gather(question: str, index: Index, settings: AskSettings, generator: Genera
     question = check_settings(question, settings, chat, generator)
     trace = Trace(question=question, settings=settings)
     trace.backends["embedder"] = index.embedder.label
+    if index.origin is not None:
+        trace.backends["index"] = say(f"knowledge base {index.origin}: chunks, vectors and BM25 tokens loaded from its "
+                                      "bundle, nothing embedded but the question",
+                                      f"知识库 {index.origin}：块、向量和 BM25 词从它的存档读入，除问题外没有重新计算向量")
     trace.backends["generator"] = generator.label
     _retrieve(trace, index, chat, control)
     _rerank(trace, index, reranker, control)

@@ -788,3 +788,59 @@ def test_evaluation_page_judges_an_answer_with_every_verdict_shown(app, monkeypa
     assert set(judged.scores) == {"faithfulness", "answer relevancy", "context precision", "context recall"}
     html = html_of(at)
     assert "context recall" in html and ("P(是)=" in html or "P(Yes/yes)=" in html)  # raw verdicts on the page
+
+
+def test_a_link_opens_the_class_knowledge_base_once_for_every_session_and_uploads_stay_private(tmp_path, monkeypatch,
+                                                                                              embedder):
+    """?kb=course (issue 56): a fresh session lands on the teacher's documents in either language and answers
+    from them; two sessions hold one copy of its vectors; one student's upload is not in the other's corpus."""
+    from rag.index import kb
+
+    monkeypatch.setenv("RAG_KB_DIR", str(tmp_path / "kbs"))
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "hash_map.md").write_text("# 哈希表\n\n哈希表通过哈希函数把键映射到桶。\n\n## 哈希冲突\n\n两个不同的键映射到"
+                                        "同一个桶，叫作哈希冲突；链式地址法在每个桶里放一个链表来解决它。\n", encoding="utf-8")
+    (folder / "quick_sort.md").write_text("# 快速排序\n\n快速排序选一个基准数，把小的放左边、大的放右边，再递归。\n",
+                                          encoding="utf-8")
+    kb.build("course", [folder], embedder=embedder)
+    sessions = []
+    for lang in ("zh", "en"):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params.update({"kb": "course", "ui.lang": lang, "question": "哈希冲突是什么？",
+                                "llm.generator": "extractive"})
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        go(at, "upload")
+        assert ("班级知识库 course" if lang == "zh" else "class knowledge base course") in all_text(at)
+        assert {d.doc_id for d in at.session_state["corpus.docs"]} == {"hash_map", "quick_sort"}
+        go(at, "answer")
+        assert not at.error, [e.value for e in at.error]
+        trace = at.session_state["answer.last_trace"]
+        assert trace.contexts and trace.contexts[0].ref.startswith("hash_map")
+        assert "course" in str(trace.backends["index"])
+        assert dict(at.query_params).get("kb") in ("course", ["course"])  # the link keeps it
+        sessions.append(at)
+    a, b = sessions
+    assert a.session_state["index.obj"] is not b.session_state["index.obj"]
+    assert a.session_state["index.obj"].vectors is b.session_state["index.obj"].vectors  # one copy for the class
+    go(b, "upload")
+    b.radio(key="upload.mode").set_value("append").run()
+    b.file_uploader(key="upload.files").set_value([("mine.md", "# 我的笔记\n\n只有我自己能看到的笔记。".encode(),
+                                                    "text/markdown")]).run()
+    assert not b.exception and "mine" in {d.doc_id for d in b.session_state["corpus.docs"]}
+    assert "corpus.kb" not in b.session_state  # a new, private corpus: the shared copy is not hers to change
+    go(a, "upload")
+    assert "mine" not in {d.doc_id for d in a.session_state["corpus.docs"]}
+    assert a.session_state["corpus.kb"][0] == "course"
+
+
+def test_a_link_to_a_knowledge_base_that_is_not_there_says_so_and_keeps_the_faq(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_KB_DIR", str(tmp_path / "none"))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"kb": "course"})
+    at.run()
+    go(at, "upload")
+    assert not at.exception
+    assert any("course" in e.value and "kb list" in e.value for e in at.error), [e.value for e in at.error]
+    assert len(at.session_state["corpus.docs"]) == 50

@@ -77,7 +77,7 @@ SAMPLE_VALUES = {  # a valid value for every option any subcommand takes (True: 
     "--offline": True, "--strategy": None, "--budget": "1", "--queries": "{queries}", "--limit": "1", "--sample": "1",
     "--rerank": True, "--answers": True, "--strategies": "hybrid", "--no-rewrites": True, "--judge": "local",
     "--judge-model": "0.5b", "--pairs": "{pairs}", "--opinion": "0.5b", "--extractor": "jieba", "--summaries": True,
-    "--entity": "过拟合", "--community": "0", "--global": True,
+    "--entity": "过拟合", "--community": "0", "--global": True, "--kb": "tiny",
     "--method": "keywords", "--n": "2", "--seed": "1", "--near-misses": "0.5", "--out": "{corpus}.set.jsonl", "--all": True,
 }
 STRATEGY = {"ask": "self-rag", "eval": "plain"}  # --strategy takes other values in ask and eval
@@ -85,7 +85,8 @@ BASE = {"search": ["什么是过拟合？", "--corpus", "{corpus}"], "ask": ["�
         "eval": ["--queries", "{queries}", "--corpus", "{corpus}"], "audit": ["--pairs", "{pairs}", "--corpus", "{corpus}"],
         "graph build": ["--corpus", "{corpus}"], "graph show": ["--corpus", "{corpus}"],
         "graph ask": ["什么是过拟合？", "--corpus", "{corpus}"], "testset generate": ["--corpus", "{corpus}", "--method", "keywords"],
-        "testset check": ["{queries}", "--corpus", "{corpus}"]}
+        "testset check": ["{queries}", "--corpus", "{corpus}"], "kb build": ["tiny", "{corpus}"], "kb list": [],
+        "kb show": ["tiny"]}
 
 
 def _subcommands(parser: argparse.ArgumentParser | None = None, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
@@ -155,6 +156,7 @@ def test_every_subcommand_runs_with_each_model_flag_it_accepts(command, flag, ti
 
 def _run_flag(command, flag, tiny_files, capsys, monkeypatch) -> None:
     monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "24")  # short model answers: this is about the flags, not them
+    monkeypatch.setenv("RAG_KB_DIR", str(Path(tiny_files["corpus"]).parent / "kbs"))  # never the user's own
     value = STRATEGY.get(command) if flag == "--strategy" else SAMPLE_VALUES[flag]
     argv = command.split() + [a.format(**tiny_files) for a in BASE[command]]
     if flag not in argv:

@@ -458,3 +458,41 @@ def test_every_experiment_shows_its_point_on_the_bundled_run_or_says_why_not(app
             if i + 1 < len(lsn.steps):
                 at.button(key="lesson.next").click().run()
         at.button(key="lesson.leave").click().run()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_lesson_on_a_class_knowledge_base_opens_it_or_says_which_command_builds_it(app_test, lang, tmp_path,
+                                                                                      monkeypatch, embedder):
+    """corpus = "kb:handbook" (issue 56): on a server without it the step stops and names the command; once the
+    teacher has built it, the lesson runs on its documents."""
+    from rag.index import kb
+
+    monkeypatch.setenv("RAG_KB_DIR", str(tmp_path / "kbs"))
+    lesson = TEACHER.replace('corpus = "upload"', 'corpus = "kb:handbook"')
+    at = new_app()
+    if lang == "en":
+        at.sidebar.radio(key="ui.lang").set_value("en").run()
+    at.sidebar.radio(key="llm.generator").set_value("extractive").run()
+    at = go(at, "home")
+    at.file_uploader(key="lesson.file").set_value(("ours.toml", lesson.encode(), "application/toml")).run()
+    at.button(key="lesson.start.upload").click().run()
+    at = go(at, "upload")
+    asks = [str(w.value) for w in at.warning if "kb build handbook" in str(w.value)]
+    assert asks and (CJK.search(asks[0]) if lang == "zh" else not CJK.search(asks[0]))
+    assert not any("documents became" in str(e.value) for e in at.info), "the step ran on the bundled FAQ"
+
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    for name, data in DOCS:
+        (folder / name).write_bytes(data)
+    kb.build("handbook", [folder], embedder=embedder)
+    at = new_app()  # a student who opens the lesson once the teacher has built it
+    if lang == "en":
+        at.sidebar.radio(key="ui.lang").set_value("en").run()
+    at = go(at, "home")
+    at.file_uploader(key="lesson.file").set_value(("ours.toml", lesson.encode(), "application/toml")).run()
+    at.button(key="lesson.start.upload").click().run()
+    at = go(at, "upload")
+    assert not at.exception and at.session_state["corpus.kb"][0] == "handbook"
+    assert any("2 documents became" in str(e.value) or "2 篇" in str(e.value) for e in at.info), \
+        [str(e.value) for e in at.info]

@@ -7,6 +7,7 @@ This package imports streamlit; `rag/` never does. Modules:
 - memo.py       per-session memoisation of results
 - links.py      the question and main settings in the URL, so a reload or a shared link keeps them
 - corpus.py     this session's corpus: the knowledge base or its uploads
+- kb.py         a class knowledge base (rag kb build) opened by link, page or lesson; one shared copy, bounded
 - indexing.py   this session's chunks and index, rebuilt only when their key changes
 - choices.py    which reranker and generator this session runs; the LLM endpoint fields
 - results.py    the current question's trace, retrieval and rerank lists, shared by the pages
@@ -23,7 +24,8 @@ It lives outside `app_pages/`, which holds only pages.
 What is shared by every session, and why it is safe:
 - st.cache_resource (models.py): the embedders, cross-encoders and the bundled local model (read-only; the
   local model serialises its calls behind one lock and tells a waiting session it is queued), and the
-  bundled knowledge base (a tuple of frozen Documents);
+  bundled knowledge base (a tuple of frozen Documents); the class knowledge bases a teacher built (kb.py: at
+  most RAG_KB_CACHE, loaded once under a lock; each session gets a shallow copy, so what it adds stays its own);
 - module caches in rag/, each bounded and keyed by a hash of the text, so they cannot show one user's text
   to another or grow without end: the embedder's query vectors (256, LRU, rag/models/embedding_cache.py),
   jieba tokens per text (200,000 texts, LRU, rag/index/token_cache.py), contextual chunking's context

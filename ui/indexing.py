@@ -102,6 +102,11 @@ def get_index() -> Index:
     key = index_key(ss)
     if ss.get("index.key") == key and ss.get("index.obj") is not None:
         return ss["index.obj"]
+    from . import kb
+
+    shared = kb.shared_index(ss, key)  # the class's knowledge base with its own settings: the one shared copy
+    if shared is not None:
+        return _installed(ss, shared, key, 0.0)
     method, params = ss["applied.chunk"]
     chunks = chunk_set(ss, method, params)
     embedder = models.embedder(ss["applied.embedder"])
@@ -129,11 +134,17 @@ def get_index() -> Index:
         else:
             ss.pop("index.sparse_error", None)
     bar.empty()
+    return _installed(ss, index, key, time.perf_counter() - t0)
+
+
+def _installed(ss: MutableMapping, index: Index, key: str, seconds: float) -> Index:
+    """`index` as the session's, the old one's searchers and results let go."""
     ss["index.obj"], ss["index.key"] = index, key
     ss["index.info"] = {
-        "seconds": time.perf_counter() - t0,
+        "seconds": seconds,
         "cache_hits": index.cache_hits,
         "cache_misses": index.cache_misses,
+        "kb": index.origin,
     }
     indexes.release(ss)  # the old index's approximate indexes and Milvus collection
     for kind in ("retrieval", "rerank", "pca"):  # results of the old index are stale

@@ -159,6 +159,9 @@ def apply(ss: MutableMapping, values: dict[str, Any]) -> None:
 
 
 def corpus_kind(ss: MutableMapping) -> str:
+    held = ss.get("corpus.kb")
+    if held:
+        return f"kb:{held[0]}"
     h = ss.get("corpus.hash")
     if h == corpus.corpus_hash(models.knowledge_base()):
         return "knowledge-base"
@@ -174,6 +177,15 @@ def _use_corpus(ss: MutableMapping, kind: str) -> None:
         return
     if kind == "knowledge-base":
         corpus.use_knowledge_base(ss)
+    elif kind.startswith("kb:"):
+        from . import kb
+
+        try:
+            kb.use(ss, kind[3:])
+        except RagError as e:  # the step stops and says so (missing_kb)
+            ss["lesson.kb_error"] = e
+        else:
+            ss.pop("lesson.kb_error", None)
     elif kind == "longform":
         corpus.apply_upload(ss, [(p.name, p.read_bytes()) for p in sorted(LONGFORM_DIR.iterdir()) if p.is_file()],
                             "replace")
@@ -181,6 +193,15 @@ def _use_corpus(ss: MutableMapping, kind: str) -> None:
         ss["lesson.longform_hash"] = ss["corpus.hash"]
     elif ss.get("lesson.saved_kind") == "upload" and "lesson.saved_corpus" in ss:
         corpus.set_corpus(ss, *ss["lesson.saved_corpus"])
+
+
+def missing_kb(ss: MutableMapping, lesson: Lesson, step: Step) -> str | None:
+    """The class knowledge base the step is about when this session could not open it (not built on this server,
+    or damaged); None when the step's corpus is no knowledge base or it is open."""
+    kind = step.corpus or lesson.corpus
+    if not kind.startswith("kb:") or corpus_kind(ss) == kind:
+        return None
+    return kind[3:]
 
 
 def needs_upload(ss: MutableMapping, lesson: Lesson, step: Step) -> bool:
@@ -315,7 +336,10 @@ def draw(page: str) -> tuple | None:
         side.toggle(tr("投影模式", "Projector view"), key="lesson.present",
                     help=tr("字更大、侧栏收起、一次只看一步；键盘 ← → 翻步。", "Larger type, the sidebar folded, one step "
                             "at a time; the ← and → keys turn the steps."))
-        if needs_upload(ss, lesson, step):
+        missing = missing_kb(ss, lesson, step)
+        if missing is not None:
+            _kb_missing_notice(ss, missing)
+        elif needs_upload(ss, lesson, step):
             seen = fingerprint(ss)  # an upload on the page below reruns the script, and the step runs on it
             st.warning(tr("这一课讲的是你自己的文档，但这个会话还没有上传文件。先在“上传”页上传你的文件（Markdown、PDF、"
                           "文本），再回到这一步；在那之前这一步不运行，免得把内置知识库当成你的文档。",
@@ -345,6 +369,18 @@ def draw(page: str) -> tuple | None:
                 st.error(md_escape(error_text(exc)))
         _nav(ss, lesson, i, present)
     return seen
+
+
+def _kb_missing_notice(ss: MutableMapping, name: str) -> None:
+    """The step's class knowledge base is not open here: say so, and which command builds it."""
+    st.warning(tr(f"这一课用的是班级知识库 {md_escape(name)}，但这个会话打不开它，这一步先不运行。请老师在服务器上构建它："
+                  f"`python -m rag kb build {name} 文件或文件夹`。",
+                  f"This lesson uses the class knowledge base {md_escape(name)}, which this session cannot open, so "
+                  f"the step does not run. The teacher builds it on the server: "
+                  f"`python -m rag kb build {name} FILES_OR_FOLDERS`."), icon=":material/school:")
+    why = ss.get("lesson.kb_error")
+    if why is not None:
+        st.caption(md_escape(error_text(why)))
 
 
 def _goto(page: str) -> None:

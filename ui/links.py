@@ -6,6 +6,7 @@ of its options, a number a number in the widget's range, a switch 0/1, a list a 
 anything else is ignored and reported, so a hand-edited or hostile link cannot put an invalid value into a widget.
 `publish` writes the current values back at the end of every run, leaving out those at their defaults so links
 stay short; `share_url` is the whole link, which the sidebar offers to copy.
+A class knowledge base's name travels as `kb=NAME` (ui/kb.py opens it; it lives on the server, not in the link).
 What the URL never holds: the uploaded corpus (it lives only in this browser session), the API key or endpoint
 fields, a custom embedder or cross-encoder name (a link must not make the server load a model someone typed).
 Not handled here: the defaults themselves (settings.py).
@@ -246,5 +247,6 @@ def publish(ss: Mapping) -> dict[str, str]:
 def share_url(page_url: str, ss: Mapping) -> str:
     """The link to this page with this session's settings (the page's address without its query + ours)."""
     base = page_url.split("?", 1)[0].split("#", 1)[0]
-    query = urlencode(publish(ss))
+    held = ss.get("corpus.kb")  # a class knowledge base is on the server: its name travels (ui/kb.py)
+    query = urlencode({**({"kb": held[0]} if held else {}), **publish(ss)})
     return f"{base}?{query}" if query else base

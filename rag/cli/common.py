@@ -75,6 +75,21 @@ def question_text(text: str) -> str:
     return text
 
 
+def corpus_docs(args: argparse.Namespace) -> list[Document]:
+    """The documents of --kb (a named knowledge base, as it was read) or of --corpus (load_corpus)."""
+    if vars(args).get("kb"):
+        from rag.index import kb
+
+        return kb.documents(args.kb)
+    return load_corpus(args.corpus)
+
+
+def corpus_label(args: argparse.Namespace) -> str:
+    if vars(args).get("kb"):
+        return f"knowledge base {args.kb}"
+    return args.corpus or "bundled knowledge base"
+
+
 def load_corpus(path: str | None) -> list[Document]:
     """The bundled knowledge base, one file, or every file of a folder (e.g. data/longform)."""
     if path is None:
@@ -142,8 +157,43 @@ def chunker_choice(args: argparse.Namespace, default_chunker: str = defaults.CHU
     return chunker, (defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER and not args.chunker else {})
 
 
+def kb_conflict(args: argparse.Namespace) -> str | None:
+    """What --kb cannot go with (the bundle fixes the corpus, its chunks and its embedder); None when nothing."""
+    if not vars(args).get("kb"):
+        return None
+    for flag, given in (("--corpus", args.corpus), ("--chunker", args.chunker), ("--contextual", args.contextual),
+                        ("--stopwords", args.stopwords)):
+        if given and flag == "--corpus":
+            return f"--kb {args.kb} and --corpus {args.corpus} are two corpora: give one of them"
+        if given:
+            return (f"--kb {args.kb} is already chunked and indexed: {flag} does not apply to it; drop {flag}, or "
+                    f"build another knowledge base with it (python -m rag kb build NAME PATH {flag} ...)")
+    return None
+
+
+def open_kb(args: argparse.Namespace) -> Index:
+    """--kb's index read from its bundle (nothing embedded); its embedder unless --embedder names another."""
+    from rag.errors import ConfigError
+    from rag.index import kb
+
+    conflict = kb_conflict(args)
+    if conflict:
+        raise ConfigError(conflict)
+    t0 = time.perf_counter()
+    m = kb.manifest(args.kb)
+    if args.embedder and args.embedder != m.embedder:
+        raise ConfigError(f"knowledge base {args.kb} was embedded with {m.embedder}: --embedder {args.embedder} cannot "
+                          "search it (drop --embedder, or rebuild the knowledge base with it)")
+    index = kb.open_index(args.kb, embedder=load_embedder(m.embedder, threads=args.threads))
+    err(f"knowledge base {args.kb}: {m.documents} documents -> {m.chunks} chunks ({m.chunker}) with {m.embedder}, "
+        f"vectors loaded from its bundle in {time.perf_counter() - t0:.1f}s (nothing embedded)")
+    return index
+
+
 def build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> Index:
-    """Load, chunk (chunker_choice) and index the corpus."""
+    """Load, chunk (chunker_choice) and index the corpus; or open --kb's bundle."""
+    if vars(args).get("kb"):
+        return _searchers(args, open_kb(args))
     t0 = time.perf_counter()
     chunker, params = chunker_choice(args, default_chunker)
     docs = load_corpus(args.corpus)
@@ -163,6 +213,11 @@ def build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> 
         print(file=sys.stderr)
     err(f"indexed {len(docs)} documents -> {len(chunk_set.chunks)} chunks ({chunker}) with "
         f"{emb.label} in {time.perf_counter() - t0:.1f}s")
+    return _searchers(args, index)
+
+
+def _searchers(args: argparse.Namespace, index: Index) -> Index:
+    """--sparse and --index on a built or opened index."""
     if args.sparse:
         t1 = time.perf_counter()
         index = with_sparse(index)

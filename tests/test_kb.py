@@ -1,0 +1,185 @@
+"""Named knowledge bases (rag/index/kb.py, rag/cli/kb.py, ui/kb.py): built once from a teacher's folder, listed,
+opened by `ask --kb` without embedding the documents again, refused clearly when damaged, held once in memory for
+every app session; a lesson names one as `corpus = "kb:NAME"`.
+Not handled here: the app opened with ?kb= (tests/test_app.py, slow)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag.cli.main import main
+from rag.index import kb
+
+CHAPTERS = {
+    "hashing/hash_map.md": "# 哈希表\n\n哈希表通过哈希函数把键映射到桶的位置，查询的平均时间复杂度是 O(1)。\n\n"
+                           "## 哈希冲突\n\n两个不同的键映射到同一个桶，叫作哈希冲突；链式地址法在每个桶里放一个链表。\n",
+    "sorting/quick_sort.md": "# 快速排序\n\n快速排序选一个基准数，把小于它的元素放到左边、大于它的放到右边，再递归地排序两边。\n\n"
+                             "## 复杂度\n\n快速排序的平均时间复杂度是 O(n log n)，最坏情况是 O(n²)。\n",
+    ".hidden/notes.md": "# 草稿\n\n这个文件在隐藏文件夹里，不该被读入。\n",
+    "figure.png": "not a document",
+}
+
+
+@pytest.fixture(autouse=True)
+def _kb_dir(tmp_path, monkeypatch, cache_dir):
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "RAG_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("RAG_KB_DIR", str(tmp_path / "kbs"))
+    return tmp_path / "kbs"
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    root = tmp_path / "course_files"
+    for name, text in CHAPTERS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_build_list_show_and_ask_from_the_bundle(capsys, folder, monkeypatch):
+    built = _json(capsys, ["kb", "build", "course", str(folder), "--json"])
+    assert built["documents"] == 2 and built["chunks"] >= 2  # the hidden folder and the image are not read
+    assert sorted(f["file"] for f in built["files"]) == ["hashing/hash_map.md", "sorting/quick_sort.md"]
+    listed = _json(capsys, ["kb", "list", "--json"])
+    assert [(r["name"], r["documents"], r["chunks"]) for r in listed] == [("course", 2, built["chunks"])]
+    assert _json(capsys, ["kb", "show", "course", "--json"])["embedder"] == built["embedder"]
+
+    import rag.cli.common
+
+    def no_build(*a, **k):
+        raise AssertionError("an ask on a knowledge base built an index")
+
+    monkeypatch.setattr(rag.cli.common, "build_index", no_build)  # the bundle is read, nothing is embedded
+    trace = _json(capsys, ["ask", "哈希冲突是什么？", "--kb", "course", "--generator", "extractive", "--json"])
+    assert trace["contexts"] and {c["ref"].split("#")[0] for c in trace["contexts"]} <= {"hash_map", "quick_sort"}
+    assert trace["contexts"][0]["ref"].startswith("hash_map")
+    assert "loaded from its bundle" in trace["backends"]["index"]
+    hits = _json(capsys, ["search", "快速排序的最坏情况", "--kb", "course", "--json"])["hits"]
+    assert hits[0]["doc_id"] == "quick_sort"
+
+
+def test_a_rebuild_reuses_the_cached_vectors_and_replaces_the_bundle(capsys, folder):
+    first = _json(capsys, ["kb", "build", "course", str(folder), "--json"])
+    again = _json(capsys, ["kb", "build", "course", str(folder), "--json"])
+    assert again["cache_hits"] == again["chunks"] == first["chunks"] and again["cache_misses"] == 0
+    assert kb.names() == ["course"]
+
+
+def test_a_damaged_partial_or_other_version_bundle_is_refused_with_what_to_run(capsys, folder, _kb_dir):
+    assert main(["kb", "build", "course", str(folder)]) == 0
+    capsys.readouterr()
+    vectors = _kb_dir / "course" / "vectors.npy"
+    vectors.write_bytes(vectors.read_bytes()[:-8])
+    assert main(["search", "哈希", "--kb", "course"]) == 2
+    err = capsys.readouterr().err
+    assert "vectors.npy" in err and "python -m rag kb build course" in err and "Traceback" not in err
+
+    assert main(["kb", "build", "course", str(folder)]) == 0
+    manifest = _kb_dir / "course" / "manifest.json"
+    raw = json.loads(manifest.read_text(encoding="utf-8"))
+    manifest.write_text(json.dumps({**raw, "version": 99}), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["ask", "哈希", "--kb", "course", "--generator", "extractive"]) == 2
+    assert "format 99" in capsys.readouterr().err
+
+    manifest.unlink()
+    assert main(["search", "哈希", "--kb", "course"]) == 2
+    assert "manifest.json is missing" in capsys.readouterr().err
+    assert main(["search", "哈希", "--kb", "nobody"]) == 2
+    assert "kb list" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "..", ".hidden", "", "a" * 65, "x..y"])
+def test_a_name_is_one_folder_and_never_a_path(name, capsys, folder):
+    with pytest.raises(kb.KnowledgeBaseError):
+        kb.check_name(name)
+    with pytest.raises(SystemExit):
+        main(["kb", "build", name, str(folder)])
+
+
+def test_a_build_that_fails_leaves_the_old_bundle_whole(folder, _kb_dir, monkeypatch, embedder):
+    kb.build("course", [folder], embedder=embedder)
+    before = (_kb_dir / "course" / "manifest.json").read_text(encoding="utf-8")
+    (folder / "more.md").write_text("# 新章\n\n新的一章讲堆。\n", encoding="utf-8")
+
+    def broken(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(kb.np, "save", broken)
+    with pytest.raises(OSError):
+        kb.build("course", [folder], embedder=embedder)
+    assert (_kb_dir / "course" / "manifest.json").read_text(encoding="utf-8") == before
+    assert [p.name for p in _kb_dir.iterdir()] == ["course"]  # no half-written folder left beside it
+    assert kb.open_index("course", embedder=embedder).chunk_set.chunks
+
+
+def test_bad_paths_and_unreadable_files_say_so(folder, tmp_path, embedder):
+    with pytest.raises(kb.KnowledgeBaseError, match="no such file"):
+        kb.build("course", [tmp_path / "nowhere"], embedder=embedder)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(kb.KnowledgeBaseError, match="no readable file"):
+        kb.build("course", [empty], embedder=embedder)
+    (empty / "bin.txt").write_bytes(b"\x00\x01\x02" * 100)
+    with pytest.raises(kb.KnowledgeBaseError, match="no file could be read"):
+        kb.build("course", [empty], embedder=embedder)
+    assert kb.names() == []
+
+
+def test_every_session_shares_one_copy_bounded(folder, embedder, _kb_dir):
+    from ui.kb import SharedKnowledgeBases, session_copy
+
+    for name in ("a", "b", "c"):
+        kb.build(name, [folder], embedder=embedder)
+    shared = SharedKnowledgeBases(2)
+    first, _ = shared.get("a", embedder=embedder)
+    one, two = session_copy(shared.get("a", embedder=embedder)[0]), session_copy(shared.get("a", embedder=embedder)[0])
+    assert shared.loads == 1
+    assert one is not two and one.vectors is two.vectors is first.vectors and one.bm25 is first.bm25
+    one.graph = "this session's graph"
+    assert two.graph is None and first.graph is None
+    shared.get("b", embedder=embedder)
+    shared.get("c", embedder=embedder)
+    assert len(shared) == 2 and shared.loads == 3  # "a", the least recently used, was let go
+    kb.build("b", [folder], embedder=embedder)  # the teacher rebuilt it: the next session gets the new one
+    shared.get("b", embedder=embedder)
+    assert shared.loads == 4
+
+
+def test_a_lesson_names_a_knowledge_base():
+    from rag.lesson.lesson import LessonError, parse
+
+    def parse_lesson(text):
+        return parse(text, lambda key, value: value)
+
+    base = ('id = "kb-lesson"\ntitle = "知识库"\ncorpus = "{}"\n[[steps]]\npage = "retrieval"\n'
+            'title = "看检索"\n')
+    assert parse_lesson(base.format("kb:course")).corpus == "kb:course"
+    for bad in ("kb:../x", "kb:", "course"):
+        with pytest.raises(LessonError):
+            parse_lesson(base.format(bad))
+
+
+def test_vectors_round_trip_exactly(folder, embedder):
+    from rag.index.build import build_index
+    from rag.ingest.chunking import chunk_documents
+
+    report = kb.build("course", [folder], embedder=embedder)
+    index = kb.open_index("course", embedder=embedder)
+    docs = kb.documents("course")
+    fresh = build_index(chunk_documents(docs, report.manifest.chunker, **report.manifest.params), embedder)
+    assert [c.chunk_id for c in index.chunks] == [c.chunk_id for c in fresh.chunks]
+    assert np.array_equal(index.vectors.vectors, fresh.vectors.vectors)
+    q = embedder.embed_queries(["哈希冲突"])[0]
+    assert index.bm25.get_scores("哈希冲突").tolist() == fresh.bm25.get_scores("哈希冲突").tolist()
+    assert np.allclose(index.vectors.search(q, 3)[1], fresh.vectors.search(q, 3)[1])

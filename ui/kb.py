@@ -1,0 +1,184 @@
+"""A class's knowledge base in the app: opened from the upload page, a link (`?kb=NAME`) or a lesson
+(`corpus = "kb:NAME"`), held once in memory for every session on this server.
+
+`SharedKnowledgeBases` keeps the loaded bundles (rag/index/kb.py), at most RAG_KB_CACHE of them (the least recently
+used is dropped), each loaded once however many sessions open it, and reloaded when the teacher rebuilds it. A session
+on a knowledge base gets a shallow copy of the shared index (its own attributes, the same chunks, vectors and BM25
+arrays), so a graph or an approximate index it adds stays its own and nothing it does reaches another session. Only
+while the session's chunker, embedder and index switches are the knowledge base's own (the index key recorded when it
+was opened) is the shared copy used; with other settings the session builds its own index from the documents, as for
+an upload. An upload in "append" mode on top of it makes a new, private corpus.
+Saving a session's uploads as a knowledge base is for the teacher: the upload page offers it only when the server
+was started with RAG_TEACHER_KEY, and asks for that key.
+Not handled here: the bundle (rag/index/kb.py), the session's own index (indexing.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hmac
+import threading
+from collections import OrderedDict
+from typing import Mapping, MutableMapping, Sequence
+
+import streamlit as st
+
+from rag import config
+from rag.errors import ConfigError, RagError
+from rag.index import kb
+from rag.index.build import Index
+from rag.ingest.chunking import chunker_params
+from rag.ingest.documents import Document
+from rag.messages import say
+
+from . import corpus, models
+
+DEFAULT_MAX = 4
+
+
+class SharedKnowledgeBases:
+    """name -> (the bundle's stamp, its index, its documents): loaded once under a lock, bounded, least recently
+    used dropped."""
+
+    def __init__(self, max_entries: int = DEFAULT_MAX, base=None):
+        self.max_entries = max(1, int(max_entries))
+        self.base = base  # RAG_KB_DIR when None
+        self._lock = threading.Lock()
+        self._held: OrderedDict[str, tuple[str, Index, list[Document]]] = OrderedDict()
+        self.loads = 0  # bundles read from disk (a test counts them)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._held)
+
+    def get(self, name: str, embedder=None) -> tuple[Index, list[Document]]:
+        """The shared index and documents of `name` (KnowledgeBaseError when it cannot be opened)."""
+        m = kb.manifest(name, self.base)
+        stamp = m.build_id
+        with self._lock:  # a load takes about a second; a second session asking meanwhile gets the same copy
+            held = self._held.get(name)
+            if held is not None and held[0] == stamp:
+                self._held.move_to_end(name)
+                return held[1], held[2]
+            emb = embedder if embedder is not None else models.embedder(m.embedder)
+            index = kb.open_index(name, self.base, embedder=emb)
+            docs = kb.documents(name, self.base)
+            self.loads += 1
+            self._held[name] = (stamp, index, docs)
+            self._held.move_to_end(name)
+            while len(self._held) > self.max_entries:
+                self._held.popitem(last=False)
+            return index, docs
+
+
+@st.cache_resource(show_spinner=False)
+def shared() -> SharedKnowledgeBases:
+    """The server's one SharedKnowledgeBases."""
+    try:
+        size = config.value("RAG_KB_CACHE")
+    except ConfigError:  # said once by the app's configuration check; the default serves meanwhile
+        size = DEFAULT_MAX
+    return SharedKnowledgeBases(size)
+
+
+def session_copy(index: Index) -> Index:
+    """A session's own Index over the shared one's chunks, vectors and BM25 (nothing big is copied)."""
+    mine = dataclasses.replace(index, graph=None, dense_index=None)
+    if "lexicon" in index.__dict__:  # read once for everyone (a cached_property the copy would compute again)
+        mine.__dict__["lexicon"] = index.__dict__["lexicon"]
+    return mine
+
+
+def available() -> list[dict]:
+    """The knowledge bases on this server (kb.listing's rows; one that cannot be opened has `error`)."""
+    try:
+        return kb.listing()
+    except (OSError, ConfigError):
+        return []
+
+
+def use(ss: MutableMapping, name: str) -> None:
+    """Make the knowledge base `name` this session's corpus, with its chunker and embedder as the applied settings;
+    raises KnowledgeBaseError (nothing changed) when it cannot be opened. Call it before the page's widgets are
+    drawn (a button's callback, or the session's first run)."""
+    from . import indexing, settings
+
+    m = kb.manifest(name)
+    _, docs = shared().get(name)
+    files = [{"file": f["file"], "sha1": f["sha1"][:10], "bytes": f["bytes"]} for f in m.files]
+    corpus.set_corpus(ss, docs, say(f"knowledge base {name}", f"知识库 {name}"), files)
+    ss["corpus.errors"], ss["corpus.warnings"] = [], []
+    ss.pop("upload.base", None)
+    ss["chunk.method"] = m.chunker
+    for param, default in chunker_params(m.chunker).items():
+        ss[f"chunk.{m.chunker}.{param}"] = m.params.get(param, default)
+    ss["embed.name"] = m.embedder
+    ss["applied.chunk"] = (m.chunker, settings.pending_params(ss, m.chunker))
+    ss["applied.embedder"] = m.embedder
+    for key, value in (("index.stopwords", False), ("index.sparse", False), ("index.contextual", False),
+                       ("index.tokenizer", "jieba")):
+        ss[key] = value
+    ss["corpus.kb"] = (name, indexing.index_key(ss))
+
+
+def shared_index(ss: Mapping, key: str) -> Index | None:
+    """A session copy of the shared index when the session is on a knowledge base with its own settings (`key`
+    is the session's index key now); None otherwise, or when it can no longer be opened (the session then builds
+    from the documents it holds)."""
+    held = ss.get("corpus.kb")
+    if not held or held[1] != key:
+        return None
+    try:
+        index, _ = shared().get(held[0])
+    except RagError:
+        return None
+    return session_copy(index)
+
+
+def from_link(ss: MutableMapping, params: Mapping[str, str]) -> None:
+    """`?kb=NAME` on a session's first run: open it, or keep why not for the upload page."""
+    name = params.get("kb")
+    if not name or ss.get("links.restored"):
+        return
+    try:
+        use(ss, kb.check_name(str(name)))
+    except RagError as e:
+        ss["corpus.kb_error"] = e
+
+
+def link(ss: Mapping) -> dict[str, str]:
+    held = ss.get("corpus.kb")
+    return {"kb": held[0]} if held else {}
+
+
+def teacher_may_save() -> bool:
+    """Whether the server was started with a teacher's key (only then is saving offered at all)."""
+    try:
+        return bool(config.value("RAG_TEACHER_KEY"))
+    except ConfigError:
+        return False
+
+
+def key_matches(typed: str) -> bool:
+    wanted = config.value("RAG_TEACHER_KEY") or ""
+    return bool(wanted) and hmac.compare_digest(typed.encode("utf-8"), str(wanted).encode("utf-8"))
+
+
+def save(ss: MutableMapping, name: str, files: Sequence[tuple[str, bytes]]) -> kb.BuildReport:
+    """The teacher's files saved as the knowledge base `name` (built with the session's applied chunker and
+    embedder), then opened in this session; the shared copy is reloaded for every session on it."""
+    import tempfile
+    from pathlib import Path
+
+    method, params = ss["applied.chunk"]
+    with tempfile.TemporaryDirectory(prefix="rag-kb-upload-") as tmp:
+        paths = []
+        for i, (fname, data) in enumerate(files):
+            target = Path(tmp, f"{i:03d}", Path(fname).name or f"file{i}")
+            target.parent.mkdir()
+            target.write_bytes(data)
+            paths.append(target)
+        report = kb.build(kb.check_name(name), paths, chunker=method, params=params,
+                          embedder=models.embedder(ss["applied.embedder"]))
+    use(ss, name)
+    return report
