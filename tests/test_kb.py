@@ -183,3 +183,28 @@ def test_vectors_round_trip_exactly(folder, embedder):
     q = embedder.embed_queries(["哈希冲突"])[0]
     assert index.bm25.get_scores("哈希冲突").tolist() == fresh.bm25.get_scores("哈希冲突").tolist()
     assert np.allclose(index.vectors.search(q, 3)[1], fresh.vectors.search(q, 3)[1])
+
+
+def test_served_from_milvus_the_same_top_k_as_the_bundle(folder, embedder, monkeypatch, milvus_lite):
+    """RAG_MILVUS_URI (a school: several replicas, one copy of the vectors): the knowledge base's vectors go to a
+    collection the build writes and every reader searches; its top-k equals the bundle's exact search; a rebuild
+    and a delete drop the older collections."""
+    from pymilvus import MilvusClient
+
+    from rag.index.milvus import SharedCollection
+
+    monkeypatch.setenv("RAG_MILVUS_URI", milvus_lite)
+    first = kb.build("course", [folder], embedder=embedder).manifest
+    index = kb.open_index("course", embedder=embedder)
+    assert isinstance(index.searcher, SharedCollection) and index.searcher.name == first.milvus
+    for question in ("哈希冲突怎么解决", "快速排序的最坏情况", "基准数"):
+        q = embedder.embed_queries([question])[0]
+        rows, scores = index.searcher.search(q, 3)
+        exact_rows, exact_scores = index.vectors.search(q, 3)
+        assert rows.tolist() == exact_rows.tolist() and np.allclose(scores, exact_scores, atol=1e-5)
+    second = kb.build("course", [folder], embedder=embedder).manifest
+    client = MilvusClient(milvus_lite)
+    assert [n for n in client.list_collections() if n.startswith("kb_")] == [second.milvus] != [first.milvus]
+    kb.delete("course")
+    assert not [n for n in client.list_collections() if n.startswith("kb_")]
+    client.close()

@@ -83,7 +83,7 @@ def shared() -> SharedKnowledgeBases:
 
 def session_copy(index: Index) -> Index:
     """A session's own Index over the shared one's chunks, vectors and BM25 (nothing big is copied)."""
-    mine = dataclasses.replace(index, graph=None, dense_index=None)
+    mine = dataclasses.replace(index, graph=None)  # a Milvus collection it searches (RAG_MILVUS_URI) is shared too
     if "lexicon" in index.__dict__:  # read once for everyone (a cached_property the copy would compute again)
         mine.__dict__["lexicon"] = index.__dict__["lexicon"]
     return mine

@@ -75,6 +75,7 @@ class Manifest:
     build_seconds: float
     checksums: dict = field(default_factory=dict)  # bundle file -> SHA-1
     build_id: str = ""  # new at every build: what tells a reader holding a copy that it was rebuilt
+    milvus: str = ""  # the Milvus collection holding the vectors too, when built with RAG_MILVUS_URI set
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -195,6 +196,7 @@ def build(name: str, paths: Sequence[str | os.PathLike], chunker: str | None = N
     base.mkdir(parents=True, exist_ok=True)
     work = Path(base) / f".building-{name}-{os.getpid()}-{time.time_ns()}"
     work.mkdir()
+    collection = ""
     try:
         _jsonl(work / "documents.jsonl", ({"doc_id": d.doc_id, "text": d.text, "title": d.title, "source": d.source,
                                            "metadata": d.metadata} for d in docs))
@@ -202,13 +204,20 @@ def build(name: str, paths: Sequence[str | os.PathLike], chunker: str | None = N
                                        *(_chunk_row(p, parent=True) for p in chunk_set.parents.values())])
         np.save(work / "vectors.npy", vecs, allow_pickle=False)
         _jsonl(work / "tokens.jsonl", ({"tokens": t} for t in tokens))
+        build_id = uuid.uuid4().hex
+        if config.value("RAG_MILVUS_URI"):  # a school's replicas search one copy (docs/classroom.md "A school")
+            from rag.index.milvus import SharedCollection
+
+            collection = f"{_collection_prefix(name)}{build_id[:12]}"
+            SharedCollection.create(config.value("RAG_MILVUS_URI"), collection, [c.chunk_id for c in chunk_set.chunks],
+                                    vecs)
         manifest = Manifest(
             name=name, version=VERSION, embedder=emb.name if hasattr(emb, "name") else str(emb.label),
             dim=int(vecs.shape[1]) if vecs.ndim == 2 else int(emb.dim), chunker=chunk_set.method,
             params=json.loads(json.dumps(chunk_set.params, default=str)), files=info, documents=len(docs),
             chunks=len(chunk_set.chunks), created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             build_seconds=round(time.perf_counter() - started, 3),
-            checksums={f: _sha1(work / f) for f in FILES}, build_id=uuid.uuid4().hex)
+            checksums={f: _sha1(work / f) for f in FILES}, build_id=build_id, milvus=collection)
         (work / "manifest.json").write_text(json.dumps(manifest.to_dict(), ensure_ascii=False, indent=2),
                                             encoding="utf-8")
         target = Path(base) / name
@@ -220,7 +229,11 @@ def build(name: str, paths: Sequence[str | os.PathLike], chunker: str | None = N
         shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
+        if collection:
+            _drop_collections(name, keep="")
         raise
+    if collection:  # the older builds' collections: a replica holding one reloads on the new manifest
+        _drop_collections(name, keep=collection)
     return BuildReport(manifest, stats.hits if stats else None, stats.misses if stats else None,
                        [str(w) for w in report.errors + report.warnings], replaced)
 
@@ -282,8 +295,26 @@ def open_index(name: str, base: Path | None = None, embedder: Embedder | None = 
     store.add(vecs.astype(np.float32, copy=False), [c.chunk_id for c in chunks])
     bm25 = BM25()
     bm25.index_tokens(tokens)
+    dense = None
+    if m.milvus and config.value("RAG_MILVUS_URI"):  # the school's one copy of the vectors
+        from rag.index.milvus import SharedCollection
+
+        dense = SharedCollection(config.value("RAG_MILVUS_URI"), m.milvus, m.dim, m.chunks)
     return Index(chunk_set=ChunkSet(chunks, parents, m.chunker, dict(m.params)), embedder=emb, vectors=store,
-                 bm25=bm25, origin=name)
+                 bm25=bm25, origin=name, dense_index=dense)
+
+
+def _collection_prefix(name: str) -> str:
+    """Milvus names allow letters, digits and "_": the knowledge base's name enters as a hash."""
+    return f"kb_{hashlib.sha1(name.encode('utf-8')).hexdigest()[:10]}_"
+
+
+def _drop_collections(name: str, keep: str) -> None:
+    uri = config.value("RAG_MILVUS_URI")
+    if uri:
+        from rag.index.milvus import SharedCollection
+
+        SharedCollection.drop_all(uri, _collection_prefix(name), keep)
 
 
 def _chunk(r: dict) -> Chunk:
@@ -336,3 +367,4 @@ def delete(name: str, base: Path | None = None) -> None:
     gone = where.with_name(f".deleting-{name}-{os.getpid()}-{time.time_ns()}")
     os.replace(where, gone)  # gone at once for readers, then removed
     shutil.rmtree(gone, ignore_errors=True)
+    _drop_collections(name, keep="")

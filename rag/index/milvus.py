@@ -231,3 +231,79 @@ def _fit(text: str) -> str:
     """A text cut to Milvus's VARCHAR limit (at a character boundary)."""
     data = text.encode("utf-8", "surrogatepass")
     return text if len(data) <= MAX_TEXT else data[:MAX_TEXT].decode("utf-8", "ignore")
+
+
+class SharedCollection:
+    """A class knowledge base's vectors in Milvus (rag/index/kb.py), shared by every app replica that opens it: written
+    once by `rag kb build` under a name of the knowledge base and its build, never dropped by a reader (a rebuild or
+    `rag kb delete` drops it). It holds ids, rows and vectors, not the chunks' text. `search` has VectorStore's
+    contract; FLAT, so its top-k equals the bundle's exact search."""
+
+    kind = "milvus"
+
+    def __init__(self, uri: str, name: str, dim: int, size: int):
+        self.uri, self.name, self.dim, self.size = uri, name, dim, size
+        self.client = _client(uri)
+        if not self.client.has_collection(name):
+            raise ConfigError(f"the Milvus collection {name} is not at {shown_uri(uri)}: build the knowledge base "
+                              "again with RAG_MILVUS_URI set to this Milvus")
+        self.client.load_collection(name)
+
+    @staticmethod
+    def create(uri: str, name: str, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Write the collection `name` (replacing one of that name)."""
+        from pymilvus import DataType, MilvusClient
+
+        client = _client(uri)
+        try:
+            if client.has_collection(name):
+                client.drop_collection(name)
+            schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=1024)
+            schema.add_field("row", DataType.INT64)
+            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=int(vectors.shape[1]))
+            params = client.prepare_index_params()
+            params.add_index(field_name="vector", index_type="FLAT", metric_type="IP")
+            with _build_lock, _quiet_grpc():
+                client.create_collection(name, schema=schema, index_params=params)
+                rows = [{"id": i, "row": r, "vector": v.tolist()}
+                        for r, (i, v) in enumerate(zip(ids, np.asarray(vectors, dtype=np.float32)))]
+                for start in range(0, len(rows), 1000):
+                    client.insert(name, rows[start:start + 1000])
+                client.flush(name)
+        finally:
+            with contextlib.suppress(Exception):
+                client.close()
+
+    @staticmethod
+    def drop_all(uri: str, prefix: str, keep: str = "") -> None:
+        """Drop every collection named `prefix*` but `keep` (a knowledge base's older builds, or all of them)."""
+        client = _client(uri)
+        try:
+            for name in client.list_collections():
+                if name.startswith(prefix) and name != keep:
+                    client.drop_collection(name)
+        finally:
+            with contextlib.suppress(Exception):
+                client.close()
+
+    @property
+    def label(self) -> str:
+        where = "Milvus Lite" if "://" not in self.uri else "Milvus server"
+        return f"milvus ({where} {shown_uri(self.uri)}, the knowledge base's shared collection, FLAT)"
+
+    def __len__(self) -> int:
+        return self.size
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        query = np.asarray(query, dtype=np.float32)
+        if query.ndim != 1 or query.shape[0] != self.dim:
+            raise ConfigError(f"query must be ({self.dim},), got shape {query.shape}")
+        k = max(0, min(int(k), self.size))
+        if k == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        result = self.client.search(self.name, data=[query.tolist()], anns_field="vector", limit=k,
+                                    search_params={"metric_type": "IP"}, output_fields=["row"])
+        hits = result[0] if result else []
+        return (np.array([int(h["entity"]["row"]) for h in hits], dtype=np.int64),
+                np.array([float(h["distance"]) for h in hits], dtype=np.float32))
