@@ -648,3 +648,40 @@ def test_answer_page_with_the_fake_llm(chromium, llm_app, fake_llm_server):
         shoot(page, "answer_llm")
     finally:
         context.close()
+
+
+# ---------------------------------------------------------------------------- a class knowledge base, by link
+
+def test_a_link_to_a_class_knowledge_base_lands_on_it_in_both_languages(chromium, cache_dir, embedder,
+                                                                         tmp_path_factory, request):
+    """The teacher built `course` on the server; a student's first visit on `?kb=course` shows it as the corpus
+    on the upload page and the answer page answers from its files (issue 56), in Chinese and in English."""
+    from urllib.parse import quote
+
+    from rag.index import kb
+
+    kb_dir, folder = tmp_path_factory.mktemp("kbs"), tmp_path_factory.mktemp("course_files")
+    (folder / "hash_map.md").write_text("# 哈希表\n\n哈希表通过哈希函数把键映射到桶。\n\n## 哈希冲突\n\n两个不同的键映射到同一个"
+                                        "桶，叫作哈希冲突；链式地址法在每个桶里放一个链表来解决它。\n", encoding="utf-8")
+    (folder / "quick_sort.md").write_text("# 快速排序\n\n快速排序选一个基准数，把小的放左边、大的放右边，再递归。\n",
+                                          encoding="utf-8")
+    kb.build("course", [folder], embedder=embedder, base=kb_dir)
+    env = app_env(cache_dir, {"RAG_KB_DIR": str(kb_dir), "RAG_GENERATOR": "extractive"})
+    with running(StreamlitServer("kb", tmp_path_factory.mktemp("st-kb"), env), request) as server:
+        for lang, needle in (("zh", "班级知识库 course"), ("en", "class knowledge base course")):
+            context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+            page = context.new_page()
+            page.goto(f"{server.url}/upload?kb=course&question={quote('哈希冲突是什么？')}&ui.lang={lang}")
+            settle(page, heading(page, "Upload & chunks"), FIRST_RUN_MS)
+            assert_clean(page, f"upload on ?kb=course ({lang})")
+            assert needle in main_text(page)
+            page.locator('[data-testid="stSidebarNavLink"][href$="/answer"]').click()
+            settle(page, heading(page, "Answer & audit"), RUN_MS)
+            assert_clean(page, f"answer on ?kb=course ({lang})")
+            valid, bad = answer_markers(page)
+            assert valid.count() >= 1 and bad.count() == 0
+            assert all((valid.nth(i).get_attribute("title") or "").startswith(("hash_map", "quick_sort"))
+                       for i in range(valid.count()))
+            assert "kb=course" in page.url
+            shoot(page, f"kb_answer_{lang}")
+            context.close()
