@@ -844,3 +844,30 @@ def test_a_link_to_a_knowledge_base_that_is_not_there_says_so_and_keeps_the_faq(
     assert not at.exception
     assert any("course" in e.value and "kb list" in e.value for e in at.error), [e.value for e in at.error]
     assert len(at.session_state["corpus.docs"]) == 50
+
+
+def test_only_the_teacher_key_saves_uploads_as_a_class_knowledge_base(tmp_path, monkeypatch):
+    """Saving is offered only on a server started with RAG_TEACHER_KEY, and only after that key is typed: a student
+    cannot overwrite the class's base (issue 56). The key itself is never shown."""
+    monkeypatch.setenv("RAG_KB_DIR", str(tmp_path / "kbs"))
+    files = [("notes.md", "# 期中复习\n\n期中考试考前六章，闭卷，带一张手写的 A4 纸。\n".encode(), "text/markdown")]
+    monkeypatch.delenv("RAG_TEACHER_KEY", raising=False)
+    at = new_app()
+    go(at, "upload")
+    at.file_uploader(key="upload.files").set_value(files).run()
+    assert not [b for b in at.button if b.key == "upload.kb_save"]  # no key on this server: nothing to save with
+
+    monkeypatch.setenv("RAG_TEACHER_KEY", "s3cret-teacher")
+    at = new_app()
+    go(at, "upload")
+    at.file_uploader(key="upload.files").set_value(files).run()
+    at.text_input(key="upload.kb_name").set_value("midterm").run()
+    at.text_input(key="upload.kb_key").set_value("guess").run()
+    at.button(key="upload.kb_save").click().run()
+    assert any("教师密钥不对" in e.value for e in at.error) and not (tmp_path / "kbs" / "midterm").exists()
+    at.text_input(key="upload.kb_key").set_value("s3cret-teacher").run()
+    at.button(key="upload.kb_save").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert (tmp_path / "kbs" / "midterm" / "manifest.json").is_file()
+    assert at.session_state["corpus.kb"][0] == "midterm"
+    assert "s3cret-teacher" not in all_text(at) + "".join(str(e.value) for e in at.error)
