@@ -242,3 +242,31 @@ def test_compression_never_strikes_the_sentence_in_the_form_the_question_asks_fo
     assert "1/(k + rank)" in "\n".join(c.text for c in kept)
     formula = next(s for c in report.chunks for s in c.sentences if "1/(k + rank)" in s.text)
     assert formula.kept
+
+
+def test_a_number_asked_under_a_condition_the_question_gives_is_found_in_the_sentence_naming_it():
+    """"动量系数取 0.9 的话，相当于平均多少个梯度？": the 0.5B answered from "将其减半至 β = 0.25" (a number, another
+    condition), because compression kept that one as the sentence of the asked-for form and dropped
+    "…增加到0.9时，…$\\frac{1}{1 - 0.9} = 10$"."""
+    from rag.answer.answer_form import gives_asked_number, values
+
+    q = "动量系数取 0.9 的话，大概相当于把最近多少个梯度平均起来？"
+    right = "当我们将动量超参数`momentum`增加到0.9时，它相当于有效样本数量增加到$\\frac{1}{1 - 0.9} = 10$。"
+    assert values(right) == ["0.9", "1", "1", "0.9", "10"] and values("在$\\mathbf{v}_{t-1}$里") == []
+    assert gives_asked_number(right, q)
+    assert not gives_asked_number("将其减半至$\\beta = 0.25$会导致一条几乎没有收敛的轨迹。", q)  # not the condition
+    assert not gives_asked_number("动量系数常取 0.9。", q)  # the condition, and no answer
+    assert gives_asked_number("秩 r 通常只有 4 到 64", "LoRA 的秩通常取多大？")  # no condition given: any number
+
+
+def test_compression_keeps_the_sentence_that_answers_under_the_questions_condition(embedder):
+    from rag.ingest.chunking import Chunk
+
+    q = "动量系数取 0.9 的话，大概相当于把最近多少个梯度平均起来？"
+    texts = ["正如所见，动量法仍然很好地收敛了。让我们看看当降低动量参数时会发生什么。将其减半至$\\beta = 0.25$会导致一条几乎"
+             "没有收敛的轨迹。较大的$\\beta$相当于长期平均值。",
+             "动量法的超参数在实验里这样设置。我们将学习率略微降至$0.01$，以确保可控。当我们将动量超参数`momentum`增加到0.9时，"
+             "它相当于有效样本数量增加到$\\frac{1}{1 - 0.9} = 10$。"]
+    contexts = [Chunk(f"m#{i}", "m", t, 0, len(t), f"m#{i}") for i, t in enumerate(texts)]
+    out, _ = compress(q, contexts, embedder, budget=20)
+    assert any("= 10$" in c.text for c in out)

@@ -57,3 +57,20 @@ def without_indices(text: str) -> str:
 def has_form(sentence: str, form: str | None) -> bool:
     text = without_indices(sentence) if form == "number" else sentence or ""
     return form is not None and bool(_HAS[form].search(text))
+
+
+_VALUE = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![A-Za-z0-9_]|\.\d)")  # CJK around it is text
+
+
+def values(text: str) -> list[str]:
+    """The numbers `text` states (not a variable's index: without_indices), as written: "0.9", "10"."""
+    return _VALUE.findall(without_indices(text or ""))
+
+
+def gives_asked_number(sentence: str, question: str) -> bool:
+    """For a "how many" question that itself gives a number ("动量系数取 0.9 的话，相当于平均多少个梯度？"): the sentence
+    names the question's numbers (the condition it is asked under) and states one more (the answer). True for every
+    sentence with a number when the question gives none."""
+    given = set(values(question))
+    stated = set(values(sentence))
+    return bool(stated) and given <= stated and bool(stated - given)
