@@ -56,6 +56,16 @@ def _chunks(args: argparse.Namespace):
     return chunk_documents(load_corpus(args.corpus), chunker, embedder=emb, **params).chunks
 
 
+def _gate_embedder(args: argparse.Namespace):
+    """The embedder the answer gate reads a question with (the knowledge base's, else --embedder or the default)."""
+    if args.kb:
+        from rag.index import kb
+        from rag.models.embedding import load_embedder
+
+        return load_embedder(kb.manifest(args.kb).embedder, threads=args.threads)
+    return embedder(args)
+
+
 def _chat(args: argparse.Namespace):
     from rag.backends import choose_judge
 
@@ -109,7 +119,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
             print(f"\r  {done}/{total}", end="\n" if done == total else "", file=sys.stderr)
 
     run = testset.generate(chunks, args.n, method, chat=chat, seed=args.seed,
-                           near_miss_share=max(0.0, args.near_misses), progress=progress)
+                           near_miss_share=max(0.0, args.near_misses), progress=progress,
+                           embedder=_gate_embedder(args) if method == "llm" else None)
     text = testset.to_jsonl(run.questions, kept_only=not args.all)
     kept = run.kept
     summary = {"generator": method, "chunks_sampled": min(args.n, len(chunks)), "questions": len(run.questions),

@@ -15,14 +15,13 @@ generated question can be trusted:
     short answer under a grammar (one question in the document's language, then one answer line); the answer is
     kept only where the project's own support check (rag/answer/support.py) finds it in the chunk, and the answer
     span is the chunk's own text that the check aligned it to (the model chooses; the span is never its words).
+    Where the check cannot find the model's answer (a paraphrase it cannot align: most of the drops), the question
+    is kept when the answer page's own gate (rag/answer/answerability.py), given the chunk alone, answers it from a
+    sentence of that chunk; that sentence is the span (`check_question`; needs the index's embedder).
   - "keywords" (no model; the labelled fallback): the chunk's key sentence (most rare words) and its rarest noun
     phrase in a frame that fits it: 什么是 X？ for a sentence that defines X, 为什么要用 X？ for one that gives a
     reason, X 的作用是什么？ otherwise (What is X? / Why use X? / What does X do?); the key sentence is the answer
     span. Its words come from the chunk, the known failure of generated questions, and the figures show it.
-  - "llm": the bundled model (or any chat backend) writes one question and a short answer under a grammar (one
-    question in the corpus's language, then one answer line); the answer is kept only where the project's own
-    support check (rag/answer/support.py) finds it in the chunk, and the answer span is the chunk's own text that
-    the check aligned it to (the model chooses; the span is never its words).
 - `near_misses`: questions the corpus cannot answer, made from kept ones by swapping a whole noun of theirs (a word
   jieba tags a noun, never a piece of one) for a term of another field that no document mentions (no model); they
   carry no gold and `answerable: false`.
@@ -417,6 +416,22 @@ def check_answer(answer: str, chunk: Chunk, question: str) -> tuple[Verdict, str
                    f"资料不支持这个答案（{_LABEL_ZH.get(s.label, s.label)}：{why_zh}）"), span
 
 
+def check_question(question: str, chunk: Chunk, embedder) -> tuple[Verdict, str] | None:
+    """When the model's answer is not found in its chunk: does the chunk answer the question anyway, by the gate the
+    answer page runs (its best sentence about the question's words past the calibrated threshold, the word rule)?
+    -> (a passing verdict, the gate's sentence), or None."""
+    from rag.answer.answerability import decide
+
+    a = decide(question, [chunk], embedder)
+    if not a.answerable or a.best_ref != chunk.ref or not a.best_sentence or a.other_language:
+        return None
+    return Verdict("unsupported", True,
+                   f"the model's answer is not in its chunk, but the chunk answers the question: the answer gate finds "
+                   f"it in a sentence of the chunk ({a.score:.2f} >= {a.threshold:.2f})",
+                   f"资料里找不到模型写的答案，但资料能回答这个问题：回答前的判断在其中一句里找到答案（{a.score:.2f} ≥ "
+                   f"{a.threshold:.2f}）"), a.best_sentence
+
+
 _LABEL_ZH = {"supported": "支持", "weak": "弱支持", "unsupported": "不支持", "contradicted": "矛盾",
              "restates-question": "复述问题"}
 
@@ -484,10 +499,11 @@ class Generation:
 
 def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=None, seed: int = 0,
              near_miss_share: float = NEAR_MISS_SHARE, progress: Callable[[int, int], None] | None = None,
-             control=None, on_question: Callable[[TestQuestion], None] | None = None) -> Generation:
+             control=None, on_question: Callable[[TestQuestion], None] | None = None, embedder=None) -> Generation:
     """Generate from `n` sampled chunks, screen them, then add near misses (about `near_miss_share` of the kept
     ones). `control` (a RunControl) is passed to the model and its stop ends the run early with what is done.
-    `on_question` sees each question as it is written, before the screen (the page keeps them if it is stopped)."""
+    `on_question` sees each question as it is written, before the screen (the page keeps them if it is stopped).
+    `embedder`: the index's, for `check_question` (without it a model answer the support check cannot find drops)."""
     import time
 
     from rag.errors import ConfigError, GenerationCancelled
@@ -523,6 +539,8 @@ def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=
                 break
             out.model_calls += 1
             verdict, span = check_answer(written, chunk, query)
+            if not verdict.passed and embedder is not None and query.strip():
+                verdict, span = check_question(query, chunk, embedder) or (verdict, span)
             raw.append(TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, generator,
                                     verdicts=(verdict,), model_answer=written))
         if on_question:
