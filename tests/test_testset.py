@@ -98,6 +98,17 @@ def test_a_question_whose_model_answer_cannot_be_aligned_is_kept_when_the_gate_a
     assert testset.check_question("量子纠缠为什么不能用来超光速通信？", chunk, embedder) is None
 
 
+def test_a_question_the_grammar_cut_off_at_its_length_limit_is_dropped():
+    """"哈希冲突会导致查询结果错误，…此方法简单粗暴且有效，但效率太？": the model copied its chunk until the grammar's limit
+    closed the question mid-sentence; people's questions on hello_algo are at most 55 characters."""
+    long = "哈希冲突会导致查询结果错误，严重影响哈希表的可用性，为了解决该问题，每当遇到哈希冲突时，我们就进行哈希表扩容，直至冲突消失为止，此方法简单粗暴且有效，但效率太？"
+    short = "哈希冲突有哪些解决办法？"
+    made = [testset.TestQuestion(f"q{i}", q, ("hash",), "hash#1", "", "llm") for i, q in enumerate((long, short))]
+    cut, fine = testset.screen(made, lambda _: "哈希表的键值对存在桶里。")
+    assert not cut.kept and cut.verdicts[-1].check == "cut-off" and "截断" in cut.verdicts[-1].zh
+    assert fine.kept
+
+
 def test_recheck_finds_a_gold_that_is_not_in_the_corpus_and_an_answer_span_in_no_gold_document():
     edited = [testset.TestQuestion("x", "哈希索引支持排序吗？", ("db_9",), "", "不支持范围查询和排序", "hand-written"),
               testset.TestQuestion("y", "哈希索引支持排序吗？", ("db_1",), "", "不支持范围查询和排序", "hand-written"),

@@ -28,7 +28,8 @@ generated question can be trusted:
 - Filters (`screen`), each with its reason in both languages, kept on the record whether it passed or not:
   unsupported (the chunk does not support the answer), copied (the question repeats a run of its chunk's words
   longer than human questions do: COPY_RUN_MAX), names-the-document ("根据这段资料…", "in the passage"),
-  duplicate (the same topic words as a question kept before it).
+  duplicate (the same topic words as a question kept before it), cut off (the model wrote up to the grammar's length
+  limit, which closed the question mid-sentence).
 
 Records are `rag eval --queries` lines (id, query, gold_ids, answer, answerable) plus `provenance` (chunk,
 generator, overlap, checks, kept). `copy_overlap` is the figure the issue compares with human questions: the
@@ -101,7 +102,7 @@ _FOREIGN = {
 class Verdict:
     """One filter's verdict on one generated question, with its reason in both UI languages."""
 
-    check: str  # unsupported | copied | names-document | duplicate | empty
+    check: str  # unsupported | copied | names-document | duplicate | empty | cut-off
     passed: bool
     en: str
     zh: str
@@ -445,6 +446,12 @@ def screen(questions: Iterable[TestQuestion], chunk_text: Callable[[str], str]) 
         verdicts = list(q.verdicts)
         if not q.query.strip():
             verdicts.append(Verdict("empty", False, "no question was written", "没有写出问题"))
+            out.append(replace(q, verdicts=tuple(verdicts)))
+            continue
+        if len(q.query.rstrip("？?").strip()) >= MAX_QUESTION_CHARS - 2:  # the grammar stopped it (a space trimmed)
+            verdicts.append(Verdict("cut-off", False, f"it runs to the {MAX_QUESTION_CHARS}-character limit and was cut "
+                                    "off there, mid-sentence (people's questions here are far shorter)",
+                                    f"它写到了 {MAX_QUESTION_CHARS} 个字符的上限，在句子中间被截断（人写的问题短得多）"))
             out.append(replace(q, verdicts=tuple(verdicts)))
             continue
         source = chunk_text(q.chunk_id) if q.chunk_id else ""
