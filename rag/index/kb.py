@@ -191,51 +191,67 @@ def build(name: str, paths: Sequence[str | os.PathLike], chunker: str | None = N
     vecs, stats = emb.embed_documents_with_stats(texts, progress=progress)
     vecs = np.ascontiguousarray(np.asarray(vecs, dtype=np.float32))
     tokens, _ = tokenize_many(texts, persist=False)
-
     base = base or root()
     base.mkdir(parents=True, exist_ok=True)
     work = Path(base) / f".building-{name}-{os.getpid()}-{time.time_ns()}"
     work.mkdir()
-    collection = ""
+    build_id, collection = uuid.uuid4().hex, ""
     try:
-        _jsonl(work / "documents.jsonl", ({"doc_id": d.doc_id, "text": d.text, "title": d.title, "source": d.source,
-                                           "metadata": d.metadata} for d in docs))
-        _jsonl(work / "chunks.jsonl", [*(_chunk_row(c) for c in chunk_set.chunks),
-                                       *(_chunk_row(p, parent=True) for p in chunk_set.parents.values())])
-        np.save(work / "vectors.npy", vecs, allow_pickle=False)
-        _jsonl(work / "tokens.jsonl", ({"tokens": t} for t in tokens))
-        build_id = uuid.uuid4().hex
-        if config.value("RAG_MILVUS_URI"):  # a school's replicas search one copy (docs/classroom.md "A school")
-            from rag.index.milvus import SharedCollection
-
-            collection = f"{_collection_prefix(name)}{build_id[:12]}"
-            SharedCollection.create(config.value("RAG_MILVUS_URI"), collection, [c.chunk_id for c in chunk_set.chunks],
-                                    vecs)
+        _write_files(work, docs, chunk_set, vecs, tokens)
+        collection = _publish_vectors(name, build_id, chunk_set, vecs)
         manifest = Manifest(
-            name=name, version=VERSION, embedder=emb.name if hasattr(emb, "name") else str(emb.label),
-            dim=int(vecs.shape[1]) if vecs.ndim == 2 else int(emb.dim), chunker=chunk_set.method,
+            name=name, version=VERSION, embedder=emb.name, dim=int(vecs.shape[1]), chunker=chunk_set.method,
             params=json.loads(json.dumps(chunk_set.params, default=str)), files=info, documents=len(docs),
             chunks=len(chunk_set.chunks), created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             build_seconds=round(time.perf_counter() - started, 3),
             checksums={f: _sha1(work / f) for f in FILES}, build_id=build_id, milvus=collection)
         (work / "manifest.json").write_text(json.dumps(manifest.to_dict(), ensure_ascii=False, indent=2),
                                             encoding="utf-8")
-        target = Path(base) / name
-        replaced = target.exists()
-        old = Path(base) / f".old-{name}-{os.getpid()}-{time.time_ns()}"
-        if replaced:
-            os.replace(target, old)
-        os.replace(work, target)
-        shutil.rmtree(old, ignore_errors=True)
+        replaced = _swap_in(work, Path(base), name)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
-        if collection:
-            _drop_collections(name, keep="")
+        if collection:  # this build's own collection; the bundle in place keeps its own
+            _drop_collections(name, only=collection)
         raise
     if collection:  # the older builds' collections: a replica holding one reloads on the new manifest
         _drop_collections(name, keep=collection)
     return BuildReport(manifest, stats.hits if stats else None, stats.misses if stats else None,
                        [str(w) for w in report.errors + report.warnings], replaced)
+
+
+def _write_files(work: Path, docs: Sequence[Document], chunk_set: ChunkSet, vecs: np.ndarray,
+                 tokens: Sequence[Sequence[str]]) -> None:
+    _jsonl(work / "documents.jsonl", ({"doc_id": d.doc_id, "text": d.text, "title": d.title, "source": d.source,
+                                       "metadata": d.metadata} for d in docs))
+    _jsonl(work / "chunks.jsonl", [*(_chunk_row(c) for c in chunk_set.chunks),
+                                   *(_chunk_row(p, parent=True) for p in chunk_set.parents.values())])
+    np.save(work / "vectors.npy", vecs, allow_pickle=False)
+    _jsonl(work / "tokens.jsonl", ({"tokens": list(t)} for t in tokens))
+
+
+def _publish_vectors(name: str, build_id: str, chunk_set: ChunkSet, vecs: np.ndarray) -> str:
+    """With RAG_MILVUS_URI set: the vectors in a collection of this build (docs/classroom.md "A school"), its name;
+    else ""."""
+    uri = config.value("RAG_MILVUS_URI")
+    if not uri:
+        return ""
+    from rag.index.milvus import SharedCollection
+
+    collection = f"{_collection_prefix(name)}{build_id[:12]}"
+    SharedCollection.create(uri, collection, [c.chunk_id for c in chunk_set.chunks], vecs)
+    return collection
+
+
+def _swap_in(work: Path, base: Path, name: str) -> bool:
+    """Rename the finished bundle into place (the old one aside first, then removed); whether one was replaced."""
+    target = base / name
+    replaced = target.exists()
+    old = base / f".old-{name}-{os.getpid()}-{time.time_ns()}"
+    if replaced:
+        os.replace(target, old)
+    os.replace(work, target)
+    shutil.rmtree(old, ignore_errors=True)
+    return replaced
 
 
 # ------------------------------------------------------------------------------------------------ open
@@ -309,12 +325,13 @@ def _collection_prefix(name: str) -> str:
     return f"kb_{hashlib.sha1(name.encode('utf-8')).hexdigest()[:10]}_"
 
 
-def _drop_collections(name: str, keep: str) -> None:
+def _drop_collections(name: str, keep: str = "", only: str = "") -> None:
+    """Drop the knowledge base's collections in RAG_MILVUS_URI: all but `keep`, or only `only`."""
     uri = config.value("RAG_MILVUS_URI")
     if uri:
         from rag.index.milvus import SharedCollection
 
-        SharedCollection.drop_all(uri, _collection_prefix(name), keep)
+        SharedCollection.drop_all(uri, only or _collection_prefix(name), keep, exact=bool(only))
 
 
 def _chunk(r: dict) -> Chunk:
@@ -367,4 +384,4 @@ def delete(name: str, base: Path | None = None) -> None:
     gone = where.with_name(f".deleting-{name}-{os.getpid()}-{time.time_ns()}")
     os.replace(where, gone)  # gone at once for readers, then removed
     shutil.rmtree(gone, ignore_errors=True)
-    _drop_collections(name, keep="")
+    _drop_collections(name)

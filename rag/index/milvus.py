@@ -276,12 +276,13 @@ class SharedCollection:
                 client.close()
 
     @staticmethod
-    def drop_all(uri: str, prefix: str, keep: str = "") -> None:
-        """Drop every collection named `prefix*` but `keep` (a knowledge base's older builds, or all of them)."""
+    def drop_all(uri: str, prefix: str, keep: str = "", exact: bool = False) -> None:
+        """Drop every collection named `prefix*` but `keep` (a knowledge base's older builds, or all of them); with
+        `exact`, only the one named `prefix`."""
         client = _client(uri)
         try:
             for name in client.list_collections():
-                if name.startswith(prefix) and name != keep:
+                if (name == prefix if exact else name.startswith(prefix)) and name != keep:
                     client.drop_collection(name)
         finally:
             with contextlib.suppress(Exception):
