@@ -71,7 +71,8 @@ def main() -> None:
                     help="convert the chunks, the sentences or both to traditional Chinese (OpenCC s2t) first")
     args = ap.parse_args()
 
-    from rag.answer.support import Checker, model_opinion
+    from rag.answer.checks.opinion import model_opinion
+    from rag.answer.support import Checker
     from rag.evaluate.audit_pairs import audit_pairs, load_pairs
     from rag.models.embedding import default_embedder_name, load_embedder
     from rag.models.embedding_cache import CachedEmbedder

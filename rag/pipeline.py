@@ -19,6 +19,7 @@ from typing import Callable, Iterator
 
 from rag.answer.answerability import decide
 from rag.answer.asked import check_answer
+from rag.answer.checks.opinion import model_opinion
 from rag.answer.citation_grammar import CITE_MODES, citation_grammar
 from rag.answer.citations import CitationStream, audit, is_not_enough, sentence_claims
 from rag.answer.compress import compress
@@ -43,7 +44,6 @@ from rag.answer.prompt import (
 )
 from rag.answer.rebind import rebind
 from rag.answer.shape import RepetitionGuard, garbled
-from rag.answer.support import model_opinion
 from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError
 from rag.index.build import Index
 from rag.ingest.chunking import context_for

@@ -31,6 +31,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rag.answer.asked import asked_slot, fills, question_words
+from rag.answer.checks.restates import echoes_prompt, restates_question
+from rag.answer.checks.units import asks
 from rag.answer.citations import (
     content_tokens,
     is_not_enough,
@@ -42,7 +44,6 @@ from rag.answer.citations import (
 from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, quote, telling, with_antecedent
 from rag.answer.prompt import Prompt
 from rag.answer.shape import states_nothing
-from rag.answer.support import asks, echoes_prompt, restates_question
 from rag.ingest.sections import PATH_SEP
 from rag.ingest.sentences import sentence_spans
 

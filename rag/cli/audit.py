@@ -16,7 +16,8 @@ import argparse
 import sys
 
 from rag import defaults, jsonout
-from rag.answer.support import Checker, model_opinion
+from rag.answer.checks.opinion import model_opinion
+from rag.answer.support import Checker
 from rag.cli.common import err, load_corpus, short
 from rag.evaluate.audit_pairs import audit_pairs, load_pairs
 from rag.ingest.chunking import CHUNKERS, chunk_documents

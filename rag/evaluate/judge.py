@@ -31,8 +31,9 @@ from typing import Sequence
 
 import numpy as np
 
+from rag.answer.checks.opinion import model_opinion
 from rag.answer.citations import is_not_enough, strip_citations
-from rag.answer.support import Checker, Support, model_opinion
+from rag.answer.support import Checker, Support
 from rag.errors import ConfigError, GenerationCancelled, LLMError
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences

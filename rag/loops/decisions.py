@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import re
 
+from rag.answer.checks.opinion import model_opinion
 from rag.answer.citations import strip_citations
-from rag.answer.support import Support, model_opinion
+from rag.answer.support import Support
 from rag.messages import say
 from rag.models.control import RunControl
 from rag.models.yes_no import Verdict, ask_yes_no

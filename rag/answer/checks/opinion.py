@@ -1,0 +1,49 @@
+"""The optional second opinion: a bundled model's yes/no on the sentence and its evidence span, and what it does to a
+label.
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rag.messages import say
+
+if TYPE_CHECKING:
+    from rag.answer.support import Opinion
+
+
+OPINION = {
+    "zh": ("你核对一句话有没有证据支持，只回答“是”或“否”。",
+           "证据：{e}\n\n句子：{s}\n\n这句话里的每个事实（数字、说的是谁、肯定还是否定）都和证据一致吗？只回答“是”或“否”。"),
+    "en": ("You check whether a sentence is backed by its evidence. Answer only yes or no.",
+           "Evidence: {e}\n\nSentence: {s}\n\nDoes every fact in the sentence (numbers, what it is said of, yes or no) "
+           "agree with the evidence? Answer only yes or no."),
+}
+
+
+CONTENT_FREE = "N/A"
+
+
+def opinion_messages(sentence: str, evidence: str, lang: str) -> list[dict]:
+    """The second opinion's prompt: one sentence and one evidence span, nothing else (short, so a small model
+    reads all of it, and the system prompt stays in llama.cpp's KV cache from one sentence to the next)."""
+    system, user = OPINION[lang if lang in OPINION else "en"]
+    return [{"role": "system", "content": system}, {"role": "user", "content": user.format(e=evidence, s=sentence)}]
+
+
+def model_opinion(chat, calibrate: bool = False, control=None) -> Opinion:
+    """An Opinion backed by `chat`: its yes/no Verdict (rag/models/yes_no.py) on the sentence and its span.
+
+    `calibrate` divides by the model's verdict on a content-free sentence over the same span (Zhao et al.
+    2021). Whether either reading helps was measured (bench/bench_audit.py) before any default used it.
+    `control` (a RunControl) queues, stops and times each question like any other model call."""
+    from rag.models.yes_no import ask_yes_no
+
+    def ask(sentence: str, evidence: str, lang: str):
+        null = [opinion_messages(CONTENT_FREE, evidence, lang)] if calibrate else None
+        return ask_yes_no(chat, opinion_messages(sentence, evidence, lang), lang,
+                          say("does the evidence span support the sentence?", "证据片段支持这句话吗？"), default=True,
+                          null=null, control=control)
+
+    return ask

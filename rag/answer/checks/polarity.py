@@ -1,0 +1,73 @@
+"""Negations agree clause by clause, and no opposite pair differs (增大/减小, 乘以/除以): "polarity".
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+"""
+
+from __future__ import annotations
+
+from rag.answer import fact_lexicon as lex
+from rag.answer.checks import binding as binding_check
+from rag.answer.checks import novelty as novelty_check
+from rag.answer.checks import swap as swap_check
+from rag.answer.checks.verdict import Check
+from rag.answer.fact_text import Clause, Reading, read
+
+
+def check(s: Reading, span: Reading) -> Check | None:
+    """Each group of aligned clauses holds as many negations on either side (counting only a negation whose
+    object is on the other side too: "没见过的验证集" paraphrased without 没见过 is not a contradiction), and no
+    opposite pair differs between a sentence clause and a span clause aligned with it."""
+    edges: dict[int, set[int]] = {}
+    for i, c in enumerate(s.clauses):
+        g, count = binding_check.best_clause(c, span)
+        if g is None:
+            continue
+        shared = [sum(binding_check.clause_has(span, h, u) for u in c.units) for h in span.clauses]
+        edges[i] = {j for j, h in enumerate(span.clauses) if h is g or shared[j] >= max(2, count)}
+        closest = [span.clauses[j] for j in sorted(edges[i])]
+        for h in closest:  # "位于检索召回之后、大模型生成之前": both halves are as close
+            for a, b in lex.OPPOSITES_ZH + lex.OPPOSITES_EN:
+                for x, y in ((a, b), (b, a)):
+                    if (swap_check.has_word(s, c.start, c.end, x) and not swap_check.has_word(s, c.start, c.end, y)
+                            and swap_check.has_word(span, h.start, h.end, y) and not swap_check.has_word(span, h.start, h.end, x)):
+                        return Check("polarity", False, f"句子说“{x}”，证据说“{y}”",
+                                     f"the sentence says \"{x}\" where the evidence says \"{y}\"")
+        opposite = _opposite_near(s, c, span)
+        if opposite is not None:
+            return opposite
+    groups: list[tuple[set[int], set[int]]] = []  # (sentence clauses, span clauses) joined by alignment
+    for i, js in edges.items():
+        merged = [grp for grp in groups if grp[1] & js]
+        new = ({i} | set().union(*(g[0] for g in merged)), set(js).union(*(g[1] for g in merged)))
+        groups = [grp for grp in groups if grp not in merged] + [new]
+    for mine, theirs in groups:
+        ours_text = " ".join(s.text[s.clauses[i].start:s.clauses[i].end] for i in mine)
+        evid_text = " ".join(span.text[span.clauses[j].start:span.clauses[j].end] for j in theirs)
+        ours = [t for i in mine for t, scope in s.negations(s.clauses[i].start, s.clauses[i].end)
+                if novelty_check.in_scope(scope, read(evid_text))]
+        evid = [t for j in theirs for t, scope in span.negations(span.clauses[j].start, span.clauses[j].end)
+                if novelty_check.in_scope(scope, read(ours_text))]
+        if len(ours) != len(evid):
+            if evid:
+                return Check("polarity", False, f"证据这里有否定（{'、'.join(evid)}），句子没有",
+                             f"the evidence negates this ({', '.join(evid)}) and the sentence does not")
+            return Check("polarity", False, f"句子有否定（{'、'.join(ours)}），证据这里没有",
+                         f"the sentence negates this ({', '.join(ours)}) and the evidence does not")
+    if edges:
+        return Check("polarity", True, "否定和反义词与证据一致", "negations and opposites agree with the evidence")
+    return None
+
+
+def _opposite_near(s: Reading, c: Clause, span: Reading) -> Check | None:
+    """The sentence says x, the span never does, and says x's opposite in a clause that shares a content unit
+    with the sentence's clause ("要乘以 d_k" against "除以 √d_k 防止数值过大")."""
+    for a, b in lex.OPPOSITES_ZH + lex.OPPOSITES_EN:
+        for x, y in ((a, b), (b, a)):
+            if not swap_check.has_word(s, c.start, c.end, x) or swap_check.has_word(s, 0, len(s.text), y) \
+                    or swap_check.has_word(span, 0, len(span.text), x):
+                continue
+            for h in span.clauses:
+                if swap_check.has_word(span, h.start, h.end, y) and any(binding_check.clause_has(span, h, u) for u in c.units
+                                                               if u.kind != "num" and u.key not in (x, y)):
+                    return Check("polarity", False, f"句子说“{x}”，证据说“{y}”",
+                                 f"the sentence says \"{x}\" where the evidence says \"{y}\"")
+    return None

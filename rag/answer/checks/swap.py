@@ -1,0 +1,124 @@
+"""The span says the same thing of a sibling term (L1 for L2, 验证集 for 测试集): "swap".
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rag.answer import fact_lexicon as lex
+from rag.answer.checks import binding as binding_check
+from rag.answer.checks import units as units_check
+from rag.answer.checks.verdict import Check
+from rag.answer.fact_text import Clause, Reading, Unit, read
+from rag.ingest.sentences import sentence_spans
+
+if TYPE_CHECKING:
+    from rag.answer.support import Evidence
+
+
+def check(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: Reading | None) -> Check | None:
+    """The span clause that says what the sentence clause says holds a sibling term where the sentence has
+    its own term, and the chunk knows that term from elsewhere: it is said of something else. A name in the
+    chunk's title is what the whole chunk is about, never a swap."""
+    for c in s.clauses:
+        best, _ = binding_check.best_clause(c, span)
+        names = [u for u in c.units if u.kind == "term"]
+        away = [u for u in names if best is None or not binding_check.clause_has(span, best, u)]  # said apart from its content
+        homes = [g for u in away for g in span.clauses if binding_check.clause_has(span, g, u)]
+        mine = c.units + c.inherited
+        seen: list[Clause] = []
+        for g in [best, *homes]:  # where the sentence's content is, and where its names are
+            if g is None or any(g is h for h in seen):
+                continue
+            seen.append(g)
+            found = _swapped(mine, g, s, c, span, whole, evidence, title, names_too=g is best)
+            if found is not None:
+                return found
+        found = _subject_swap(c, span, whole, evidence)
+        if found is not None:
+            return found
+    return _opener_swap(s, span, whole)
+
+
+def _opener_swap(s: Reading, span: Reading, whole: Reading) -> Check | None:
+    """The sentence opens with a word (过拟合) that a span sentence saying the rest lacks, and that span sentence opens
+    with a sibling of it (欠拟合是指…，因此训练误差和测试误差都偏高): the span is about the other one."""
+    own = [u for u in s.units if u.kind != "num"]
+    if len(own) < 3:
+        return None
+    m = own[0]
+    for a, b in sentence_spans(span.text):
+        theirs = [u for u in span.units if a <= u.start < b and u.kind != "num"]
+        if not theirs or any(units_check.same_unit(theirs[0], u) for u in own) or span.low.find(m.key, a, b) >= 0:
+            continue  # that sentence names the sentence's subject itself
+        v = theirs[0]
+        shared = sum(1 for u in own[1:] if span.low.find(u.key, a, b) >= 0)
+        cjk = not m.key.isascii() and not v.key.isascii()
+        sibling = (cjk and len(m.key) == len(v.key) >= 3 and m.key[-1] == v.key[-1]) or binding_check.opposites(m.key, v.key)
+        if sibling and shared >= (len(own) - 1) / 2 and not binding_check.aliases(whole, m, v):
+            where = span.text[a:b].strip()
+            return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+                         f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
+    return None
+
+
+def _subject_swap(c: Clause, span: Reading, whole: Reading, evidence: Evidence) -> Check | None:
+    own = [u for u in c.units if u.kind != "num"]
+    if len(own) < 3:
+        return None
+    m, nxt = own[0], own[1]
+    if any(binding_check.clause_has(span, g, m) and binding_check.clause_has(span, g, nxt) for g in span.clauses):
+        return None
+    if not span.found(m):
+        return None
+    found = None
+    for g in span.clauses:
+        theirs = [u for u in g.units if u.kind != "num"]
+        if len(theirs) < 2 or not units_check.same_unit(theirs[1], nxt) or binding_check.clause_has(span, g, m):
+            continue
+        v = theirs[0]
+        if any(units_check.same_unit(v, u) or v.key == u.key for u in own) or v.key in lex.GENERIC_ZH:
+            continue
+        if m.kind != v.kind or binding_check.script(m.key) != binding_check.script(v.key) or binding_check.aliases(whole, m, v):
+            continue
+        if len(theirs) > 2 and not any(binding_check.clause_has(span, g, u) for u in own[2:]):
+            continue  # the span clause goes on to say something else ("上层节点稀疏" vs "下层节点稠密")
+        shared = sum(binding_check.clause_has(span, g, u) for u in own[1:])
+        if found is None or shared > found[0]:
+            found = (shared, g, v)
+    if found is None:
+        return None
+    _, g, v = found
+    where = span.text[g.start:g.end].strip()
+    return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+                 f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
+
+
+def _swapped(mine: list[Unit], g: Clause, s: Reading, c: Clause, span: Reading, whole: Reading,
+             evidence: Evidence, title: Reading | None, names_too: bool = True) -> Check | None:
+    """A sibling of a unit of the sentence clause in span clause `g`; `names_too=False` (a clause found only
+    because it holds one of the sentence's names) leaves out name-for-name swaps, which the best clause checks."""
+    missing = [u for u in mine if u.kind != "num" and not binding_check.clause_has(span, g, u) and not binding_check.topic(u, title)]
+    extra = [v for v in g.units + g.inherited if v.kind != "num" and not any(units_check.same_unit(v, u) for u in mine)]
+    rest = whole.low[: evidence.start + g.start] + " " + whole.low[evidence.start + g.end:]
+    for m in missing:
+        known = (m.key in read(rest).stems) if m.key.isascii() else (m.key in rest)
+        if not known:
+            continue
+        for v in extra:
+            if not names_too and m.kind == "term" and v.kind == "term":
+                continue
+            if binding_check.siblings(m, v, c, g, s, span, whole):
+                where = span.text[g.start:g.end].strip()
+                return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+                             f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
+    return None
+
+
+def has_word(r: Reading, a: int, b: int, word: str) -> bool:
+    if word.isascii():
+        return any(t == word or t.rstrip("s") == word for t in r.tokens_in(a, b))
+    if len(word) == 1:  # 快 / 慢: the token itself, or a degree word made with it (越慢, 更快, 太大)
+        return any(t == word or (len(t) <= 3 and t.endswith(word) and t[0] in "越更太很较过最偏") for t in r.tokens_in(a, b))
+    return word in r.low[a:b]

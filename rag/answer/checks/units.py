@@ -1,0 +1,33 @@
+"""What a sentence and a span share: a content unit found in a span (with the chunk's title counting for a name), and
+the coverage the alignment and the checks read.
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+"""
+
+from __future__ import annotations
+
+from rag.answer.fact_text import Reading, Unit
+
+
+def asks(text: str) -> bool:
+    """Is `text` a question (it ends with a question mark, closing quotes and brackets aside)? It states nothing."""
+    return text.rstrip().rstrip("”’\"')）").endswith(("?", "？"))
+
+
+def coverage(s: Reading, span: Reading, title: Reading | None = None) -> float:
+    """Mean credit of the sentence's content units in the span (fact_text.Reading.credit). A name in the chunk's
+    first sentence (its title) is what the whole chunk is about, so it counts as found in every span of it:
+    the span for "RRF 中 k 通常取 60" is the sentence about k, not that one plus the title."""
+    if not s.units:
+        return 0.0
+    return sum(unit_credit(u, span, title) for u in s.units) / len(s.units)
+
+
+def unit_credit(u: Unit, span: Reading, title: Reading | None) -> float:
+    """One unit's credit in the span, a name in the chunk's title counting as found (see `coverage`)."""
+    return max(span.credit(u), 1.0 if title is not None and u.kind == "term" and title.found(u) else 0.0)
+
+
+def same_unit(u: Unit, v: Unit) -> bool:
+    if u.kind == "num" or v.kind == "num":
+        return u.kind == v.kind and u.key == v.key
+    return u.key == v.key or (not u.key.isascii() and (u.key in v.key or v.key in u.key))
