@@ -208,9 +208,9 @@ def title_of(chunk: str) -> Reading | None:
 def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker: Checker) -> Support:
     evidence, cov = align(s, ref, chunk)
     asked = [chunk[a:b] for a, b in sentence_spans(chunk) if units_check.asks(chunk[a:b])]
-    if any(restates_check.copied_from(claim, q) for q in asked):  # the chunk's own question (an FAQ entry's title), copied
+    if any(restates_check.copied_from(claim, q) for q in asked):  # the chunk's own question (an FAQ title), copied
         return Support(claim, "restates-question", evidence, (restates_check.COPIED_QUESTION,), cov)
-    if restates_check.copied_from(claim, chunk):  # the chunk says it in these very words: no rule over words can find it wrong
+    if restates_check.copied_from(claim, chunk):  # the chunk's very words: no rule over words can find it wrong
         restates = restates_check.restates(s, question)
         copied = (restates_check.VERBATIM,) + ((restates,) if restates is not None and not restates.passed else ())
         return Support(claim, "restates-question" if len(copied) > 1 else "supported", evidence, copied, max(cov, 1.0))
@@ -219,10 +219,11 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
     polarity = polarity_check.check(s, span)
     if polarity is not None and not polarity.passed and scope_check.said_there(claim, chunk):
         polarity = None  # the opposite is said under another condition: the sentence's own condition agrees
-    checks = [c for c in (numbers_check.check(s, span, whole), quantity_check.check(claim, chunk), binding_check.check(s, span),
-                          swap_check.check(s, span, whole, evidence, title), scope_check.check(claim, chunk), polarity,
-                          novelty_check.new_terms(s, whole), novelty_check.apart(s, span, whole, evidence, title), restates_check.restates(s, question))
-              if c is not None]
+    run = (numbers_check.check(s, span, whole), quantity_check.check(claim, chunk), binding_check.check(s, span),
+           swap_check.check(s, span, whole, evidence, title), scope_check.check(claim, chunk), polarity,
+           novelty_check.new_terms(s, whole), novelty_check.apart(s, span, whole, evidence, title),
+           restates_check.restates(s, question))
+    checks = [c for c in run if c is not None]
     checks.append(Check("coverage", cov >= checker.supported_coverage,
                         f"证据覆盖了这句话 {cov:.0%} 的内容词", f"the evidence covers {cov:.0%} of the sentence's content words"))
     adds, added = novelty_check.adds(s, span, title, question, checker)

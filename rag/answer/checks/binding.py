@@ -6,7 +6,7 @@ Not handled here: aligning the sentence to its span and the order the checks run
 from __future__ import annotations
 
 from rag.answer import fact_lexicon as lex
-from rag.answer.checks import numbers as numbers_check
+from rag.answer.checks.numbers import shown
 from rag.answer.checks.verdict import Check
 from rag.answer.fact_text import Clause, Reading, Unit
 from rag.ingest.sentences import sentence_spans
@@ -29,40 +29,63 @@ def check(s: Reading, span: Reading) -> Check | None:
     it names (k1, b, Adam) is in a clause with another number there; an English word ("default") only when
     every clause it is in holds another number."""
     for c in s.clauses:
-        mine = [u for u in c.units if u.kind == "num"]
-        g, _ = best_clause(c, span)
-        theirs = [v for v in g.units if v.kind == "num"] if g is not None else []
-        if g is not None and mine and theirs and not any(clause_has(span, g, n) for n in mine):
-            where = span.text[g.start:g.end].strip()
-            return Check("binding", False, f"证据“{where}”这里的数字是 {numbers_check.shown(theirs)}，不是 {numbers_check.shown(mine)}",
-                         f"the evidence \"{where}\" says {numbers_check.shown(theirs)} here, not {numbers_check.shown(mine)}")
-        nums = [u for u in mine if span.found(u)]
-        named = [u for u in c.units + c.inherited if (u.kind == "term" or (u.kind == "word" and not s.zh))
-                 and u.shown.lower() not in lex.UNITS]  # "hours" is the number's unit, not what it is said of
-        for n in nums:
-            homes_of = {m.key: [g for g in span.clauses if clause_has(span, g, m)] for m in named}
-            if any(any(clause_has(span, g, n) for g in homes) for homes in homes_of.values()):
-                continue  # one of the things the sentence names goes with this number: "RRF 中 k 通常取 60"
-            for m in named:
-                homes = homes_of[m.key]
-                def values(g: Clause) -> list[Unit]:  # the numbers said in it; not a formula's: "max(0, x)"
-                    return [v for v in g.units if v.kind == "num" and not span.depth[v.start]]
-
-                with_numbers = [g for g in homes if values(g)]
-                if not with_numbers or (m.kind == "word" and len(with_numbers) < len(homes)):
-                    continue
-                theirs = [v for g in with_numbers for v in values(g)]
-                owner = [g for g in span.clauses if clause_has(span, g, n)]
-                said_of = [v for g in owner for v in g.units + g.inherited if v.kind == "term"] or \
-                    [v for g in owner for v in g.units if v.kind != "num"][:2]
-                about, about_en = numbers_check.shown(said_of), numbers_check.shown(said_of, ", ")
-                return Check("binding", False,
-                             f"证据中 {n.shown} 说的是 {about or '别的'}，不是 {m.shown}（{m.shown} 对应的是 {numbers_check.shown(theirs)}）",
-                             f"in the evidence {n.shown} is said of {about_en or 'something else'}, not of {m.shown} "
-                             f"({m.shown} goes with {numbers_check.shown(theirs, ', ')})")
+        found = _other_numbers_there(c, span) or _said_of_another(s, c, span)
+        if found is not None:
+            return found
     if any(u.kind == "num" for u in s.units) and any(v.kind == "num" for v in span.units):
         return Check("binding", True, "数字和它所说的对象在证据里在一起", "each number sits with what it is said of in the evidence")
     return None  # no number in the sentence, or none in the evidence: nothing to bind (the numbers check says so)
+
+
+def _other_numbers_there(c: Clause, span: Reading) -> Check | None:
+    """The span clause the sentence clause is about holds numbers, and none of the sentence's."""
+    mine = [u for u in c.units if u.kind == "num"]
+    g, _ = best_clause(c, span)
+    theirs = [v for v in g.units if v.kind == "num"] if g is not None else []
+    if g is None or not mine or not theirs or any(clause_has(span, g, n) for n in mine):
+        return None
+    where = span.text[g.start:g.end].strip()
+    return Check("binding", False, f"证据“{where}”这里的数字是 {shown(theirs)}，不是 {shown(mine)}",
+                 f"the evidence \"{where}\" says {shown(theirs)} here, not {shown(mine)}")
+
+
+def _said_of_another(s: Reading, c: Clause, span: Reading) -> Check | None:
+    """A number of the clause the span has, said there of something else than what the clause names, while a term
+    the clause names sits with other numbers."""
+    nums = [u for u in c.units if u.kind == "num" and span.found(u)]
+    named = [u for u in c.units + c.inherited if (u.kind == "term" or (u.kind == "word" and not s.zh))
+             and u.shown.lower() not in lex.UNITS]  # "hours" is the number's unit, not what it is said of
+    for n in nums:
+        homes_of = {m.key: [g for g in span.clauses if clause_has(span, g, m)] for m in named}
+        if any(any(clause_has(span, g, n) for g in homes) for homes in homes_of.values()):
+            continue  # one of the things the sentence names goes with this number: "RRF 中 k 通常取 60"
+        for m in named:
+            found = _bound_elsewhere(span, n, m, homes_of[m.key])
+            if found is not None:
+                return found
+    return None
+
+
+def _values(g: Clause, span: Reading) -> list[Unit]:
+    """The numbers said in a clause; not a formula's ("max(0, x)")."""
+    return [v for v in g.units if v.kind == "num" and not span.depth[v.start]]
+
+
+def _bound_elsewhere(span: Reading, n: Unit, m: Unit, homes: list[Clause]) -> Check | None:
+    """The term `m` goes with other numbers in the span (in every clause it is in, for an English word), so the
+    number `n` is said of something else: the failed check, or None."""
+    with_numbers = [g for g in homes if _values(g, span)]
+    if not with_numbers or (m.kind == "word" and len(with_numbers) < len(homes)):
+        return None
+    theirs = [v for g in with_numbers for v in _values(g, span)]
+    owner = [g for g in span.clauses if clause_has(span, g, n)]
+    said_of = [v for g in owner for v in g.units + g.inherited if v.kind == "term"] or \
+        [v for g in owner for v in g.units if v.kind != "num"][:2]
+    about, about_en = shown(said_of), shown(said_of, ", ")
+    return Check("binding", False,
+                 f"证据中 {n.shown} 说的是 {about or '别的'}，不是 {m.shown}（{m.shown} 对应的是 {shown(theirs)}）",
+                 f"in the evidence {n.shown} is said of {about_en or 'something else'}, not of {m.shown} "
+                 f"({m.shown} goes with {shown(theirs, ', ')})")
 
 
 _WEIGHT = {"term": 2, "num": 2, "word": 1}  # a name or a number says more about where a clause belongs

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rag.answer.checks import binding as binding_check
-from rag.answer.checks import numbers as numbers_check
-from rag.answer.checks import restates as restates_check
-from rag.answer.checks import units as units_check
+from rag.answer.checks.binding import best_clause, clause_has
+from rag.answer.checks.numbers import shown
+from rag.answer.checks.restates import own_units
+from rag.answer.checks.units import asks, same_unit, unit_credit
 from rag.answer.checks.verdict import Check
 from rag.answer.fact_text import Reading, Unit, read
 from rag.ingest.sentences import sentence_spans
@@ -32,7 +32,7 @@ def new_terms(s: Reading, whole: Reading) -> Check | None:
     new = [u for u in s.units if u.kind == "term" and not whole.found(u)]
     if not new:
         return None
-    return Check("new-term", False, f"资料里没有提到 {numbers_check.shown(new)}", f"the chunk never mentions {numbers_check.shown(new, ', ')}")
+    return Check("new-term", False, f"资料里没有提到 {shown(new)}", f"the chunk never mentions {shown(new, ', ')}")
 
 
 def apart(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: Reading | None) -> Check | None:
@@ -42,7 +42,7 @@ def apart(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: 
     sentence (the subject the chunk goes on about: "HNSW 是… 。参数 M 控制…"), or is in the chunk's title."""
     cuts = sentence_spans(whole.text)
     head = whole.text.split("\n", 1)[0] if "\n" in whole.text.strip() else ""
-    titles = [r for r in (title, read(head) if units_check.asks(head) else None) if r is not None]
+    titles = [r for r in (title, read(head) if asks(head) else None) if r is not None]
 
     def sentence_of(pos: int) -> int:
         return next((i for i, (a, b) in enumerate(cuts) if a <= pos < b), -1)
@@ -52,15 +52,15 @@ def apart(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: 
         if v.kind != "num":
             openers.setdefault(sentence_of(v.start), v)
     for c in s.clauses:
-        g, _ = binding_check.best_clause(c, span)
+        g, _ = best_clause(c, span)
         if g is None:
             continue
         here = sentence_of(evidence.start + g.start)
         for u in c.units:
-            if u.kind != "term" or binding_check.clause_has(span, g, u) or not whole.found(u) or any(t.found(u) for t in titles):
+            if u.kind != "term" or clause_has(span, g, u) or not whole.found(u) or any(t.found(u) for t in titles):
                 continue
-            homes = {sentence_of(v.start) for v in whole.units if units_check.same_unit(u, v)}
-            if here in homes or any(i < here and i in openers and units_check.same_unit(u, openers[i]) for i in homes):
+            homes = {sentence_of(v.start) for v in whole.units if same_unit(u, v)}
+            if here in homes or any(i < here and i in openers and same_unit(u, openers[i]) for i in homes):
                 continue
             said = span.text[g.start:g.end].strip()
             return Check("apart", False, f"证据在“{said}”里没有提到 {u.shown}：资料没有把它们放在一起说",
@@ -76,17 +76,17 @@ def adds(s: Reading, span: Reading, title: Reading | None, question: str, checke
     混合检索中的哪一类融合方法？" covers 71% of its words with faq_030, which never says 加权, the word that answers (RRF
     fuses by rank). The share is read against the same thresholds as the coverage (weak, unsupported below them);
     no new threshold. The question's words still count in the coverage: they are part of what the sentence claims."""
-    own = restates_check.own_units(s, question) if question.strip() and checker.beyond_question else []
+    own = own_units(s, question) if question.strip() and checker.beyond_question else []
     if not own:
         return None, 1.0
-    credit = [units_check.unit_credit(u, span, title) for u in own]
+    credit = [unit_credit(u, span, title) for u in own]
     share = sum(credit) / len(own)
     if share >= checker.supported_coverage:
         return Check("adds", True, f"这句话在问题之外说的内容，证据覆盖了 {share:.0%}",
                      f"the evidence covers {share:.0%} of what the sentence says beyond the question"), share
     missing = [u for u, c in zip(own, credit) if c < 1.0]
-    return Check("adds", False, f"这句话说了 {numbers_check.shown(missing)}，证据里没有（问题之外的内容只覆盖了 {share:.0%}）",
-                 f"the sentence says {numbers_check.shown(missing, ', ')}, which the evidence does not (it covers {share:.0%} of what the "
+    return Check("adds", False, f"这句话说了 {shown(missing)}，证据里没有（问题之外的内容只覆盖了 {share:.0%}）",
+                 f"the sentence says {shown(missing, ', ')}, which the evidence does not (it covers {share:.0%} of what the "
                  "sentence adds to the question)"), share
 
 

@@ -5,9 +5,9 @@ Not handled here: aligning the sentence to its span and the order the checks run
 from __future__ import annotations
 
 from rag.answer import fact_lexicon as lex
-from rag.answer.checks import binding as binding_check
-from rag.answer.checks import novelty as novelty_check
-from rag.answer.checks import swap as swap_check
+from rag.answer.checks.binding import best_clause, clause_has
+from rag.answer.checks.novelty import in_scope
+from rag.answer.checks.swap import has_word
 from rag.answer.checks.verdict import Check
 from rag.answer.fact_text import Clause, Reading, read
 
@@ -18,17 +18,17 @@ def check(s: Reading, span: Reading) -> Check | None:
     opposite pair differs between a sentence clause and a span clause aligned with it."""
     edges: dict[int, set[int]] = {}
     for i, c in enumerate(s.clauses):
-        g, count = binding_check.best_clause(c, span)
+        g, count = best_clause(c, span)
         if g is None:
             continue
-        shared = [sum(binding_check.clause_has(span, h, u) for u in c.units) for h in span.clauses]
+        shared = [sum(clause_has(span, h, u) for u in c.units) for h in span.clauses]
         edges[i] = {j for j, h in enumerate(span.clauses) if h is g or shared[j] >= max(2, count)}
         closest = [span.clauses[j] for j in sorted(edges[i])]
         for h in closest:  # "位于检索召回之后、大模型生成之前": both halves are as close
             for a, b in lex.OPPOSITES_ZH + lex.OPPOSITES_EN:
                 for x, y in ((a, b), (b, a)):
-                    if (swap_check.has_word(s, c.start, c.end, x) and not swap_check.has_word(s, c.start, c.end, y)
-                            and swap_check.has_word(span, h.start, h.end, y) and not swap_check.has_word(span, h.start, h.end, x)):
+                    if (has_word(s, c.start, c.end, x) and not has_word(s, c.start, c.end, y)
+                            and has_word(span, h.start, h.end, y) and not has_word(span, h.start, h.end, x)):
                         return Check("polarity", False, f"句子说“{x}”，证据说“{y}”",
                                      f"the sentence says \"{x}\" where the evidence says \"{y}\"")
         opposite = _opposite_near(s, c, span)
@@ -43,9 +43,9 @@ def check(s: Reading, span: Reading) -> Check | None:
         ours_text = " ".join(s.text[s.clauses[i].start:s.clauses[i].end] for i in mine)
         evid_text = " ".join(span.text[span.clauses[j].start:span.clauses[j].end] for j in theirs)
         ours = [t for i in mine for t, scope in s.negations(s.clauses[i].start, s.clauses[i].end)
-                if novelty_check.in_scope(scope, read(evid_text))]
+                if in_scope(scope, read(evid_text))]
         evid = [t for j in theirs for t, scope in span.negations(span.clauses[j].start, span.clauses[j].end)
-                if novelty_check.in_scope(scope, read(ours_text))]
+                if in_scope(scope, read(ours_text))]
         if len(ours) != len(evid):
             if evid:
                 return Check("polarity", False, f"证据这里有否定（{'、'.join(evid)}），句子没有",
@@ -62,11 +62,11 @@ def _opposite_near(s: Reading, c: Clause, span: Reading) -> Check | None:
     with the sentence's clause ("要乘以 d_k" against "除以 √d_k 防止数值过大")."""
     for a, b in lex.OPPOSITES_ZH + lex.OPPOSITES_EN:
         for x, y in ((a, b), (b, a)):
-            if not swap_check.has_word(s, c.start, c.end, x) or swap_check.has_word(s, 0, len(s.text), y) \
-                    or swap_check.has_word(span, 0, len(span.text), x):
+            if not has_word(s, c.start, c.end, x) or has_word(s, 0, len(s.text), y) \
+                    or has_word(span, 0, len(span.text), x):
                 continue
             for h in span.clauses:
-                if swap_check.has_word(span, h.start, h.end, y) and any(binding_check.clause_has(span, h, u) for u in c.units
+                if has_word(span, h.start, h.end, y) and any(clause_has(span, h, u) for u in c.units
                                                                if u.kind != "num" and u.key not in (x, y)):
                     return Check("polarity", False, f"句子说“{x}”，证据说“{y}”",
                                  f"the sentence says \"{x}\" where the evidence says \"{y}\"")

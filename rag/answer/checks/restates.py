@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from rag.answer import fact_lexicon as lex
-from rag.answer.checks import units as units_check
+from rag.answer.checks.units import asks
 from rag.answer.checks.verdict import Check
 from rag.answer.fact_text import Reading, Unit, read
 from rag.answer.shape import states_nothing
@@ -131,7 +131,7 @@ def restates_question(claim: str, question: str) -> bool:
     s, question = read(fold_script(claim)), fold_script(question)  # either may be written in traditional
     if not s.units or not question.strip() or yes_no(question):
         return False
-    return units_check.asks(s.text) or not own_units(s, question)
+    return asks(s.text) or not own_units(s, question)
 
 
 _YES_NO = re.compile(r"[吗嘛][\s？?。]*$|是否|是不是|能不能|可不可以|会不会|有没有|要不要|需不需要|对不对|^\s*(is|are|can|could|does|do|"
@@ -154,7 +154,7 @@ def restates(s: Reading, question: str) -> Check | None:
     """Every content unit of the sentence is the question's, but at most one new word: it states no fact. A word in
     brackets only glosses the one before it ("RRF（Reciprocal Rank Fusion，倒数排名融合）"): "RRF 是通过 RRF（…）来计算的"
     names RRF's full name and says nothing of how it is computed. A question asks, it states nothing."""
-    if units_check.asks(s.text):
+    if asks(s.text):
         return Check("restates", False, "这句是问句，没有陈述事实", "it is a question: it states no fact")
     if not question.strip():
         return None

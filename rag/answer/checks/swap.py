@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rag.answer import fact_lexicon as lex
-from rag.answer.checks import binding as binding_check
-from rag.answer.checks import units as units_check
+from rag.answer.checks.binding import aliases, best_clause, clause_has, opposites, script, siblings, topic
+from rag.answer.checks.units import same_unit
 from rag.answer.checks.verdict import Check
 from rag.answer.fact_text import Clause, Reading, Unit, read
 from rag.ingest.sentences import sentence_spans
@@ -22,10 +22,10 @@ def check(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: 
     its own term, and the chunk knows that term from elsewhere: it is said of something else. A name in the
     chunk's title is what the whole chunk is about, never a swap."""
     for c in s.clauses:
-        best, _ = binding_check.best_clause(c, span)
+        best, _ = best_clause(c, span)
         names = [u for u in c.units if u.kind == "term"]
-        away = [u for u in names if best is None or not binding_check.clause_has(span, best, u)]  # said apart from its content
-        homes = [g for u in away for g in span.clauses if binding_check.clause_has(span, g, u)]
+        away = [u for u in names if best is None or not clause_has(span, best, u)]  # said apart from its content
+        homes = [g for u in away for g in span.clauses if clause_has(span, g, u)]
         mine = c.units + c.inherited
         seen: list[Clause] = []
         for g in [best, *homes]:  # where the sentence's content is, and where its names are
@@ -50,13 +50,13 @@ def _opener_swap(s: Reading, span: Reading, whole: Reading) -> Check | None:
     m = own[0]
     for a, b in sentence_spans(span.text):
         theirs = [u for u in span.units if a <= u.start < b and u.kind != "num"]
-        if not theirs or any(units_check.same_unit(theirs[0], u) for u in own) or span.low.find(m.key, a, b) >= 0:
+        if not theirs or any(same_unit(theirs[0], u) for u in own) or span.low.find(m.key, a, b) >= 0:
             continue  # that sentence names the sentence's subject itself
         v = theirs[0]
         shared = sum(1 for u in own[1:] if span.low.find(u.key, a, b) >= 0)
         cjk = not m.key.isascii() and not v.key.isascii()
-        sibling = (cjk and len(m.key) == len(v.key) >= 3 and m.key[-1] == v.key[-1]) or binding_check.opposites(m.key, v.key)
-        if sibling and shared >= (len(own) - 1) / 2 and not binding_check.aliases(whole, m, v):
+        sibling = (cjk and len(m.key) == len(v.key) >= 3 and m.key[-1] == v.key[-1]) or opposites(m.key, v.key)
+        if sibling and shared >= (len(own) - 1) / 2 and not aliases(whole, m, v):
             where = span.text[a:b].strip()
             return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
                          f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
@@ -68,23 +68,23 @@ def _subject_swap(c: Clause, span: Reading, whole: Reading, evidence: Evidence) 
     if len(own) < 3:
         return None
     m, nxt = own[0], own[1]
-    if any(binding_check.clause_has(span, g, m) and binding_check.clause_has(span, g, nxt) for g in span.clauses):
+    if any(clause_has(span, g, m) and clause_has(span, g, nxt) for g in span.clauses):
         return None
     if not span.found(m):
         return None
     found = None
     for g in span.clauses:
         theirs = [u for u in g.units if u.kind != "num"]
-        if len(theirs) < 2 or not units_check.same_unit(theirs[1], nxt) or binding_check.clause_has(span, g, m):
+        if len(theirs) < 2 or not same_unit(theirs[1], nxt) or clause_has(span, g, m):
             continue
         v = theirs[0]
-        if any(units_check.same_unit(v, u) or v.key == u.key for u in own) or v.key in lex.GENERIC_ZH:
+        if any(same_unit(v, u) or v.key == u.key for u in own) or v.key in lex.GENERIC_ZH:
             continue
-        if m.kind != v.kind or binding_check.script(m.key) != binding_check.script(v.key) or binding_check.aliases(whole, m, v):
+        if m.kind != v.kind or script(m.key) != script(v.key) or aliases(whole, m, v):
             continue
-        if len(theirs) > 2 and not any(binding_check.clause_has(span, g, u) for u in own[2:]):
+        if len(theirs) > 2 and not any(clause_has(span, g, u) for u in own[2:]):
             continue  # the span clause goes on to say something else ("上层节点稀疏" vs "下层节点稠密")
-        shared = sum(binding_check.clause_has(span, g, u) for u in own[1:])
+        shared = sum(clause_has(span, g, u) for u in own[1:])
         if found is None or shared > found[0]:
             found = (shared, g, v)
     if found is None:
@@ -99,8 +99,8 @@ def _swapped(mine: list[Unit], g: Clause, s: Reading, c: Clause, span: Reading, 
              evidence: Evidence, title: Reading | None, names_too: bool = True) -> Check | None:
     """A sibling of a unit of the sentence clause in span clause `g`; `names_too=False` (a clause found only
     because it holds one of the sentence's names) leaves out name-for-name swaps, which the best clause checks."""
-    missing = [u for u in mine if u.kind != "num" and not binding_check.clause_has(span, g, u) and not binding_check.topic(u, title)]
-    extra = [v for v in g.units + g.inherited if v.kind != "num" and not any(units_check.same_unit(v, u) for u in mine)]
+    missing = [u for u in mine if u.kind != "num" and not clause_has(span, g, u) and not topic(u, title)]
+    extra = [v for v in g.units + g.inherited if v.kind != "num" and not any(same_unit(v, u) for u in mine)]
     rest = whole.low[: evidence.start + g.start] + " " + whole.low[evidence.start + g.end:]
     for m in missing:
         known = (m.key in read(rest).stems) if m.key.isascii() else (m.key in rest)
@@ -109,7 +109,7 @@ def _swapped(mine: list[Unit], g: Clause, s: Reading, c: Clause, span: Reading, 
         for v in extra:
             if not names_too and m.kind == "term" and v.kind == "term":
                 continue
-            if binding_check.siblings(m, v, c, g, s, span, whole):
+            if siblings(m, v, c, g, s, span, whole):
                 where = span.text[g.start:g.end].strip()
                 return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
                              f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
