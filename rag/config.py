@@ -73,6 +73,15 @@ def value(name: str, environ=None):
     return parse(name, (os.environ if environ is None else environ).get(name, ""))
 
 
+def value_or_default(name: str):
+    """The variable's value, or its default when the value is bad: for what must start anyway (the app says every
+    bad value once, at its configuration check, and runs on the default meanwhile)."""
+    try:
+        return value(name)
+    except ConfigError:
+        return VARIABLES[name].default
+
+
 def problems(environ=None) -> list[str]:
     """The message for every variable set to a bad value (checked all at once, so a command or the app can
     say so at its start instead of when a stage first reads the variable)."""

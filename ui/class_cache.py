@@ -27,7 +27,6 @@ from typing import Any, Callable, Hashable
 import streamlit as st
 
 from rag import config
-from rag.errors import ConfigError
 
 from .i18n import tr
 
@@ -92,11 +91,7 @@ class ClassResults:
 @st.cache_resource(show_spinner=False)
 def shared() -> ClassResults:
     """The server's one ClassResults (every session reads it; it hands out copies)."""
-    try:
-        size = config.value("RAG_CLASS_CACHE")
-    except ConfigError:  # said once by the app's configuration check; the default serves meanwhile
-        size = DEFAULT_MAX
-    return ClassResults(size)
+    return ClassResults(config.value_or_default("RAG_CLASS_CACHE"))
 
 
 def shareable(chat) -> bool:

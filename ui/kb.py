@@ -74,11 +74,7 @@ class SharedKnowledgeBases:
 @st.cache_resource(show_spinner=False)
 def shared() -> SharedKnowledgeBases:
     """The server's one SharedKnowledgeBases."""
-    try:
-        size = config.value("RAG_KB_CACHE")
-    except ConfigError:  # said once by the app's configuration check; the default serves meanwhile
-        size = DEFAULT_MAX
-    return SharedKnowledgeBases(size)
+    return SharedKnowledgeBases(config.value_or_default("RAG_KB_CACHE"))
 
 
 def session_copy(index: Index) -> Index:
