@@ -9,7 +9,6 @@ Not handled here: chunking and indexing themselves (rag/ingest/chunking.py, rag/
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from typing import Any, Mapping, MutableMapping
@@ -23,9 +22,10 @@ from rag.index.tokenize import load_stopwords, tokenizer_named
 from rag.ingest.chunking import NEEDS_EMBEDDER, ChunkSet, chunk_documents
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 
-from . import indexes, models
+from . import indexes, kb, models
 from .i18n import t
 from .memo import memo
+from .settings import index_key
 from .worker import run_in_worker
 
 
@@ -37,14 +37,6 @@ def chunk_set(ss: MutableMapping, method: str, params: Mapping[str, Any]) -> Chu
     embedder = models.embedder(name) if name else None
     return memo("chunks", key, lambda: chunk_documents(ss["corpus.docs"], method, embedder=embedder, **params),
                 keep=4, ss=ss)
-
-
-def index_key(ss: MutableMapping) -> str:
-    method, params = ss["applied.chunk"]
-    raw = json.dumps([ss["corpus.hash"], method, params, ss["applied.embedder"], bool(ss.get("index.stopwords")),
-                      bool(ss.get("index.sparse")), bool(ss.get("index.contextual")),
-                      ss.get("index.tokenizer") or "jieba"], sort_keys=True)
-    return hashlib.sha1(raw.encode()).hexdigest()[:16]
 
 
 def apply_chunking(ss: MutableMapping, method: str, params: Mapping[str, Any], embedder_name: str) -> None:
@@ -102,8 +94,6 @@ def get_index() -> Index:
     key = index_key(ss)
     if ss.get("index.key") == key and ss.get("index.obj") is not None:
         return ss["index.obj"]
-    from . import kb
-
     shared = kb.shared_index(ss, key)  # the class's knowledge base with its own settings: the one shared copy
     if shared is not None:
         return _installed(ss, shared, key, 0.0)

@@ -31,7 +31,7 @@ from rag.ingest.chunking import chunker_params
 from rag.ingest.documents import Document
 from rag.messages import say
 
-from . import corpus, models
+from . import corpus, models, settings
 
 DEFAULT_MAX = 4
 
@@ -97,8 +97,6 @@ def use(ss: MutableMapping, name: str) -> None:
     """Make the knowledge base `name` this session's corpus, with its chunker and embedder as the applied settings;
     raises KnowledgeBaseError (nothing changed) when it cannot be opened. Call it before the page's widgets are
     drawn (a button's callback, or the session's first run)."""
-    from . import indexing, settings
-
     m = kb.manifest(name)
     _, docs = shared().get(name)
     files = [{"file": f["file"], "sha1": f["sha1"][:10], "bytes": f["bytes"]} for f in m.files]
@@ -114,7 +112,7 @@ def use(ss: MutableMapping, name: str) -> None:
     for key, value in (("index.stopwords", False), ("index.sparse", False), ("index.contextual", False),
                        ("index.tokenizer", "jieba")):
         ss[key] = value
-    ss["corpus.kb"] = (name, indexing.index_key(ss))
+    ss["corpus.kb"] = (name, settings.index_key(ss))
 
 
 def shared_index(ss: Mapping, key: str) -> Index | None:

@@ -14,9 +14,8 @@ from rag.index.build import Index
 from rag.trace import Trace
 
 from .choices import generator_identity
-from .indexing import index_key
 from .memo import memo, peek
-from .settings import ask_settings, question
+from .settings import ask_settings, index_key, question
 from .worker import run_in_worker
 
 

@@ -12,6 +12,8 @@ Not handled here: the corpus (corpus.py), the index (indexing.py), which backend
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from typing import Any, MutableMapping
 
 import streamlit as st
@@ -170,6 +172,17 @@ def ask_settings(ss: MutableMapping | None = None) -> AskSettings:
         fill_in=bool(ss["answer.fill_in"]),
         prompt_style=ss["answer.prompt_style"],
     )
+
+
+def index_key(ss: MutableMapping) -> str:
+    """What the session's index is built from, hashed (ui/indexing.py rebuilds it when this changes): the corpus's
+    content, the applied chunker and its parameters, the embedder, BM25's stop words and tokenizer, the learned-sparse
+    list, contextual chunking."""
+    method, params = ss["applied.chunk"]
+    raw = json.dumps([ss["corpus.hash"], method, params, ss["applied.embedder"], bool(ss.get("index.stopwords")),
+                      bool(ss.get("index.sparse")), bool(ss.get("index.contextual")),
+                      ss.get("index.tokenizer") or "jieba"], sort_keys=True)
+    return hashlib.sha1(raw.encode()).hexdigest()[:16]
 
 
 def pending_params(ss: MutableMapping, method: str) -> dict[str, Any]:

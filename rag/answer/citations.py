@@ -36,9 +36,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rag.answer.checks.opinion import Opinion
 from rag.answer.fact_text import read
 from rag.answer.prompt import NOT_ENOUGH
-from rag.answer.support import Checker, Opinion, Support
+from rag.answer.support import Checker, Support
 from rag.index.tokenize import jieba_tokenize, load_stopwords
 from rag.ingest.sentences import sentence_spans, split_sentences
 from rag.models.script import fold_script

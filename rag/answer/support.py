@@ -37,7 +37,7 @@ for support (grounding.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -50,7 +50,8 @@ from rag.answer.checks import restates as restates_check
 from rag.answer.checks import scope as scope_check
 from rag.answer.checks import swap as swap_check
 from rag.answer.checks import units as units_check
-from rag.answer.checks.verdict import Check
+from rag.answer.checks.opinion import Opinion
+from rag.answer.checks.verdict import Check, Evidence
 from rag.answer.fact_text import Reading, read, soft_break
 from rag.ingest.sentences import sentence_spans
 from rag.models.script import fold_script
@@ -65,17 +66,6 @@ LABELS = ("supported", "weak", "unsupported", "contradicted", "restates-question
 FACT_CHECKS = ("numbers", "binding", "swap", "polarity")  # a failure of one of these: contradicted
 _RANK = {"supported": 4, "weak": 3, "contradicted": 2, "restates-question": 1, "unsupported": 0}
 
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """The span of a chunk a sentence was aligned to."""
-
-    ref: str
-    text: str  # chunk[start:end]
-    start: int
-    end: int
-    matched: tuple[tuple[int, int], ...] = ()  # offsets in `text` of the units the sentence shares with it
 
 
 @dataclass(frozen=True)
@@ -100,7 +90,6 @@ class Support:
         return [c.reason(lang) for c in (self.failed or self.checks)]
 
 
-Opinion = Callable[[str, str, str], "Verdict"]  # (sentence, evidence span, lang) -> the model's yes/no
 
 
 @dataclass(frozen=True)
@@ -226,7 +215,8 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
     checks = [c for c in run if c is not None]
     checks.append(Check("coverage", cov >= checker.supported_coverage,
                         f"证据覆盖了这句话 {cov:.0%} 的内容词", f"the evidence covers {cov:.0%} of the sentence's content words"))
-    adds, added = novelty_check.adds(s, span, title, question, checker)
+    adds, added = novelty_check.adds(s, span, title, question, beyond_question=checker.beyond_question,
+                                     supported=checker.supported_coverage)
     checks.extend([adds] if adds is not None else [])
     failed = {c.name for c in checks if not c.passed}
     if failed & set(FACT_CHECKS) and cov >= checker.weak_coverage:  # a contradiction of a span about something else

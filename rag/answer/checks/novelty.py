@@ -5,20 +5,15 @@ Not handled here: aligning the sentence to its span and the order the checks run
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from rag.answer.checks.binding import best_clause, clause_has
 from rag.answer.checks.numbers import shown
 from rag.answer.checks.restates import own_units
 from rag.answer.checks.units import asks, same_unit, unit_credit
-from rag.answer.checks.verdict import Check
+from rag.answer.checks.verdict import Check, Evidence
 from rag.answer.fact_text import Reading, Unit, read
 from rag.ingest.sentences import sentence_spans
-
-if TYPE_CHECKING:
-    from rag.answer.support import Checker, Evidence
 
 
 def in_scope(scope: list[str], other: Reading) -> bool:
@@ -68,20 +63,20 @@ def apart(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: 
     return None
 
 
-def adds(s: Reading, span: Reading, title: Reading | None, question: str, checker: Checker
-          ) -> tuple[Check | None, float]:
+def adds(s: Reading, span: Reading, title: Reading | None, question: str, *, beyond_question: bool,
+         supported: float) -> tuple[Check | None, float]:
     """How much of what the sentence says beyond the question the span covers, as a check, and that share (1.0, and
     no check, without a question or with nothing beyond it). The question's own words are in any chunk on its topic,
     so they lift the coverage of a sentence whatever it answers: "RRF 属于混合检索中的分数加权融合方法。" to "RRF 属于
     混合检索中的哪一类融合方法？" covers 71% of its words with faq_030, which never says 加权, the word that answers (RRF
     fuses by rank). The share is read against the same thresholds as the coverage (weak, unsupported below them);
     no new threshold. The question's words still count in the coverage: they are part of what the sentence claims."""
-    own = own_units(s, question) if question.strip() and checker.beyond_question else []
+    own = own_units(s, question) if question.strip() and beyond_question else []
     if not own:
         return None, 1.0
     credit = [unit_credit(u, span, title) for u in own]
     share = sum(credit) / len(own)
-    if share >= checker.supported_coverage:
+    if share >= supported:
         return Check("adds", True, f"这句话在问题之外说的内容，证据覆盖了 {share:.0%}",
                      f"the evidence covers {share:.0%} of what the sentence says beyond the question"), share
     missing = [u for u, c in zip(own, credit) if c < 1.0]

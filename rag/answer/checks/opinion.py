@@ -5,12 +5,15 @@ Not handled here: aligning the sentence to its span and the order the checks run
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rag.messages import say
 
 if TYPE_CHECKING:
-    from rag.answer.support import Opinion
+    from rag.models.yes_no import Verdict
+
+Opinion = Callable[[str, str, str], "Verdict"]  # (sentence, evidence span, lang) -> the model's yes/no
 
 
 OPINION = {

@@ -4,17 +4,12 @@ Not handled here: aligning the sentence to its span and the order the checks run
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rag.answer import fact_lexicon as lex
 from rag.answer.checks.binding import aliases, best_clause, clause_has, opposites, script, siblings, topic
 from rag.answer.checks.units import same_unit
-from rag.answer.checks.verdict import Check
+from rag.answer.checks.verdict import Check, Evidence
 from rag.answer.fact_text import Clause, Reading, Unit, read
 from rag.ingest.sentences import sentence_spans
-
-if TYPE_CHECKING:
-    from rag.answer.support import Evidence
 
 
 def check(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: Reading | None) -> Check | None:

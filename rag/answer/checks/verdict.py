@@ -1,4 +1,5 @@
-"""One check's verdict on one sentence, with its reason in both UI languages (the audit table shows it per row)."""
+"""What a check reads and what it says: the evidence span a sentence was aligned to, and one check's verdict on the
+sentence with its reason in both UI languages (the audit table shows it per row)."""
 
 from __future__ import annotations
 
@@ -16,3 +17,14 @@ class Check:
 
     def reason(self, lang: str) -> str:
         return self.zh if lang == "zh" else self.en
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The span of a chunk a sentence was aligned to (support.py's `align`)."""
+
+    ref: str
+    text: str  # chunk[start:end]
+    start: int
+    end: int
+    matched: tuple[tuple[int, int], ...] = ()  # offsets in `text` of the units the sentence shares with it
