@@ -7,7 +7,6 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from rag.errors import RagError
 from rag.index.tokenize import TOKENIZERS, load_stopwords
 from rag.ingest.chunking import CHUNKERS, auto_method, chunker_params
 from rag.ingest.preview import (
@@ -19,7 +18,7 @@ from rag.ingest.preview import (
 )
 from rag.ingest.semantic import semantic_curve
 from rag.models.embedding import EMBEDDERS
-from ui import charts, corpus, indexing, kb, models, settings
+from ui import charts, corpus, indexing, kb_panel, models, settings
 from ui.i18n import lang, loc, plural, t, tr
 from ui.render import (
     OVERLAP_COLOUR,
@@ -109,60 +108,10 @@ with right:
         corpus.apply_upload(ss, [(p.name, p.read_bytes()) for p in sorted(LONGFORM_DIR.iterdir()) if p.is_file()],
                             "replace")
         ss.pop("upload.base", None)
-    bases = [r for r in kb.available() if "error" not in r]
-    if bases:
-        rows = {r["name"]: r for r in bases}
+    kb_panel.picker(ss)
 
-        def _open_base() -> None:  # a callback: it runs before any widget whose value it sets is drawn
-            try:
-                kb.use(ss, ss["upload.kb_pick"])
-            except RagError as e:
-                ss["corpus.kb_error"] = e
-
-        pick = st.selectbox(tr("班级知识库（老师构建，全班共用）", "Class knowledge base (built by the teacher, shared)"),
-                            list(rows), key="upload.kb_pick")
-        if pick in rows:
-            st.caption(tr(f"{rows[pick]['documents']} 篇文档 · {rows[pick]['chunks']} 块 · {rows[pick]['chunker']} · "
-                          f"{rows[pick]['embedder']}",
-                          f"{plural(rows[pick]['documents'], 'document', 'documents', '篇文档')} · "
-                          f"{plural(rows[pick]['chunks'], 'chunk', 'chunks', '块')} · {rows[pick]['chunker']} · "
-                          f"{rows[pick]['embedder']}"))
-        st.button(tr("打开这个知识库", "Open this knowledge base"), icon=":material/school:", width="stretch",
-                  key="upload.kb_open", on_click=_open_base)
-
-if ss.get("corpus.kb_error") is not None:
-    st.error(md_escape(error_text(ss["corpus.kb_error"])))
-if ss.get("corpus.kb"):
-    st.info(tr(f"当前语料是班级知识库 {md_escape(ss['corpus.kb'][0])}：服务器上只存一份，所有打开它的会话共用，只读。你自己上传的文件仍只在"
-               "你的会话里；换了分块或向量模型，会在你的会话里另建一份索引。",
-               f"The corpus is the class knowledge base {md_escape(ss['corpus.kb'][0])}: the server holds one read-only copy that "
-               "every session on it shares. Files you upload stay in your session only; another chunker or embedder "
-               "builds a separate index in your session."), icon=":material/school:")
-if kb.teacher_may_save() and files:
-    with st.expander(tr("把上传的文件保存为班级知识库（老师）", "Save the uploaded files as a class knowledge base (teacher)")):
-        st.caption(tr("保存后，学生打开带 ?kb=名字 的链接就直接用这些文件，不必再上传；同名的知识库会被替换。需要启动服务器时设的"
-                      "教师密钥（RAG_TEACHER_KEY）。",
-                      "Once saved, students on a link with ?kb=NAME use these files without uploading them; a knowledge "
-                      "base of the same name is replaced. Needs the teacher key the server was started with "
-                      "(RAG_TEACHER_KEY)."))
-        kb_name = st.text_input(tr("知识库名字", "Knowledge base name"), key="upload.kb_name", max_chars=64)
-        kb_key = st.text_input(tr("教师密钥", "Teacher key"), type="password", key="upload.kb_key")
-        if st.button(tr("保存", "Save"), key="upload.kb_save", icon=":material/save:"):
-            if not kb.key_matches(kb_key):
-                st.error(tr("教师密钥不对，没有保存。", "That is not the teacher key; nothing was saved."))
-            else:
-                try:
-                    with st.spinner(tr("正在构建知识库…", "Building the knowledge base…")):
-                        saved = kb.save(ss, kb_name.strip(), [(corpus.browser_name(f.name), f.getvalue())
-                                                              for f in files])
-                except RagError as e:
-                    st.error(md_escape(error_text(e)))
-                else:
-                    m = saved.manifest
-                    st.success(tr(f"已保存知识库 {md_escape(m.name)}：{m.documents} 篇文档，{m.chunks} 块。学生的链接："
-                                  f"?kb={md_escape(m.name)}",
-                                  f"Saved the knowledge base {md_escape(m.name)}: {m.documents} documents, {m.chunks} "
-                                  f"chunks. Students' link: ?kb={md_escape(m.name)}"))
+kb_panel.notice(ss)
+kb_panel.teacher_form(ss, files or [])
 
 for err in ss.get("corpus.errors", []):
     st.error(md_escape(error_text(err)))

@@ -8,6 +8,7 @@ This package imports streamlit; `rag/` never does. Modules:
 - links.py      the question and main settings in the URL, so a reload or a shared link keeps them
 - corpus.py     this session's corpus: the knowledge base or its uploads
 - kb.py         a class knowledge base (rag kb build) opened by link, page or lesson; one shared copy, bounded
+- kb_panel.py   the upload page's picker, notice and teacher's save form for those bases
 - indexing.py   this session's chunks and index, rebuilt only when their key changes
 - choices.py    which reranker and generator this session runs; the LLM endpoint fields
 - results.py    the current question's trace, retrieval and rerank lists, shared by the pages
