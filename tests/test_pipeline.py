@@ -489,3 +489,25 @@ def test_a_no_rag_sentence_is_judged_against_its_own_topic_so_nonsense_is_unsupp
     assert nonsense.best_ref == "faq_026" and nonsense.label == "unsupported"
     [fact] = ground_in_corpus("过拟合指模型在训练集上表现很好，但在新数据上表现差。", kb_index, question=question)
     assert fact.best_ref == "faq_001" and fact.label == "supported"  # a true sentence still finds its own entry
+
+
+def test_a_number_the_cited_chunk_gives_under_the_questions_condition_is_not_off_the_question():
+    """"动量系数取 0.9 的话，…多少个梯度平均起来？": the 0.5B answered "10个梯度平均起来。[momentum#19]", right, and it was set
+    aside because the stand-in quoted only the first chunk (momentum#4). A number the cited chunk gives under the
+    question's own condition (0.9) answers it; another number from that chunk, or the condition alone, does not."""
+    from rag.answer.extractive import ScoredSentence
+    from rag.answer.fill_in import answers_the_condition, set_aside_off_question
+
+    q = "动量系数取 0.9 的话，大概相当于把最近多少个梯度平均起来？"
+    texts = {"momentum#4": "用泄漏平均值取代梯度计算。其中$\\beta \\in (0, 1)$。这有效地将瞬时梯度替换为多个过去梯度的平均值。",
+             "momentum#19": "我们将学习率略微降至$0.01$。当我们将动量超参数`momentum`增加到0.9时，它相当于有效样本数量增加到"
+                            "$\\frac{1}{1 - 0.9} = 10$。"}
+    scored = [ScoredSentence(1, "momentum#4", 0, 13, "用泄漏平均值取代梯度计算。", 0.9, 0.9, 0.5, 1.0, True),
+              ScoredSentence(2, "momentum#19", 0, 12, "我们将学习率略微降至$0.01$。", 0.8, 0.8, 0.5, 0.9, False)]
+    right = "10个梯度平均起来。[momentum#19]"
+    assert set_aside_off_question(right, q, scored, texts) == (right, [])
+    assert answers_the_condition("10个梯度平均起来。", q, [texts["momentum#19"]])
+    assert not answers_the_condition("学习率是0.01。", q, [texts["momentum#19"]])  # from the chunk, not the condition's
+    assert not answers_the_condition("10个梯度平均起来。", "动量系数一般取多少？", [texts["momentum#19"]])  # no condition
+    wrong = "学习率降到0.01。[momentum#19]"
+    assert set_aside_off_question(wrong, q, scored, texts) == ("", [wrong])

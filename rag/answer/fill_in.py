@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rag.answer.answer_form import gives_asked_number, question_form, values
 from rag.answer.asked import asked_slot, fills, question_words
 from rag.answer.checks.restates import echoes_prompt, restates_question
 from rag.answer.checks.units import asks
@@ -172,9 +173,27 @@ def set_aside_off_question(answer: str, question: str, scored: Sequence[ScoredSe
 
     def drop(sentence: str, claim: str) -> bool:
         refs = set(parse_citations(sentence))
-        return bool(claim and refs and refs <= texts.keys() and not refs & quoted and not terms_found(lacking, claim))
+        return bool(claim and refs and refs <= texts.keys() and not refs & quoted and not terms_found(lacking, claim)
+                    and not answers_the_condition(claim, question, [texts[r] for r in refs]))
 
     return _set_aside(answer, drop)
+
+
+def answers_the_condition(claim: str, question: str, cited: Sequence[str]) -> bool:
+    """For a number asked under a condition the question states ("动量系数取 0.9 的话，…多少个梯度"): the claim states a
+    number that a sentence of a chunk it cites gives under that condition ("…增加到0.9时，…$\\frac{1}{1 - 0.9} = 10$").
+    Such a sentence answers the question whichever chunk the stand-in anchored on: "10个梯度平均起来。[momentum#19]",
+    the 0.5B's right answer, was set aside as off the question because the stand-in quoted the first chunk."""
+    given = set(values(question))
+    stated = set(values(claim)) - given
+    if question_form(question) != "number" or not given or not stated:
+        return False
+    for text in cited:
+        for a, b in sentence_spans(text):
+            sentence = text[a:b]
+            if gives_asked_number(sentence, question) and stated & (set(values(sentence)) - given):
+                return True
+    return False
 
 
 def _set_aside(answer: str, drop: Callable[[str, str], bool]) -> tuple[str, list[str]]:
