@@ -168,7 +168,8 @@ def save(ss: MutableMapping, name: str, files: Sequence[tuple[str, bytes]]) -> k
     with tempfile.TemporaryDirectory(prefix="rag-kb-upload-") as tmp:
         paths = []
         for i, (fname, data) in enumerate(files):
-            target = Path(tmp, f"{i:03d}", Path(fname).name or f"file{i}")
+            base = Path(fname).name  # the name's last part, never a path; "." or ".." is no file name
+            target = Path(tmp, f"{i:03d}", base if base not in ("", ".", "..") else f"file{i}.txt")
             target.parent.mkdir()
             target.write_bytes(data)
             paths.append(target)
