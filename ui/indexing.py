@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import nullcontext
 from typing import Any, Mapping, MutableMapping
 
 import streamlit as st
@@ -23,8 +24,9 @@ from rag.ingest.chunking import NEEDS_EMBEDDER, ChunkSet, chunk_documents
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 
 from . import indexes, kb, models
-from .i18n import t
+from .i18n import t, tr
 from .memo import memo
+from .render import md_escape
 from .settings import index_key
 from .worker import run_in_worker
 
@@ -94,7 +96,12 @@ def get_index() -> Index:
     key = index_key(ss)
     if ss.get("index.key") == key and ss.get("index.obj") is not None:
         return ss["index.obj"]
-    shared = kb.shared_index(ss, key)  # the class's knowledge base with its own settings: the one shared copy
+    held = ss.get("corpus.kb")  # the class's knowledge base with its own settings: the one shared copy
+    name = md_escape(held[0]) if held else ""
+    with st.spinner(tr(f"正在打开班级知识库 {name}（全班共用一份；另一个会话正在载入它时，这里等它载完）…",
+                       f"Opening the class knowledge base {name} (one copy for the class; when another session is "
+                       "loading it, this waits for that load)…")) if held and held[1] == key else nullcontext():
+        shared = kb.shared_index(ss, key)
     if shared is not None:
         return _installed(ss, shared, key, 0.0)
     method, params = ss["applied.chunk"]
