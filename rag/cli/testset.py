@@ -46,24 +46,16 @@ def add_parser(sub, common, gen) -> None:
 
 
 def _chunks(args: argparse.Namespace):
-    """The corpus chunked as `rag eval` chunks it; the embedder is loaded only for a chunker that needs one."""
-    if args.kb:  # the knowledge base's own chunks
+    """(the corpus chunked as `rag eval` chunks it, the embedder it was read with or None): the knowledge base's own
+    chunks and embedder for --kb; else the embedder is loaded only for a chunker that needs one."""
+    if args.kb:
         from rag.cli.common import open_kb
 
-        return open_kb(args).chunks
+        index = open_kb(args)
+        return index.chunks, index.embedder
     chunker, params = chunker_choice(args)
     emb = embedder(args) if chunker in NEEDS_EMBEDDER else None
-    return chunk_documents(load_corpus(args.corpus), chunker, embedder=emb, **params).chunks
-
-
-def _gate_embedder(args: argparse.Namespace):
-    """The embedder the answer gate reads a question with (the knowledge base's, else --embedder or the default)."""
-    if args.kb:
-        from rag.index import kb
-        from rag.models.embedding import load_embedder
-
-        return load_embedder(kb.manifest(args.kb).embedder, threads=args.threads)
-    return embedder(args)
+    return chunk_documents(load_corpus(args.corpus), chunker, embedder=emb, **params).chunks, emb
 
 
 def _chat(args: argparse.Namespace):
@@ -110,8 +102,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if problem:
         err(f"error: {problem}")
         return 2
-    chunks = _chunks(args)
+    chunks, emb = _chunks(args)
     method, chat = _method(args)
+    if method == "llm" and emb is None:  # the answer gate reads the model's questions with the corpus's embedder
+        emb = embedder(args)
     err(f"generating from {min(args.n, len(chunks))} of {len(chunks)} chunks with {method} ...")
 
     def progress(done: int, total: int) -> None:
@@ -120,7 +114,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     run = testset.generate(chunks, args.n, method, chat=chat, seed=args.seed,
                            near_miss_share=max(0.0, args.near_misses), progress=progress,
-                           embedder=_gate_embedder(args) if method == "llm" else None)
+                           embedder=emb)
     text = testset.to_jsonl(run.questions, kept_only=not args.all)
     kept = run.kept
     summary = {"generator": method, "chunks_sampled": min(args.n, len(chunks)), "questions": len(run.questions),
@@ -159,7 +153,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     load_queries(args.queries)  # the same per-line errors as rag eval (raises LoaderError, said by main)
     with open(args.queries, encoding="utf-8-sig") as f:
         records = [json.loads(line) for line in f if line.strip()]
-    chunks = _chunks(args)
+    chunks, _ = _chunks(args)
     rows = testset.recheck(testset.from_records(records), chunks)
     if args.json:
         print(jsonout.dumps([q.record() for q in rows], indent=2))
