@@ -37,7 +37,7 @@ from rag.index.token_cache import tokenize_many
 from rag.index.vectorstore import VectorStore
 from rag.ingest.chunking import Chunk, ChunkSet, chunk_documents
 from rag.ingest.contextual import index_text
-from rag.ingest.documents import Document, LoadReport, load_files
+from rag.ingest.documents import LOADERS, Document, LoadReport, load_files
 from rag.models.embedding import Embedder, default_embedder_name, load_embedder
 
 VERSION = 1
@@ -45,7 +45,6 @@ FILES = ("documents.jsonl", "chunks.jsonl", "vectors.npy", "tokens.jsonl")
 # Letters (any script), digits, "_", "-" and "." inside; no separator, no leading dot, so a name is one folder
 # under RAG_KB_DIR and never a path out of it.
 _NAME = re.compile(r"^[^\W_][\w.-]{0,63}$")
-READABLE = {".txt", ".md", ".markdown", ".pdf", ".json", ".jsonl", ".csv"}
 
 
 class KnowledgeBaseError(ConfigError):
@@ -114,7 +113,7 @@ def read_paths(paths: Sequence[str | os.PathLike]) -> tuple[list[tuple[str, byte
         if path.is_dir():
             for f in sorted(path.rglob("*")):
                 rel = f.relative_to(path)
-                if f.is_file() and not any(p.startswith(".") for p in rel.parts) and f.suffix.lower() in READABLE:
+                if f.is_file() and not any(p.startswith(".") for p in rel.parts) and f.suffix.lower() in LOADERS:
                     files.append((rel.as_posix(), f.read_bytes()))
         elif path.is_file():
             files.append((path.name, path.read_bytes()))
@@ -130,8 +129,8 @@ def load_paths(paths: Sequence[str | os.PathLike]) -> tuple[list[Document], list
     if missing:
         raise KnowledgeBaseError(f"no such file or folder: {', '.join(missing)}", f"没有这个文件或文件夹：{', '.join(missing)}")
     if not files:
-        raise KnowledgeBaseError("no readable file (.md, .txt, .pdf, .json, .jsonl, .csv) in " + ", ".join(map(str, paths)),
-                                 "其中没有可读的文件（.md、.txt、.pdf、.json、.jsonl、.csv）：" + "、".join(map(str, paths)))
+        raise KnowledgeBaseError(f"no readable file ({', '.join(LOADERS)}) in " + ", ".join(map(str, paths)),
+                                 f"其中没有可读的文件（{'、'.join(LOADERS)}）：" + "、".join(map(str, paths)))
     report = load_files(files)
     if not report.documents:
         raise KnowledgeBaseError("no file could be read: " + "; ".join(str(e) for e in report.errors),

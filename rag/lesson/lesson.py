@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
+from rag.index.kb import KnowledgeBaseError, check_name
 from rag.lesson import facts as F
 from rag.messages import Msg, localized, say
 
@@ -53,12 +54,19 @@ PAGE_STAGES = {"home": ("index",), "upload": ("index",), "embeddings": (*_R, "pc
                "graph": (*_R, "graph"), "rerank": (*_R, "rerank"), "answer": (*_R, "rerank", "answer"),
                "loops": (*_R, "rerank", "loops"), "evaluation": _R}
 CORPORA = ("knowledge-base", "longform", "upload")  # the bundled FAQ, the bundled long documents, the student's own
-_KB_CORPUS = re.compile(r"^kb:[^\W_][\w.-]{0,63}$")  # "kb:NAME": a class knowledge base (rag/index/kb.py)
 
 
 def known_corpus(corpus: object) -> bool:
-    """One of CORPORA, or "kb:NAME" with a name a knowledge base may have."""
-    return corpus in CORPORA or (isinstance(corpus, str) and bool(_KB_CORPUS.match(corpus)) and ".." not in corpus)
+    """One of CORPORA, or "kb:NAME" with a name a knowledge base may have (rag/index/kb.py `check_name`)."""
+    if corpus in CORPORA:
+        return True
+    if not isinstance(corpus, str) or not corpus.startswith("kb:"):
+        return False
+    try:
+        check_name(corpus[3:])
+    except KnowledgeBaseError:
+        return False
+    return True
 
 
 def _corpus_error(corpus: object):
