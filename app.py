@@ -45,6 +45,6 @@ waits_for = lesson.draw(here)  # a lesson's current step, above the page
 try:
     page.run()
 finally:  # also when a page stops early (st.stop): the URL always says what this run used
-    st.query_params.from_dict({**kb.link(st.session_state), **links.publish(st.session_state)})
+    st.query_params.from_dict(links.publish(st.session_state))
 if waits_for is not None and lesson.fingerprint(st.session_state) != waits_for:
     st.rerun()  # the page has computed what the step was waiting for: draw the step from it

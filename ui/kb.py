@@ -140,17 +140,9 @@ def from_link(ss: MutableMapping, params: Mapping[str, str]) -> None:
         ss["corpus.kb_error"] = e
 
 
-def link(ss: Mapping) -> dict[str, str]:
-    held = ss.get("corpus.kb")
-    return {"kb": held[0]} if held else {}
-
-
 def teacher_may_save() -> bool:
     """Whether the server was started with a teacher's key (only then is saving offered at all)."""
-    try:
-        return bool(config.value("RAG_TEACHER_KEY"))
-    except ConfigError:
-        return False
+    return bool(config.value_or_default("RAG_TEACHER_KEY"))
 
 
 def key_matches(typed: str) -> bool:

@@ -239,14 +239,17 @@ def _linkable(param: Param, value) -> bool:
 
 
 def publish(ss: Mapping) -> dict[str, str]:
-    """The URL parameters for the current settings: only those that differ from their defaults."""
-    return {key: encode(ss[key]) for key, param in LINKED.items()
-            if key in ss and ss[key] != _default(key) and _linkable(param, ss[key])}
+    """The URL parameters for the current settings: only those that differ from their defaults; first the class
+    knowledge base the session is on (`kb`, which ui/kb.py opens from a link)."""
+    held = ss.get("corpus.kb")
+    out = {"kb": held[0]} if held else {}
+    out.update({key: encode(ss[key]) for key, param in LINKED.items()
+                if key in ss and ss[key] != _default(key) and _linkable(param, ss[key])})
+    return out
 
 
 def share_url(page_url: str, ss: Mapping) -> str:
     """The link to this page with this session's settings (the page's address without its query + ours)."""
     base = page_url.split("?", 1)[0].split("#", 1)[0]
-    held = ss.get("corpus.kb")  # a class knowledge base is on the server: its name travels (ui/kb.py)
-    query = urlencode({**({"kb": held[0]} if held else {}), **publish(ss)})
+    query = urlencode(publish(ss))
     return f"{base}?{query}" if query else base
