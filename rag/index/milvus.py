@@ -168,23 +168,9 @@ class MilvusStore:
             self.client.insert(self.name, rows[start:start + 1000])
         self.client.flush(self.name)
 
-    def _rows(self, result) -> tuple[np.ndarray, np.ndarray]:
-        hits = result[0] if result else []
-        rows = np.array([int(h["entity"]["row"]) for h in hits], dtype=np.int64)
-        return rows, np.array([float(h["distance"]) for h in hits], dtype=np.float32)
-
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Dense top-k of one query vector: (rows, inner products), best first."""
-        query = np.asarray(query, dtype=np.float32)
-        if query.ndim != 1 or query.shape[0] != self.dim:
-            raise ConfigError(f"query must be ({self.dim},), got shape {query.shape}")
-        k = max(0, min(int(k), len(self)))
-        if k == 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        extra = {"ef": max(64, k)} if self.index_type == "HNSW" else {}
-        result = self.client.search(self.name, data=[query.tolist()], anns_field="vector", limit=k,
-                                    search_params={"metric_type": "IP", "params": extra}, output_fields=["row"])
-        return self._rows(result)
+        return _dense_search(self.client, self.name, self.dim, len(self), query, k, self.index_type)
 
     def bm25_search(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Milvus full-text search: (rows, BM25 scores), best first. Milvus Lite reports a BM25 match as a
@@ -196,7 +182,7 @@ class MilvusStore:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         result = self.client.search(self.name, data=[query], anns_field="sparse", limit=k,
                                     search_params={"metric_type": "BM25"}, output_fields=["row"])
-        rows, dist = self._rows(result)
+        rows, dist = _rows(result)
         return rows, (-dist if len(dist) and (dist <= 0).all() else dist)
 
     def analyze(self, text: str) -> list[str]:
@@ -297,14 +283,25 @@ class SharedCollection:
         return self.size
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        query = np.asarray(query, dtype=np.float32)
-        if query.ndim != 1 or query.shape[0] != self.dim:
-            raise ConfigError(f"query must be ({self.dim},), got shape {query.shape}")
-        k = max(0, min(int(k), self.size))
-        if k == 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        result = self.client.search(self.name, data=[query.tolist()], anns_field="vector", limit=k,
-                                    search_params={"metric_type": "IP"}, output_fields=["row"])
-        hits = result[0] if result else []
-        return (np.array([int(h["entity"]["row"]) for h in hits], dtype=np.int64),
-                np.array([float(h["distance"]) for h in hits], dtype=np.float32))
+        return _dense_search(self.client, self.name, self.dim, self.size, query, k)
+
+
+def _rows(result) -> tuple[np.ndarray, np.ndarray]:
+    hits = result[0] if result else []
+    rows = np.array([int(h["entity"]["row"]) for h in hits], dtype=np.int64)
+    return rows, np.array([float(h["distance"]) for h in hits], dtype=np.float32)
+
+
+def _dense_search(client, name: str, dim: int, size: int, query: np.ndarray, k: int,
+                  index_type: str = "FLAT") -> tuple[np.ndarray, np.ndarray]:
+    """Dense top-k of one query vector in a collection of `size` rows: (rows, inner products), best first."""
+    query = np.asarray(query, dtype=np.float32)
+    if query.ndim != 1 or query.shape[0] != dim:
+        raise ConfigError(f"query must be ({dim},), got shape {query.shape}")
+    k = max(0, min(int(k), size))
+    if k == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    extra = {"ef": max(64, k)} if index_type == "HNSW" else {}
+    result = client.search(name, data=[query.tolist()], anns_field="vector", limit=k,
+                           search_params={"metric_type": "IP", "params": extra}, output_fields=["row"])
+    return _rows(result)
