@@ -22,6 +22,14 @@ from rag.index.lexicon import Lexicon
     ("Why do people compute the midpoint as i + (j - i) / 2?", "reason"),
     ("什么是二分查找？", None),
     ("Python 支持尾递归优化吗？", None),
+    # the clause that asks decides: a number word in a clause that only describes is not the question's
+    ("让 LLM 把问题换几种问法分别去搜，有什么好处", None),
+    ("动量系数取 0.9 的话，大概相当于把最近多少个梯度平均起来？", "number"),
+    ("Adam 优化器里那两个指数衰减系数，一般默认填多少？", "number"),
+    ("取多大的 batch，训练才稳定", "number"),  # no clause asks with a word: the whole question is read
+    ("With two pointers, how many comparisons are needed?", "number"),
+    ("QLoRA 把基座模型量化到多少 bit？指令微调的英文缩写是什么？", "number"),  # the first part that shows a slot
+    ("指令微调的英文缩写是什么？QLoRA 把基座模型量化到多少 bit？", "number"),
 ])
 def test_the_asked_slot_is_read_from_the_question_words(question, slot):
     assert asked_slot(question) == slot

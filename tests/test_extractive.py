@@ -303,6 +303,28 @@ def test_fill_in_says_which_part_of_the_question_a_quote_answers():
     assert "我们的门店营业到晚上十点。" in answer
 
 
+def test_a_parts_quote_is_held_to_the_slot_that_part_asks():
+    """A two-part question that asks a number first and a name second: the second part's quote names and gives no
+    number, and is appended (it was held back for the whole question's number: the multihop question "QLoRA 把基座
+    模型量化到多少 bit？指令微调的英文缩写是什么？" lost its SFT quote)."""
+    chunks = [_chunk("q", "QLoRA 把基座模型量化到 4 bit，显存更省。", title="QLoRA"),
+              _chunk("s", "指令微调的英文缩写是 SFT，意思是监督微调。", title="指令微调")]
+    question = "QLoRA 把基座模型量化到多少 bit？指令微调的英文缩写是什么？"
+    prompt = build_prompt(question, chunks, lang="zh")
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=1, margin=0.0)
+    answer, checks = fill_in("QLoRA 把基座模型量化到 4 bit。[q]", prompt, gen.embedder, gen.score_sentences(prompt))
+    sft = [c for c in checks if c.ref == "s"]
+    assert sft and sft[0].part == "指令微调的英文缩写是什么？" and sft[0].appended and not sft[0].off_slot
+    assert "「指令微调的英文缩写是 SFT，意思是监督微调。」[s]" in answer
+    # asked alone, the number question still holds back a quote that gives no number
+    alone = build_prompt("QLoRA 把基座模型量化到多少 bit？",
+                         [_chunk("q", "QLoRA 把基座模型量化到 4 bit。QLoRA 让显存更省。", title="QLoRA")], lang="zh")
+    wide = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=3, margin=10.0)
+    _, checks = fill_in("QLoRA 很好。[q]", alone, wide.embedder, wide.score_sentences(alone))
+    assert {c.sentence: c.off_slot for c in checks} == {"QLoRA 把基座模型量化到 4 bit。": "",
+                                                         "QLoRA 让显存更省。": "number"}
+
+
 def test_a_part_is_looked_for_by_its_own_words_not_the_whole_questions():
     """The chunk that answers the first part also holds most of the whole question's words, so with the whole
     question's word overlap its sentence about RRF won the second part too, and 一是按排名融合 in the other chunk

@@ -415,6 +415,15 @@ def test_to_a_yes_no_question_a_restatement_is_the_answer():
     yes = "是的，向量归一化后，点积和 cosine 是一回事。[faq_023]"
     assert set_aside_restatements(yes, "向量归一化以后，点积和 cosine 是一回事吗") == (yes, [])
     assert set_aside_restatements("Milvus 和 FAISS 有区别。[faq_024]", "Milvus 和 FAISS 有啥区别")[1]
+    # two questions, only the second yes/no: writing both back as one statement answers neither (multihop, the 0.5B)
+    both = "HNSW 查询时用哪个参数控制候选队列大小？数据只有几千条时需要专门的向量数据库吗？"
+    echo = "HNSW 查询时用哪个参数控制候选队列大小，数据只有几千条时需要专门的向量数据库吗。[faq_045]"
+    assert set_aside_restatements(echo, both) == ("", [echo])
+    assert set_aside_restatements(yes, "点积和 cosine 是一回事吗？向量归一化以后还是吗？") == (yes, [])
+    # a question written with a full stop after its particle states nothing either (golden, the 0.5B)
+    asked = "什么是检索增强生成（RAG）呢。[faq_032]"
+    assert set_aside_restatements(asked + "RAG 是先查资料再回答的方法。[faq_032]", "什么是 RAG？") == (
+        "RAG 是先查资料再回答的方法。[faq_032]", [asked])
 
 
 def test_a_sentence_that_repeats_the_prompt_is_set_aside(kb_index):

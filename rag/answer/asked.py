@@ -63,12 +63,30 @@ _NAMES = {"formula": ("a formula", "公式"), "number": ("a number", "数字"), 
 
 
 def asked_slot(question: str) -> str | None:
-    """The slot `question` asks to fill (the first of SLOTS its words ask for), or None when its words show none."""
+    """The slot `question` asks to fill, or None when its words show none: of a question that asks two things (two
+    question marks), the first part's that shows one; within a part, the asking clause's (`_asking_clause`), read by
+    the first of SLOTS its words ask for."""
     q = fold_script(question or "")
-    for slot in SLOTS:
-        if _ASKS[slot].search(q):
-            return slot
+    for part in [p for p in re.findall(r"[^？?]+[？?]*", q) if any(ch.isalnum() for ch in p)] or [q]:
+        clause = _asking_clause(part)
+        for slot in SLOTS:
+            if _ASKS[slot].search(clause):
+                return slot
     return None
+
+
+_INTERROGATIVE = re.compile(r"什么|啥|哪|几|多少|多大|多长|多久|怎么|怎样|如何|为什么|为何|吗|呢|是否|是不是|能不能|可不可以|"
+                            r"有没有|要不要|区别|异同|还是|\b(?:what|which|how|why|when|where|who|whose)\b", re.I)
+
+
+def _asking_clause(part: str) -> str:
+    """The clause of a question that asks (the last one with an interrogative word), or the whole question when none
+    has one. Its other clauses describe what is asked about, and a number word there is not the question's: "让 LLM 把
+    问题换几种问法分别去搜，有什么好处" asks for a benefit, not a count (its 几种 is in the first clause), while "动量系数取
+    0.9 的话，大概相当于把最近多少个梯度平均起来？" asks for a number in its last."""
+    clauses = [c for c in re.split(r"[，,；;：:]", part) if c.strip()]
+    asking = [c for c in clauses if _INTERROGATIVE.search(c)]
+    return asking[-1] if asking else part
 
 
 def fills(sentence: str, slot: str | None) -> bool:

@@ -88,14 +88,15 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
     taken = {(s.n, s.start) for s in chosen}
     join = "" if prompt.lang == "zh" else " "
     model_refused = is_not_enough(answer)
-    slot = asked_slot(prompt.question)
-    strict = slot if slot in STRICT_SLOTS and any(fills(s.sentence, slot) for s in chosen) else None
+    strict = {part: _strict_slot(part or prompt.question, [s for s in chosen if s.part == part])
+              for part in {s.part for s in chosen}}  # a two-part question's second part asks its own slot
     checks = []
     for s in chosen:  # a sentence that opens with an anaphor ("因此，…") is quoted with the one it leans on, as the
         block = blocks[s.n]  # stand-in quotes it: the fact is often in that one ("…栈帧空间…。因此，递归更耗内存。")
         sentence = join.join(p.strip() for p in with_antecedent(block.text, s.start, s.end, taken, s.n, block.title))
         ok, share = (False, 0.0) if model_refused else covered(sentence, answer)
-        off = strict if strict is not None and not ok and not fills(sentence, strict) else ""
+        slot = strict[s.part]
+        off = slot if slot is not None and not ok and not fills(sentence, slot) else ""
         checks.append(FillIn(s.ref, sentence, ok, share, s.part, off))
     missing = [c for c in checks if c.appended]
     if not missing:
@@ -104,6 +105,15 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
     if model_refused or not answer.strip():  # nothing of the model's left (a refusal, or only restatements)
         return quotes, checks
     return answer.rstrip() + "\n" + quotes, checks
+
+
+def _strict_slot(question: str, chosen: Sequence[ScoredSentence]) -> str | None:
+    """The slot `question` asks (asked.asked_slot) when it is one a quote must fill (a number, a formula) and one of
+    the `chosen` sentences fills it; else None (nothing is held back). A two-part question's part is asked on its own:
+    "QLoRA 把基座模型量化到多少 bit？指令微调的英文缩写是什么？" asks a number first and a name second, and the second
+    part's quote (指令微调（SFT）…) gives no number."""
+    slot = asked_slot(question)
+    return slot if slot in STRICT_SLOTS and any(fills(s.sentence, slot) for s in chosen) else None
 
 
 def quoted(sentence: str, ref: str) -> str:

@@ -140,8 +140,11 @@ _YES_NO = re.compile(r"[吗嘛][\s？?。]*$|是否|是不是|能不能|可不�
 
 def yes_no(question: str) -> bool:
     """Does the question ask yes or no ("…是一回事吗", "可不可以…", "Is …?")? Its caller reads a traditional question
-    as simplified first (restates_question)."""
-    return bool(_YES_NO.search(question.strip()))
+    as simplified first (restates_question). A question that asks two things is yes/no only when both parts are:
+    "HNSW 查询时用哪个参数控制候选队列大小？数据只有几千条时需要专门的向量数据库吗？" asks for a name first, and the
+    0.5B's "HNSW 查询时用哪个参数控制候选队列大小，数据只有几千条时需要专门的向量数据库吗。" answers neither part."""
+    parts = [p for p in re.findall(r"[^？?]+[？?]*", question.strip()) if any(ch.isalnum() for ch in p)]
+    return bool(parts) and all(_YES_NO.search(p.strip()) for p in parts)
 
 
 def own_units(s: Reading, question: str) -> list[Unit]:

@@ -5,12 +5,19 @@ Not handled here: aligning the sentence to its span and the order the checks run
 
 from __future__ import annotations
 
+import re
+
 from rag.answer.fact_text import Reading, Unit
 
 
 def asks(text: str) -> bool:
-    """Is `text` a question (it ends with a question mark, closing quotes and brackets aside)? It states nothing."""
-    return text.rstrip().rstrip("”’\"')）").endswith(("?", "？"))
+    """Is `text` a question (it ends with a question mark, closing quotes and brackets aside, or with the particle 吗 or
+    呢 before a full stop: the 0.5B writes "什么是检索增强生成（RAG）呢。")? It states nothing."""
+    end = text.rstrip().rstrip("”’\"')）")
+    return end.endswith(("?", "？")) or bool(_PARTICLE_END.search(end))
+
+
+_PARTICLE_END = re.compile(r"[吗呢][。.！!]?$")
 
 
 def coverage(s: Reading, span: Reading, title: Reading | None = None) -> float:
