@@ -182,7 +182,7 @@ def test_the_bundled_model_writes_one_question_in_the_corpus_language_under_the_
 
     chat = LocalChat(DEFAULT_MODEL, n_ctx=2048)
     run = testset.generate(CHUNKS, 3, "llm", chat=chat, near_miss_share=0)
-    assert run.model_calls == 3
+    assert run.model_calls == 3 + run.second_tries and run.second_tries <= 3
     for x in run.questions:
         assert x.query.endswith("？") and "\n" not in x.query and len(x.query) <= testset.MAX_QUESTION_CHARS + 2
         assert any("\u4e00" <= ch <= "\u9fff" for ch in x.query)  # Chinese, as the corpus is
@@ -369,3 +369,35 @@ def test_auto_is_the_model_where_one_runs_and_the_stand_in_said_so_where_none_do
     assert main(["testset", "generate", "--corpus", str(doc), "--n", "2", "--json"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["generator"] == "keywords" and "keywords stand-in" in err and "not installed here" in err
+
+
+def test_a_model_question_dropped_on_its_own_is_asked_a_second_time():
+    """A copied (or cut-off, or unsupported) first question gets one sampled second try, kept in its place when it
+    passes, with a verdict that says so and why the first went; when the second fails too the first stays, dropped."""
+    from tests.fake_chat import FakeChat
+
+    copied = "问题：InnoDB 的页大小默认是多少？\n答案：InnoDB 的页大小默认是 16KB。\n"
+    fresh = "问题：给数据库建索引时一般选哪种树？\n答案：B+ 树是数据库索引最常用的结构。\n"
+
+    def chat_of(*replies):
+        it = iter(replies)
+        return FakeChat(lambda messages, grammar: next(it))
+
+    chat = chat_of(copied, fresh)
+    run = testset.generate(CHUNKS[:1], 1, "llm", chat=chat, near_miss_share=0)
+    (q,) = run.questions
+    assert q.kept and q.query == "给数据库建索引时一般选哪种树？" and run.model_calls == 2 and run.second_tries == 1
+    assert [c["temperature"] for c in chat.calls] == [0.0, testset.RETRY_TEMPERATURE]
+    note = verdict(q, "second-try")
+    assert note.passed and "InnoDB 的页大小默认是多少" in note.zh and "copied" in note.en
+
+    run = testset.generate(CHUNKS[:1], 1, "llm", chat=chat_of(copied, copied), near_miss_share=0)
+    (q,) = run.questions
+    assert not q.kept and verdict(q, "copied").passed is False and run.model_calls == 2
+    assert "second-try" not in {v.check for v in q.verdicts}
+
+    chat = chat_of(fresh)
+    run = testset.generate(CHUNKS[:1], 1, "llm", chat=chat, near_miss_share=0)
+    assert run.questions[0].kept and run.model_calls == 1 and run.second_tries == 0  # a kept first is not asked again
+    run = testset.generate(CHUNKS[:1], 1, "llm", chat=chat_of(copied), near_miss_share=0, retry=False)
+    assert not run.questions[0].kept and run.model_calls == 1

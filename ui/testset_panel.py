@@ -71,8 +71,13 @@ def _frame(questions: list[testset.TestQuestion]) -> pd.DataFrame:
     return pd.DataFrame([{
         "id": q.qid, "query": q.query, "gold_ids": ", ".join(q.gold_ids), "answer": q.answer,
         "answerable": q.answerable, "generator": q.generator, "kept": q.kept,
-        "why": "；".join(v.zh for v in q.verdicts if not v.passed) if zh else
-        "; ".join(v.en for v in q.verdicts if not v.passed)} for q in questions], columns=list(COLUMNS))
+        "why": "；".join(v.zh for v in _told(q)) if zh else "; ".join(v.en for v in _told(q))} for q in questions],
+        columns=list(COLUMNS))
+
+
+def _told(q: testset.TestQuestion) -> list[testset.Verdict]:
+    """The verdicts the table's why column says: those that dropped it, and that it is a model's second try."""
+    return [v for v in q.verdicts if not v.passed or v.check == "second-try"]
 
 
 def _from_frame(frame: pd.DataFrame, before: dict[str, testset.TestQuestion]) -> list[testset.TestQuestion]:
@@ -226,10 +231,10 @@ def _review(questions: list[testset.TestQuestion], index) -> list[Query]:
     dropped = len(questions) - len(kept)
     how = tr(*reversed(HOW.get(ss.get("testset.how", ""), ("", ""))))
     rate = len(kept) / len(questions) if questions else 0.0
-    st.caption(tr(f"{len(questions)} 道题（{how}），保留 {len(kept)} 道（{rate:.0%}），去掉 {dropped} 道，原因见“去掉的原因”一列。"
+    st.caption(tr(f"{len(questions)} 道题（{how}），保留 {len(kept)} 道（{rate:.0%}），去掉 {dropped} 道，原因见“去掉的原因（或第二次提问）”一列。"
                   "可以在表里修改、删除（选中行后按删除键）或在末行添加，然后点“重新检查”。",
                   f"{len(questions)} questions ({how}): {len(kept)} kept ({rate:.0%}), {dropped} dropped, each with its "
-                  "reason in the “why dropped” column. Edit, delete (select rows, then Delete) or add a row at the end, "
+                  "reason in the “why dropped (or asked again)” column. Edit, delete (select rows, then Delete) or add a row at the end, "
                   "then press Check again."))
     edited = st.data_editor(
         _frame(questions), num_rows="dynamic", hide_index=True, key=f"testset.editor.{ss.get('testset.edits', 0)}",
@@ -242,7 +247,7 @@ def _review(questions: list[testset.TestQuestion], index) -> list[Query]:
             "answerable": st.column_config.CheckboxColumn(tr("可回答", "answerable")),
             "generator": st.column_config.TextColumn(tr("出题方式", "written by")),
             "kept": st.column_config.CheckboxColumn(tr("保留", "kept")),
-            "why": st.column_config.TextColumn(tr("去掉的原因", "why dropped"), width="large"),
+            "why": st.column_config.TextColumn(tr("去掉的原因（或第二次提问）", "why dropped (or asked again)"), width="large"),
         })
     c1, c2 = st.columns(2)
     if c1.button(tr("重新检查", "Check again"), icon=":material/fact_check:", key="testset.recheck"):

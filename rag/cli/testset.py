@@ -119,7 +119,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     kept = run.kept
     summary = {"generator": method, "chunks_sampled": min(args.n, len(chunks)), "questions": len(run.questions),
                "kept": len(kept), "kept_rate": round(len(kept) / max(1, len(run.questions)), 3),
-               "dropped": dict(run.dropped_by()), "seconds": round(run.seconds, 1),
+               "dropped": dict(run.dropped_by()), "second_tries": run.second_tries, "seconds": round(run.seconds, 1),
                "seconds_per_question": round(run.seconds / max(1, run.model_calls or len(run.questions)), 2),
                "near_misses": sum(q.generator == "near-miss" for q in kept),
                "mean_overlap": round(sum(q.overlap for q in kept if q.chunk_id) /
@@ -141,7 +141,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def _print_summary(summary: dict) -> None:
     dropped = ", ".join(f"{k} {v}" for k, v in summary["dropped"].items()) or "none"
     rate = summary["kept"] / summary["questions"] if summary["questions"] else 0.0
-    err(f"kept {summary['kept']} of {summary['questions']} ({rate:.0%}; dropped: {dropped}); near misses "
+    again = f"; {summary['second_tries']} asked a second time" if summary.get("second_tries") else ""
+    err(f"kept {summary['kept']} of {summary['questions']} ({rate:.0%}; dropped: {dropped}{again}); near misses "
         f"{summary['near_misses']}; "
         f"mean overlap with the chunk {summary['mean_overlap']:.2f}; {summary['seconds']:.1f} s "
         f"({summary['seconds_per_question']:.2f} s a question)")

@@ -75,6 +75,7 @@ DUPLICATE_JACCARD = 0.6  # topic words shared with an earlier kept question (Jac
 MAX_QUESTION_CHARS = 80
 MIN_PROSE_CHARS = 40  # a chunk with less prose than this (a heading, a caption, a code listing) is not asked about
 LLM_MAX_TOKENS = 96
+RETRY_TEMPERATURE = 0.7  # a second try samples (a common default for varied but fluent text; not tuned on a set)
 NEAR_MISS_SHARE = 0.2  # near misses, as a share of the kept questions
 # What a page lets one run ask for, and the seconds a question it quotes before starting (bench/bench_testset.py
 # measured the bundled 0.5B on 2 cores; a busy server is slower, and the page says so).
@@ -102,7 +103,7 @@ _FOREIGN = {
 class Verdict:
     """One filter's verdict on one generated question, with its reason in both UI languages."""
 
-    check: str  # unsupported | copied | names-document | duplicate | empty | cut-off
+    check: str  # unsupported | copied | names-document | duplicate | empty | cut-off | second-try (passes)
     passed: bool
     en: str
     zh: str
@@ -386,14 +387,49 @@ def parse_generated(raw: str, lang: str) -> tuple[str, str]:
     return question[:MAX_QUESTION_CHARS + 2], (a.group(1).strip() if a else "")
 
 
-def llm_question(chunk: Chunk, chat, control=None, lang: str | None = None) -> tuple[str, str]:
+def llm_question(chunk: Chunk, chat, control=None, lang: str | None = None, temperature: float = 0.0
+                 ) -> tuple[str, str]:
     """(question, the model's answer) for one chunk, in `lang` (its document's: doc_languages); under the grammar
-    where the backend takes one."""
+    where the backend takes one. `temperature` 0 (the default) is the model's likeliest question; a second try samples
+    (the backends seed their sampler, so a run repeats)."""
     lang = lang or detect_lang(prose(chunk))
     grammar = question_grammar(lang) if chat.supports_grammar else None
-    raw = str(chat.complete(question_messages(chunk, lang), max_tokens=LLM_MAX_TOKENS, temperature=0.0,
+    raw = str(chat.complete(question_messages(chunk, lang), max_tokens=LLM_MAX_TOKENS, temperature=temperature,
                             grammar=grammar, control=control))
     return parse_generated(raw, lang)
+
+
+def model_question(qid: str, chunk: Chunk, chat, control=None, lang: str | None = None, embedder=None,
+                   temperature: float = 0.0) -> TestQuestion:
+    """One model question for `chunk`, its written answer checked against the chunk (`check_answer`; when the check
+    cannot find it and an `embedder` is given, `check_question`: the gate may still answer it from the chunk)."""
+    query, written = llm_question(chunk, chat, control, lang, temperature)
+    verdict, span = check_answer(written, chunk, query)
+    if not verdict.passed and embedder is not None and query.strip():
+        verdict, span = check_question(query, chunk, embedder) or (verdict, span)
+    return TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, "llm", verdicts=(verdict,),
+                        model_answer=written)
+
+
+def passes_own_checks(q: TestQuestion, chunk: Chunk) -> bool:
+    """Would `q` be kept on its own (every verdict it came with, and `own_checks` against its chunk)?"""
+    return all(v.passed for v in own_checks(q, chunk.text)[0])
+
+
+def second_try(first: TestQuestion, chunk: Chunk, chat, control=None, lang: str | None = None, embedder=None
+               ) -> TestQuestion:
+    """For a model question dropped on its own (cut off, copied, unsupported, pointing at the text): one more question,
+    sampled at RETRY_TEMPERATURE, kept in its place when it passes those checks, with a verdict that says it is a
+    second try and why the first was dropped; else the first, as it was. A retry only where the first fails costs a
+    model call for those alone."""
+    second = model_question(first.qid, chunk, chat, control, lang, embedder, RETRY_TEMPERATURE)
+    if not passes_own_checks(second, chunk):
+        return first
+    why = next(v for v in own_checks(first, chunk.text)[0] if not v.passed)
+    note = Verdict("second-try", True,
+                   f"asked a second time: the model's first question (\"{first.query[:40]}\") was dropped: {why.en}",
+                   f"第二次提问：模型的第一个问题（“{first.query[:40]}”）没有保留：{why.zh}")
+    return replace(second, verdicts=(*second.verdicts, note))
 
 
 # ------------------------------------------------------------------------------------------------ filters
@@ -437,39 +473,46 @@ _LABEL_ZH = {"supported": "支持", "weak": "弱支持", "unsupported": "不支�
              "restates-question": "复述问题"}
 
 
+def own_checks(q: TestQuestion, source: str) -> tuple[list[Verdict], float]:
+    """The verdicts a question earns on its own (added to those it came with): empty, cut off, copied, names the
+    document; and its overlap with its chunk `source` ("" when it has none). Whether it repeats an earlier question is
+    `screen`'s to say. An empty or cut-off question gets no further checks."""
+    verdicts = list(q.verdicts)
+    if not q.query.strip():
+        verdicts.append(Verdict("empty", False, "no question was written", "没有写出问题"))
+        return verdicts, 0.0
+    if len(q.query.rstrip("？?").strip()) >= MAX_QUESTION_CHARS - 2:  # the grammar stopped it (a space trimmed)
+        verdicts.append(Verdict("cut-off", False, f"it runs to the {MAX_QUESTION_CHARS}-character limit and was cut "
+                                "off there, mid-sentence (people's questions here are far shorter)",
+                                f"它写到了 {MAX_QUESTION_CHARS} 个字符的上限，在句子中间被截断（人写的问题短得多）"))
+        return verdicts, 0.0
+    overlap = copy_overlap(q.query, source) if source else 0.0
+    if source:
+        run, total = copied_run(q.query, source)
+        share = run / total if total else 0.0
+        verdicts.append(Verdict(
+            "copied", share <= COPY_RUN_MAX,
+            f"{run} of its {total} words in a row are copied from the chunk ({share:.2f}; human questions "
+            f"stay at or below {COPY_RUN_MAX:.2f})",
+            f"连续 {run} 个词照抄资料，共 {total} 个词（{share:.2f}；人写的问题一般不超过 {COPY_RUN_MAX:.2f}）"))
+    named = _NAMES_DOCUMENT.search(q.query)
+    verdicts.append(Verdict(
+        "names-document", named is None,
+        f"it points at the text (\"{named.group(0)}\") instead of asking" if named else "it asks without pointing at the text",
+        f"它指向资料本身（“{named.group(0)}”），不是在提问" if named else "它直接提问，没有指向资料本身"))
+    return verdicts, overlap
+
+
 def screen(questions: Iterable[TestQuestion], chunk_text: Callable[[str], str]) -> list[TestQuestion]:
-    """Each question with the copy, names-the-document and duplicate verdicts added (in order: a duplicate is one
-    whose topic words match a question kept before it)."""
+    """Each question with its own checks' verdicts (`own_checks`) and the duplicate verdict added (in order: a duplicate
+    is one whose topic words match a question kept before it)."""
     kept_words: list[set[str]] = []
     out = []
     for q in questions:
-        verdicts = list(q.verdicts)
-        if not q.query.strip():
-            verdicts.append(Verdict("empty", False, "no question was written", "没有写出问题"))
+        verdicts, overlap = own_checks(q, chunk_text(q.chunk_id) if q.chunk_id else "")
+        if any(v.check in ("empty", "cut-off") for v in verdicts):
             out.append(replace(q, verdicts=tuple(verdicts)))
             continue
-        if len(q.query.rstrip("？?").strip()) >= MAX_QUESTION_CHARS - 2:  # the grammar stopped it (a space trimmed)
-            verdicts.append(Verdict("cut-off", False, f"it runs to the {MAX_QUESTION_CHARS}-character limit and was cut "
-                                    "off there, mid-sentence (people's questions here are far shorter)",
-                                    f"它写到了 {MAX_QUESTION_CHARS} 个字符的上限，在句子中间被截断（人写的问题短得多）"))
-            out.append(replace(q, verdicts=tuple(verdicts)))
-            continue
-        source = chunk_text(q.chunk_id) if q.chunk_id else ""
-        overlap = copy_overlap(q.query, source) if source else 0.0
-        if source:
-            run, total = copied_run(q.query, source)
-            share = run / total if total else 0.0
-            ok = share <= COPY_RUN_MAX
-            verdicts.append(Verdict(
-                "copied", ok,
-                f"{run} of its {total} words in a row are copied from the chunk ({share:.2f}; human questions "
-                f"stay at or below {COPY_RUN_MAX:.2f})",
-                f"连续 {run} 个词照抄资料，共 {total} 个词（{share:.2f}；人写的问题一般不超过 {COPY_RUN_MAX:.2f}）"))
-        named = _NAMES_DOCUMENT.search(q.query)
-        verdicts.append(Verdict(
-            "names-document", named is None,
-            f"it points at the text (\"{named.group(0)}\") instead of asking" if named else "it asks without pointing at the text",
-            f"它指向资料本身（“{named.group(0)}”），不是在提问" if named else "它直接提问，没有指向资料本身"))
         words = set(question_topic_words(q.query))
         twin = next((i for i, w in enumerate(kept_words) if words and len(words & w) / len(words | w) >= DUPLICATE_JACCARD),
                     None)
@@ -494,6 +537,7 @@ class Generation:
     questions: list[TestQuestion] = field(default_factory=list)
     seconds: float = 0.0
     model_calls: int = 0
+    second_tries: int = 0  # model questions asked again because the first was dropped on its own (`second_try`)
     stopped: bool = False
 
     @property
@@ -506,11 +550,13 @@ class Generation:
 
 def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=None, seed: int = 0,
              near_miss_share: float = NEAR_MISS_SHARE, progress: Callable[[int, int], None] | None = None,
-             control=None, on_question: Callable[[TestQuestion], None] | None = None, embedder=None) -> Generation:
+             control=None, on_question: Callable[[TestQuestion], None] | None = None, embedder=None,
+             retry: bool = True) -> Generation:
     """Generate from `n` sampled chunks, screen them, then add near misses (about `near_miss_share` of the kept
     ones). `control` (a RunControl) is passed to the model and its stop ends the run early with what is done.
     `on_question` sees each question as it is written, before the screen (the page keeps them if it is stopped).
-    `embedder`: the index's, for `check_question` (without it a model answer the support check cannot find drops)."""
+    `embedder`: the index's, for `check_question` (without it a model answer the support check cannot find drops).
+    `retry`: a model question dropped on its own gets a `second_try`."""
     import time
 
     from rag.errors import ConfigError, GenerationCancelled
@@ -540,16 +586,16 @@ def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=
             raw.append(TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, generator, verdicts=(verdict,)))
         else:
             try:
-                query, written = llm_question(chunk, chat, control, langs.get(chunk.doc_id))
+                question = model_question(qid, chunk, chat, control, langs.get(chunk.doc_id), embedder)
+                out.model_calls += 1
+                if retry and not passes_own_checks(question, chunk):
+                    question = second_try(question, chunk, chat, control, langs.get(chunk.doc_id), embedder)
+                    out.model_calls += 1
+                    out.second_tries += 1
             except GenerationCancelled:
                 out.stopped = True
                 break
-            out.model_calls += 1
-            verdict, span = check_answer(written, chunk, query)
-            if not verdict.passed and embedder is not None and query.strip():
-                verdict, span = check_question(query, chunk, embedder) or (verdict, span)
-            raw.append(TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, generator,
-                                    verdicts=(verdict,), model_answer=written))
+            raw.append(question)
         if on_question:
             on_question(raw[-1])
         if progress:
