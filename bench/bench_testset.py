@@ -141,7 +141,7 @@ def main() -> int:
         from rag.models.local_llm import LocalChat
 
         chat = LocalChat()
-    generators = [("keywords", args.keywords_n)] + ([("llm", args.llm_n)] if chat is not None else [])
+    generators = ([("keywords", args.keywords_n)] if args.keywords_n else []) + ([("llm", args.llm_n)] if chat is not None else [])
     rows = []
     for name in args.sets.split(","):
         t0 = time.perf_counter()

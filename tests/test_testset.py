@@ -401,3 +401,10 @@ def test_a_model_question_dropped_on_its_own_is_asked_a_second_time():
     assert run.questions[0].kept and run.model_calls == 1 and run.second_tries == 0  # a kept first is not asked again
     run = testset.generate(CHUNKS[:1], 1, "llm", chat=chat_of(copied), near_miss_share=0, retry=False)
     assert not run.questions[0].kept and run.model_calls == 1
+
+
+def test_asking_about_no_chunk_is_refused_as_such():
+    from rag.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="at least one chunk"):
+        testset.generate(CHUNKS, 0, "keywords")

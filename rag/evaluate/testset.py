@@ -46,7 +46,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from rag.errors import NothingToAsk
 from rag.evaluate.evaluation import span_rank
@@ -399,37 +399,43 @@ def llm_question(chunk: Chunk, chat, control=None, lang: str | None = None, temp
     return parse_generated(raw, lang)
 
 
-def model_question(qid: str, chunk: Chunk, chat, control=None, lang: str | None = None, embedder=None,
-                   temperature: float = 0.0) -> TestQuestion:
-    """One model question for `chunk`, its written answer checked against the chunk (`check_answer`; when the check
-    cannot find it and an `embedder` is given, `check_question`: the gate may still answer it from the chunk)."""
-    query, written = llm_question(chunk, chat, control, lang, temperature)
-    verdict, span = check_answer(written, chunk, query)
-    if not verdict.passed and embedder is not None and query.strip():
-        verdict, span = check_question(query, chunk, embedder) or (verdict, span)
-    return TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, "llm", verdicts=(verdict,),
-                        model_answer=written)
+@dataclass(frozen=True)
+class Asker:
+    """The model side of a generation: the chat that writes questions, the run's control (Stop), and the index's
+    embedder for `check_question` (None: a model answer the support check cannot find drops)."""
+
+    chat: Any
+    control: Any = None
+    embedder: Any = None
+
+    def question(self, qid: str, chunk: Chunk, lang: str | None = None, temperature: float = 0.0) -> TestQuestion:
+        """One model question for `chunk`, its written answer checked against the chunk (`check_answer`; when the
+        check cannot find it, `check_question`: the gate may still answer it from the chunk)."""
+        query, written = llm_question(chunk, self.chat, self.control, lang, temperature)
+        verdict, span = check_answer(written, chunk, query)
+        if not verdict.passed and self.embedder is not None and query.strip():
+            verdict, span = check_question(query, chunk, self.embedder) or (verdict, span)
+        return TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, "llm", verdicts=(verdict,),
+                            model_answer=written)
+
+    def second_try(self, first: TestQuestion, chunk: Chunk, lang: str | None = None) -> TestQuestion:
+        """For a model question dropped on its own (cut off, copied, unsupported, pointing at the text): one more
+        question, sampled at RETRY_TEMPERATURE, kept in its place when it passes those checks, with a verdict that says
+        it is a second try and why the first was dropped; else the first, as it was. Only a failed first costs a
+        second call."""
+        second = self.question(first.qid, chunk, lang, RETRY_TEMPERATURE)
+        if not passes_own_checks(second, chunk):
+            return first
+        why = next(v for v in own_checks(first, chunk.text)[0] if not v.passed)
+        note = Verdict("second-try", True,
+                       f"asked a second time: the model's first question (\"{first.query[:40]}\") was dropped: {why.en}",
+                       f"第二次提问：模型的第一个问题（“{first.query[:40]}”）没有保留：{why.zh}")
+        return replace(second, verdicts=(*second.verdicts, note))
 
 
 def passes_own_checks(q: TestQuestion, chunk: Chunk) -> bool:
     """Would `q` be kept on its own (every verdict it came with, and `own_checks` against its chunk)?"""
     return all(v.passed for v in own_checks(q, chunk.text)[0])
-
-
-def second_try(first: TestQuestion, chunk: Chunk, chat, control=None, lang: str | None = None, embedder=None
-               ) -> TestQuestion:
-    """For a model question dropped on its own (cut off, copied, unsupported, pointing at the text): one more question,
-    sampled at RETRY_TEMPERATURE, kept in its place when it passes those checks, with a verdict that says it is a
-    second try and why the first was dropped; else the first, as it was. A retry only where the first fails costs a
-    model call for those alone."""
-    second = model_question(first.qid, chunk, chat, control, lang, embedder, RETRY_TEMPERATURE)
-    if not passes_own_checks(second, chunk):
-        return first
-    why = next(v for v in own_checks(first, chunk.text)[0] if not v.passed)
-    note = Verdict("second-try", True,
-                   f"asked a second time: the model's first question (\"{first.query[:40]}\") was dropped: {why.en}",
-                   f"第二次提问：模型的第一个问题（“{first.query[:40]}”）没有保留：{why.zh}")
-    return replace(second, verdicts=(*second.verdicts, note))
 
 
 # ------------------------------------------------------------------------------------------------ filters
@@ -566,12 +572,15 @@ def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=
     if generator == "llm" and chat is None:
         raise ConfigError("the llm generator needs a language model: install the bundled one or set an endpoint, "
                           "or use --method keywords")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(f"n={n!r}: ask about at least one chunk")
     t0 = time.perf_counter()
     df, total = document_frequencies(chunks)
     picked = sample_chunks(chunks, n, seed)
     if not picked:
         raise no_prose(chunks)
     langs = doc_languages(chunks)
+    asker = Asker(chat, control, embedder)
     out = Generation()
     raw: list[TestQuestion] = []
     for i, chunk in enumerate(picked, 1):
@@ -586,10 +595,10 @@ def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=
             raw.append(TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, generator, verdicts=(verdict,)))
         else:
             try:
-                question = model_question(qid, chunk, chat, control, langs.get(chunk.doc_id), embedder)
+                question = asker.question(qid, chunk, langs.get(chunk.doc_id))
                 out.model_calls += 1
                 if retry and not passes_own_checks(question, chunk):
-                    question = second_try(question, chunk, chat, control, langs.get(chunk.doc_id), embedder)
+                    question = asker.second_try(question, chunk, langs.get(chunk.doc_id))
                     out.model_calls += 1
                     out.second_tries += 1
             except GenerationCancelled:
