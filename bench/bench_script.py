@@ -36,7 +36,7 @@ from rag.ingest.documents import load_knowledge_base, load_path  # noqa: E402
 from rag.models.embedding import load_embedder  # noqa: E402
 from rag.models.embedding_cache import CachedEmbedder  # noqa: E402
 from rag.pipeline import ask  # noqa: E402
-from rag.search.retrieval import retrieve  # noqa: E402
+from rag.search.retrieval import Search, retrieve  # noqa: E402
 from rag.trace import AskSettings  # noqa: E402
 
 EVAL = config.value("RAG_EVAL_DIR")
@@ -57,7 +57,7 @@ def retrieval_row(index, queries, convert) -> dict[str, tuple[float, float]]:
         hit = mrr = 0.0
         for q in queries:
             docs: list[str] = []
-            for h in retrieve(index, convert(q.query), mode=mode, k=10).ranked()[:10]:
+            for h in retrieve(index, convert(q.query), Search(mode, k=10)).ranked()[:10]:
                 doc = index.chunk(h.chunk_id).doc_id
                 if doc not in docs:
                     docs.append(doc)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Generator as StreamOf
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Callable, Iterator
 
 from rag.answer.answerability import decide
@@ -394,10 +395,6 @@ def _opinion(trace: Trace, chat: ChatBackend | None, control: RunControl):
     return model_opinion(chat, control=control)
 
 
-def _weights(settings: AskSettings) -> dict[str, float]:
-    return dict(settings.weights)
-
-
 def _sparse(trace: Trace, index: Index) -> bool:
     """Whether the learned-sparse list joins the fusion: asked for by the settings, and built in the index."""
     if trace.settings.sparse and index.sparse is None:
@@ -410,22 +407,19 @@ def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None, control: Run
     """HyDE / multi-query rewrites (if asked) and retrieval -> trace.retrieval, per_query, candidates. A rewrite
     that fails is a note, and the question alone is searched, in the same mode, weights and lists."""
     s, question = trace.settings, trace.question
-    depth = max(s.depth, s.recall_n)
-    use_sparse = _sparse(trace, index)
+    search = replace(s.search(depth=max(s.depth, s.recall_n)), sparse=_sparse(trace, index))
     query_vector = None
     if s.rewrite != "none" and chat is None:  # check_settings says so before anything runs; kept true here
         raise no_model_error(f"{s.rewrite} needs a language model to write the rewrites", None)
     if s.rewrite == "hyde" and chat is not None:
         query_vector = _hyde(trace, index, chat, control)
     with _timed(trace, "retrieve"):
-        trace.retrieval = retrieve(index, question, s.mode, s.recall_n, depth, s.rrf_k, _weights(s), query_vector,
-                                   use_sparse=use_sparse)
+        trace.retrieval = retrieve(index, question, search, query_vector)
         candidates = trace.retrieval.ranked()
     if s.rewrite == "multi-query" and chat is not None:
         _multi_query(trace, chat, control)
         with _timed(trace, "retrieve"):
-            trace.per_query, fused = retrieve_many(index, trace.rewrites["queries"], s.recall_n, depth, s.rrf_k,
-                                                   mode=s.mode, weights=_weights(s), use_sparse=use_sparse)
+            trace.per_query, fused = retrieve_many(index, trace.rewrites["queries"], search)
             candidates = fused[: s.recall_n]
     trace.candidates = list(candidates)
 

@@ -28,7 +28,7 @@ from rag.ingest.chunking import Chunk
 from rag.messages import localized
 from rag.search.hits import Hit
 from rag.search.rerank import RerankResult
-from rag.search.retrieval import RetrievalResult
+from rag.search.retrieval import RetrievalResult, Search
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,12 @@ class AskSettings:
     compress: bool = defaults.COMPRESS  # a model reads only each context's sentences that answer (compress.py)
     compress_tokens: int = defaults.COMPRESS_TOKENS  # the kept sentences' budget, all contexts together
     prompt_style: str = defaults.PROMPT_STYLE  # answer-first | plain (rag/answer/prompt.py)
+
+    def search(self, k: int | None = None, depth: int | None = None) -> Search:
+        """The retrieval these settings ask for: their mode, RRF constant, list weights and sparse list, keeping `k`
+        hits (default recall_n) from `depth` candidates a list (default the settings' depth)."""
+        return Search(self.mode, self.recall_n if k is None else k, self.depth if depth is None else depth, self.rrf_k,
+                      dict(self.weights), self.sparse)
 
 
 @dataclass

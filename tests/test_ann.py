@@ -16,7 +16,7 @@ from rag.errors import ConfigError, ModelUnavailableError
 from rag.index.ann import build_ann, compare_indexes, pq_subquantizers, recall_at_k
 from rag.index.dense_index import build_searcher, use_index
 from rag.index.vectorstore import VectorStore
-from rag.search.retrieval import retrieve
+from rag.search.retrieval import Search, retrieve
 from tests.conftest import require
 
 
@@ -112,7 +112,7 @@ def test_use_index_puts_dense_retrieval_on_the_ann_index(kb_index):
     assert ann.index_kind == "ivfpq" and kb_index.index_kind == "exact"
     assert ann.vectors is kb_index.vectors and ann.bm25 is kb_index.bm25  # nothing else rebuilt
     q = "什么是重排？"
-    exact, approx = retrieve(kb_index, q, "dense", k=5), retrieve(ann, q, "dense", k=5)
+    exact, approx = retrieve(kb_index, q, Search("dense", k=5)), retrieve(ann, q, Search("dense", k=5))
     assert approx.bm25 == exact.bm25
     assert [h.score for h in approx.dense] != [h.score for h in exact.dense]  # PQ scores are approximations
     with pytest.raises(ConfigError, match="unknown index"):

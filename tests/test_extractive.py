@@ -8,18 +8,18 @@ from dataclasses import replace
 import pytest
 
 from rag.answer.citations import parse_citations, strip_citations
-from rag.answer.extractive import MIN_SCORES, NO_RAG_MESSAGE, ExtractiveGenerator
+from rag.answer.extractive import MIN_SCORES, NO_RAG_MESSAGE, ExtractiveGenerator, anchor
 from rag.answer.fill_in import fill_in
 from rag.answer.generation import NOT_ENOUGH, Generator
 from rag.answer.prompt import build_no_rag_prompt, build_prompt
 from rag.errors import ConfigError
 from rag.ingest.sentences import split_sentences
-from rag.search.retrieval import retrieve
+from rag.search.retrieval import Search, retrieve
 from tests.fakes import BigramEmbedder
 
 
 def _kb_prompt(kb_index, question, k=5, lang="zh"):
-    result = retrieve(kb_index, question, mode="hybrid", k=k)
+    result = retrieve(kb_index, question, Search("hybrid", k=k))
     chunks = [kb_index.chunk(h.chunk_id) for h in result.ranked()[:k]]
     return build_prompt(question, chunks, lang=lang)
 
@@ -175,7 +175,6 @@ def test_among_near_ties_the_rerankers_first_chunk_is_what_the_answer_is_about()
     """Seen on golden: "SGD 和 mini-batch 有啥区别" scored the BatchNorm entry's sentence 0.006 above the gradient descent
     entry the reranker ranked first. Within the margin the higher-ranked chunk anchors the answer, and a sentence of
     another chunk is quoted only when it brings a word of the question the anchor's chunk lacks."""
-    from rag.answer.extractive import anchor
 
     chunks = [_chunk("gd", "售后规定。购买多久内能退货要看商品，一般七天内退货。"), _chunk("bn", "购买后多久都可以退货的说法不对。门店营业到十点。")]
     prompt = build_prompt("购买后多久可以退货？", chunks, lang="zh")

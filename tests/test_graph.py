@@ -139,14 +139,14 @@ def test_a_name_in_either_script_is_one_entity_and_a_traditional_question_finds_
 
 def test_the_graph_modes_need_a_graph_and_fuse_it_with_hybrid(kb_index):
     from rag.graph.store import attach
-    from rag.search.retrieval import retrieve
+    from rag.search.retrieval import Search, retrieve
 
     kb_index.graph = None
     with pytest.raises(ConfigError, match="build it first"):
-        retrieve(kb_index, "RRF 怎么算？", mode="graph")
+        retrieve(kb_index, "RRF 怎么算？", Search("graph"))
     graph = attach(kb_index)
     assert graph is attach(kb_index)  # built once, kept on the index
-    res = retrieve(kb_index, "RRF 怎么算？", mode="hybrid+graph", k=5, depth=20)
+    res = retrieve(kb_index, "RRF 怎么算？", Search("hybrid+graph", k=5, depth=20))
     assert res.graph and res.graph_walk is not None and res.graph_walk.linked
     assert {c.retriever for h in res.ranked() for c in h.contributions} <= {"dense", "bm25", "graph"}
     assert res.ranked()[0].chunk_id == "faq_030"

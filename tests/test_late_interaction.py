@@ -9,7 +9,7 @@ import pytest
 from rag.errors import ModelUnavailableError
 from rag.models.token_vectors import TokenVectors, token_vectors
 from rag.search.late_interaction import explain, maxsim, rescore
-from rag.search.retrieval import dense_search
+from rag.search.retrieval import Search, dense_search
 from tests.conftest import skip_or_fail
 from tests.fakes import BigramEmbedder
 
@@ -77,7 +77,7 @@ def test_token_maxsim_as_a_reranker(e5):
     rr = load_reranker("token-maxsim", e5.embedder)
     assert "late interaction" in rr.label and "not a cross-encoder" in rr.label and not rr.is_fallback
     q = "RRF 是怎么计算的？"
-    cands = retrieve(e5, q, "hybrid", 20, 50).ranked()
+    cands = retrieve(e5, q, Search("hybrid", k=20, depth=50)).ranked()
     result = rerank_candidates(q, cands, e5, rr, top_k=5)
     assert result.hits[0].chunk_id == "faq_030"
     assert result.hits[0].score == pytest.approx(explain(e5, q, "faq_030").score, abs=1e-6)

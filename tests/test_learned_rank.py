@@ -133,10 +133,10 @@ def test_the_shipped_model_matches_its_recipe(embedder):
 def test_rerank_explains_every_candidate_and_contributions_add_up(kb_index):
     from rag.search.learned_rank import LearnedReranker
     from rag.search.rerank import rerank_candidates
-    from rag.search.retrieval import retrieve
+    from rag.search.retrieval import Search, retrieve
 
     model = LearnedReranker(embedder_name=kb_index.embedder.name)
-    cands = retrieve(kb_index, "RRF 是怎么计算的？", "hybrid", 20, 50).ranked()
+    cands = retrieve(kb_index, "RRF 是怎么计算的？", Search("hybrid", k=20, depth=50)).ranked()
     result = rerank_candidates("RRF 是怎么计算的？", cands, kb_index, model, top_k=5)
     assert [w.chunk_id for w in result.why] == [h.chunk_id for h in sorted(cands, key=lambda h: h.rank)]
     score = {m.chunk_id: m.score for m in result.moves}

@@ -127,11 +127,11 @@ def run(embedder):
     from rag.index.build import build_index
     from rag.ingest.chunking import chunk_documents
     from rag.ingest.documents import load_knowledge_base
-    from rag.search.retrieval import retrieve
+    from rag.search.retrieval import Search, retrieve
 
     index = build_index(chunk_documents(load_knowledge_base(), "sentence", target_size=400), embedder)
     q = "关键词检索里，一个词重复出现很多次为什么加分越来越少"
-    return F.Run(q, index, retrieve(index, q, "hybrid", 20, 50, 60, None), gold="faq_026")
+    return F.Run(q, index, retrieve(index, q, Search("hybrid", k=20, depth=50, rrf_k=60)), gold="faq_026")
 
 
 def test_facts_are_what_the_lists_hold(run):
@@ -162,12 +162,12 @@ def test_a_fact_the_run_lacks_says_why(run):
 
 def test_the_gate_facts_say_which_rule_refused(run):
     from rag.answer.answerability import decide
-    from rag.search.retrieval import retrieve
+    from rag.search.retrieval import Search, retrieve
     from rag.trace import AskSettings, Trace
 
     q = "SVM 的核函数有什么作用？"
     ctx = [run.index.chunk("faq_013")]
-    found = retrieve(run.index, q, "hybrid", 20, 50, 60, None)
+    found = retrieve(run.index, q, Search("hybrid", k=20, depth=50, rrf_k=60))
     near = F.Run(q, run.index, found, trace=Trace(q, AskSettings(), answerability=decide(q, ctx, run.index.embedder, threshold=0.0)))
     assert F.value("answered", near) is False and F.value("below_threshold", near) is False
     assert F.value("gate_missing_count", near) == len(near.trace.answerability.missing) >= 3
@@ -287,9 +287,9 @@ def test_a_teachers_lesson_for_an_uploaded_corpus_runs(app_test):
     at.button(key="lesson.undo.1").click().run()
     assert at.session_state["retrieval.rrf_k"] == 60
     top = at.session_state["index.obj"]  # the student answers from the page: BM25's first chunk
-    from rag.search.retrieval import retrieve
+    from rag.search.retrieval import Search, retrieve
 
-    right = retrieve(top, "When is the final project presentation?", "hybrid", 5, 50, 60, None).bm25[0].chunk_id
+    right = retrieve(top, "When is the final project presentation?", Search("hybrid", k=5, depth=50, rrf_k=60)).bm25[0].chunk_id
     at.radio(key="lesson.answer.handbook.1").set_value(right).run()
     at.button(key="lesson.check.1").click().run()
     assert sorted(at.session_state["lesson.passed"]) == ["0", "1"]

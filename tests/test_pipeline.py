@@ -136,7 +136,7 @@ def test_multi_query_honours_the_mode_and_the_weights(kb_index, offline):
     """Bug: multi-query always ran an equally weighted two-way hybrid, whatever the mode, and the trace said
     the mode the user chose. Each variant's retrieval is now the user's, and the fusion is over its lists."""
     from rag.search.fusion import rrf
-    from rag.search.retrieval import retrieve
+    from rag.search.retrieval import Search, retrieve
 
     gen, _ = offline
     chat = _variants_chat("RRF 的分数怎么计算？", "倒数排名融合是什么？")
@@ -145,7 +145,7 @@ def test_multi_query_honours_the_mode_and_the_weights(kb_index, offline):
     assert len(dense.per_query) == 3 and {r.mode for r in dense.per_query} == {"dense"}
     queries = dense.rewrites["queries"]
     s = dense.settings
-    expected = rrf({f"q{i + 1}": retrieve(kb_index, q, "dense", s.depth, s.depth, s.rrf_k).dense
+    expected = rrf({f"q{i + 1}": retrieve(kb_index, q, Search("dense", k=s.depth, depth=s.depth, rrf_k=s.rrf_k)).dense
                     for i, q in enumerate(queries)}, k=s.rrf_k, top_k=s.depth)
     assert [h.chunk_id for h in dense.candidates] == [h.chunk_id for h in expected[: s.recall_n]]
 

@@ -31,11 +31,10 @@ def strict(text: str):
 
 def test_multi_query_fuses_the_hybrid_graph_lists(kb_index):
     from rag.graph.store import attach
-    from rag.search.retrieval import retrieve_many
+    from rag.search.retrieval import Search, retrieve_many
 
     attach(kb_index)
-    results, fused = retrieve_many(kb_index, ["RRF 怎么计算？", "倒数排名融合的公式"], k=5, depth=20,
-                                   mode="hybrid+graph")
+    results, fused = retrieve_many(kb_index, ["RRF 怎么计算？", "倒数排名融合的公式"], Search("hybrid+graph", k=5, depth=20))
     assert all(r.mode_list() is r.hybrid_graph and r.hybrid_graph for r in results)  # was AttributeError
     assert fused and {c.retriever for h in fused for c in h.contributions} == {"q1", "q2"}
 

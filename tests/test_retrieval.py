@@ -10,7 +10,7 @@ from rag.index.build import build_index
 from rag.ingest.chunking import chunk_documents
 from rag.ingest.documents import Document
 from rag.models.embedding import EmbedderBase
-from rag.search.retrieval import retrieve, retrieve_many
+from rag.search.retrieval import Search, retrieve, retrieve_many
 
 
 class TableEmbedder(EmbedderBase):
@@ -51,7 +51,7 @@ def tiny_index():
 
 
 def test_dense_top1_is_the_nearest_vector(tiny_index):
-    res = retrieve(tiny_index, "猫", mode="dense", k=2, depth=4)
+    res = retrieve(tiny_index, "猫", Search("dense", k=2, depth=4))
     assert res.ranked()[0].chunk_id == "a"
     scores = [h.score for h in res.dense]
     assert scores == sorted(scores, reverse=True)
@@ -63,7 +63,7 @@ def test_dense_top1_is_the_nearest_vector(tiny_index):
 def test_hybrid_recovers_a_chunk_only_bm25_finds(tiny_index):
     # Dense sees only the animal axes: "ZX-81" means nothing to it, so with depth=1 the dense list is [a].
     # BM25 matches the rare token "zx" / "81" exactly and finds b. Hybrid must contain both.
-    res = retrieve(tiny_index, "猫 ZX-81", mode="hybrid", k=2, depth=1)
+    res = retrieve(tiny_index, "猫 ZX-81", Search("hybrid", k=2, depth=1))
     assert [h.chunk_id for h in res.dense] == ["a"]
     assert "b" in [h.chunk_id for h in res.bm25]
     assert "b" not in [h.chunk_id for h in res.dense]
@@ -72,7 +72,7 @@ def test_hybrid_recovers_a_chunk_only_bm25_finds(tiny_index):
 
 
 def test_fused_score_is_the_sum_of_its_visible_terms(tiny_index):
-    res = retrieve(tiny_index, "猫 狗", mode="hybrid", k=4, depth=4, rrf_k=60, weights={"bm25": 0.5})
+    res = retrieve(tiny_index, "猫 狗", Search("hybrid", k=4, depth=4, rrf_k=60, weights={"bm25": 0.5}))
     for h in res.hybrid:
         assert h.score == pytest.approx(sum(c.term for c in h.contributions))
         for c in h.contributions:
@@ -84,15 +84,15 @@ def test_fused_score_is_the_sum_of_its_visible_terms(tiny_index):
 
 def test_bad_parameters_say_what_to_change(tiny_index):
     with pytest.raises(ConfigError, match="mode"):
-        retrieve(tiny_index, "猫", mode="lexical")
+        retrieve(tiny_index, "猫", Search("lexical"))
     with pytest.raises(ConfigError, match="with_sparse"):  # a valid mode the index was not built for
-        retrieve(tiny_index, "猫", mode="sparse")
+        retrieve(tiny_index, "猫", Search("sparse"))
     with pytest.raises(ConfigError, match="k=0"):
-        retrieve(tiny_index, "猫", k=0)
+        retrieve(tiny_index, "猫", Search(k=0))
 
 
 def test_multi_query_fuses_every_query(tiny_index):
-    results, fused = retrieve_many(tiny_index, ["猫", "鱼"], k=3, depth=4)
+    results, fused = retrieve_many(tiny_index, ["猫", "鱼"], Search(k=3, depth=4))
     assert len(results) == 2
     top = {h.chunk_id for h in fused[:3]}
     assert {"a", "c"} <= top  # each query's best chunk survives the fusion

@@ -12,7 +12,7 @@ from rag.index.build import build_index
 from rag.ingest.chunking import chunk_documents
 from rag.ingest.documents import Document
 from rag.models.embedding_cache import CachedEmbedder
-from rag.search.retrieval import retrieve
+from rag.search.retrieval import Search, retrieve
 from tests.fakes import BigramEmbedder
 
 
@@ -67,7 +67,7 @@ def test_threads_share_one_embedder_and_each_gets_its_own_stats(tmp_path):
         try:
             docs = warm + _docs(tag)
             index = build_index(chunk_documents(docs, "document"), shared)
-            hits = retrieve(index, f"{tag}3", "hybrid", 3, 10).ranked()
+            hits = retrieve(index, f"{tag}3", Search("hybrid", k=3, depth=10)).ranked()
             results[tag] = (index.cache_hits, index.cache_misses, hits[0].chunk_id,
                             np.asarray(index.vectors.vectors).copy())
         except BaseException as exc:  # noqa: BLE001 - reported below

@@ -8,7 +8,7 @@ import pytest
 
 from rag.errors import ModelUnavailableError
 from rag.index.dense_index import with_sparse
-from rag.search.retrieval import retrieve
+from rag.search.retrieval import Search, retrieve
 from tests.conftest import require
 
 
@@ -28,14 +28,14 @@ def test_sparse_search_scores_are_sums_of_shared_feature_products(sparse_index):
 
 
 def test_three_way_fusion_keeps_every_term(sparse_index):
-    res = retrieve(sparse_index, "什么是重排？", "hybrid", k=5, use_sparse=True)
+    res = retrieve(sparse_index, "什么是重排？", Search("hybrid", k=5, sparse=True))
     assert res.sparse and res.weights["sparse"] == 1.0
     top = res.hybrid[0]
     assert {c.retriever for c in top.contributions} <= {"dense", "bm25", "sparse"}
     assert top.score == pytest.approx(sum(c.term for c in top.contributions))
-    two = retrieve(sparse_index, "什么是重排？", "hybrid", k=5)
+    two = retrieve(sparse_index, "什么是重排？", Search("hybrid", k=5))
     assert not two.sparse and all(c.retriever != "sparse" for h in two.hybrid for c in h.contributions)
-    assert retrieve(sparse_index, "什么是重排？", "sparse", k=3).ranked() == res.sparse[:3]
+    assert retrieve(sparse_index, "什么是重排？", Search("sparse", k=3)).ranked() == res.sparse[:3]
 
 
 def test_an_embedder_without_a_sparse_head_says_what_to_use(kb_index):
@@ -52,8 +52,7 @@ def test_the_rrf_ceiling_page_3_states_counts_the_sparse_weight(sparse_index):
     own weights, so a chunk every list ranks first reaches it exactly."""
     from rag.search.fusion import rrf_ceiling
 
-    res = retrieve(sparse_index, "什么是重排？", "hybrid", k=5, use_sparse=True,
-                   weights={"dense": 1.0, "bm25": 0.5, "sparse": 2.0})
+    res = retrieve(sparse_index, "什么是重排？", Search("hybrid", k=5, weights={"dense": 1.0, "bm25": 0.5, "sparse": 2.0}, sparse=True))
     text, top = rrf_ceiling(res.weights, res.rrf_k)
     assert text == "1/(60+1) + 0.5/(60+1) + 2/(60+1)" and top == pytest.approx(3.5 / 61)
     assert res.hybrid[0].score <= top + 1e-12

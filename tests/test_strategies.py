@@ -16,7 +16,7 @@ from rag.evaluate.strategies import (
     settings_for,
     strategy_search,
 )
-from rag.search.retrieval import retrieve
+from rag.search.retrieval import Search, retrieve
 from rag.trace import AskSettings
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden.jsonl"
@@ -32,7 +32,7 @@ def test_strategy_search_matches_the_retrievers_it_names(kb_index, queries):
     q = queries[0].query
     doc_of = lambda cid: kb_index.chunk(cid).doc_id  # noqa: E731
     for mode in ("dense", "bm25", "hybrid"):
-        expected = doc_ranking(retrieve(kb_index, q, mode, 50, 50, 60).ranked(), doc_of)
+        expected = doc_ranking(retrieve(kb_index, q, Search(mode, k=50, depth=50, rrf_k=60)).ranked(), doc_of)
         assert strategy_search(kb_index, mode)(q) == expected
     with pytest.raises(ConfigError, match="reranker"):
         strategy_search(kb_index, "hybrid+rerank")

@@ -31,6 +31,8 @@ def current_trace(rr: Choice | None) -> Trace | None:
 def retrieval_result(index: Index, q: str, trace: Trace | None = None):
     """The retrieval lists for this question and settings: the trace's if the answer page made one,
     else computed (memoised by the frozen settings; the query vector comes from the query cache)."""
+    from dataclasses import replace
+
     from rag.search.retrieval import retrieve
 
     if trace is not None and trace.retrieval is not None:
@@ -38,8 +40,8 @@ def retrieval_result(index: Index, q: str, trace: Trace | None = None):
     ss = st.session_state
     s = ask_settings(ss)
     return memo("retrieval", (ss["index.key"], q, s),
-                lambda: retrieve(index, q, s.mode, s.recall_n, s.depth, s.rrf_k, dict(s.weights),
-                                 use_sparse=s.sparse and index.sparse is not None))  # as the pipeline does
+                lambda: retrieve(index, q, replace(s.search(depth=max(s.depth, s.recall_n)),
+                                                   sparse=s.sparse and index.sparse is not None)))  # as the pipeline does
 
 
 def rerank_result(index: Index, q: str, rr: Choice, trace: Trace | None = None):

@@ -24,7 +24,7 @@ from rag.answer.citations import best_support, is_not_enough, strip_citations
 from rag.answer.support import Support
 from rag.index.build import Index
 from rag.ingest.sentences import split_sentences
-from rag.search.retrieval import retrieve
+from rag.search.retrieval import Search, retrieve
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def ground_in_corpus(answer: str, index: Index, k: int = 1, question: str = "", 
         if not claim or is_not_enough(claim):
             out.append(Grounding(sentence, None, None))
             continue
-        hits = retrieve(index, claim, "hybrid", k, max(k, 20)).ranked()
+        hits = retrieve(index, claim, Search("hybrid", k, max(k, 20))).ranked()
         contexts = {index.chunk(h.chunk_id).ref: index.chunk(h.chunk_id).text for h in hits}
         found, = best_support([claim], contexts, index.embedder, question, opinion)
         if found is None:  # a list marker or heading, not a claim

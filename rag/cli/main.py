@@ -47,7 +47,7 @@ from rag.models.embedding import default_embedder_name, load_embedder
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import local_model_names
 from rag.pipeline import ask, ask_no_rag
-from rag.search.retrieval import GRAPH_MODES, MODES, retrieve
+from rag.search.retrieval import GRAPH_MODES, MODES, Search, retrieve
 from rag.trace import grounding_text, reasons_text, support_text
 
 
@@ -83,8 +83,8 @@ def _with_graph(args: argparse.Namespace, index):
 
 def cmd_search(args: argparse.Namespace) -> int:
     index = _with_graph(args, build(args))
-    res = retrieve(index, args.query, args.mode, args.k, max(args.depth, args.k), args.rrf_k,
-                   use_sparse=index.sparse is not None)
+    res = retrieve(index, args.query, Search(args.mode, args.k, max(args.depth, args.k), args.rrf_k,
+                                             sparse=index.sparse is not None))
     hits = res.ranked()
     if args.json:
         out = {

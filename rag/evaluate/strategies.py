@@ -95,18 +95,17 @@ def hit_search(index: Index, strategy: str, reranker=None, settings: AskSettings
     if strategy in REWRITE_STRATEGIES:
         raise ConfigError(f"{strategy} ranks documents through rewrites; chunk hits come from "
                           f"{', '.join(STRATEGIES + SPARSE_STRATEGIES)}")
-    weights = dict(s.weights)
     if strategy in GRAPH_STRATEGIES:
         attach(index)
     if strategy in MULTIVECTOR_STRATEGIES:
         return _multivector_search(index, strategy, s)
     if not s.rerank:
-        return lambda q: retrieve(index, q, s.mode, s.depth, s.depth, s.rrf_k, weights, use_sparse=s.sparse).ranked()
+        return lambda q: retrieve(index, q, s.search(k=s.depth)).ranked()
     if reranker is None:
         raise ConfigError("hybrid+rerank needs a reranker; load one with rag.backends.choose_reranker")
 
     def reranked(q: str) -> list[Hit]:
-        cands = retrieve(index, q, s.mode, s.recall_n, s.depth, s.rrf_k, weights, use_sparse=s.sparse).ranked()
+        cands = retrieve(index, q, s.search()).ranked()
         return rerank_candidates(q, cands, index, reranker, top_k=len(cands)).hits
 
     return reranked

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rag.search.rank_features import FEATURES, features
-from rag.search.retrieval import retrieve
+from rag.search.retrieval import Search, retrieve
 
 # LambdaMART's parameters: LightGBM's documented lambdarank defaults where they exist, small trees (the data is a
 # few thousand candidates), nothing searched on any evaluation set.
@@ -59,7 +59,7 @@ def groups_for(index, queries, recall_n: int = 20, depth: int = 50) -> list[Grou
     """One Group per query (an evaluation.Query) whose hybrid top `recall_n` holds a chunk of its gold passage."""
     out = []
     for q in queries:
-        hits = retrieve(index, q.query, "hybrid", recall_n, max(depth, recall_n)).ranked()
+        hits = retrieve(index, q.query, Search("hybrid", recall_n, max(depth, recall_n))).ranked()
         ids = [h.chunk_id for h in hits]
         answers = [q.answer, *(x for f in q.facts for x in f)]  # the public sets' answer strings come in as one fact
         labels = np.array([label(index.chunk(c), q.gold_ids, answers) for c in ids], dtype=np.int32)

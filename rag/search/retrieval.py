@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -103,25 +103,31 @@ def graph_search(index: Index, query: str, depth: int):
     return [Hit(chunk_id=cid, score=float(s), rank=i + 1, retriever="graph") for i, (cid, s) in enumerate(walk.chunks)], walk
 
 
-def retrieve(
-    index: Index,
-    query: str,
-    mode: str = "hybrid",
-    k: int = 10,
-    depth: int = 50,
-    rrf_k: int = 60,
-    weights: Mapping[str, float] | None = None,
-    query_vector: np.ndarray | None = None,
-    use_sparse: bool = False,
-) -> RetrievalResult:
-    """Run dense and BM25 (each to `depth`), fuse them with RRF, and keep all three lists.
+@dataclass(frozen=True)
+class Search:
+    """How to retrieve: the `mode` whose list is ranked, the hits to keep (`k`), the candidates each list takes before
+    fusion (`depth`), RRF's constant, each list's weight in the fusion (None: all 1), and whether the learned-sparse
+    list joins it. AskSettings.search() makes the app's; checked when used (check_params)."""
+
+    mode: str = "hybrid"
+    k: int = 10
+    depth: int = 50
+    rrf_k: int = 60
+    weights: Mapping[str, float] | None = None
+    sparse: bool = False
+
+
+def retrieve(index: Index, query: str, search: Search = Search(), query_vector: np.ndarray | None = None
+             ) -> RetrievalResult:
+    """Run dense and BM25 (each to `search.depth`), fuse them with RRF, and keep all three lists.
 
     `query_vector` replaces the embedded query for the dense list (HyDE passes the vector of
-    question + hypothetical answer here); BM25 always sees the question text. `use_sparse` (or mode
+    question + hypothetical answer here); BM25 always sees the question text. `search.sparse` (or mode
     "sparse") adds the learned-sparse list, and the fusion becomes three-way.
     """
+    mode, k, depth, rrf_k, weights = search.mode, search.k, search.depth, search.rrf_k, search.weights
     check_params(mode, k, depth)
-    use_sparse = use_sparse or mode == "sparse"
+    use_sparse = search.sparse or mode == "sparse"
     w = {"dense": 1.0, "bm25": 1.0, **({"sparse": 1.0} if use_sparse else {}), **(weights or {})}
     clock = _Clock()
     if query_vector is None:
@@ -164,29 +170,19 @@ class _Clock:
             self.seconds[part] = self.seconds.get(part, 0.0) + time.perf_counter() - t0
 
 
-def retrieve_many(
-    index: Index,
-    queries: Sequence[str],
-    k: int = 10,
-    depth: int = 50,
-    rrf_k: int = 60,
-    mode: str = "hybrid",
-    weights: Mapping[str, float] | None = None,
-    use_sparse: bool = False,
-) -> tuple[list[RetrievalResult], list[Hit]]:
-    """Multi-query: the same retrieval (`mode`, list `weights`, the sparse list or not) for every query, then
-    one RRF over their `mode` lists.
+def retrieve_many(index: Index, queries: Sequence[str], search: Search = Search()
+                  ) -> tuple[list[RetrievalResult], list[Hit]]:
+    """Multi-query: the same retrieval (`search`'s mode, list weights, the sparse list or not, each to its depth) for
+    every query, then one RRF over their mode lists, to the depth.
 
     Returns the per-query results and the fused list (retriever names "q1", "q2", ... in the
     provenance, q1 being the original question).
     """
     if not queries:
         raise ConfigError("retrieve_many needs at least one query")
-    check_params(mode, k, depth)
+    check_params(search.mode, search.k, search.depth)
     vecs = index.embedder.embed_queries(list(queries))
-    results = [
-        retrieve(index, q, mode, depth, depth, rrf_k, weights, query_vector=v, use_sparse=use_sparse)
-        for q, v in zip(queries, vecs)
-    ]
+    each = replace(search, k=search.depth)
+    results = [retrieve(index, q, each, query_vector=v) for q, v in zip(queries, vecs)]
     lists = {f"q{i + 1}": r.mode_list() for i, r in enumerate(results)}
-    return results, rrf(lists, k=rrf_k, top_k=depth, name="multi-query")
+    return results, rrf(lists, k=search.rrf_k, top_k=search.depth, name="multi-query")
