@@ -356,3 +356,22 @@ def test_the_graph_two_hop_question_quotes_which_kind_of_fusion_rrf_is(embedder)
     # quoted for the second part, or already by the whole question (its words, frames aside, now reach that entry)
     assert chosen.get("融合方法主要有两类：一是") in ("RRF 属于混合检索中的哪一类融合方法？", "")
     assert any("通常取 60" in r.sentence for r in rows if r.chosen)
+
+
+def test_the_chunk_a_model_cites_breaks_the_stand_ins_near_tie():
+    """Within the margin the stand-in anchors on the reranker's first chunk; when the model cites another chunk with a
+    sentence within the margin, fill-in quotes around that one (the stand-in alone, with no model, is unchanged)."""
+    chunks = [_chunk("a", "退货需要保持商品完好。"), _chunk("b", "购买后七天内可以无理由退货。")]
+    prompt = build_prompt("购买后多久可以退货？", chunks, lang="zh")
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=2, margin=10.0)
+    scored = gen.score_sentences(prompt)
+    assert anchor(scored).ref == "a"  # the highest-ranked context's, all being near-ties
+    again = gen.reanchored(prompt, scored, {"b"})
+    assert anchor(again).ref == "b" and {x.ref for x in again if x.chosen} == {"b"}  # a's brings no word b lacks
+    assert gen.reanchored(prompt, scored, {"a"}) is scored and gen.reanchored(prompt, scored, set()) is scored
+    narrow = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=2, margin=0.0)
+    tight = narrow.score_sentences(prompt)
+    if anchor(tight).ref == "a":  # b not within a zero margin of a: the model's citation cannot move it
+        assert narrow.reanchored(prompt, tight, {"b"}) is tight
+    answer, checks = fill_in("可以退货。[b]", prompt, gen.embedder, scored, gen)
+    assert [c.ref for c in checks] == ["b"] and "「购买后七天内可以无理由退货。」[b]" in answer

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -182,25 +182,9 @@ class ExtractiveGenerator:
         # best first; ties -> higher-ranked context, then earlier sentence
         rows.sort(key=lambda r: (-r[7], r[0].n, r[1]))
         chosen: list[int] = []
-        best = rows[0][7]
-        least = self.min_score
         for_part: dict[int, str] = {}
-        if max(r[8] for r in rows) >= least:  # the abstain decision reads relevance, not the form bonus
-            floor = max(least, best - self.margin)
-            for i, row in enumerate(rows):
-                if len(chosen) == self.max_sentences or row[7] < floor:
-                    break
-                if any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen):
-                    continue
-                chosen.append(i)
-            # a question that asks for a formula, a number or a list also gets the sentences of that form
-            # within the margin, beyond max_sentences: "RRF 是怎么计算的？" must not stop at the sentence that
-            # names RRF when the one with 1/(k + rank) scores within the margin
-            extra = [i for i, row in enumerate(rows) if i not in chosen and row[7] >= floor and row[8] >= least
-                     and has_form(row[3], form)
-                     and not any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen)]
-            chosen += extra[:FORM_EXTRA]
-            chosen = _on_the_question(_anchored(chosen, rows), rows, telling(q_tokens))
+        if max(r[8] for r in rows) >= self.min_score:  # the abstain decision reads relevance, not the form bonus
+            chosen = self._select(rows, form, q_tokens)
             for_part = self._each_part(prompt.question, chosen, rows, candidates, vecs[: len(candidates)], chunk_terms)
             chosen += list(for_part)
         keep = set(chosen)
@@ -208,6 +192,51 @@ class ExtractiveGenerator:
             ScoredSentence(b.n, b.ref, s, e, t, c, cc, o, sc, i in keep, rel, for_part.get(i, ""), about)
             for i, (b, s, e, t, c, cc, o, sc, rel, about) in enumerate(rows)
         ]
+
+    def _select(self, rows: list, form: str | None, q_tokens: list[str], lead: int | None = None) -> list[int]:
+        """The rows (best first) the answer quotes: the best within MARGIN of the best one (at most max_sentences, no
+        near-duplicates), those of the asked form within it beyond that (FORM_EXTRA), the anchor first (`_anchored`,
+        or `lead` when given), less those off the question (`_on_the_question`)."""
+        least = self.min_score
+        floor = max(least, rows[0][7] - self.margin)
+        chosen: list[int] = [] if lead is None else [lead]
+        for i, row in enumerate(rows):
+            if len(chosen) >= self.max_sentences or row[7] < floor:
+                break
+            if i in chosen or any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen):
+                continue
+            chosen.append(i)
+        # a question that asks for a formula, a number or a list also gets the sentences of that form
+        # within the margin, beyond max_sentences: "RRF 是怎么计算的？" must not stop at the sentence that
+        # names RRF when the one with 1/(k + rank) scores within the margin
+        extra = [i for i, row in enumerate(rows) if i not in chosen and row[7] >= floor and row[8] >= least
+                 and has_form(row[3], form)
+                 and not any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen)]
+        chosen += extra[:FORM_EXTRA]
+        return _on_the_question(_anchored(chosen, rows) if lead is None else chosen, rows, telling(q_tokens))
+
+    def reanchored(self, prompt: Prompt, scored: list[ScoredSentence], cited: set[str]) -> list[ScoredSentence]:
+        """`scored` (this generator's `score_sentences(prompt)`) chosen again around the chunk a model's answer cites,
+        when the anchor is another chunk's and a cited chunk has a sentence within the margin: within MARGIN the
+        stand-in cannot tell the sentences apart, the reranker's order broke the tie (`_anchored`), and a model that
+        read every context and cited one of them is a second reader that breaks it too. Fill-in quotes what this
+        chooses ("为什么大模型会编出根本不存在的参考文献": the 0.5B cited the hallucination entry, the reranker put it first,
+        and the stand-in's three best sentences, all within 0.03, were the chunking entry's two and a fifth context's).
+        The parts of a two-part question keep their own picks. Unchanged when nothing is cited or the anchor is."""
+        current = anchor(scored)
+        if current is None or not cited or current.ref in cited:
+            return scored
+        least = self.min_score
+        floor = max(least, scored[0].score - self.margin)
+        within = [i for i, x in enumerate(scored) if x.score >= floor and x.relevance >= least and x.ref in cited]
+        if not within:
+            return scored
+        lead = min(within, key=lambda i: scored[i].n)  # the best of the highest-ranked cited context
+        blocks = {b.n: b for b in prompt.contexts}
+        rows = [(blocks[x.n], x.start, x.end, x.sentence, x.cosine, x.chunk_cosine, x.overlap, x.score, x.relevance,
+                 x.about) for x in scored]
+        keep = set(self._select(rows, question_form(prompt.question), content_tokens(prompt.question), lead))
+        return [replace(x, chosen=i in keep or bool(x.chosen and x.part)) for i, x in enumerate(scored)]
 
     def _rank(self, cos: float, chunk: tuple[float, float], text: str, form: str | None) -> tuple[float, float]:
         """(relevance, score) of a sentence: its cosine to the question (or to one part of it) plus the weighted

@@ -21,6 +21,9 @@ and a cited sentence of only a list number or refs ("1.[faq_049]").
 Then a sentence off the question is set aside (`set_aside_off_question`): one from an entry the stand-in quotes
 nothing from that names none of the question's words the entry its answer is anchored on lacks (extractive.anchor),
 the stand-in's own rule for its quotes.
+The quotes are the stand-in's choice around the chunk the model's answer cites, where that chunk has a sentence within
+the stand-in's margin (extractive.reanchored): within it the stand-in cannot tell sentences apart, and the model read
+every context before it cited one.
 Not handled here: choosing the sentences (extractive.py), checking any sentence's support (support.py).
 """
 
@@ -76,18 +79,22 @@ def covered(sentence: str, answer: str) -> tuple[bool, float]:
     return share >= COVERED and numbers <= set(_NUMBER.findall(answer)), share
 
 
-def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSentence] | None = None
-            ) -> tuple[str, list[FillIn]]:
+def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSentence] | None = None,
+            stand_in: ExtractiveGenerator | None = None) -> tuple[str, list[FillIn]]:
     """(the answer with the uncovered quotes appended, what was checked). Unchanged when the stand-in
-    would quote nothing. `scored`: the stand-in's scores of the prompt's sentences, when the caller has them."""
+    would quote nothing. `scored`: the stand-in's scores of the prompt's sentences, when the caller has them;
+    `stand_in`: the generator that scored them (default: the app's, over `embedder`)."""
+    stand_in = stand_in or ExtractiveGenerator(embedder)
     if scored is None:
-        scored = ExtractiveGenerator(embedder).score_sentences(prompt)
+        scored = stand_in.score_sentences(prompt)
+    model_refused = is_not_enough(answer)
+    if not model_refused:  # the chunk the model cites breaks the stand-in's near-ties (extractive.reanchored)
+        scored = stand_in.reanchored(prompt, list(scored), set(parse_citations(answer)) & {b.ref for b in prompt.contexts})
     chosen = [s for s in scored if s.chosen]
     chosen.sort(key=lambda s: (s.n, s.start))
     blocks = {b.n: b for b in prompt.contexts}
     taken = {(s.n, s.start) for s in chosen}
     join = "" if prompt.lang == "zh" else " "
-    model_refused = is_not_enough(answer)
     strict = {part: _strict_slot(part or prompt.question, [s for s in chosen if s.part == part])
               for part in {s.part for s in chosen}}  # a two-part question's second part asks its own slot
     checks = []
