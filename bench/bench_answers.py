@@ -61,6 +61,7 @@ from rag.models.embedding import load_embedder  # noqa: E402
 from rag.models.embedding_cache import CachedEmbedder  # noqa: E402
 from rag.models.local_llm import LocalChat  # noqa: E402
 from rag.pipeline import ask  # noqa: E402
+from rag.run import RunContext  # noqa: E402
 from rag.trace import AskSettings  # noqa: E402
 
 EVAL = config.value("RAG_EVAL_DIR")
@@ -159,7 +160,7 @@ def trust(trace, gold_ids, stand_in: bool) -> dict:
 
 def run_one(index, q, settings, gen, rr, dump=None) -> dict:
     t0 = time.perf_counter()
-    trace = ask(q.query, index, settings, gen, reranker=rr)
+    trace = ask(q.query, RunContext(index, settings, gen, reranker=rr))
     if dump is not None:
         dump.write(json.dumps({"question": q.query, "gold": list(q.gold_ids), "contexts": [[c.ref, c.doc_id] for c in trace.contexts],
                                "answer": trace.answer, "model_answer": trace.model_answer,

@@ -51,6 +51,7 @@ from rag.models.embedding import load_embedder  # noqa: E402
 from rag.models.embedding_cache import CachedEmbedder  # noqa: E402
 from rag.models.local_llm import LocalChat  # noqa: E402
 from rag.pipeline import ask  # noqa: E402
+from rag.run import RunContext  # noqa: E402
 from rag.trace import AskSettings  # noqa: E402
 
 EVAL = config.value("RAG_EVAL_DIR")
@@ -130,7 +131,7 @@ def run_set(name: str, args, emb, rr, chat) -> None:
     first = Counter()
     t0 = time.perf_counter()
     for i, q in enumerate(qs, 1):
-        trace = ask(q.query, index, AskSettings(), stand_in, reranker=rr)
+        trace = ask(q.query, RunContext(index, AskSettings(), stand_in, reranker=rr))
         if trace.prompt is None or not trace.prompt.contexts:
             continue
         scored = stand_in.score_sentences(trace.prompt)

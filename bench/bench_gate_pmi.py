@@ -40,6 +40,7 @@ from rag.models.embedding import load_embedder  # noqa: E402
 from rag.models.embedding_cache import CachedEmbedder  # noqa: E402
 from rag.models.local_llm import LocalChat  # noqa: E402
 from rag.pipeline import gather  # noqa: E402
+from rag.run import RunContext  # noqa: E402
 from rag.trace import AskSettings  # noqa: E402
 
 SETS = ("golden", "out_of_scope", "out_of_scope_fresh")
@@ -56,7 +57,7 @@ def measure() -> list[dict]:
     for name in SETS:
         for line in (ROOT / "data" / f"{name}.jsonl").read_text("utf-8").splitlines():
             q = json.loads(line)
-            t = gather(q["query"], index, AskSettings(gate=False), ExtractiveGenerator(emb), rr)
+            t = gather(q["query"], RunContext(index, AskSettings(gate=False), ExtractiveGenerator(emb), reranker=rr))
             gate = decide(q["query"], t.contexts, emb).score or 0.0
             kept, _ = compress(q["query"], t.contexts, emb, budget=defaults.COMPRESS_TOKENS)
             materials = "\n\n".join(b.render() for b in build_prompt(q["query"], kept, "zh").contexts)

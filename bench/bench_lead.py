@@ -34,6 +34,7 @@ from rag.answer.extractive import ExtractiveGenerator  # noqa: E402
 from rag.answer.fill_in import quoted  # noqa: E402
 from rag.evaluate.evaluation import facts_found  # noqa: E402
 from rag.pipeline import ask  # noqa: E402
+from rag.run import RunContext  # noqa: E402
 from rag.trace import AskSettings  # noqa: E402
 
 RULES = ("document order", "sum", "mean")
@@ -62,7 +63,7 @@ def rows_for(name: str, b, chat) -> list[dict]:
     for q in b.queries(name):
         if not q.gold_ids:
             continue
-        t = ask(q.query, index, AskSettings(cite="constrained"), gen, reranker=b.rr)
+        t = ask(q.query, RunContext(index, AskSettings(cite="constrained"), gen, reranker=b.rr))
         doc = {c.ref: c.doc_id for c in t.contexts}
         if t.garbled is not None and t.prompt is not None:  # the stand-in's picks replace it, in document order
             stand_in = ExtractiveGenerator(b.emb)

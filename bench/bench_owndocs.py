@@ -50,6 +50,7 @@ from rag.ingest.documents import load_path  # noqa: E402
 from rag.models.embedding import load_embedder  # noqa: E402
 from rag.models.embedding_cache import CachedEmbedder  # noqa: E402
 from rag.pipeline import ask  # noqa: E402
+from rag.run import RunContext  # noqa: E402
 from rag.trace import AskSettings  # noqa: E402
 
 HELLO = config.value("RAG_EVAL_DIR") / "hello_algo"
@@ -116,10 +117,10 @@ def main() -> None:
             for i, q in enumerate(qs, 1):
                 t0 = time.perf_counter()
                 settings = AskSettings(cite="constrained", compare_no_rag=False)
-                trace = ask(q["query"], index, settings, gen, reranker=rr) if conf != "retrieval" else None
+                trace = ask(q["query"], RunContext(index, settings, gen, reranker=rr)) if conf != "retrieval" else None
                 if trace is None:
                     from rag.pipeline import gather
-                    trace = gather(q["query"], index, settings, gen, rr)
+                    trace = gather(q["query"], RunContext(index, settings, gen, reranker=rr))
                 seconds = time.perf_counter() - t0
                 span = evidence_span(folder, q["gold_ids"][0], q["evidence"]) if q.get("answerable") else None
                 hit = span is not None and any(c.doc_id == q["gold_ids"][0] and c.start < span[1] and span[0] < c.end

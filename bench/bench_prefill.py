@@ -38,6 +38,7 @@ from rag.index.build import build_index  # noqa: E402
 from rag.messages import localized  # noqa: E402
 from rag.models.llama_server import _request, stop_all  # noqa: E402
 from rag.pipeline import ask  # noqa: E402
+from rag.run import RunContext  # noqa: E402
 from ui import choices, indexing, models, settings  # noqa: E402
 
 streamlit_logger.set_log_level("error")
@@ -79,7 +80,7 @@ def prompts(n: int, chat) -> list[list[dict]]:
         if len(recorder.prompts) == n:
             break
         if row.get("answerable", True):
-            ask(row["query"], index, settings.ask_settings(ss), LLMGenerator(recorder), reranker=rr)
+            ask(row["query"], RunContext(index, settings.ask_settings(ss), LLMGenerator(recorder), reranker=rr))
     return recorder.prompts
 
 

@@ -36,6 +36,7 @@ from rag.ingest.documents import load_knowledge_base, load_path  # noqa: E402
 from rag.models.embedding import load_embedder  # noqa: E402
 from rag.models.embedding_cache import CachedEmbedder  # noqa: E402
 from rag.pipeline import ask  # noqa: E402
+from rag.run import RunContext  # noqa: E402
 from rag.search.retrieval import Search, retrieve  # noqa: E402
 from rag.trace import AskSettings  # noqa: E402
 
@@ -71,7 +72,7 @@ def answers_row(index, queries, convert, gen, reranker) -> str:
     refused = unanswerable = answerable = top_gold = 0
     facts = []
     for q in queries:
-        trace = ask(convert(q.query), index, AskSettings(compare_no_rag=False), gen, reranker=reranker)
+        trace = ask(convert(q.query), RunContext(index, AskSettings(compare_no_rag=False), gen, reranker=reranker))
         no = is_not_enough(trace.answer)
         if q.gold_ids:
             answerable += 1

@@ -92,7 +92,7 @@ def cells(r: Recipe) -> list[tuple[str, str]]:
                  "from rag.ingest.documents import load_files, load_knowledge_base\n"
                  "from rag.models.embedding import load_embedder\n"
                  "from rag.models.embedding_cache import CachedEmbedder\n"
-                 "from rag.pipeline import ask\n"
+                 "from rag.pipeline import ask\nfrom rag.run import RunContext\n"
                  "from rag.trace import AskSettings\n\n"
                  f"QUESTION = {r.question!r}"),
         ("markdown", "## The corpus, the chunks and the index"),
@@ -112,7 +112,7 @@ def cells(r: Recipe) -> list[tuple[str, str]]:
                  + rerank + "\n"
                  f"settings = {_settings_code(r.settings)}"),
         ("markdown", "## Ask: retrieval, fusion, rerank, the answer and its audit"),
-        ("code", "trace = ask(QUESTION, index, settings, choice.backend, reranker=reranker, chat=chat)\n"
+        ("code", "trace = ask(QUESTION, RunContext(index, settings, choice.backend, chat=chat, reranker=reranker))\n"
                  "k = settings.top_k\n"
                  "for name in ('dense', 'bm25', 'hybrid'):\n"
                  "    print(f'{name:7s}', [h.chunk_id for h in getattr(trace.retrieval, name)[:k]])\n"

@@ -52,6 +52,7 @@ from rag.ingest.language import detect_lang
 from rag.messages import localized, say
 from rag.models.control import RunControl
 from rag.models.llm import ChatBackend
+from rag.run import RunContext
 from rag.search.rerank import Reranker, rerank_candidates
 from rag.search.retrieval import retrieve, retrieve_many
 from rag.search.rewrite import hyde, hyde_vector, multi_query
@@ -111,27 +112,18 @@ def check_settings(question: str, settings: AskSettings, chat: ChatBackend | Non
     return question
 
 
-def ask(
-    question: str,
-    index: Index,
-    settings: AskSettings,
-    generator: Generator,
-    *,
-    reranker: Reranker | None = None,
-    chat: ChatBackend | None = None,
-    on_delta: Callable[[str], None] | None = None,
-    control: RunControl | None = None,
-    opinion_chat: ChatBackend | None = None,
-) -> Trace:
-    """Answer `question` from `index`; every intermediate result lands in the returned Trace.
+def ask(question: str, ctx: RunContext, *, on_delta: Callable[[str], None] | None = None,
+        opinion_chat: ChatBackend | None = None) -> Trace:
+    """Answer `question` from `ctx.index` with `ctx.settings`, `ctx.generator`, `ctx.reranker` and `ctx.chat` (the
+    rewrites' model); every intermediate result lands in the returned Trace.
 
-    `control` is the one handle of the whole run: every model call in it (rewrite, LLM-judge rerank, answer,
+    `ctx.control` is the one handle of the whole run: every model call in it (rewrite, LLM-judge rerank, answer,
     no-RAG answer, the audit's second opinion) is queued with a notice, can be stopped (GenerationCancelled
     is raised, the model is freed, nothing after it starts) and reports what it could not honour.
     `opinion_chat` is the model asked for the audit's second opinion when `settings.second_opinion` is on.
     A failure after the answer (the no-RAG call, its grounding) is a note: the answer and its audit stand."""
-    control = control if control is not None else RunControl()
-    trace = gather(question, index, settings, generator, reranker, chat, control)
+    index, settings, generator, control = ctx.index, ctx.settings, ctx.generator, ctx.control
+    trace = gather(question, ctx)
     answer_from(trace, index, generator, control, on_delta, opinion_chat)
     if settings.compare_no_rag and trace.error is None:  # a failing endpoint: one wait, not two
         control.check("the run")
@@ -173,14 +165,13 @@ def _keep_notes(trace: Trace, control: RunControl) -> None:
             trace.notes.append(note)
 
 
-def gather(question: str, index: Index, settings: AskSettings, generator: Generator,
-           reranker: Reranker | None = None, chat: ChatBackend | None = None,
-           control: RunControl | None = None) -> Trace:
+def gather(question: str, ctx: RunContext) -> Trace:
     """The first half of `ask`: rewrites, retrieval, rerank and the contexts, in a new Trace.
 
     Self-RAG and the agent loop (rag/loops/) call it, look at (and may drop) `trace.contexts`, then call
     `answer_from`."""
-    control = control if control is not None else RunControl()
+    index, settings, generator, control = ctx.index, ctx.settings, ctx.generator, ctx.control
+    reranker, chat = ctx.reranker, ctx.chat
     question = check_settings(question, settings, chat, generator)
     trace = Trace(question=question, settings=settings)
     trace.backends["embedder"] = index.embedder.label

@@ -1,6 +1,7 @@
 """One context object for a run: what every strategy, loop, comparison and judge call needs besides its question.
 
     RunContext(index, settings, generator, chat=None, reranker=None, control=RunControl(), budget=None)
+      -> ask(question, ctx) / gather(question, ctx)  rag/pipeline.py (the one-shot pipeline and its first half)
       -> run_strategy(name, question, ctx)          rag/loops/strategies.py (plain, self-rag, agent, graph, graph-global)
       -> compare_strategies(queries, names, ctx)    rag/loops/compare.py (each query, each strategy, judged)
       -> answer_figures(ctx, queries, strategy)     rag/evaluate/strategies.py (the evaluation page's answer table)
@@ -9,8 +10,7 @@
 It is frozen: a loop that needs other settings for one call (no no-RAG answer inside a loop, a narrower top-k)
 makes a changed copy with `ctx.with_(...)`, and the caller's context is untouched. `control` is the run's one
 handle (queue notices, Stop, what the backend could not honour), shared by every call made with the context.
-Not handled here: the one-shot pipeline (rag/pipeline.ask takes the same parts by name), building any of the parts
-(rag/backends.py, ui/models.py).
+Not handled here: building any of the parts (rag/backends.py, ui/models.py).
 """
 
 from __future__ import annotations

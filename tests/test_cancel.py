@@ -13,6 +13,7 @@ from rag.errors import GenerationCancelled
 from rag.models.control import RunControl
 from rag.models.llm import OpenAIChat
 from rag.pipeline import ask
+from rag.run import RunContext
 from rag.trace import AskSettings
 
 SLOW = {"content": "第一句很长很长很长。" * 20, "chunk_size": 2, "chunk_delay": 0.05}
@@ -30,7 +31,7 @@ def test_stopping_mid_answer_ends_the_stream_and_skips_the_no_rag_call(fake_llm,
             control.stop()  # what ui/streaming does when the page's run is interrupted
 
     with pytest.raises(GenerationCancelled):
-        ask("什么是过拟合？", kb_index, AskSettings(compare_no_rag=True), gen, on_delta=on_delta, control=control)
+        ask("什么是过拟合？", RunContext(kb_index, AskSettings(compare_no_rag=True), gen, control=control), on_delta=on_delta)
     assert len(seen) == 3  # not one delta more
     assert len(fake_llm.chat_requests) == 1  # the no-RAG answer was never asked for
 

@@ -12,6 +12,7 @@ from rag.answer.compress import GAP, approx_tokens, compress
 from rag.answer.fill_in import covered, fill_in
 from rag.answer.prompt import build_prompt
 from rag.errors import ConfigError
+from rag.run import RunContext
 
 # (question, the chunks given, a phrase of each sentence that holds the answer's facts)
 CASES = [
@@ -102,7 +103,7 @@ def _contexts(kb_index, question):
     from rag.pipeline import gather
     from rag.trace import AskSettings
 
-    return gather(question, kb_index, AskSettings(), ExtractiveGenerator(kb_index.embedder)).contexts
+    return gather(question, RunContext(kb_index, AskSettings(), ExtractiveGenerator(kb_index.embedder))).contexts
 
 
 @pytest.mark.parametrize("question", IN_SCOPE)
@@ -188,7 +189,7 @@ def test_a_gate_refusal_in_the_pipeline_calls_no_model(kb_index):
     from tests.fake_chat import FakeChat
 
     chat = FakeChat(reply=lambda m, g: "不该被调用。")
-    trace = ask("红烧肉怎么做才好吃？", kb_index, AskSettings(), LLMGenerator(chat))
+    trace = ask("红烧肉怎么做才好吃？", RunContext(kb_index, AskSettings(), LLMGenerator(chat)))
     assert trace.answer == "资料不足" and chat.calls == []
     assert trace.answerability is not None and not trace.answerability.answerable
     assert any(n.startswith("refused before generating") for n in trace.notes)
@@ -223,7 +224,7 @@ def test_the_pipeline_keeps_the_models_own_words_apart_from_the_quotes(kb_index)
     from tests.fake_chat import FakeChat
 
     chat = FakeChat(reply=lambda m, g: "RRF 是一种融合方法。[faq_030]")
-    trace = ask("混合检索里的 RRF 是怎么计算的？", kb_index, AskSettings(cite="constrained"), LLMGenerator(chat))
+    trace = ask("混合检索里的 RRF 是怎么计算的？", RunContext(kb_index, AskSettings(cite="constrained"), LLMGenerator(chat)))
     assert trace.model_answer == "RRF 是一种融合方法。[faq_030]" and trace.answer.startswith(trace.model_answer)
     assert "「" in trace.answer and "1/(k + rank)" in trace.answer
     assert trace.compression is not None and trace.compression.tokens_after < trace.compression.tokens_before

@@ -232,16 +232,17 @@ def test_hyde_with_the_extractive_generator_says_to_choose_local_when_it_is_inst
     import rag.models.local_llm as local_llm
     from rag.answer.extractive import ExtractiveGenerator
     from rag.pipeline import ask
+    from rag.run import RunContext
     from rag.trace import AskSettings
 
     gen = ExtractiveGenerator(kb_index.embedder)
     monkeypatch.setattr(local_llm, "local_available", lambda key=None: (True, ""))
     with pytest.raises(LLMUnavailableError) as exc:
-        ask("什么是HyDE？", kb_index, AskSettings(rewrite="hyde"), gen)
+        ask("什么是HyDE？", RunContext(kb_index, AskSettings(rewrite="hyde"), gen))
     assert "chosen generator (extractive) has no language model" in str(exc.value) and "install" not in str(exc.value)
     monkeypatch.setattr(local_llm, "local_available", lambda key=None: (False, "not installed"))
     with pytest.raises(LLMUnavailableError, match="install the bundled local model"):
-        ask("什么是HyDE？", kb_index, AskSettings(rewrite="hyde"), gen)
+        ask("什么是HyDE？", RunContext(kb_index, AskSettings(rewrite="hyde"), gen))
 
 
 # ---------------------------------------------------------------------- cosmetic: faiss's log, an endless stream

@@ -44,9 +44,10 @@ def test_one_quote_is_no_choice_and_a_tie_keeps_the_document_order():
 def _ask(kb_index, chat):
     from rag.answer.generation import LLMGenerator
     from rag.pipeline import ask
+    from rag.run import RunContext
     from rag.trace import AskSettings
 
-    return ask("混合检索里的 RRF 是怎么计算的？", kb_index, AskSettings(cite="constrained"), LLMGenerator(chat))
+    return ask("混合检索里的 RRF 是怎么计算的？", RunContext(kb_index, AskSettings(cite="constrained"), LLMGenerator(chat)))
 
 
 RESTATES = "混合检索里的 RRF 是怎么计算的。[faq_030]"  # states nothing: set aside, the quotes are the whole answer

@@ -179,11 +179,11 @@ def test_the_default_question_no_longer_lifts_a_chunk_by_a_shared_question_word(
     lifted it into the top 5 on title_words. Its topic is another."""
     from rag.answer.extractive import ExtractiveGenerator
     from rag.pipeline import gather
+    from rag.run import RunContext
     from rag.search.rerank import load_reranker
     from rag.trace import AskSettings
 
-    trace = gather("混合检索里的 RRF 是怎么计算的？", kb_index, AskSettings(), ExtractiveGenerator(kb_index.embedder),
-                   load_reranker("learned", kb_index.embedder))
+    trace = gather("混合检索里的 RRF 是怎么计算的？", RunContext(kb_index, AskSettings(), ExtractiveGenerator(kb_index.embedder), reranker=load_reranker("learned", kb_index.embedder)))
     assert "faq_013" not in [h.chunk_id for h in trace.final] and trace.final[0].chunk_id == "faq_030"
 
 

@@ -56,13 +56,13 @@ def test_it_listens_on_loopback_only_and_says_it_is_healthy(server):
 def test_the_server_path_gives_a_grammar_constrained_cited_answer(server, chat, embedder):
     from rag.index.build import build_index
     from rag.pipeline import AskSettings, ask
+    from rag.run import RunContext
 
     emb = embedder
     choice, backend = choose_generator(emb, generator="server", server_chat=lambda model: chat)
     assert backend is chat and not choice.is_fallback and "llama.cpp server" in localized(choice.label, "en")
     index = build_index(ChunkSet(TWO, {}, "fixed", {}), emb)
-    trace = ask("RRF 融合时 k 通常取多少？", index, AskSettings(top_k=2, rerank=False, cite="constrained"), choice.backend,
-                chat=backend)
+    trace = ask("RRF 融合时 k 通常取多少？", RunContext(index, AskSettings(top_k=2, rerank=False, cite="constrained"), choice.backend, chat=backend))
     assert not trace.error, trace.error
     assert "constrained" in localized(trace.backends["citations"], "en")  # the grammar was sent, not dropped
     cited = parse_citations(trace.answer)

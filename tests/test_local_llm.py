@@ -21,6 +21,7 @@ from rag.models import gguf_parts
 from rag.models.control import RunControl
 from rag.models.gguf_parts import GGUF_MODELS, GGUFSpec, assemble
 from rag.models.local_llm import DEFAULT_MODEL, LocalChat
+from rag.run import RunContext
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +166,7 @@ def test_the_model_is_freed_when_the_consumer_raises_even_with_the_traceback_kep
     gc.disable()
     try:
         with pytest.raises(RuntimeError) as kept:
-            ask("什么是过拟合？", kb_index, AskSettings(top_k=2), gen, on_delta=boom)
+            ask("什么是过拟合？", RunContext(kb_index, AskSettings(top_k=2), gen), on_delta=boom)
         assert kept.value.__traceback__ is not None  # the frames are still reachable from here
         assert not chat.busy
     finally:
@@ -392,7 +393,7 @@ def test_two_sessions_one_stopped_mid_rerank_the_other_finishing(chat, kb_index)
 
     def session(name, question, control):
         try:
-            out[name] = ask(question, kb_index, settings, gen, reranker=judge, control=control)
+            out[name] = ask(question, RunContext(kb_index, settings, gen, reranker=judge, control=control))
         except GenerationCancelled as exc:
             out[name] = exc
 

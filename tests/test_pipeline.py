@@ -13,6 +13,7 @@ from rag.answer.generation import NOT_ENOUGH
 from rag.backends import choose_generator, choose_reranker
 from rag.errors import ConfigError, LLMUnavailableError
 from rag.pipeline import ask, ask_no_rag
+from rag.run import RunContext
 from rag.trace import AskSettings
 
 SEED = ["什么是 RAG？", "为什么要做 chunking？", "BM25 和向量检索哪个好？", "Reranker 用在 RAG 的哪个阶段？", "怎么减少 LLM 的幻觉？"]
@@ -29,7 +30,7 @@ def offline(kb_index):
 @pytest.mark.parametrize("question", SEED + ["什么是过拟合？怎么缓解？"])
 def test_seed_questions_answer_with_valid_citations(kb_index, offline, question):
     gen, rr = offline
-    trace = ask(question, kb_index, AskSettings(), gen.backend, reranker=rr.backend)
+    trace = ask(question, RunContext(kb_index, AskSettings(), gen.backend, reranker=rr.backend))
     assert trace.answer.strip() and trace.answer.strip() != NOT_ENOUGH["zh"]
     audit = trace.audit
     assert audit.cited, trace.answer
@@ -49,7 +50,7 @@ def test_seed_answers_cite_the_right_entries(kb_index, offline):
     }
     right = 0
     for q in SEED:
-        trace = ask(q, kb_index, AskSettings(), gen.backend, reranker=rr.backend)
+        trace = ask(q, RunContext(kb_index, AskSettings(), gen.backend, reranker=rr.backend))
         cited_docs = {kb_index.chunk(c).doc_id for c in trace.audit.cited if c in kb_index.by_id}
         right += bool(cited_docs & golden[q])
     assert right >= 4, "most seed answers should cite their golden entry"
@@ -58,14 +59,14 @@ def test_seed_answers_cite_the_right_entries(kb_index, offline):
 @pytest.mark.parametrize("question", OUT_OF_KB)
 def test_questions_outside_the_knowledge_base_get_not_enough(kb_index, offline, question):
     gen, rr = offline
-    trace = ask(question, kb_index, AskSettings(), gen.backend, reranker=rr.backend)
+    trace = ask(question, RunContext(kb_index, AskSettings(), gen.backend, reranker=rr.backend))
     assert trace.answer.strip() == NOT_ENOUGH["zh"]
     assert trace.audit.cited == []
 
 
 def test_trace_keeps_every_stage_and_labels_fallbacks(kb_index, offline):
     gen, rr = offline
-    trace = ask("什么是 RRF？", kb_index, AskSettings(compare_no_rag=True), gen.backend, reranker=rr.backend)
+    trace = ask("什么是 RRF？", RunContext(kb_index, AskSettings(compare_no_rag=True), gen.backend, reranker=rr.backend))
     assert trace.retrieval.dense and trace.retrieval.bm25 and trace.retrieval.hybrid
     assert len(trace.candidates) == 20 and len(trace.final) == 5
     assert len(trace.rerank.moves) == 20
@@ -87,9 +88,9 @@ def test_rewrites_without_an_llm_say_why(kb_index, offline):
 
     fix = "choose the generator 'local'" if local_available()[0] else "OPENAI_BASE_URL"  # the fix that applies
     with pytest.raises(LLMUnavailableError, match=fix):
-        ask("什么是 HyDE？", kb_index, AskSettings(rewrite="hyde"), gen.backend, reranker=rr.backend)
+        ask("什么是 HyDE？", RunContext(kb_index, AskSettings(rewrite="hyde"), gen.backend, reranker=rr.backend))
     with pytest.raises(ConfigError, match="empty"):
-        ask("   ", kb_index, AskSettings(), gen.backend)
+        ask("   ", RunContext(kb_index, AskSettings(), gen.backend))
 
 
 def test_no_rag_offline_says_it_cannot_answer(offline):
@@ -105,7 +106,7 @@ def test_with_an_llm_the_audit_reports_its_real_citations(kb_index, fake_llm, of
     _, rr = offline
     gen, chat = cg(kb_index.embedder, config=fake_llm.config())
     assert not gen.is_fallback
-    trace = ask("什么是 RRF？", kb_index, AskSettings(rewrite="multi-query"), gen.backend, reranker=rr.backend, chat=chat)
+    trace = ask("什么是 RRF？", RunContext(kb_index, AskSettings(rewrite="multi-query"), gen.backend, reranker=rr.backend, chat=chat))
     assert "faq_999" in trace.audit.hallucinated
     assert trace.audit.valid, trace.answer
     assert len(trace.rewrites["queries"]) >= 2
@@ -120,7 +121,7 @@ def test_an_answer_cut_mid_stream_is_kept_audited_and_costs_one_wait(fake_llm, k
 
     fake_llm.queue({"content": "RRF 只看名次。[faq_030] 后面还有很多", "chunk_size": 4, "cut_after": 4})
     gen = LLMGenerator(OpenAIChat(fake_llm.config()))
-    trace = ask("什么是 RRF？", kb_index, AskSettings(compare_no_rag=True), gen)
+    trace = ask("什么是 RRF？", RunContext(kb_index, AskSettings(compare_no_rag=True), gen))
     assert trace.answer == "RRF 只看名次。[faq_030] 后"[:16] and trace.error and "broke off" in trace.error
     assert trace.audit is not None and any("incomplete" in n for n in trace.notes)
     assert trace.no_rag_answer is None and len(fake_llm.chat_requests) == 1  # no second wait on a bad endpoint
@@ -140,8 +141,7 @@ def test_multi_query_honours_the_mode_and_the_weights(kb_index, offline):
 
     gen, _ = offline
     chat = _variants_chat("RRF 的分数怎么计算？", "倒数排名融合是什么？")
-    dense = ask("什么是 RRF？", kb_index, AskSettings(rewrite="multi-query", mode="dense", rerank=False),
-                gen.backend, chat=chat)
+    dense = ask("什么是 RRF？", RunContext(kb_index, AskSettings(rewrite="multi-query", mode="dense", rerank=False), gen.backend, chat=chat))
     assert len(dense.per_query) == 3 and {r.mode for r in dense.per_query} == {"dense"}
     queries = dense.rewrites["queries"]
     s = dense.settings
@@ -149,8 +149,8 @@ def test_multi_query_honours_the_mode_and_the_weights(kb_index, offline):
                     for i, q in enumerate(queries)}, k=s.rrf_k, top_k=s.depth)
     assert [h.chunk_id for h in dense.candidates] == [h.chunk_id for h in expected[: s.recall_n]]
 
-    weighted = ask("什么是 RRF？", kb_index, AskSettings(rewrite="multi-query", weights=(("dense", 1.0), ("bm25", 0.0)),
-                                                         rerank=False), gen.backend, chat=chat)
+    weighted = ask("什么是 RRF？", RunContext(kb_index, AskSettings(rewrite="multi-query", weights=(("dense", 1.0), ("bm25", 0.0)),
+                                                         rerank=False), gen.backend, chat=chat))
     assert all(dict(r.weights) == {"dense": 1.0, "bm25": 0.0} for r in weighted.per_query)
     for r in weighted.per_query:  # BM25 weighted 0: each variant's hybrid list is its dense list
         assert [h.chunk_id for h in r.hybrid] == [h.chunk_id for h in r.dense][: len(r.hybrid)]
@@ -164,8 +164,7 @@ def test_a_garbled_multi_query_rewrite_is_left_out_and_said(kb_index, offline):
     gen, _ = offline
     chat = _variants_chat("RRF 的分数怎么计算？", "资料编号：faq_030, faq_029, faq_031, faq_028",
                           "把检索结果融合起来" * 8)
-    trace = ask("什么是 RRF？", kb_index, AskSettings(rewrite="multi-query", n_queries=3, rerank=False),
-                gen.backend, chat=chat)
+    trace = ask("什么是 RRF？", RunContext(kb_index, AskSettings(rewrite="multi-query", n_queries=3, rerank=False), gen.backend, chat=chat))
     assert trace.rewrites["queries"] == ["什么是 RRF？", "RRF 的分数怎么计算？"] and len(trace.per_query) == 2
     [note] = [n for n in trace.notes if "garbled rewrite" in n]
     # the repetition guard stopped the stream at the ref list (four refs in a row), so the loop was never written
@@ -186,7 +185,7 @@ def test_a_failing_no_rag_call_keeps_the_finished_rag_answer(kb_index):
             raise LLMError("the endpoint went away")
         return "RRF 把各路名次的倒数相加 [faq_030]。"
 
-    trace = ask("什么是 RRF？", kb_index, AskSettings(compare_no_rag=True), LLMGenerator(FakeChat(reply=reply)))
+    trace = ask("什么是 RRF？", RunContext(kb_index, AskSettings(compare_no_rag=True), LLMGenerator(FakeChat(reply=reply))))
     assert len(calls) == 2
     assert trace.answer.startswith("RRF") and trace.audit is not None and trace.audit.cited
     assert trace.no_rag_answer is None and any("went away" in n for n in trace.notes)
@@ -207,7 +206,7 @@ def test_stopping_during_a_rewrite_stops_the_run_before_retrieval(kb_index, offl
 
     def run():
         try:
-            ask("什么是 RRF？", kb_index, AskSettings(rewrite="hyde"), gen.backend, chat=chat, control=control)
+            ask("什么是 RRF？", RunContext(kb_index, AskSettings(rewrite="hyde"), gen.backend, chat=chat, control=control))
         except GenerationCancelled as exc:
             out["stopped"] = exc
 
@@ -229,8 +228,7 @@ def test_a_generation_that_loops_is_stopped_and_the_stand_ins_picks_are_shown_in
     looping = "资料编号：" + "faq_030, faq_029, faq_028, " * 200
     chat = FakeChat(lambda messages, grammar: looping, label="looping model (test)")
     seen: list[str] = []
-    trace = ask("混合检索里的 RRF 是怎么计算的？", kb_index, AskSettings(compare_no_rag=False), LLMGenerator(chat),
-                on_delta=seen.append)
+    trace = ask("混合检索里的 RRF 是怎么计算的？", RunContext(kb_index, AskSettings(compare_no_rag=False), LLMGenerator(chat)), on_delta=seen.append)
     assert len("".join(seen)) < 200  # stopped at the loop, not at the end of 5,000 characters
     assert trace.garbled is not None and "refs" in trace.garbled
     assert trace.model_answer.startswith("资料编号") and "1/(k + rank)" in trace.answer  # the stand-in's picks
@@ -248,7 +246,7 @@ def test_a_garbled_answers_stand_in_says_which_part_of_the_question_a_quote_answ
 
     chat = FakeChat(lambda messages, grammar: "资料编号：faq_030, faq_029, faq_031, faq_0", label="ref-list model (test)")
     question = "RRF 融合时常数 k 通常取多少？RRF 属于混合检索中的哪一类融合方法？"
-    trace = ask(question, kb_index, AskSettings(compare_no_rag=False), LLMGenerator(chat))
+    trace = ask(question, RunContext(kb_index, AskSettings(compare_no_rag=False), LLMGenerator(chat)))
     assert trace.garbled is not None and "通常取 60" in trace.answer and "一是按排名融合" in trace.answer
     for note in [n for n in trace.notes if "part of the question" in n]:  # a quote chosen for one half says which
         assert "[faq_029]" in note and note.endswith("RRF 属于混合检索中的哪一类融合方法？")
@@ -261,8 +259,7 @@ def test_an_answer_that_is_only_a_number_a_bullet_or_refs_is_replaced(kb_index, 
     from rag.pipeline import AskSettings, ask
     from tests.fake_chat import FakeChat
 
-    trace = ask("什么是过拟合？", kb_index, AskSettings(compare_no_rag=False),
-                LLMGenerator(FakeChat(lambda messages, grammar: reply, label="terse model (test)")))
+    trace = ask("什么是过拟合？", RunContext(kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(lambda messages, grammar: reply, label="terse model (test)"))))
     assert trace.garbled is not None and trace.model_answer == reply and trace.answer != reply and trace.audit.valid
 
 
@@ -277,8 +274,7 @@ def test_a_bare_number_is_replaced_and_called_a_number_not_refs(kb_index):
     from rag.pipeline import AskSettings, ask
     from tests.fake_chat import FakeChat
 
-    trace = ask("RRF 融合时常数 k 通常取多少？", kb_index, AskSettings(compare_no_rag=False),
-                LLMGenerator(FakeChat(lambda messages, grammar: "60。[faq_030]", label="terse model (test)")))
+    trace = ask("RRF 融合时常数 k 通常取多少？", RunContext(kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(lambda messages, grammar: "60。[faq_030]", label="terse model (test)"))))
     assert trace.garbled is not None and "通常取 60" in trace.answer and trace.model_answer == "60。[faq_030]"
     assert "a number ('60')" in trace.garbled and "refs" not in trace.garbled
     assert "数字" in localized(trace.garbled, "zh") and "编号" not in localized(trace.garbled, "zh")
@@ -324,13 +320,12 @@ def test_a_sentence_that_only_restates_the_question_is_set_aside_and_shown_struc
     assert strip_title_paths("见“数组 › 数组常用操作 › 扩容数组”一节。[a#5]", paths)[1] == 0
     assert strip_title_paths("1.1 数组 › 数组的优点与局限性。[a#9]", paths) == ("。[a#9]", 1)  # numbered as a section
     reply = "SGD 和 mini-batch 有区别。[faq_011]"
-    trace = ask(question, kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    trace = ask(question, RunContext(kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: reply))))
     assert trace.restated == [reply] and reply not in trace.answer
     assert trace.answer.startswith("「") and "faq_003" in trace.audit.cited  # the quotes are the answer now
     assert trace.model_answer == "" and any("复述问题" in n or "restated" in n for n in trace.to_dict()["notes"])
     assert "SGD 和 mini-batch 有区别" in trace.to_markdown()
-    off = ask(question, kb_index, AskSettings(compare_no_rag=False, fill_in=False),
-              LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    off = ask(question, RunContext(kb_index, AskSettings(compare_no_rag=False, fill_in=False), LLMGenerator(FakeChat(reply=lambda m, g: reply))))
     assert off.restated == [] and off.answer == reply  # without fill-in nothing would stand in for it: it stays
 
 
@@ -348,21 +343,18 @@ def test_a_sentence_off_the_question_is_set_aside_and_a_second_part_is_not(kb_in
     real = "L2 正则化在神经网络中也叫权重衰减（weight decay），使权重整体变小。[faq_006]"
     off = "BM25 是经典的关键词检索排序函数。[faq_026]"
     reply = real + off
-    trace = ask("weight decay 是啥", kb_index, AskSettings(compare_no_rag=False),
-                LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    trace = ask("weight decay 是啥", RunContext(kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: reply))))
     assert "faq_026" in [c.ref for c in trace.contexts]  # the neighbour is there to be cited
     assert trace.off_question == [off] and off not in trace.answer and trace.answer.startswith(real)
     assert trace.model_answer == real and "faq_026" not in trace.audit.cited
     assert any("偏离问题" in n or "off the question" in n for n in trace.to_dict()["notes"])
     assert "~~" + off + "~~" in trace.to_markdown()
-    kept = ask("weight decay 是啥", kb_index, AskSettings(compare_no_rag=False, fill_in=False),
-               LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    kept = ask("weight decay 是啥", RunContext(kb_index, AskSettings(compare_no_rag=False, fill_in=False), LLMGenerator(FakeChat(reply=lambda m, g: reply))))
     assert kept.off_question == [] and off in kept.answer  # without fill-in nothing is set aside
 
     question = "RRF 融合时常数 k 通常取多少？RRF 属于混合检索中的哪一类融合方法？"
     second = "RRF 属于按排名融合。[faq_029]"
-    two = ask(question, kb_index, AskSettings(compare_no_rag=False),
-              LLMGenerator(FakeChat(reply=lambda m, g: "RRF 的 k 通常取 60。[faq_030]" + second)))
+    two = ask(question, RunContext(kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: "RRF 的 k 通常取 60。[faq_030]" + second))))
     assert two.off_question == [] and second in two.answer
 
 
@@ -377,15 +369,13 @@ def test_a_moved_citation_whose_sentence_is_then_set_aside_says_so(kb_index):
 
     real = "L2 正则化在神经网络中也叫权重衰减（weight decay），使权重整体变小。[faq_006]"
     reply = real + "BM25 是经典的关键词检索排序函数。[faq_006]"  # BM25's sentence, cited to the weight decay entry
-    trace = ask("weight decay 是啥", kb_index, AskSettings(compare_no_rag=False),
-                LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    trace = ask("weight decay 是啥", RunContext(kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: reply))))
     assert [(m.cited, m.ref) for m in trace.rebound] == [(("faq_006",), "faq_026")]
     assert trace.off_question == ["BM25 是经典的关键词检索排序函数。[faq_026]"]
     assert trace.set_aside_later(trace.rebound[0].sentence) and not trace.set_aside_later(real)
     notes = trace.to_dict()["notes"]
     assert any("faq_026" in n and ("then set aside" in n or "随后这句被搁置" in n) for n in notes)
-    kept = ask("weight decay 是啥", kb_index, AskSettings(compare_no_rag=False, fill_in=False),
-               LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    kept = ask("weight decay 是啥", RunContext(kb_index, AskSettings(compare_no_rag=False, fill_in=False), LLMGenerator(FakeChat(reply=lambda m, g: reply))))
     assert kept.rebound and not kept.set_aside_later(kept.rebound[0].sentence)  # moved, and nothing set aside
     assert not any("then set aside" in n or "随后这句被搁置" in n for n in kept.to_dict()["notes"])
 
@@ -455,10 +445,10 @@ def test_a_set_aside_sentence_with_nothing_to_add_leaves_no_fill_in_note(kb_inde
     from tests.fake_chat import FakeChat
 
     question = "SGD 和 mini-batch 有啥区别"
-    probe = ask(question, kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: "SGD。")))
+    probe = ask(question, RunContext(kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: "SGD。"))))
     quotes = [c.sentence for c in probe.fill_in]  # what the stand-in would quote here
     reply = "SGD 和 mini-batch 有区别。[faq_011]" + "".join(f"{q}[faq_003]" for q in quotes)
-    trace = ask(question, kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    trace = ask(question, RunContext(kb_index, AskSettings(compare_no_rag=False), LLMGenerator(FakeChat(reply=lambda m, g: reply))))
     assert trace.restated == ["SGD 和 mini-batch 有区别。[faq_011]"] and not any(not c.covered for c in trace.fill_in)
     notes = " ".join(trace.to_dict()["notes"])
     assert ("复述问题" in notes or "restated" in notes) and "0 of" not in notes and "中的 0 句" not in notes

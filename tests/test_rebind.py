@@ -42,13 +42,13 @@ def test_only_the_wrong_sentence_moves_and_the_rest_of_the_answer_is_untouched()
 def test_the_pipeline_moves_a_wrong_citation_says_so_and_audits_the_moved_one(kb_index):
     from rag.answer.generation import LLMGenerator
     from rag.pipeline import ask
+    from rag.run import RunContext
     from rag.trace import AskSettings
     from tests.fake_chat import FakeChat
 
     # the model states faq_001's sign of overfitting and cites the underfitting entry
     reply = "典型信号是训练损失持续下降、验证损失却开始上升。[faq_002]"
-    trace = ask("什么是过拟合？", kb_index, AskSettings(cite="constrained", fill_in=False),
-                LLMGenerator(FakeChat(reply=lambda m, g: reply)))
+    trace = ask("什么是过拟合？", RunContext(kb_index, AskSettings(cite="constrained", fill_in=False), LLMGenerator(FakeChat(reply=lambda m, g: reply))))
     assert {c.ref for c in trace.contexts} >= {"faq_001", "faq_002"}
     assert [(m.cited, m.ref) for m in trace.rebound] == [(("faq_002",), "faq_001")]
     assert parse_citations(trace.answer) == ["faq_001"]

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from rag import jsonout
+from rag.run import RunContext
 from tests.fake_chat import FakeChat
 from tests.fakes import BigramEmbedder
 from tests.fixtures_docs import make_pdf
@@ -53,8 +54,7 @@ def test_a_trace_with_candidates_the_llm_judge_never_reached_is_strict_json(kb_i
 
     chat = FakeChat(verdict=lambda messages: 0.8)
     judge = LLMJudgeReranker(chat, budget_s=0)  # judges the first candidate only: the rest are NaN
-    trace = ask("RRF 怎么计算？", kb_index, AskSettings(recall_n=6, top_k=3), ExtractiveGenerator(kb_index.embedder),
-                reranker=judge)
+    trace = ask("RRF 怎么计算？", RunContext(kb_index, AskSettings(recall_n=6, top_k=3), ExtractiveGenerator(kb_index.embedder), reranker=judge))
     assert np.isnan([m.score for m in trace.rerank.moves]).any()
     out = strict(trace.to_json())
     assert None in [m["score"] for m in out["rerank"]["moves"]]
@@ -375,7 +375,7 @@ def test_a_question_in_another_language_is_not_refused_by_a_gate_that_cannot_tel
     from rag.pipeline import AskSettings, ask
 
     chat = FakeChat(lambda messages, grammar: "RRF 把各列表中的 1/(k + rank) 相加。[faq_030]", label="model (test)")
-    trace = ask(question, kb_index, AskSettings(), LLMGenerator(chat))
+    trace = ask(question, RunContext(kb_index, AskSettings(), LLMGenerator(chat)))
     a = trace.answerability
     assert a is not None and a.other_language and a.answerable and "cannot tell" in a.reason("en")
     assert "无法判断" in a.reason("zh") and chat.calls  # the model was asked, not refused for
@@ -391,7 +391,7 @@ def test_a_same_language_question_the_corpus_cannot_answer_is_still_refused(kb_i
     from rag.pipeline import AskSettings, ask
 
     chat = FakeChat(lambda messages, grammar: "北京今天晴。", label="model (test)")
-    trace = ask("今天北京的天气怎么样？", kb_index, AskSettings(), LLMGenerator(chat))
+    trace = ask("今天北京的天气怎么样？", RunContext(kb_index, AskSettings(), LLMGenerator(chat)))
     assert not trace.answerability.other_language and not trace.answerability.answerable and not chat.calls
 
 

@@ -16,6 +16,7 @@ from rag.evaluate.strategies import (
     settings_for,
     strategy_search,
 )
+from rag.run import RunContext
 from rag.search.retrieval import Search, retrieve
 from rag.trace import AskSettings
 
@@ -80,7 +81,7 @@ def test_answer_figures_count_citing_sentences_refusals_and_side_by_side_cite_mo
         assert extra[f"cited sentences · {mode}"] == 1.0  # every quoted sentence carries its ref
         assert extra[f"hallucinated refs · {mode}"] == 0.0
     answerable = [q for q in queries if q.gold_ids]
-    refusals = [is_not_enough(ask(q.query, kb_index, AskSettings(rerank=False), gen).answer) for q in answerable]
+    refusals = [is_not_enough(ask(q.query, RunContext(kb_index, AskSettings(rerank=False), gen)).answer) for q in answerable]
     assert extra["false refusal@answerable · free"] == pytest.approx(sum(refusals) / len(refusals))
     assert "citation validity" not in extra  # with two modes every figure names its mode
 
@@ -136,7 +137,7 @@ def test_one_evaluation_row_ranks_and_answers_with_the_same_retriever(sparse_ind
     q = "RRF 的 k 取多少？"
     base = AskSettings(recall_n=20, depth=50, rerank=False)
     ranked = [h.chunk_id for h in hit_search(sparse_index, strategy, None, base)(q)][:20]
-    trace = gather(q, sparse_index, settings_for(strategy, base), ExtractiveGenerator(sparse_index.embedder))
+    trace = gather(q, RunContext(sparse_index, settings_for(strategy, base), ExtractiveGenerator(sparse_index.embedder)))
     assert [h.chunk_id for h in trace.candidates] == ranked
     assert set(trace.retrieval.weights) == lists
     assert bool(trace.retrieval.sparse) == (strategy == "hybrid3")

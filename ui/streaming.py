@@ -17,6 +17,7 @@ import time
 import streamlit as st
 
 from rag.pipeline import ask
+from rag.run import RunContext
 from rag.trace import AskSettings, Trace
 
 from .i18n import tr
@@ -52,8 +53,8 @@ def ask_streaming(question: str, index, settings: AskSettings, generator, rerank
             note.caption(tr("正在生成“无 RAG”对照回答…", "Now answering without RAG, for comparison…"))
 
     def work(control, emit) -> Trace:
-        return ask(question, index, settings, generator, reranker=reranker, chat=chat,
-                   on_delta=lambda d: emit("delta", d), control=control, opinion_chat=opinion_chat)
+        return ask(question, RunContext(index, settings, generator, chat, reranker, control),
+                   on_delta=lambda d: emit("delta", d), opinion_chat=opinion_chat)
 
     try:
         return run_in_worker(work, on_event, name="rag-ask", observe=observe)

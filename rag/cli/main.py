@@ -47,6 +47,7 @@ from rag.models.embedding import default_embedder_name, load_embedder
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import local_model_names
 from rag.pipeline import ask, ask_no_rag
+from rag.run import RunContext
 from rag.search.retrieval import GRAPH_MODES, MODES, Search, retrieve
 from rag.trace import grounding_text, reasons_text, support_text
 
@@ -171,16 +172,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
             return cmd_ask_strategy(args, index, gen_choice, chat, rr.backend if rr else None, ask_settings)
         streaming = not args.json and sys.stdout.isatty()
-        trace = ask(
-            args.question,
-            index,
-            ask_settings,
-            gen_choice.backend,
-            reranker=rr.backend if rr else None,
-            chat=chat,
-            on_delta=(lambda d: print(d, end="", flush=True)) if streaming else None,
-            opinion_chat=_opinion_chat(args, chat),
-        )
+        trace = ask(args.question, RunContext(index, ask_settings, gen_choice.backend, chat=chat,
+                                              reranker=rr.backend if rr else None),
+                    on_delta=(lambda d: print(d, end="", flush=True)) if streaming else None,
+                    opinion_chat=_opinion_chat(args, chat))
         trace.notes += fallback_notes(gen_choice, rr)
         if streaming:
             print("\n")

@@ -155,7 +155,7 @@ def _rewrite_search(index: Index, strategy: str, chat, s: AskSettings, doc_of) -
             ExtractiveGenerator,  # gather needs a generator only for its label
         )
 
-        trace = gather(q, index, ranking, ExtractiveGenerator(index.embedder), None, chat)
+        trace = gather(q, RunContext(index, ranking, ExtractiveGenerator(index.embedder), chat=chat))
         return doc_ranking(trace.candidates, doc_of)
 
     return search
@@ -235,8 +235,7 @@ def answer_figures(ctx: RunContext, queries: Sequence[Query], strategy: str, *,
     settings = settings_for(strategy, replace(base, recall_n=max(base.recall_n, base.top_k)))
     tally = _AnswerTally()
     for i, q in enumerate(queries, 1):
-        tally.add(q, ask(q.query, ctx.index, settings, ctx.generator, reranker=ctx.reranker, chat=ctx.chat,
-                         control=ctx.control))
+        tally.add(q, ask(q.query, ctx.with_(settings=settings)))
         if progress:
             progress(i, len(queries))
     return tally.figures()

@@ -132,7 +132,8 @@ def agent(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | N
         if action.action == "search":
             mess = garbled(action.query)  # a loop or a list of refs is no query: the question is searched instead
             _search(action.query if mess is None else question, mem, head, rec, step, t0,
-                    lambda q: gather(q, index, settings, generator, reranker, control=control), index, mess)
+                    lambda q: gather(q, RunContext(index, settings, generator, reranker=reranker, control=control)),
+                    index, mess)
         else:
             _read(action.ref, mem, head, rec, step, t0)
     t0 = time.perf_counter()

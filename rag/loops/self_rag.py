@@ -86,7 +86,7 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
     for rnd in range(1, lt.budget + 1):
         control.check("Self-RAG")
         t0 = time.perf_counter()
-        trace = gather(query, index, settings, generator, reranker, control=control)
+        trace = gather(query, RunContext(index, settings, generator, reranker=reranker, control=control))
         trace.question = question  # searched with `query`; the answer is to the question
         if query != question:
             trace.rewrites["self-rag query"] = query

@@ -38,8 +38,7 @@ def plain(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | N
     """Single-shot RAG: retrieve once, answer once (rag/pipeline.ask), as a two-step LoopTrace."""
     t0 = time.perf_counter()
     index = ctx.index
-    trace = ask(question, index, replace(ctx.settings, compare_no_rag=False), ctx.generator, reranker=ctx.reranker,
-                chat=ctx.chat, control=ctx.control, on_delta=on_delta)
+    trace = ask(question, ctx.with_(settings=replace(ctx.settings, compare_no_rag=False)), on_delta=on_delta)
     lt = LoopTrace("plain", trace.question, budget=1)
     rec = Recorder(lt, on_step)
     rec.add(kind="retrieve", thought="Search once with the question.",
