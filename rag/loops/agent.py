@@ -29,7 +29,6 @@ from rag.messages import localized, say
 from rag.models.control import RunControl
 from rag.pipeline import answer_from, gather
 from rag.run import RunContext
-from rag.trace import AskSettings
 
 MAX_STEPS = 6
 SEARCH_HITS = 3
@@ -95,9 +94,9 @@ HEAD = {"zh": ("问题：", "检索“{q}”的结果：", "资料 [{r}] 全文�
 def agent(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None) -> LoopTrace:
     """Answer `question` with the agent loop, in at most `ctx.budget` actions (MAX_STEPS when None); every action and
     observation lands in the LoopTrace."""
-    index, generator, chat, reranker, control = ctx.index, ctx.generator, ctx.chat, ctx.reranker, ctx.control
+    chat, control = ctx.chat, ctx.control
     question, settings, lang = loop_setup(question, ctx.settings, chat,
-                                          "the agent loop needs a language model to choose its actions", generator)
+                                          "the agent loop needs a language model to choose its actions", ctx.generator)
     head = HEAD[lang if lang in HEAD else "en"]
     t_start = time.perf_counter()
     lt = LoopTrace("agent", question, budget=max(1, int(ctx.budget or MAX_STEPS)))
@@ -105,6 +104,7 @@ def agent(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | N
     key = lang if lang in SYSTEM else "en"
     mem = _Memory([{"role": "system", "content": SYSTEM[key]}, *({"role": r, "content": c} for r, c in SHOTS[key]),
                    {"role": "user", "content": head[0] + question}])
+    run = _Run(ctx.with_(settings=settings), mem, head, rec, question, lang)
     for n in range(1, lt.budget + 1):
         control.check("the agent loop")
         last = n == lt.budget
@@ -131,13 +131,11 @@ def agent(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | N
         step = {"thought": action.thought, "prompt": prompt, "raw": raw}
         if action.action == "search":
             mess = garbled(action.query)  # a loop or a list of refs is no query: the question is searched instead
-            _search(action.query if mess is None else question, mem, head, rec, step, t0,
-                    lambda q: gather(q, RunContext(index, settings, generator, reranker=reranker, control=control)),
-                    index, mess)
+            _search(run, action.query if mess is None else question, step, t0, mess)
         else:
-            _read(action.ref, mem, head, rec, step, t0)
+            _read(run, action.ref, step, t0)
     t0 = time.perf_counter()
-    lt.final = _final_answer(lt, mem, question, index, settings, generator, lang, control)
+    lt.final = _final_answer(run, lt)
     lt.final.timings["answer"] = time.perf_counter() - t0
     lt.seconds = time.perf_counter() - t_start
     return lt
@@ -153,6 +151,20 @@ class _Memory:
     read: dict = field(default_factory=dict)
     searched: set = field(default_factory=set)
     last_trace: Any = None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One agent run's parts its steps share: the run's context with the loop's settings (its searches go through
+    rag/pipeline.gather with them), what the model has been told, the prompt's phrases in the answer language (HEAD),
+    the timeline's recorder, the question and the language."""
+
+    ctx: RunContext
+    mem: _Memory
+    head: tuple
+    rec: Recorder
+    question: str
+    lang: str
 
 
 def _next_action(chat, mem: _Memory, head, last: bool, control: RunControl) -> tuple[list[dict], str, Any, Any]:
@@ -172,10 +184,11 @@ def _next_action(chat, mem: _Memory, head, last: bool, control: RunControl) -> t
     return prompt, raw, action, why
 
 
-def _search(query: str, mem: _Memory, head, rec: Recorder, step: dict, t0: float, run, index, mess=None) -> None:
-    """Search (`run(query)` -> trace) and show the model the hits, or tell it that it searched this already. `mess`:
-    why the model's own query was garbled (shape.garbled: a loop, a list of refs), when `query` is the question
-    searched in its place."""
+def _search(run: _Run, query: str, step: dict, t0: float, mess=None) -> None:
+    """Search (rag/pipeline.gather with the run's context) and show the model the hits, or tell it that it searched
+    this already. `mess`: why the model's own query was garbled (shape.garbled: a loop, a list of refs), when `query`
+    is the question searched in its place."""
+    mem, head, rec = run.mem, run.head, run.rec
     if query in mem.searched:
         mem.messages.append({"role": "user", "content": head[5].format(q=query)})
         rec.add(kind="repeat", query=query, decision=say("repeated an earlier search: told to use other words (no new "
@@ -183,7 +196,7 @@ def _search(query: str, mem: _Memory, head, rec: Recorder, step: dict, t0: float
                 seconds=time.perf_counter() - t0, **step)
         return
     mem.searched.add(query)
-    trace = mem.last_trace = run(query)
+    trace = mem.last_trace = gather(query, run.ctx)
     hits = trace.final[:SEARCH_HITS]
     for c in trace.contexts[:SEARCH_HITS]:
         mem.seen.setdefault(c.ref, c)
@@ -194,34 +207,35 @@ def _search(query: str, mem: _Memory, head, rec: Recorder, step: dict, t0: float
                        "to the model", f"模型写的检索词是乱的（{localized(mess, 'zh')}）：改用问题检索；给模型看了 "
                        f"{len(hits)} 条结果")
     rec.add(kind="search", query=query, decision=decision,
-            hits=hits_of(index, hits), seconds=time.perf_counter() - t0, **step)
+            hits=hits_of(run.ctx.index, hits), seconds=time.perf_counter() - t0, **step)
 
 
-def _read(ref: str, mem: _Memory, head, rec: Recorder, step: dict, t0: float) -> None:
+def _read(run: _Run, ref: str, step: dict, t0: float) -> None:
+    mem, head, rec = run.mem, run.head, run.rec
     chunk = mem.seen[ref]
     mem.read.setdefault(ref, chunk)
     mem.messages.append({"role": "user", "content": head[2].format(r=ref) + "\n" + chunk.text[:READ_CHARS]})
     rec.add(kind="read", decision=say(f"read {ref}", f"读了 {ref}"), seconds=time.perf_counter() - t0, **step)
 
 
-def _final_answer(lt: LoopTrace, mem: _Memory, question: str, index, settings: AskSettings, generator, lang: str,
-                  control: RunControl):
+def _final_answer(run: _Run, lt: LoopTrace):
     """The answer from what the agent read first, then what it only saw; without any chunk, from the model's own
     knowledge, saying why."""
+    mem, question, ctx = run.mem, run.question, run.ctx
     if not mem.seen:
         thought = lt.steps[-1].thought if lt.steps else ""
         lt.retrieved = lt.searches > 0
         why = (("the agent answered without searching", "智能体没有检索就回答了") if not lt.searches else
                ("the agent's searches found nothing", "智能体的检索什么也没找到"))
-        return answer_directly(question, settings, generator, lang, control,
+        return answer_directly(question, ctx.settings, ctx.generator, run.lang, ctx.control,
                                say(why[0] + (f"; its thought: {thought}" if thought else ""),
                                    why[1] + (f"；它的想法：{thought}" if thought else "")))
     trace = mem.last_trace
     trace.question = question
     order = list(mem.read) + [r for r in mem.seen if r not in mem.read]
-    trace.contexts = [mem.seen[r] for r in order][: settings.top_k]
+    trace.contexts = [mem.seen[r] for r in order][: ctx.settings.top_k]
     trace.rewrites["agent searches"] = [s.query for s in lt.steps if s.kind == "search"]
-    answer_from(trace, index, generator, control)
+    answer_from(trace, ctx.index, ctx.generator, ctx.control)
     return trace
 
 

@@ -18,7 +18,7 @@ Not handled here: the prompts (decisions.py), retrieval and answering (rag/pipel
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from rag.answer.citations import is_not_enough, strip_citations
@@ -30,7 +30,7 @@ from rag.loops import decisions
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
 from rag.messages import localized, say
 from rag.models.control import RunControl
-from rag.models.llm import short_reply
+from rag.models.llm import ChatBackend, short_reply
 from rag.pipeline import answer_from, check_settings, gather, no_model_error
 from rag.run import RunContext
 from rag.trace import AskSettings, Trace, label_in
@@ -65,15 +65,17 @@ def loop_setup(question: str, settings: AskSettings, chat, needs: str, generator
 def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None) -> LoopTrace:
     """Answer `question` the Self-RAG way, in at most `ctx.budget` retrieval rounds (MAX_ROUNDS when None); every
     decision lands in the returned LoopTrace."""
-    index, generator, chat, reranker, control = ctx.index, ctx.generator, ctx.chat, ctx.reranker, ctx.control
+    index, chat, control = ctx.index, ctx.chat, ctx.control
     question, settings, lang = loop_setup(question, ctx.settings, chat,
-                                          "Self-RAG needs a language model for its decisions", generator)
+                                          "Self-RAG needs a language model for its decisions", ctx.generator)
     t_start = time.perf_counter()
     lt = LoopTrace("self-rag", question, budget=max(1, int(ctx.budget or MAX_ROUNDS)))
     rec = Recorder(lt, on_step)
+    assert chat is not None  # loop_setup raised the no-model error otherwise
+    loop = _Loop(ctx.with_(settings=settings), chat, rec, question, lang)
     need = decisions.needs_retrieval(chat, question, lang, control)
     if not need.answer:
-        _answer_without_retrieval(rec, lt, need, question, settings, generator, lang, control)
+        _answer_without_retrieval(loop, lt, need)
         lt.seconds = time.perf_counter() - t_start
         return lt
     rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
@@ -86,7 +88,7 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
     for rnd in range(1, lt.budget + 1):
         control.check("Self-RAG")
         t0 = time.perf_counter()
-        trace = gather(query, RunContext(index, settings, generator, reranker=reranker, control=control))
+        trace = gather(query, loop.ctx)
         trace.question = question  # searched with `query`; the answer is to the question
         if query != question:
             trace.rewrites["self-rag query"] = query
@@ -95,23 +97,23 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
                              f"混合检索和重排后得到 {len(trace.contexts)} 个块"),
                 hits=hits_of(index, trace.final), seconds=time.perf_counter() - t0)
 
-        new_kept, dropped = _grade(rec, chat, question, lang, trace, kept, control)
+        new_kept, dropped = _grade(loop, trace, kept)
         kept += new_kept
         if not kept and rnd < lt.budget:
-            query = _rewrite(rec, chat, question, lang, None, tried, control)
+            query = _rewrite(loop, None, tried)
             continue
         if rnd > 1 and not new_kept and best is not None:  # the same chunks would give the same draft
             lt.notes.append(_kept_note(rnd, best_round, best_audited, best_share, exhausted=False))
             break
 
-        _draft(rec, trace, kept, dropped, index, generator, control, rnd)
-        share, audited, unsupported = _check_draft(rec, chat, trace, bool(kept), lang, control)
+        _draft(loop, trace, kept, dropped, rnd)
+        share, audited, unsupported = _check_draft(loop, trace, bool(kept))
         if share >= best_share:
             best, best_share, best_round, best_audited = trace, share, rnd, audited
         if unsupported is None:
             break
         if rnd < lt.budget:
-            query = _rewrite(rec, chat, question, lang, unsupported, tried, control)
+            query = _rewrite(loop, unsupported, tried)
         else:
             lt.notes.append(_kept_note(rnd, best_round, best_audited, best_share, exhausted=True))
     lt.final = best
@@ -130,16 +132,28 @@ def _kept_note(rnd: int, best_round: int, audited: float, share: float, *, exhau
                f"第 {rnd} 轮没有找到新的相关块：保留第 {best_round} 稿（{_supported_zh(audited, share)}），不再重写")
 
 
-def _answer_without_retrieval(rec: Recorder, lt: LoopTrace, need, question: str, settings: AskSettings, generator,
-                              lang: str, control: RunControl) -> None:
+@dataclass(frozen=True)
+class _Loop:
+    """One Self-RAG run's parts its steps share: the run's context with the loop's settings, the model its decisions ask
+    (ctx.chat, checked present by loop_setup), the timeline's recorder, the question and the answer language."""
+
+    ctx: RunContext
+    chat: ChatBackend
+    rec: Recorder
+    question: str
+    lang: str
+
+
+def _answer_without_retrieval(loop: _Loop, lt: LoopTrace, need) -> None:
     """The model judged the message small talk: answered from its own knowledge, and the timeline says why."""
+    rec, ctx = loop.rec, loop.ctx
     p = f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""
     rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
             decision=say(f"answer directly, without retrieval: the model judged it a greeting or small talk{p}",
                          f"直接回答，不检索：模型判断这是问候或闲聊{p.replace('(', '（').replace(')', '）')}"),
             verdicts=(need,), seconds=need.seconds)
     t0 = time.perf_counter()
-    final = lt.final = answer_directly(question, settings, generator, lang, control,
+    final = lt.final = answer_directly(loop.question, ctx.settings, ctx.generator, loop.lang, ctx.control,
                                        say(f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})",
                                            f"Self-RAG 没有检索：{localized(need.asked, 'zh')} -> A（{need.raw}）"))
     lt.retrieved = False
@@ -148,21 +162,22 @@ def _answer_without_retrieval(rec: Recorder, lt: LoopTrace, need, question: str,
             seconds=time.perf_counter() - t0)
 
 
-def _grade(rec: Recorder, chat, question: str, lang: str, trace, kept: list, control: RunControl) -> tuple[list, list]:
+def _grade(loop: _Loop, trace, kept: list) -> tuple[list, list]:
     """(the chunks of this round not kept before that the model judges relevant, the refs of those it drops)."""
     seen = {c.chunk_id for c in kept}
     fresh = [c for c in trace.contexts if c.chunk_id not in seen]
-    verdicts = [decisions.is_relevant(chat, question, c.text, lang, c.ref, control) for c in fresh]
+    verdicts = [decisions.is_relevant(loop.chat, loop.question, c.text, loop.lang, c.ref, loop.ctx.control)
+                for c in fresh]
     new_kept = [c for c, v in zip(fresh, verdicts) if v.answer]
     dropped = [c.ref for c, v in zip(fresh, verdicts) if not v.answer]
-    rec.add(kind="grade", thought="Which of these chunks hold information for the question?",
+    loop.rec.add(kind="grade", thought="Which of these chunks hold information for the question?",
             decision=say(f"kept {', '.join(c.ref for c in new_kept) or 'none'}; dropped {', '.join(dropped) or 'none'}",
                          f"保留 {', '.join(c.ref for c in new_kept) or '无'}；丢掉 {', '.join(dropped) or '无'}"),
             verdicts=tuple(verdicts), seconds=sum(v.seconds for v in verdicts))
     return new_kept, dropped
 
 
-def _draft(rec: Recorder, trace, kept: list, dropped: list, index, generator, control: RunControl, rnd: int) -> None:
+def _draft(loop: _Loop, trace, kept: list, dropped: list, rnd: int) -> None:
     """Answer from the kept chunks only, saying which were dropped."""
     trace.contexts = list(kept)
     if dropped:
@@ -172,8 +187,8 @@ def _draft(rec: Recorder, trace, kept: list, dropped: list, index, generator, co
         trace.notes.append(say("Self-RAG judged no retrieved chunk relevant in any round: the prompt has no context",
                                "Self-RAG 在每一轮都判定检索到的块无关：提示词里没有资料"))
     t0 = time.perf_counter()
-    answer_from(trace, index, generator, control)
-    rec.add(kind="draft", thought=f"Draft an answer from the {len(kept)} kept chunks.",
+    answer_from(trace, loop.ctx.index, loop.ctx.generator, loop.ctx.control)
+    loop.rec.add(kind="draft", thought=f"Draft an answer from the {len(kept)} kept chunks.",
             decision=say(f"draft {rnd} written", f"写好了第 {rnd} 稿"), prompt=trace.prompt.messages if trace.prompt else None,
             raw=trace.answer, seconds=time.perf_counter() - t0)
 
@@ -188,34 +203,34 @@ def _supported_zh(audited: float, passed: float) -> str:
     return f"审计判为有支撑的句子占 {audited:.0%}" + (f"；模型也说是的占 {passed:.0%}" if passed < audited else "")
 
 
-def _check_draft(rec: Recorder, chat, trace, any_kept: bool, lang: str, control: RunControl
-                 ) -> tuple[float, float, str | None]:
+def _check_draft(loop: _Loop, trace, any_kept: bool) -> tuple[float, float, str | None]:
     """(share of the draft's sentences that pass, share the audit calls supported, the first that does not pass, or
     None when there is nothing to redo)."""
     claims = [s for s in trace.audit.sentences if s.label != "not-enough"] if trace.audit else []
     if is_not_enough(trace.answer) or not claims:
-        rec.add(kind="check", thought="Is every sentence of the draft supported?",
+        loop.rec.add(kind="check", thought="Is every sentence of the draft supported?",
                 decision=say("the draft says the context is not enough: nothing to check",
                              "草稿说资料不足：没有可核对的句子"))
         return (1.0 if any_kept else 0.0), 0.0, None
-    return _check(rec, chat, claims, lang, control, time.perf_counter())
+    return _check(loop, claims, time.perf_counter())
 
 
-def _check(rec: Recorder, chat, claims, lang: str, control: RunControl, t0: float) -> tuple[float, float, str | None]:
+def _check(loop: _Loop, claims, t0: float) -> tuple[float, float, str | None]:
     """The check step: each sentence's label is the answer audit's (the one support check of the app); the model's
     yes/no on the same sentence and evidence span is asked and shown beside it. A sentence passes when the audit
     calls it supported and the model does not say no. Returns (the share that passed, the share the audit calls
     supported: the one figure the rows show, the first that did not pass)."""
     supports = tuple(replace(s.support, label=s.label) if s.support is not None else Support(s.sentence, s.label, None)
                      for s in claims)
-    verdicts = [decisions.model_says(chat, s.sentence, x, lang, control) for s, x in zip(claims, supports)]
+    verdicts = [decisions.model_says(loop.chat, s.sentence, x, loop.lang, loop.ctx.control)
+                for s, x in zip(claims, supports)]
     audited = [s.label == "supported" for s in claims]
     agreed = [v is None or v.answer for v in verdicts]
     good = [a and m for a, m in zip(audited, agreed)]
     n, asked = len(claims), [v for v in verdicts if v is not None]
     yes = sum(v.answer for v in asked)
     labels_en, labels_zh = ", ".join(s.label for s in claims), "、".join(label_in(s.label, "zh") for s in claims)
-    rec.add(kind="check", thought="Is every sentence of the draft supported by the chunk it cites?",
+    loop.rec.add(kind="check", thought="Is every sentence of the draft supported by the chunk it cites?",
             decision=say(f"the audit: {sum(audited)} of {n} sentences supported ({labels_en}); the model's yes/no: "
                          f"{yes} of {len(asked)} yes; both: {sum(good)} of {n}",
                          f"审计：{n} 句中 {sum(audited)} 句有支撑（{labels_zh}）；模型的是/否：{len(asked)} 句中 {yes} 句说是；"
@@ -224,11 +239,10 @@ def _check(rec: Recorder, chat, claims, lang: str, control: RunControl, t0: floa
     return sum(good) / n, sum(audited) / n, next((s.sentence for s, ok in zip(claims, good) if not ok), None)
 
 
-def _rewrite(rec: Recorder, chat, question: str, lang: str, unsupported: str | None, tried: set[str],
-             control: RunControl) -> str:
-    t0 = time.perf_counter()
-    messages = decisions.rewrite_messages(question, lang, unsupported)
-    raw = short_reply(chat, messages, REWRITE_TOKENS, control)
+def _rewrite(loop: _Loop, unsupported: str | None, tried: set[str]) -> str:
+    t0, question = time.perf_counter(), loop.question
+    messages = decisions.rewrite_messages(question, loop.lang, unsupported)
+    raw = short_reply(loop.chat, messages, REWRITE_TOKENS, loop.ctx.control)
     query = decisions.parse_query(raw)
     how = say("the model's rewrite", "模型改写的查询")
     mess = garbled(query)  # a loop or a list of refs is no query (None for an empty one)
@@ -240,6 +254,6 @@ def _rewrite(rec: Recorder, chat, question: str, lang: str, unsupported: str | N
         query = f"{question} {strip_citations(unsupported or '').strip()}".strip()
     tried.add(query)
     why = "a sentence lacked support" if unsupported else "no retrieved chunk was relevant"
-    rec.add(kind="rewrite", thought=f"Search again: {why}.", query=query, decision=how, prompt=messages, raw=raw,
+    loop.rec.add(kind="rewrite", thought=f"Search again: {why}.", query=query, decision=how, prompt=messages, raw=raw,
             seconds=time.perf_counter() - t0)
     return query
