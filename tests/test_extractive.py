@@ -375,3 +375,14 @@ def test_the_chunk_a_model_cites_breaks_the_stand_ins_near_tie():
         assert narrow.reanchored(prompt, tight, {"b"}) is tight
     answer, checks = fill_in("可以退货。[b]", prompt, gen.embedder, scored, gen)
     assert [c.ref for c in checks] == ["b"] and "「购买后七天内可以无理由退货。」[b]" in answer
+
+
+def test_a_formula_with_only_a_connective_is_never_a_quote():
+    """"其中$\\beta \\in (0, 1)$。" (d2l's momentum chapter) has two letters outside its inline formula: it is not a
+    sentence that states something, and fill-in appended it under the momentum question. A sentence with an inline
+    formula and words around it stays a candidate."""
+    chunks = [_chunk("m", "动量法把过去的梯度加权平均。其中$\\beta \\in (0, 1)$。动量 $v_t$ 是过去梯度的加权平均。")]
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=5, margin=10.0)
+    quoted = [strip_citations(p) for p in _answer(gen, build_prompt("动量法怎么平均梯度？", chunks, lang="zh"))[1]]
+    assert "其中$\\beta \\in (0, 1)$。" not in quoted
+    assert "动量 $v_t$ 是过去梯度的加权平均。" in quoted and "动量法把过去的梯度加权平均。" in quoted

@@ -13,7 +13,7 @@ occur anywhere in the chunk, title included; rag/citations.content_tokens), and 
 picks the sentence inside it. Measuring the overlap per sentence instead picked "缓解思路与过拟合相反"
 from the 欠拟合 entry for "什么是过拟合？怎么缓解？": the sentence that repeats the question's words.
 It skips sentences that cannot be an answer: the block's title (an FAQ entry's question, a section's title path),
-questions (ending in ?/？), fragments with fewer than MIN_CHARS letters, and what is not prose (code, a display
+questions (ending in ?/？), fragments with fewer than MIN_CHARS letters outside inline math, and what is not prose (code, a display
 formula, a table row, a caption, a heading: rag/ingest/markdown.py `nonprose_spans`), so no quote is markup. If the best score is below `min_score` the answer is
 exactly NOT_ENOUGH[lang] ("资料不足") with no citation. Otherwise it keeps the best sentences within
 MARGIN of the best one (at most `max_sentences`, skipping near-duplicates, ties broken by context
@@ -321,6 +321,9 @@ class ExtractiveGenerator:
 
 
 _PART = re.compile(r"[^？?]*[？?]+|[^？?]+$")
+# inline math ($\beta \in (0, 1)$, \(x\)): a sentence with fewer than MIN_CHARS letters outside it is a formula with a
+# connective ("其中$\beta \in (0, 1)$。"), not a sentence that states something
+_INLINE_MATH = re.compile(r"\$[^$\n]+\$|\\\(.+?\\\)")
 
 
 def _candidates(prompt: Prompt) -> list[tuple[ContextBlock, int, int, str]]:
@@ -333,7 +336,7 @@ def _candidates(prompt: Prompt) -> list[tuple[ContextBlock, int, int, str]]:
         for start, end in sentence_spans(block.text, semicolons=False):
             text = block.text[start:end]
             norm = _normalise(text)
-            if len(norm) < MIN_CHARS or (title and norm == title) or text.rstrip(_CLOSERS).endswith(("?", "？")) \
+            if len(_normalise(_INLINE_MATH.sub("", text))) < MIN_CHARS or (title and norm == title) or text.rstrip(_CLOSERS).endswith(("?", "？")) \
                     or overlaps(markup, start, end):
                 continue
             out.append((block, start, end, text))
