@@ -386,3 +386,18 @@ def test_a_formula_with_only_a_connective_is_never_a_quote():
     quoted = [strip_citations(p) for p in _answer(gen, build_prompt("动量法怎么平均梯度？", chunks, lang="zh"))[1]]
     assert "其中$\\beta \\in (0, 1)$。" not in quoted
     assert "动量 $v_t$ 是过去梯度的加权平均。" in quoted and "动量法把过去的梯度加权平均。" in quoted
+
+
+def test_a_neighbour_chunk_that_never_names_the_questions_subject_is_not_quoted():
+    """d2l: "Adam 优化器里那两个指数衰减系数，一般默认填多少？" took the momentum chapter's "以指数速度收敛" sentences for
+    their 指数. A sentence of another chunk than the anchor's needs a question word the anchor lacks and, when the
+    question names something in Latin letters that the anchor's chunk names, that name in its own chunk too."""
+    question = "Adam 的两个指数衰减系数默认多少？"
+    adam = _chunk("a", "常将它们设置为 0.9 和 0.999。", title="Adam 算法")
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=5, margin=10.0)
+    other = _chunk("m", "这种优化以指数速度收敛。", title="动量法")
+    refs = parse_citations(_answer(gen, build_prompt(question, [adam, other], lang="zh"))[0])
+    assert refs == ["a"]
+    same = _chunk("m", "Adam 用指数加权平均估计动量。", title="Adam 算法")
+    refs = parse_citations(_answer(gen, build_prompt(question, [adam, same], lang="zh"))[0])
+    assert refs == ["a", "m"]  # the same subject, and a word the anchor lacks: quoted

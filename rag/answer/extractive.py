@@ -382,12 +382,17 @@ def _on_the_question(chosen: list[int], rows: list, q_tokens: list[str]) -> list
     the anchor's that state none of the question's words the chunks already quoted lack. A neighbour chunk's
     sentence can score within the margin of the best because it is about the same topic ("欠拟合" under a
     question about 过拟合); it answers something the question asks only when it brings a word of the question
-    the best chunk does not hold (a two-part question's second half). No threshold: a word is there or not."""
+    the best chunk does not hold (a two-part question's second half), and when its chunk names what the question
+    names in Latin letters that the best chunk names too (Adam, SGD, LoRA): "Adam 优化器里那两个指数衰减系数，一般默认填
+    多少？" took four sentences of the momentum chapter's convergence analysis for its 指数 ("以指数速度收敛"), a chunk
+    that never names Adam. No threshold: a word is there or not."""
     if not chosen:
         return chosen
     best_block = rows[chosen[0]][0]
     quoted = {id(best_block)}
     covered = terms_found(q_tokens, best_block.text)
+    names = [t for t in q_tokens if len(t) >= 2 and any("a" <= ch <= "z" for ch in t.lower())]
+    named = terms_found(names, _words_of(best_block))  # the names the answer's own chunk holds
     kept = []
     for i in chosen:
         block, text = rows[i][0], rows[i][3]
@@ -395,7 +400,7 @@ def _on_the_question(chosen: list[int], rows: list, q_tokens: list[str]) -> list
             kept.append(i)
             continue
         new = terms_found(q_tokens, text) - covered
-        if new:
+        if new and terms_found(named, _words_of(block)) == named:
             kept.append(i)
             quoted.add(id(block))
             covered |= terms_found(q_tokens, block.text)
