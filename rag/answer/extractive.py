@@ -13,8 +13,9 @@ occur anywhere in the chunk, title included; rag/citations.content_tokens), and 
 picks the sentence inside it. Measuring the overlap per sentence instead picked "缓解思路与过拟合相反"
 from the 欠拟合 entry for "什么是过拟合？怎么缓解？": the sentence that repeats the question's words.
 It skips sentences that cannot be an answer: the block's title (an FAQ entry's question, a section's title path),
-questions (ending in ?/？), fragments with fewer than MIN_CHARS letters outside inline math, and what is not prose (code, a display
-formula, a table row, a caption, a heading: rag/ingest/markdown.py `nonprose_spans`), so no quote is markup. If the best score is below `min_score` the answer is
+questions (ending in ?/？), fragments with fewer than MIN_CHARS letters, and what is not prose (code, a display
+formula, a table row, a caption, a heading: rag/ingest/markdown.py `nonprose_spans`), so no quote is markup; and it
+never chooses a formula with only a connective (`quotable`). If the best score is below `min_score` the answer is
 exactly NOT_ENOUGH[lang] ("资料不足") with no citation. Otherwise it keeps the best sentences within
 MARGIN of the best one (at most `max_sentences`, skipping near-duplicates, ties broken by context
 rank), anchored on the best of them from the highest-ranked context (`_anchored`: within the margin the
@@ -203,14 +204,15 @@ class ExtractiveGenerator:
         for i, row in enumerate(rows):
             if len(chosen) >= self.max_sentences or row[7] < floor:
                 break
-            if i in chosen or any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen):
+            if i in chosen or not quotable(row[3]) or any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD
+                                                          for j in chosen):
                 continue
             chosen.append(i)
         # a question that asks for a formula, a number or a list also gets the sentences of that form
         # within the margin, beyond max_sentences: "RRF 是怎么计算的？" must not stop at the sentence that
         # names RRF when the one with 1/(k + rank) scores within the margin
         extra = [i for i, row in enumerate(rows) if i not in chosen and row[7] >= floor and row[8] >= least
-                 and has_form(row[3], form)
+                 and has_form(row[3], form) and quotable(row[3])
                  and not any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen)]
         chosen += extra[:FORM_EXTRA]
         return _on_the_question(_anchored(chosen, rows) if lead is None else chosen, rows, telling(q_tokens))
@@ -228,7 +230,8 @@ class ExtractiveGenerator:
             return scored
         least = self.min_score
         floor = max(least, scored[0].score - self.margin)
-        within = [i for i, x in enumerate(scored) if x.score >= floor and x.relevance >= least and x.ref in cited]
+        within = [i for i, x in enumerate(scored) if x.score >= floor and x.relevance >= least and x.ref in cited
+                  and quotable(x.sentence)]
         if not within:
             return scored
         lead = min(within, key=lambda i: scored[i].n)  # the best of the highest-ranked cited context
@@ -271,7 +274,7 @@ class ExtractiveGenerator:
             best, best_rel, best_i = -np.inf, 0.0, -1
             for i, (block, _, _, text) in enumerate(candidates):
                 relevance, score = self._rank(float(part_sims[i, j]), terms[id(block)], text, form)
-                if score > best:  # strict: ties keep the earlier (higher-ranked context) sentence
+                if score > best and quotable(text):  # strict: ties keep the earlier (higher-ranked context) sentence
                     best, best_rel, best_i = score, relevance, i
             if best_i < 0 or best_rel < self.min_score:
                 continue
@@ -321,9 +324,14 @@ class ExtractiveGenerator:
 
 
 _PART = re.compile(r"[^？?]*[？?]+|[^？?]+$")
-# inline math ($\beta \in (0, 1)$, \(x\)): a sentence with fewer than MIN_CHARS letters outside it is a formula with a
-# connective ("其中$\beta \in (0, 1)$。"), not a sentence that states something
-_INLINE_MATH = re.compile(r"\$[^$\n]+\$|\\\(.+?\\\)")
+_INLINE_MATH = re.compile(r"\$[^$\n]+\$|\\\(.+?\\\)")  # inline math: $\\beta \\in (0, 1)$, \\(x\\)
+
+
+def quotable(sentence: str) -> bool:
+    """Can the sentence be quoted as an answer: at least MIN_CHARS letters outside inline math? "其中$\\beta \\in (0, 1)$。"
+    is a formula with a connective, not a sentence that states something (fill-in appended it under d2l's momentum
+    question). It stays a candidate, scored: compression may keep it for the model to read beside its neighbours."""
+    return len(_normalise(_INLINE_MATH.sub("", sentence))) >= MIN_CHARS
 
 
 def _candidates(prompt: Prompt) -> list[tuple[ContextBlock, int, int, str]]:
@@ -336,7 +344,7 @@ def _candidates(prompt: Prompt) -> list[tuple[ContextBlock, int, int, str]]:
         for start, end in sentence_spans(block.text, semicolons=False):
             text = block.text[start:end]
             norm = _normalise(text)
-            if len(_normalise(_INLINE_MATH.sub("", text))) < MIN_CHARS or (title and norm == title) or text.rstrip(_CLOSERS).endswith(("?", "？")) \
+            if len(norm) < MIN_CHARS or (title and norm == title) or text.rstrip(_CLOSERS).endswith(("?", "？")) \
                     or overlaps(markup, start, end):
                 continue
             out.append((block, start, end, text))
