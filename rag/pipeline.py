@@ -54,7 +54,7 @@ from rag.models.control import RunControl
 from rag.models.llm import ChatBackend
 from rag.run import RunContext
 from rag.search.rerank import Reranker, rerank_candidates
-from rag.search.retrieval import retrieve, retrieve_many
+from rag.search.retrieval import Search, retrieve, retrieve_many
 from rag.search.rewrite import hyde, hyde_vector, multi_query
 from rag.trace import AskSettings, Trace, label_in
 
@@ -386,19 +386,21 @@ def _opinion(trace: Trace, chat: ChatBackend | None, control: RunControl):
     return model_opinion(chat, control=control)
 
 
-def _sparse(trace: Trace, index: Index) -> bool:
-    """Whether the learned-sparse list joins the fusion: asked for by the settings, and built in the index."""
-    if trace.settings.sparse and index.sparse is None:
-        trace.notes.append(say("the settings ask for the learned-sparse list, but this index has none: fused without it",
-                               "设置要求加入学习型稀疏检索，但这个索引里没有：融合时没有用它"))
-    return trace.settings.sparse and index.sparse is not None
+def search_for(settings: AskSettings, index: Index) -> Search:
+    """The retrieval `ask` runs for these settings over `index`: every list to at least recall_n candidates, and the
+    learned-sparse list only where the index has one (the retrieval page shows the same lists)."""
+    return replace(settings.search(depth=max(settings.depth, settings.recall_n)),
+                   sparse=settings.sparse and index.sparse is not None)
 
 
 def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None, control: RunControl) -> None:
     """HyDE / multi-query rewrites (if asked) and retrieval -> trace.retrieval, per_query, candidates. A rewrite
     that fails is a note, and the question alone is searched, in the same mode, weights and lists."""
     s, question = trace.settings, trace.question
-    search = replace(s.search(depth=max(s.depth, s.recall_n)), sparse=_sparse(trace, index))
+    search = search_for(s, index)
+    if s.sparse and not search.sparse:
+        trace.notes.append(say("the settings ask for the learned-sparse list, but this index has none: fused without it",
+                               "设置要求加入学习型稀疏检索，但这个索引里没有：融合时没有用它"))
     query_vector = None
     if s.rewrite != "none" and chat is None:  # check_settings says so before anything runs; kept true here
         raise no_model_error(f"{s.rewrite} needs a language model to write the rewrites", None)

@@ -31,8 +31,7 @@ def current_trace(rr: Choice | None) -> Trace | None:
 def retrieval_result(index: Index, q: str, trace: Trace | None = None):
     """The retrieval lists for this question and settings: the trace's if the answer page made one,
     else computed (memoised by the frozen settings; the query vector comes from the query cache)."""
-    from dataclasses import replace
-
+    from rag.pipeline import search_for
     from rag.search.retrieval import retrieve
 
     if trace is not None and trace.retrieval is not None:
@@ -40,8 +39,7 @@ def retrieval_result(index: Index, q: str, trace: Trace | None = None):
     ss = st.session_state
     s = ask_settings(ss)
     return memo("retrieval", (ss["index.key"], q, s),
-                lambda: retrieve(index, q, replace(s.search(depth=max(s.depth, s.recall_n)),
-                                                   sparse=s.sparse and index.sparse is not None)))  # as the pipeline does
+                lambda: retrieve(index, q, search_for(s, index)))  # the pipeline's own lists
 
 
 def rerank_result(index: Index, q: str, rr: Choice, trace: Trace | None = None):

@@ -33,6 +33,17 @@ _HAS = {
 }
 
 
+_PART = re.compile(r"[^？?]+[？?]*")
+
+
+def question_parts_of(question: str) -> list[str]:
+    """Every part of a question, each up to its question mark(s) (and the text after the last one), those holding a
+    letter or digit: "A 多少？B 是什么？" -> ["A 多少？", "B 是什么？"]; a one-part question gives one part. The slot it asks
+    (asked.asked_slot), whether it asks yes or no (checks/restates.yes_no) and the stand-in's two-part rule
+    (extractive.question_parts) read the parts alike."""
+    return [p for p in _PART.findall(question) if any(ch.isalnum() for ch in p)]
+
+
 def question_form(question: str) -> str | None:
     """The first form the question asks for (formula before number before list), or None. The cues are simplified
     words: a question typed in traditional (怎麼計算) is read as simplified first, as the tokenizer reads it."""

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.answer.answer_form import has_form, without_indices
+from rag.answer.answer_form import has_form, question_parts_of, without_indices
 from rag.messages import Msg, say
 from rag.models.script import fold_script
 
@@ -67,7 +67,7 @@ def asked_slot(question: str) -> str | None:
     question marks), the first part's that shows one; within a part, the asking clause's (`_asking_clause`), read by
     the first of SLOTS its words ask for."""
     q = fold_script(question or "")
-    for part in [p for p in re.findall(r"[^？?]+[？?]*", q) if any(ch.isalnum() for ch in p)] or [q]:
+    for part in question_parts_of(q) or [q]:
         clause = _asking_clause(part)
         for slot in SLOTS:
             if _ASKS[slot].search(clause):

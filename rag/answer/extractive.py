@@ -61,7 +61,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from rag.answer.answer_form import has_form, question_form
+from rag.answer.answer_form import has_form, question_form, question_parts_of
 from rag.answer.asked import question_words
 from rag.answer.citations import CITATION_RE, content_tokens, term_overlap, terms_found
 from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt
@@ -198,8 +198,7 @@ class ExtractiveGenerator:
         """The rows (best first) the answer quotes: the best within MARGIN of the best one (at most max_sentences, no
         near-duplicates), those of the asked form within it beyond that (FORM_EXTRA), the anchor first (`_anchored`,
         or `lead` when given), less those off the question (`_on_the_question`)."""
-        least = self.min_score
-        floor = max(least, rows[0][7] - self.margin)
+        least, floor = self.min_score, self._floor(rows[0][7])
         chosen: list[int] = [] if lead is None else [lead]
         for i, row in enumerate(rows):
             if len(chosen) >= self.max_sentences or row[7] < floor:
@@ -217,6 +216,10 @@ class ExtractiveGenerator:
         chosen += extra[:FORM_EXTRA]
         return _on_the_question(_anchored(chosen, rows) if lead is None else chosen, rows, telling(q_tokens))
 
+    def _floor(self, best: float) -> float:
+        """The lowest score a chosen sentence may have: within MARGIN of the `best`, and never below min_score."""
+        return max(self.min_score, best - self.margin)
+
     def reanchored(self, prompt: Prompt, scored: list[ScoredSentence], cited: set[str]) -> list[ScoredSentence]:
         """`scored` (this generator's `score_sentences(prompt)`) chosen again around the chunk a model's answer cites,
         when the anchor is another chunk's and a cited chunk has a sentence within the margin: within MARGIN the
@@ -228,8 +231,7 @@ class ExtractiveGenerator:
         current = anchor(scored)
         if current is None or not cited or current.ref in cited:
             return scored
-        least = self.min_score
-        floor = max(least, scored[0].score - self.margin)
+        least, floor = self.min_score, self._floor(scored[0].score)
         within = [i for i, x in enumerate(scored) if x.score >= floor and x.relevance >= least and x.ref in cited
                   and quotable(x.sentence)]
         if not within:
@@ -323,7 +325,6 @@ class ExtractiveGenerator:
         return out
 
 
-_PART = re.compile(r"[^？?]*[？?]+|[^？?]+$")
 _INLINE_MATH = re.compile(r"\$[^$\n]+\$|\\\(.+?\\\)")  # inline math: $\\beta \\in (0, 1)$, \\(x\\)
 
 
@@ -355,7 +356,7 @@ def question_parts(question: str) -> list[str]:
     """The parts of a question that asks two or more things at once, each up to its question mark
     ("RRF 融合时常数 k 通常取多少？RRF 属于混合检索中的哪一类融合方法？" -> two); [] for a one-part question.
     A part without a content word ("为什么？") is not a part."""
-    parts = [p.strip() for p in _PART.findall(question.strip()) if content_tokens(p)]
+    parts = [p.strip() for p in question_parts_of(question.strip()) if content_tokens(p)]
     return parts if len(parts) >= 2 else []
 
 

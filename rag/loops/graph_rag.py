@@ -53,14 +53,12 @@ def graph_block(relations: list[dict], refs: dict[str, str]) -> str:
 def graph_local(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None,
                 on_delta: Callable[[str], None] | None = None) -> LoopTrace:
     """GraphRAG's local search: hybrid retrieval plus the graph walk from the question's entities, one answer."""
-    index, settings, generator, chat, control = ctx.index, ctx.settings, ctx.generator, ctx.chat, ctx.control
-    reranker = ctx.reranker
+    index, settings, generator, control = ctx.index, ctx.settings, ctx.generator, ctx.control
     t0 = time.perf_counter()
     graph = attach(index)
     lt = LoopTrace("graph", question, budget=1)
     rec = Recorder(lt, on_step)
-    trace = gather(question, RunContext(index, replace(settings, mode="hybrid+graph", compare_no_rag=False), generator,
-                                        chat, reranker, control))
+    trace = gather(question, ctx.with_(settings=replace(settings, mode="hybrid+graph", compare_no_rag=False)))
     retrieval = trace.retrieval
     walk = retrieval.graph_walk if retrieval is not None else None
     if retrieval is None or walk is None:  # hybrid+graph always walks; a retriever that did not cannot go on here
@@ -123,8 +121,8 @@ def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], No
     chunk_ids = list(dict.fromkeys(ch for cid, _ in points for ch in community[cid].chunk_ids[:CHUNKS_PER_COMMUNITY]))
     # the gate, compression and fill-in serve a question one passage answers; a question about the whole corpus is
     # answered from its communities' points, so they are off here (the trace says so)
-    trace = gather(question, RunContext(index, replace(settings, rerank=False, gate=False, compress=False, fill_in=False,
-                                            rewrite="none", compare_no_rag=False), generator, chat=chat, control=control))
+    trace = gather(question, ctx.with_(settings=replace(settings, rerank=False, gate=False, compress=False, fill_in=False,
+                                                        rewrite="none", compare_no_rag=False), reranker=None))
     trace.notes.append(say("graph-global: the answerability gate, compression and fill-in are off (the question is "
                            "about the whole corpus; the communities' points are the evidence)",
                            "全局图谱：能否回答的判断、资料压缩和补原文都关闭了（问题关于整个语料；社区要点就是证据）"))

@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 
 from rag.answer import fact_lexicon as lex
+from rag.answer.answer_form import question_parts_of
 from rag.answer.checks.units import asks
 from rag.answer.checks.verdict import Check
 from rag.answer.fact_text import Reading, Unit, read
@@ -143,7 +144,7 @@ def yes_no(question: str) -> bool:
     as simplified first (restates_question). A question that asks two things is yes/no only when both parts are:
     "HNSW 查询时用哪个参数控制候选队列大小？数据只有几千条时需要专门的向量数据库吗？" asks for a name first, and the
     0.5B's "HNSW 查询时用哪个参数控制候选队列大小，数据只有几千条时需要专门的向量数据库吗。" answers neither part."""
-    parts = [p for p in re.findall(r"[^？?]+[？?]*", question.strip()) if any(ch.isalnum() for ch in p)]
+    parts = question_parts_of(question.strip())
     return bool(parts) and all(_YES_NO.search(p.strip()) for p in parts)
 
 
