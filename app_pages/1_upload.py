@@ -294,14 +294,15 @@ with st.expander(tr("哪个分块器更好？在长文档评测集上比较", "W
         "more often and cost more to read."))
     if st.button(tr("运行比较（约 20 秒）", "Run the comparison (about 20 s)"), key="upload.compare_chunkers",
                  icon=":material/play_arrow:"):
-        from rag.evaluate.chunkers import compare_chunkers
+        from rag.evaluate.chunkers import ChunkerTrial, compare_chunkers
         from rag.evaluate.evaluation import load_queries
         from rag.ingest.documents import load_files
 
         lf_docs = load_files([(p.name, p.read_bytes()) for p in sorted(LONGFORM_DIR.iterdir()) if p.is_file()]).documents
         bar = st.progress(0.0, text=tr("比较分块器…", "Comparing chunkers…"))
         ss["upload.chunker_report"] = attempt(
-            compare_chunkers, lf_docs, load_queries(LONGFORM_QUERIES), models.embedder(ss["applied.embedder"]),
+            compare_chunkers,
+            ChunkerTrial(lf_docs, load_queries(LONGFORM_QUERIES), models.embedder(ss["applied.embedder"])),
             progress=lambda d, n, c: bar.progress(d / n, text=f"{c} {d}/{n}"), stop=False)
         bar.empty()
     reports = ss.get("upload.chunker_report")

@@ -15,10 +15,10 @@ from rag.evaluate.evaluation import METRICS, better, is_share, load_queries
 from rag.evaluate.strategies import (
     REWRITE_STRATEGIES,
     STRATEGIES,
-    EvalSettings,
     compare,
 )
 from rag.evaluate.wins import SINGLES, default_metric, verdicts, win_tie_loss
+from rag.run import RunContext
 from ui import charts, choices, corpus, indexing, judge_panel, settings, testset_panel
 from ui.i18n import loc, t, tr
 from ui.render import attempt, html_table, upload_limit_note
@@ -118,8 +118,9 @@ if st.button(tr("运行评估", "Run the evaluation"), type="primary", icon=":ma
         bar.progress(min(1.0, done / total) if total else 1.0, text=f"{name}: {done}/{total}")
 
     reports = attempt(run_in_worker, lambda control, emit: compare(
-        index, queries, strategies, rr.backend if rr else None, EvalSettings(s, cites),
-        answer_gen.backend if answer_gen else None, lambda d, n, name: emit("progress", (d, n, name)), chat, control),
+        RunContext(index, s, answer_gen.backend if answer_gen else None, chat=chat,
+                   reranker=rr.backend if rr else None, control=control),
+        queries, strategies, cites=cites, progress=lambda d, n, name: emit("progress", (d, n, name))),
         lambda kind, p: progress(*p))
     bar.empty()
     ss["eval.result"] = (run_key, reports)

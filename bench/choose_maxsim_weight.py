@@ -29,12 +29,13 @@ def main() -> int:
     args = p.parse_args()
     from rag import defaults
     from rag.evaluate.evaluation import load_queries
-    from rag.evaluate.strategies import EvalSettings, compare
+    from rag.evaluate.strategies import compare
     from rag.index.build import build_index
     from rag.ingest.chunking import chunk_documents
     from rag.ingest.documents import load_jsonl_corpus
     from rag.models.embedding import load_embedder
     from rag.models.embedding_cache import CachedEmbedder
+    from rag.run import RunContext
     from rag.search.rerank import SentenceMaxSimReranker
     from rag.trace import AskSettings
 
@@ -46,8 +47,8 @@ def main() -> int:
           "reranked\n\n| w | Hit@1 | MRR@10 | nDCG@10 |\n|---:|---:|---:|---:|")
     best = None
     for w in (float(x) for x in args.weights.split(",")):
-        (report,) = compare(index, queries, ["hybrid+rerank"], SentenceMaxSimReranker(embedder, w),
-                            EvalSettings(AskSettings(recall_n=defaults.RECALL_N)))
+        (report,) = compare(RunContext(index, AskSettings(recall_n=defaults.RECALL_N), None,
+                                       reranker=SentenceMaxSimReranker(embedder, w)), queries, ["hybrid+rerank"])
         m = report.means
         print(f"| {w:g} | {m['Hit@1']:.3f} | {m['MRR@10']:.3f} | {m['nDCG@10']:.3f} |", flush=True)
         if best is None or m["MRR@10"] > best[1] + 1e-9:

@@ -114,7 +114,7 @@ def check_settings(question: str, settings: AskSettings, chat: ChatBackend | Non
 
 def ask(question: str, ctx: RunContext, *, on_delta: Callable[[str], None] | None = None,
         opinion_chat: ChatBackend | None = None) -> Trace:
-    """Answer `question` from `ctx.index` with `ctx.settings`, `ctx.generator`, `ctx.reranker` and `ctx.chat` (the
+    """Answer `question` from `ctx.index` with `ctx.settings`, `ctx.writer`, `ctx.reranker` and `ctx.chat` (the
     rewrites' model); every intermediate result lands in the returned Trace.
 
     `ctx.control` is the one handle of the whole run: every model call in it (rewrite, LLM-judge rerank, answer,
@@ -122,7 +122,7 @@ def ask(question: str, ctx: RunContext, *, on_delta: Callable[[str], None] | Non
     is raised, the model is freed, nothing after it starts) and reports what it could not honour.
     `opinion_chat` is the model asked for the audit's second opinion when `settings.second_opinion` is on.
     A failure after the answer (the no-RAG call, its grounding) is a note: the answer and its audit stand."""
-    index, settings, generator, control = ctx.index, ctx.settings, ctx.generator, ctx.control
+    index, settings, generator, control = ctx.index, ctx.settings, ctx.writer, ctx.control
     trace = gather(question, ctx)
     answer_from(trace, index, generator, control, on_delta, opinion_chat)
     if settings.compare_no_rag and trace.error is None:  # a failing endpoint: one wait, not two
@@ -170,7 +170,7 @@ def gather(question: str, ctx: RunContext) -> Trace:
 
     Self-RAG and the agent loop (rag/loops/) call it, look at (and may drop) `trace.contexts`, then call
     `answer_from`."""
-    index, settings, generator, control = ctx.index, ctx.settings, ctx.generator, ctx.control
+    index, settings, generator, control = ctx.index, ctx.settings, ctx.writer, ctx.control
     reranker, chat = ctx.reranker, ctx.chat
     question = check_settings(question, settings, chat, generator)
     trace = Trace(question=question, settings=settings)

@@ -30,13 +30,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RunContext:
-    """The parts of one run. `chat` is the model the loops' decisions and the judge ask (None: no model, and a
-    strategy that needs one says so); `budget` overrides a loop's rounds (self-rag), steps (agent) or communities
+    """The parts of one run. `generator` writes the answers (None: a retrieval-only run, such as compare() without
+    answer figures; `writer` then says so); `chat` is the model the loops' decisions and the judge ask (None: no
+    model, and a strategy that needs one says so); `budget` overrides a loop's rounds (self-rag), steps (agent) or communities
     (graph-global), None for the strategy's own."""
 
     index: Index
     settings: AskSettings
-    generator: Generator
+    generator: Generator | None
     chat: ChatBackend | None = None
     reranker: Reranker | None = None
     control: RunControl = field(default_factory=RunControl)
@@ -45,6 +46,15 @@ class RunContext:
     def with_(self, **changes: Any) -> RunContext:
         """A copy with `changes` (field=value); this one is unchanged."""
         return replace(self, **changes)
+
+    @property
+    def writer(self) -> Generator:
+        """The generator, for a step that writes an answer; a ConfigError in a retrieval-only run."""
+        if self.generator is None:
+            from rag.errors import ConfigError
+
+            raise ConfigError("this run has no generator: it was set up for retrieval figures only")
+        return self.generator
 
     @property
     def embedder(self):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag.errors import ConfigError
-from rag.evaluate.chunkers import compare_chunkers, format_chunker_table
+from rag.evaluate.chunkers import ChunkerTrial, compare_chunkers, format_chunker_table
 from rag.evaluate.evaluation import Query, span_rank
 from rag.ingest.documents import Document
 from tests.fakes import BigramEmbedder
@@ -21,7 +21,7 @@ def test_span_rank_needs_the_whole_span():
 
 
 def test_a_window_that_cuts_the_span_loses_it_and_the_table_says_so():
-    reports = compare_chunkers([DOC], [QUERY], BigramEmbedder(), ["document", "fixed"])
+    reports = compare_chunkers(ChunkerTrial([DOC], [QUERY], BigramEmbedder()), ["document", "fixed"])
     by = {r.chunker: r for r in reports}
     assert by["document"].figures["span Hit@1"] == 1.0 and by["document"].n_chunks == 1
     assert by["fixed"].n_chunks > 1 and by["fixed"].params["chunk_size"] == 300
@@ -29,6 +29,6 @@ def test_a_window_that_cuts_the_span_loses_it_and_the_table_says_so():
     table = format_chunker_table(reports)
     assert "span Hit@5 · boundary" in table and "context chars@5" in table
     with pytest.raises(ConfigError, match="unknown chunker"):
-        compare_chunkers([DOC], [QUERY], BigramEmbedder(), ["nope"])
+        compare_chunkers(ChunkerTrial([DOC], [QUERY], BigramEmbedder()), ["nope"])
     with pytest.raises(ConfigError, match="answer span"):
-        compare_chunkers([DOC], [Query("q", "x", ("d",))], BigramEmbedder(), ["fixed"])
+        compare_chunkers(ChunkerTrial([DOC], [Query("q", "x", ("d",))], BigramEmbedder()), ["fixed"])

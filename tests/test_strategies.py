@@ -10,7 +10,6 @@ from rag.errors import ConfigError
 from rag.evaluate.evaluation import METRICS, doc_ranking, load_queries
 from rag.evaluate.strategies import (
     STRATEGIES,
-    EvalSettings,
     compare,
     hit_search,
     settings_for,
@@ -44,7 +43,7 @@ def test_strategy_search_matches_the_retrievers_it_names(kb_index, queries):
 def test_compare_scores_every_strategy_and_reports_progress(kb_index, queries):
     rr = choose_reranker(None, kb_index.embedder)
     seen = []
-    reports = compare(kb_index, queries, STRATEGIES, reranker=rr.backend, settings=EvalSettings(AskSettings(recall_n=5)),
+    reports = compare(RunContext(kb_index, AskSettings(recall_n=5), None, reranker=rr.backend), queries, STRATEGIES,
                       progress=lambda d, t, name: seen.append((d, t, name)))
     assert [r.strategy for r in reports] == list(STRATEGIES)
     assert "learned ranker" in reports[-1].label and "not a cross-encoder" in reports[-1].label  # what ran, named
@@ -59,13 +58,13 @@ def test_compare_scores_every_strategy_and_reports_progress(kb_index, queries):
 
 
 def test_compare_with_a_generator_adds_answer_level_figures(kb_index, queries):
-    reports = compare(kb_index, queries, ["hybrid"], generator=ExtractiveGenerator(kb_index.embedder))
+    reports = compare(RunContext(kb_index, AskSettings(), ExtractiveGenerator(kb_index.embedder)), queries, ["hybrid"])
     extra = reports[0].extra
     assert 0.0 <= extra["citation validity"] <= 1.0
     assert extra["citation validity"] == 1.0  # the extractive generator only cites refs it was given
     assert 0.0 <= extra["abstain@unanswerable"] <= 1.0
     with pytest.raises(ConfigError, match="at least one strategy"):
-        compare(kb_index, queries, [])
+        compare(RunContext(kb_index, AskSettings(), None), queries, [])
 
 
 def test_answer_figures_count_citing_sentences_refusals_and_side_by_side_cite_modes(kb_index, queries):
@@ -74,8 +73,7 @@ def test_answer_figures_count_citing_sentences_refusals_and_side_by_side_cite_mo
     from rag.trace import AskSettings
 
     gen = ExtractiveGenerator(kb_index.embedder)
-    reports = compare(kb_index, queries, ["hybrid"], generator=gen,
-                      settings=EvalSettings(cites=("free", "constrained")))
+    reports = compare(RunContext(kb_index, AskSettings(), gen), queries, ["hybrid"], cites=("free", "constrained"))
     extra = reports[0].extra
     for mode in ("free", "constrained"):
         assert extra[f"cited sentences · {mode}"] == 1.0  # every quoted sentence carries its ref
@@ -90,10 +88,10 @@ def test_a_set_of_only_unanswerable_questions_reports_abstention_and_no_ranking(
     from rag.evaluate.evaluation import Query
 
     oos = [Query("o1", "红烧肉怎么做才好吃？", (), False), Query("o2", "GAN 的判别器怎么训练？", (), False)]
-    (report,) = compare(kb_index, oos, ["hybrid"], generator=ExtractiveGenerator(kb_index.embedder))
+    (report,) = compare(RunContext(kb_index, AskSettings(), ExtractiveGenerator(kb_index.embedder)), oos, ["hybrid"])
     assert set(report.means) == {"abstain@unanswerable"} and report.per_query == []  # no made-up zeros
     with pytest.raises(ConfigError, match="no query has gold_ids"):
-        compare(kb_index, oos, ["hybrid"])  # without answers there is nothing to measure
+        compare(RunContext(kb_index, AskSettings(), None), oos, ["hybrid"])  # without answers there is nothing to measure
 
 
 def test_one_compare_run_scores_each_reranked_list_once(kb_index):
@@ -115,7 +113,7 @@ def test_one_compare_run_scores_each_reranked_list_once(kb_index):
 
     qs = [Query("a", "什么是重排？", ("faq_038",), True, "重排"), Query("b", "什么是 RRF？", ("faq_030",), True, "RRF")]
     rr = CountingReranker()
-    (report,) = compare(kb_index, qs, ["hybrid+rerank"], rr)
+    (report,) = compare(RunContext(kb_index, AskSettings(), None, reranker=rr), qs, ["hybrid+rerank"])
     assert rr.calls == 2 and set(report.span_ranks) == {"a", "b"}  # document ranks and span ranks: one call each
 
 

@@ -28,18 +28,19 @@ from rag.cli.common import (
     reranker,
     settings,
 )
-from rag.evaluate.chunkers import compare_chunkers, format_chunker_table
+from rag.evaluate.chunkers import ChunkerTrial, compare_chunkers, format_chunker_table
 from rag.evaluate.evaluation import fixed_sample, format_table, load_queries
 from rag.evaluate.index_check import with_exact_reference
 from rag.evaluate.strategies import (
     ALL_STRATEGIES,
     REWRITE_STRATEGIES,
     SPARSE_STRATEGIES,
-    EvalSettings,
     compare,
 )
 from rag.evaluate.wins import default_metric, format_counts, win_tie_loss
 from rag.ingest.chunking import CHUNKERS
+from rag.run import RunContext
+from rag.trace import AskSettings
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -95,8 +96,9 @@ def eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
     strategy = (args.strategies or "hybrid").split(",")[0].strip()
     err(f"comparing {len(names)} chunkers on {len(docs)} documents with {strategy} ({emb.label}) ...")
     contextual = (lambda cs: contextualize(args, cs, docs)) if args.contextual else None
-    reports = compare_chunkers(docs, queries, emb, names, strategy, max(args.depth, args.k), args.rrf_k,
-                               progress=lambda d, n, c: err(f"  {c}: done ({d}/{n})"), transform=contextual)
+    trial = ChunkerTrial(docs, queries, emb, strategy, AskSettings(depth=max(args.depth, args.k), rrf_k=args.rrf_k),
+                         contextual)
+    reports = compare_chunkers(trial, names, progress=lambda d, n, c: err(f"  {c}: done ({d}/{n})"))
     if args.json:
         print(jsonout.dumps([{"chunker": r.chunker, "params": r.params, "chunks": r.n_chunks, "mean_length": r.mean_length,
                            **r.figures, "by_kind": r.by_kind} for r in reports], indent=2))
@@ -169,10 +171,10 @@ def eval_retrieval(args: argparse.Namespace) -> int:
     answers = gen_choice.backend if args.answers else None
     if args.answers:
         err(f"answer-level figures with {gen_choice.label}, citations {args.cite}")
-    run = EvalSettings(settings(args, depth=max(args.depth, args.k)), cites=(args.cite,))
-    reports = compare(index, queries, names, rr.backend if rr else None, run, answers,
-                      Progress("evaluating"), chat)
-    reports, agreement = with_exact_reference(index, queries, reports, run, args.k)
+    run = RunContext(index, settings(args, depth=max(args.depth, args.k)), answers, chat=chat,
+                     reranker=rr.backend if rr else None)
+    reports = compare(run, queries, names, cites=(args.cite,), progress=Progress("evaluating"))
+    reports, agreement = with_exact_reference(run, queries, reports, args.k)
     judged = [r for r in reports if not r.strategy.endswith("[exact]")]
     judged = [replace(r, strategy=r.strategy.split(" [")[0]) for r in judged]
     wins_metric = default_metric(judged)

@@ -12,14 +12,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from statistics import mean
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from rag.errors import ConfigError
 from rag.evaluate.evaluation import SPAN_METRICS, Query, StrategyReport, span_figures
-from rag.evaluate.strategies import EvalSettings, compare
+from rag.evaluate.strategies import compare
 from rag.index.build import build_index
 from rag.ingest.chunking import CHUNKERS, chunk_documents
 from rag.ingest.documents import Document
+from rag.run import RunContext
 from rag.trace import AskSettings
 
 
@@ -38,11 +39,23 @@ class ChunkerReport:
         return {m: self.report.extra.get(m, 0.0) for m in (*SPAN_METRICS, "context chars@5")}
 
 
-def compare_chunkers(docs: Sequence[Document], queries: Sequence[Query], embedder, chunkers: Sequence[str] | None = None,
-                     strategy: str = "hybrid", depth: int = 50, rrf_k: int = 60,
-                     progress: Callable[[int, int, str], None] | None = None,
-                     transform: Callable | None = None) -> list[ChunkerReport]:
-    """One index per chunker; `transform(chunk_set)` runs before indexing (contextual chunking)."""
+@dataclass(frozen=True)
+class ChunkerTrial:
+    """What every chunker is tried on: the documents, the questions (with answer spans), the embedder, the
+    retrieval strategy and its settings, and `transform(chunk_set)`, run before indexing (contextual chunking)."""
+
+    docs: Sequence[Document]
+    queries: Sequence[Query]
+    embedder: Any
+    strategy: str = "hybrid"
+    settings: AskSettings = field(default_factory=AskSettings)
+    transform: Callable | None = None
+
+
+def compare_chunkers(trial: ChunkerTrial, chunkers: Sequence[str] | None = None,
+                     progress: Callable[[int, int, str], None] | None = None) -> list[ChunkerReport]:
+    """One index per chunker, each scored with `trial.strategy` on `trial.queries`."""
+    docs, queries, embedder, transform = trial.docs, trial.queries, trial.embedder, trial.transform
     chunkers = list(chunkers or CHUNKERS)
     unknown = [c for c in chunkers if c not in CHUNKERS]
     if unknown:
@@ -57,7 +70,7 @@ def compare_chunkers(docs: Sequence[Document], queries: Sequence[Query], embedde
         if transform is not None:
             chunk_set = transform(chunk_set)
         index = build_index(chunk_set, embedder)
-        (report,) = compare(index, queries, [strategy], None, EvalSettings(AskSettings(depth=depth, rrf_k=rrf_k)))
+        (report,) = compare(RunContext(index, trial.settings, None), queries, [trial.strategy])
         lengths = [len(c.text) for c in chunk_set.chunks]
         by_kind: dict[str, list[dict[str, float]]] = {}
         for qid, rank in report.span_ranks.items():

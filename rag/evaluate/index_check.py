@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from rag.evaluate.evaluation import Query, StrategyReport
-from rag.evaluate.strategies import EvalSettings, compare
+from rag.evaluate.strategies import compare
 from rag.index.ann import agreement
-from rag.index.build import Index
+from rag.run import RunContext
 
 
 @dataclass(frozen=True)
@@ -34,14 +34,15 @@ class IndexAgreement:
                 f"ms/query {self.kind}": self.index_ms, "build s": self.build_s, "bytes/vector": self.bytes_per_vector}
 
 
-def with_exact_reference(index: Index, queries: Sequence[Query], reports: list[StrategyReport],
-                         settings: EvalSettings, k: int) -> tuple[list[StrategyReport], IndexAgreement | None]:
-    """`reports` (made on `index`) labelled with its index kind, plus the dense row on exact search, and the
-    agreement; unchanged with None when `index` searches exactly already."""
+def with_exact_reference(ctx: RunContext, queries: Sequence[Query], reports: list[StrategyReport],
+                         k: int) -> tuple[list[StrategyReport], IndexAgreement | None]:
+    """`reports` (made on `ctx.index` with `ctx.settings`) labelled with its index kind, plus the dense row on
+    exact search, and the agreement; unchanged with None when the index searches exactly already."""
+    index = ctx.index
     if index.index_kind == "exact":
         return reports, None
     exact = replace(index, dense_index=None)
-    (reference,) = compare(exact, queries, ["dense"], None, settings)
+    (reference,) = compare(ctx.with_(index=exact, generator=None, reranker=None), queries, ["dense"])
     out = [replace(r, strategy=f"{r.strategy} [{index.index_kind}]") for r in reports]
     out.append(replace(reference, strategy="dense [exact]"))
     vectors = index.embedder.embed_queries([q.query for q in queries])

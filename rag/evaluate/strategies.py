@@ -20,7 +20,7 @@ Not handled here: the metrics themselves (evaluation.py), rendering (the evaluat
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Callable, Sequence
 
 from rag.errors import ConfigError
@@ -37,7 +37,6 @@ from rag.evaluate.evaluation import (
 from rag.graph.store import attach
 from rag.index.build import Index
 from rag.messages import Msg, localized, say
-from rag.models.control import RunControl
 from rag.run import RunContext
 from rag.search.hits import Hit
 from rag.search.rerank import rerank_candidates
@@ -62,16 +61,6 @@ Search = Callable[[str], list[str]]
 def _check_strategy(strategy: str) -> None:
     if strategy not in ALL_STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(ALL_STRATEGIES)}")
-
-
-@dataclass(frozen=True)
-class EvalSettings:
-    """One evaluation's settings: the AskSettings every strategy starts from (depth, RRF k, weights, recall_n,
-    top_k, citation mode), and the citation modes answers are made in (answer figures once per mode).
-    Each strategy then runs with `settings_for(strategy, ask)`, the retrieval half and the answer half alike."""
-
-    ask: AskSettings = field(default_factory=AskSettings)
-    cites: tuple[str, ...] = ("free",)
 
 
 def settings_for(strategy: str, base: AskSettings) -> AskSettings:
@@ -319,32 +308,27 @@ class OnceReranker:
         return self._seen[key]
 
 
-def compare(
-    index: Index,
-    queries: Sequence[Query],
-    strategies: Sequence[str] = STRATEGIES,
-    reranker=None,
-    settings: EvalSettings | None = None,
-    generator=None,
-    progress: Callable[[int, int, str], None] | None = None,
-    chat=None,
-    control=None,
-) -> list[StrategyReport]:
-    """Run each strategy on `queries`; progress(done, total, strategy) counts (strategy, query) steps.
+def compare(ctx: RunContext, queries: Sequence[Query], strategies: Sequence[str] = STRATEGIES, *,
+            cites: Sequence[str] = ("free",), progress: Callable[[int, int, str], None] | None = None,
+            ) -> list[StrategyReport]:
+    """Run each strategy on `queries` over `ctx.index`, each from `ctx.settings` (see `settings_for`);
+    progress(done, total, strategy) counts (strategy, query) steps. `ctx.reranker` serves hybrid+rerank,
+    `ctx.chat` the rewrite strategies.
 
-    With a generator, each strategy's answers are made once per citation mode in `settings.cites`, and the
-    answer-level figures are keyed "<figure> · <mode>" when there are several, side by side in one report."""
-    settings = settings or EvalSettings()
-    cites = settings.cites or ("free",)
+    With a generator (`ctx.generator`; None for retrieval figures only), each strategy's answers are made once
+    per citation mode in `cites`, and the answer-level figures are keyed "<figure> · <mode>" when there are
+    several, side by side in one report."""
+    index, generator, chat = ctx.index, ctx.generator, ctx.chat
+    cites = tuple(cites) or ("free",)
     if not strategies:
         raise ConfigError("choose at least one strategy to evaluate")
-    if reranker is not None:  # the answers rerank the lists the rankings reranked: score each once
-        reranker = OnceReranker(reranker)
+    # the answers rerank the lists the rankings reranked: score each once
+    reranker = OnceReranker(ctx.reranker) if ctx.reranker is not None else None
     answerable = [q for q in queries if q.gold_ids]
     per = len(answerable) + (len(queries) * len(cites) if generator is not None else 0)
     total, reports = per * len(strategies), []
     for s_i, name in enumerate(strategies):
-        s = settings_for(name, settings.ask)
+        s = settings_for(name, ctx.settings)
         # one retrieval (and rerank) per query, read for document ranks and span ranks alike
         hits = None if name in REWRITE_STRATEGIES else \
             functools.lru_cache(maxsize=None)(hit_search(index, name, reranker, s))
@@ -367,9 +351,8 @@ def compare(
         for c_i, mode in enumerate(cites if generator is not None else ()):
             after = base + len(answerable) + c_i * len(queries)
             answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
-            ctx = RunContext(index, replace(s, cite=mode), generator, chat=chat, reranker=reranker,
-                             control=control if control is not None else RunControl())
-            answered = answer_figures(ctx, queries, name, progress=answer_step)
+            answered = answer_figures(ctx.with_(settings=replace(s, cite=mode), reranker=reranker), queries, name,
+                                      progress=answer_step)
             suffix = f" · {mode}" if len(cites) > 1 else ""
             report.extra.update({f"{k}{suffix}": v for k, v in answered.items()})
         reports.append(report)

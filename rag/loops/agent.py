@@ -96,7 +96,7 @@ def agent(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | N
     observation lands in the LoopTrace."""
     chat, control = ctx.chat, ctx.control
     question, settings, lang = loop_setup(question, ctx.settings, chat,
-                                          "the agent loop needs a language model to choose its actions", ctx.generator)
+                                          "the agent loop needs a language model to choose its actions", ctx.writer)
     head = HEAD[lang if lang in HEAD else "en"]
     t_start = time.perf_counter()
     lt = LoopTrace("agent", question, budget=max(1, int(ctx.budget or MAX_STEPS)))
@@ -227,7 +227,7 @@ def _final_answer(run: _Run, lt: LoopTrace):
         lt.retrieved = lt.searches > 0
         why = (("the agent answered without searching", "智能体没有检索就回答了") if not lt.searches else
                ("the agent's searches found nothing", "智能体的检索什么也没找到"))
-        return answer_directly(question, ctx.settings, ctx.generator, run.lang, ctx.control,
+        return answer_directly(question, ctx.settings, ctx.writer, run.lang, ctx.control,
                                say(why[0] + (f"; its thought: {thought}" if thought else ""),
                                    why[1] + (f"；它的想法：{thought}" if thought else "")))
     trace = mem.last_trace
@@ -235,7 +235,7 @@ def _final_answer(run: _Run, lt: LoopTrace):
     order = list(mem.read) + [r for r in mem.seen if r not in mem.read]
     trace.contexts = [mem.seen[r] for r in order][: ctx.settings.top_k]
     trace.rewrites["agent searches"] = [s.query for s in lt.steps if s.kind == "search"]
-    answer_from(trace, ctx.index, ctx.generator, ctx.control)
+    answer_from(trace, ctx.index, ctx.writer, ctx.control)
     return trace
 
 

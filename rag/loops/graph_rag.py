@@ -53,7 +53,7 @@ def graph_block(relations: list[dict], refs: dict[str, str]) -> str:
 def graph_local(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None,
                 on_delta: Callable[[str], None] | None = None) -> LoopTrace:
     """GraphRAG's local search: hybrid retrieval plus the graph walk from the question's entities, one answer."""
-    index, settings, generator, control = ctx.index, ctx.settings, ctx.generator, ctx.control
+    index, settings, generator, control = ctx.index, ctx.settings, ctx.writer, ctx.control
     t0 = time.perf_counter()
     graph = attach(index)
     lt = LoopTrace("graph", question, budget=1)
@@ -101,7 +101,7 @@ def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], No
                  on_delta: Callable[[str], None] | None = None) -> LoopTrace:
     """GraphRAG's global search: community summaries mapped to points by the model, then one answer from them. The
     context's reranker is not used: the contexts are the chosen communities' chunks, not a ranked list."""
-    index, settings, generator, chat, control = ctx.index, ctx.settings, ctx.generator, ctx.chat, ctx.control
+    index, settings, generator, chat, control = ctx.index, ctx.settings, ctx.writer, ctx.chat, ctx.control
     t0 = time.perf_counter()
     graph = attach(index)
     lt = LoopTrace("graph-global", question, budget=GLOBAL_COMMUNITIES)

@@ -67,7 +67,7 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
     decision lands in the returned LoopTrace."""
     index, chat, control = ctx.index, ctx.chat, ctx.control
     question, settings, lang = loop_setup(question, ctx.settings, chat,
-                                          "Self-RAG needs a language model for its decisions", ctx.generator)
+                                          "Self-RAG needs a language model for its decisions", ctx.writer)
     t_start = time.perf_counter()
     lt = LoopTrace("self-rag", question, budget=max(1, int(ctx.budget or MAX_ROUNDS)))
     rec = Recorder(lt, on_step)
@@ -153,7 +153,7 @@ def _answer_without_retrieval(loop: _Loop, lt: LoopTrace, need) -> None:
                          f"直接回答，不检索：模型判断这是问候或闲聊{p.replace('(', '（').replace(')', '）')}"),
             verdicts=(need,), seconds=need.seconds)
     t0 = time.perf_counter()
-    final = lt.final = answer_directly(loop.question, ctx.settings, ctx.generator, loop.lang, ctx.control,
+    final = lt.final = answer_directly(loop.question, ctx.settings, ctx.writer, loop.lang, ctx.control,
                                        say(f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})",
                                            f"Self-RAG 没有检索：{localized(need.asked, 'zh')} -> A（{need.raw}）"))
     lt.retrieved = False
@@ -187,7 +187,7 @@ def _draft(loop: _Loop, trace, kept: list, dropped: list, rnd: int) -> None:
         trace.notes.append(say("Self-RAG judged no retrieved chunk relevant in any round: the prompt has no context",
                                "Self-RAG 在每一轮都判定检索到的块无关：提示词里没有资料"))
     t0 = time.perf_counter()
-    answer_from(trace, loop.ctx.index, loop.ctx.generator, loop.ctx.control)
+    answer_from(trace, loop.ctx.index, loop.ctx.writer, loop.ctx.control)
     loop.rec.add(kind="draft", thought=f"Draft an answer from the {len(kept)} kept chunks.",
             decision=say(f"draft {rnd} written", f"写好了第 {rnd} 稿"), prompt=trace.prompt.messages if trace.prompt else None,
             raw=trace.answer, seconds=time.perf_counter() - t0)
