@@ -120,7 +120,7 @@ def test_recheck_finds_a_gold_that_is_not_in_the_corpus_and_an_answer_span_in_no
 
 
 def test_keywords_generation_writes_records_that_rag_eval_reads(tmp_path):
-    run = testset.generate(CHUNKS, 3, "keywords")
+    run = testset.generate(CHUNKS, testset.Plan(3, "keywords"))
     made = [x for x in run.questions if x.generator == "keywords"]
     assert len(made) == 3 and all(x.query.endswith("？") for x in made)
     for x in made:  # its answer span is its chunk's own sentence
@@ -181,7 +181,7 @@ def test_the_bundled_model_writes_one_question_in_the_corpus_language_under_the_
     from rag.models.local_llm import DEFAULT_MODEL, LocalChat
 
     chat = LocalChat(DEFAULT_MODEL, n_ctx=2048)
-    run = testset.generate(CHUNKS, 3, "llm", chat=chat, near_miss_share=0)
+    run = testset.generate(CHUNKS, testset.Plan(3, "llm", near_miss_share=0), testset.Asker(chat))
     assert run.model_calls == 3 + run.second_tries and run.second_tries <= 3
     for x in run.questions:
         assert x.query.endswith("？") and "\n" not in x.query and len(x.query) <= testset.MAX_QUESTION_CHARS + 2
@@ -197,7 +197,7 @@ def x_chunk(x: testset.TestQuestion) -> Chunk:
 def test_the_editable_table_round_trip_keeps_provenance_and_marks_edits():
     from ui import testset_panel
 
-    run = testset.generate(CHUNKS, 3, "keywords", near_miss_share=0)
+    run = testset.generate(CHUNKS, testset.Plan(3, "keywords", near_miss_share=0))
     before = {x.qid: x for x in run.questions}
     frame = testset_panel._frame(run.questions)
     back = testset_panel._from_frame(frame, before)
@@ -285,7 +285,7 @@ def test_questions_come_from_prose_never_from_code_formulas_captions_or_headings
         if len(testset.prose(c)) >= testset.MIN_PROSE_CHARS:
             sentence = testset.key_sentence(testset.prose(c), df, n)
             assert sentence in testset.prose(c) and "nums" not in sentence and "lfloor" not in sentence
-    run = testset.generate(chunks, 5, "keywords", near_miss_share=0)
+    run = testset.generate(chunks, testset.Plan(5, "keywords", near_miss_share=0))
     for x in run.questions:
         assert not any(t in x.query for t in ("nums", "lfloor", "mathbf", "def", "png")), x.query
 
@@ -299,7 +299,7 @@ def test_a_chinese_chapter_with_english_code_gets_chinese_questions_and_an_engli
                               "## Limitations\n\nBinary search only applies to sorted data. Sorting unsorted input "
                               "first just to search it is not worth it.\n", "binary_search.md")
     assert set(testset.doc_languages(english).values()) == {"en"}
-    run = testset.generate(english, 3, "keywords", near_miss_share=0)
+    run = testset.generate(english, testset.Plan(3, "keywords", near_miss_share=0))
     assert run.questions and all(x.query.isascii() and x.query.endswith("?") for x in run.questions if x.query)
 
 
@@ -319,7 +319,7 @@ def test_the_stand_in_asks_about_a_whole_noun_phrase_in_a_frame_that_fits(senten
 
 
 def test_a_near_miss_swaps_a_whole_noun_phrase_for_a_term_no_document_has():
-    run = testset.generate(CHUNKS, 3, "keywords", near_miss_share=1.0)
+    run = testset.generate(CHUNKS, testset.Plan(3, "keywords", near_miss_share=1.0))
     misses = [x for x in run.questions if x.generator == "near-miss"]
     corpus = "".join(c.text for c in CHUNKS)
     assert misses
@@ -384,22 +384,22 @@ def test_a_model_question_dropped_on_its_own_is_asked_a_second_time():
         return FakeChat(lambda messages, grammar: next(it))
 
     chat = chat_of(copied, fresh)
-    run = testset.generate(CHUNKS[:1], 1, "llm", chat=chat, near_miss_share=0)
+    run = testset.generate(CHUNKS[:1], testset.Plan(1, "llm", near_miss_share=0), testset.Asker(chat))
     (q,) = run.questions
     assert q.kept and q.query == "给数据库建索引时一般选哪种树？" and run.model_calls == 2 and run.second_tries == 1
     assert [c["temperature"] for c in chat.calls] == [0.0, testset.RETRY_TEMPERATURE]
     note = verdict(q, "second-try")
     assert note.passed and "InnoDB 的页大小默认是多少" in note.zh and "copied" in note.en
 
-    run = testset.generate(CHUNKS[:1], 1, "llm", chat=chat_of(copied, copied), near_miss_share=0)
+    run = testset.generate(CHUNKS[:1], testset.Plan(1, "llm", near_miss_share=0), testset.Asker(chat_of(copied, copied)))
     (q,) = run.questions
     assert not q.kept and verdict(q, "copied").passed is False and run.model_calls == 2
     assert "second-try" not in {v.check for v in q.verdicts}
 
     chat = chat_of(fresh)
-    run = testset.generate(CHUNKS[:1], 1, "llm", chat=chat, near_miss_share=0)
+    run = testset.generate(CHUNKS[:1], testset.Plan(1, "llm", near_miss_share=0), testset.Asker(chat))
     assert run.questions[0].kept and run.model_calls == 1 and run.second_tries == 0  # a kept first is not asked again
-    run = testset.generate(CHUNKS[:1], 1, "llm", chat=chat_of(copied), near_miss_share=0, retry=False)
+    run = testset.generate(CHUNKS[:1], testset.Plan(1, "llm", near_miss_share=0, retry=False), testset.Asker(chat_of(copied)))
     assert not run.questions[0].kept and run.model_calls == 1
 
 
@@ -407,4 +407,4 @@ def test_asking_about_no_chunk_is_refused_as_such():
     from rag.errors import ConfigError
 
     with pytest.raises(ConfigError, match="at least one chunk"):
-        testset.generate(CHUNKS, 0, "keywords")
+        testset.generate(CHUNKS, testset.Plan(0, "keywords"))

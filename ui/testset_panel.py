@@ -138,7 +138,7 @@ def _generate(index, method: str, n: int, chat) -> None:
             bar.progress(min(1.0, done / total), text=f"{done}/{total} · {left} · {ss['testset.partial'][-1].query}")
 
     def work(control, emit):
-        return testset.generate(index.chunks, n, method, chat=chat, control=control, embedder=index.embedder,
+        return testset.generate(index.chunks, testset.Plan(n, method), testset.Asker(chat, control, index.embedder),
                                 on_question=lambda q: emit("question", q),
                                 progress=lambda done, total: emit("progress", (done, total)))
 

@@ -112,9 +112,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         if sys.stderr.isatty() or done == total:
             print(f"\r  {done}/{total}", end="\n" if done == total else "", file=sys.stderr)
 
-    run = testset.generate(chunks, args.n, method, chat=chat, seed=args.seed,
-                           near_miss_share=max(0.0, args.near_misses), progress=progress,
-                           embedder=emb)
+    plan = testset.Plan(args.n, method, args.seed, max(0.0, args.near_misses))
+    run = testset.generate(chunks, plan, testset.Asker(chat, embedder=emb), progress=progress)
     text = testset.to_jsonl(run.questions, kept_only=not args.all)
     kept = run.kept
     summary = {"generator": method, "chunks_sampled": min(args.n, len(chunks)), "questions": len(run.questions),

@@ -554,22 +554,34 @@ class Generation:
         return Counter(next(v.check for v in q.verdicts if not v.passed) for q in self.questions if not q.kept)
 
 
-def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=None, seed: int = 0,
-             near_miss_share: float = NEAR_MISS_SHARE, progress: Callable[[int, int], None] | None = None,
-             control=None, on_question: Callable[[TestQuestion], None] | None = None, embedder=None,
-             retry: bool = True) -> Generation:
-    """Generate from `n` sampled chunks, screen them, then add near misses (about `near_miss_share` of the kept
-    ones). `control` (a RunControl) is passed to the model and its stop ends the run early with what is done.
-    `on_question` sees each question as it is written, before the screen (the page keeps them if it is stopped).
-    `embedder`: the index's, for `check_question` (without it a model answer the support check cannot find drops).
-    `retry`: a model question dropped on its own gets a `second_try`."""
+@dataclass(frozen=True)
+class Plan:
+    """What one generation asks for: questions about `n` chunks sampled with `seed`, written by `method` (one of
+    GENERATORS), near misses about `near_miss_share` of the kept ones, and whether a model question dropped on
+    its own gets a `second_try` (`retry`)."""
+
+    n: int
+    method: str = "keywords"
+    seed: int = 0
+    near_miss_share: float = NEAR_MISS_SHARE
+    retry: bool = True
+
+
+def generate(chunks: Sequence[Chunk], plan: Plan, asker: Asker | None = None, *,
+             progress: Callable[[int, int], None] | None = None,
+             on_question: Callable[[TestQuestion], None] | None = None) -> Generation:
+    """Generate from `plan.n` sampled chunks, screen them, then add near misses. `asker` holds the model side (the
+    "llm" method needs one): its control's Stop ends the run early with what is done. `on_question` sees each
+    question as it is written, before the screen (the page keeps them if it is stopped)."""
     import time
 
     from rag.errors import ConfigError, GenerationCancelled
 
+    n, generator, seed = plan.n, plan.method, plan.seed
+    control = asker.control if asker is not None else None
     if generator not in GENERATORS:
         raise ConfigError(f"unknown generator {generator!r}; choose from {', '.join(GENERATORS)}")
-    if generator == "llm" and chat is None:
+    if generator == "llm" and (asker is None or asker.chat is None):
         raise ConfigError("the llm generator needs a language model: install the bundled one or set an endpoint, "
                           "or use --method keywords")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -580,7 +592,6 @@ def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=
     if not picked:
         raise no_prose(chunks)
     langs = doc_languages(chunks)
-    asker = Asker(chat, control, embedder)
     out = Generation()
     raw: list[TestQuestion] = []
     for i, chunk in enumerate(picked, 1):
@@ -595,9 +606,10 @@ def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=
             raw.append(TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, generator, verdicts=(verdict,)))
         else:
             try:
+                assert asker is not None  # checked above
                 question = asker.question(qid, chunk, langs.get(chunk.doc_id))
                 out.model_calls += 1
-                if retry and not passes_own_checks(question, chunk):
+                if plan.retry and not passes_own_checks(question, chunk):
                     question = asker.second_try(question, chunk, langs.get(chunk.doc_id))
                     out.model_calls += 1
                     out.second_tries += 1
@@ -609,7 +621,7 @@ def generate(chunks: Sequence[Chunk], n: int, generator: str = "keywords", chat=
             on_question(raw[-1])
         if progress:
             progress(i, len(picked))
-    out.questions = finish(raw, chunks, near_miss_share, (df, total)).questions
+    out.questions = finish(raw, chunks, plan.near_miss_share, (df, total)).questions
     out.seconds = time.perf_counter() - t0
     return out
 
