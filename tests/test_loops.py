@@ -315,7 +315,7 @@ def test_average_precision_is_ragas_context_precision():
 
 def test_judge_answer_scores_every_metric_from_its_verdicts(kb_index):
     from rag.answer.citations import audit
-    from rag.evaluate.judge import audit_agreement, judge_answer
+    from rag.evaluate.judge import Gold, audit_agreement, judge_answer
 
     c1, c2 = kb_index.chunk("faq_001"), kb_index.chunk("faq_030")
     answer = "过拟合指模型在训练集上表现很好，但在没见过的验证集或测试集上明显变差。[faq_001] 过拟合只发生在线性模型上。[faq_001]"
@@ -330,8 +330,8 @@ def test_judge_answer_scores_every_metric_from_its_verdicts(kb_index):
 
     chat = ScriptedChat(verdict=verdict, reply=lambda m, g: "什么是过拟合？")
     reference = "过拟合指模型在训练集上表现很好，但在没见过的验证集或测试集上明显变差。过拟合也叫 underfitting。"
-    res = judge_answer(_judging(kb_index, chat), "什么是过拟合？", answer, [c2, c1], reference=reference,
-                       gold_ids=["faq_001"], audit=a)
+    res = judge_answer(_judging(kb_index, chat), "什么是过拟合？", answer, [c2, c1], gold=Gold(reference, ids=("faq_001",)),
+                       audit=a)
     assert res.scores["faithfulness"] == pytest.approx(0.5)  # one of two sentences is in the context
     assert res.scores["answer relevancy"] == pytest.approx(1.0, abs=1e-5)  # the judge wrote the question back
     assert res.scores["context precision"] == pytest.approx(0.5)  # the useful context is ranked second
@@ -344,7 +344,7 @@ def test_judge_answer_scores_every_metric_from_its_verdicts(kb_index):
     table = audit_agreement([res])
     assert sum(r["yes"] + r["no"] for r in table.values()) == 1
 
-    refusal = judge_answer(_judging(kb_index, chat), "公司年假几天？", "资料不足", [c1], gold_text=c1.text)
+    refusal = judge_answer(_judging(kb_index, chat), "公司年假几天？", "资料不足", [c1], gold=Gold(text=c1.text))
     assert refusal.scores["faithfulness"] is None and refusal.scores["answer relevancy"] == 0.0
     assert refusal.reference_source == "gold chunks' text"
 
@@ -400,19 +400,19 @@ def test_stopping_the_judge_ends_it_at_the_call_under_way(kb_index):
     import threading
 
     from rag.errors import GenerationCancelled
-    from rag.evaluate.judge import judge_answer
+    from rag.evaluate.judge import Gold, judge_answer
 
     c1 = kb_index.chunk("faq_001")
     chat = FakeChat(verdict=lambda m: 0.9, reply=lambda m, g: "什么是过拟合？", gate=threading.Event())
     error, calls = _stopped_mid_call(lambda c: judge_answer(
         _judging(kb_index, chat, c), "什么是过拟合？",
-        "过拟合指模型在训练集上表现很好。[faq_001]", [c1], reference="过拟合指模型在训练集上表现很好。"), chat)
+        "过拟合指模型在训练集上表现很好。[faq_001]", [c1], gold=Gold("过拟合指模型在训练集上表现很好。")), chat)
     assert isinstance(error, GenerationCancelled) and calls == 1
 
 
 def test_a_judge_call_that_fails_is_a_note_and_the_other_figures_stand(kb_index):
     from rag.errors import LLMError
-    from rag.evaluate.judge import judge_answer
+    from rag.evaluate.judge import Gold, judge_answer
 
     c1 = kb_index.chunk("faq_001")
 
@@ -423,7 +423,7 @@ def test_a_judge_call_that_fails_is_a_note_and_the_other_figures_stand(kb_index)
 
     chat = ScriptedChat(verdict=verdict, reply=lambda m, g: "什么是过拟合？")
     res = judge_answer(_judging(kb_index, chat), "什么是过拟合？", "过拟合指模型在训练集上表现很好。[faq_001]", [c1],
-                       reference="过拟合指模型在训练集上表现很好。")
+                       gold=Gold("过拟合指模型在训练集上表现很好。"))
     assert res.scores["context precision"] is None
     assert any("context precision" in n and "broke" in n for n in res.notes)
     assert res.scores["answer relevancy"] is not None and res.scores["context recall"] is not None

@@ -92,29 +92,38 @@ def average_precision(relevant: Sequence[bool]) -> float:
     return total / hits if hits else 0.0
 
 
-def judge_answer(ctx: RunContext, question: str, answer: str, contexts, *, reference: str = "",
-                 gold_ids: Sequence[str] = (), audit=None, gold_text: str = "", lang: str | None = None
-                 ) -> JudgeResult:
-    """The four figures for one answer, judged by `ctx.chat` with `ctx.embedder`'s cosines; `audit` (a
-    CitationAudit) supplies the claims and their labels.
+@dataclass(frozen=True)
+class Gold:
+    """What an answer is judged against: the written `reference` answer; without one, `text` (the gold chunks'
+    text) stands in; `ids`, the gold chunk ids (their average precision among the contexts)."""
 
-    `reference` is the written reference answer; without one, `gold_text` (the gold chunks' text) stands in.
-    Context precision and recall need one of them; without either they are None. `ctx.control` queues, stops
-    and times every judge call; a metric whose model call fails is None with a note, the others stand."""
+    reference: str = ""
+    text: str = ""
+    ids: Sequence[str] = ()
+
+
+def judge_answer(ctx: RunContext, question: str, answer: str, contexts, *, gold: Gold = Gold(), audit=None
+                 ) -> JudgeResult:
+    """The four figures for one answer, judged by `ctx.chat` with `ctx.embedder`'s cosines, in the question's
+    language; `audit` (a CitationAudit) supplies the claims and their labels.
+
+    Context precision and recall need a reference (`gold.reference` or `gold.text`); without either they are
+    None. `ctx.control` queues, stops and times every judge call; a metric whose model call fails is None with a
+    note, the others stand."""
     t0 = time.perf_counter()
-    chat, embedder, control = ctx.chat, ctx.embedder, ctx.control
+    chat, control = ctx.chat, ctx.control
     if chat is None:
         raise ConfigError("the judge needs a language model: give the run context a chat model")
-    lang = lang or detect_lang(question)
+    lang = detect_lang(question)
     res = JudgeResult(judge=chat.label)
-    if reference.strip():
-        res.reference, res.reference_source = reference.strip(), "written reference"
-    elif gold_text.strip():
-        res.reference, res.reference_source = gold_text.strip(), "gold chunks' text"
-    checker = Checker(embedder=embedder, opinion=model_opinion(chat, control=control))
+    if gold.reference.strip():
+        res.reference, res.reference_source = gold.reference.strip(), "written reference"
+    elif gold.text.strip():
+        res.reference, res.reference_source = gold.text.strip(), "gold chunks' text"
+    checker = Checker(embedder=ctx.embedder, opinion=model_opinion(chat, control=control))
     steps = (("faithfulness", lambda: _faithfulness(res, checker, question, answer, contexts, audit)),
-             ("answer relevancy", lambda: _relevancy(res, chat, embedder, question, answer, lang, control)),
-             ("context precision", lambda: _precision(res, chat, question, contexts, lang, control)),
+             ("answer relevancy", lambda: _relevancy(res, ctx, question, answer, lang)),
+             ("context precision", lambda: _precision(res, ctx, question, contexts, lang)),
              ("context recall", lambda: _recall(res, checker, contexts)))
     for metric, run in steps:
         control.check("the judge")
@@ -125,8 +134,8 @@ def judge_answer(ctx: RunContext, question: str, answer: str, contexts, *, refer
         except LLMError as exc:
             res.scores[metric] = None
             res.notes.append(f"{metric}: the judge's call failed ({exc}); the other figures stand")
-    if gold_ids and contexts:
-        res.gold_precision = average_precision([c.doc_id in set(gold_ids) for c in contexts])
+    if gold.ids and contexts:
+        res.gold_precision = average_precision([c.doc_id in set(gold.ids) for c in contexts])
     res.seconds = time.perf_counter() - t0
     return res
 
@@ -148,22 +157,25 @@ def _faithfulness(res: JudgeResult, checker: Checker, question: str, answer: str
     return yes / len(claims)
 
 
-def _relevancy(res: JudgeResult, chat, embedder, question: str, answer: str, lang: str, control) -> float:
+def _relevancy(res: JudgeResult, ctx: RunContext, question: str, answer: str, lang: str) -> float:
     if is_not_enough(answer) or not answer.strip():
         return 0.0
     system, user = QUESTION_FOR[lang if lang in QUESTION_FOR else "en"]
     res.question_prompt = [{"role": "system", "content": system},
                            {"role": "user", "content": user.format(a=strip_citations(answer).strip())}]
-    generated = (short_reply(chat, res.question_prompt, QUESTION_TOKENS, control) or "").strip().splitlines()
+    assert ctx.chat is not None  # judge_answer checked
+    generated = (short_reply(ctx.chat, res.question_prompt, QUESTION_TOKENS, ctx.control) or "").strip().splitlines()
     res.generated_question = generated[0].strip() if generated else ""
     res.checks.append(JudgeCheck("answer relevancy", res.generated_question, None))
     if not res.generated_question:
         return 0.0
-    a, b = embedder.embed_queries([question, res.generated_question])
+    a, b = ctx.embedder.embed_queries([question, res.generated_question])
     return max(0.0, float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))))
 
 
-def _precision(res: JudgeResult, chat, question: str, contexts, lang: str, control) -> float | None:
+def _precision(res: JudgeResult, ctx: RunContext, question: str, contexts, lang: str) -> float | None:
+    chat, control = ctx.chat, ctx.control
+    assert chat is not None  # judge_answer checked
     if not res.reference:
         return None
     if not contexts:

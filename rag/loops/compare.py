@@ -17,7 +17,7 @@ from statistics import median
 from typing import Callable, Sequence
 
 from rag.evaluate.evaluation import Query, facts_found
-from rag.evaluate.judge import METRICS, JudgeResult, judge_answer
+from rag.evaluate.judge import METRICS, Gold, JudgeResult, judge_answer
 from rag.loops.steps import LoopTrace
 from rag.loops.strategies import run_strategy
 from rag.models.llm import ChatBackend
@@ -67,9 +67,9 @@ def run_query(q: Query, strategy: str, ctx: RunContext, *, judge: ChatBackend | 
     run = QueryRun(q, strategy, loop, fig)
     if judge is not None:
         gold_text = "\n".join(c.text for c in ctx.index.chunks if c.doc_id in gold) if not q.reference else ""
-        run.judged = judge_answer(ctx.with_(chat=judge), q.query, loop.answer, contexts, reference=q.reference,
-                                  gold_ids=q.gold_ids, audit=loop.final.audit if loop.final else None,
-                                  gold_text=gold_text)
+        run.judged = judge_answer(ctx.with_(chat=judge), q.query, loop.answer, contexts,
+                                  gold=Gold(q.reference, gold_text, q.gold_ids),
+                                  audit=loop.final.audit if loop.final else None)
         fig.update(run.judged.scores)
     return run
 
