@@ -142,7 +142,7 @@ def answers(sets, n: int) -> None:
     from rag.loops.compare import compare_strategies, format_runs
 
     for name, index, queries in sets:
-        gen, chat = choose_generator(index.embedder, generator="local", offline=True)
+        gen, chat = choose_generator(index.embedder, "local", offline=True)
         rr = choose_reranker(defaults.RERANKER, index.embedder)
         sample = fixed_sample(queries, n)
         print(f"\n{name}: {len(sample)} questions, {gen.label}")

@@ -68,24 +68,25 @@ def choose_reranker(name: str | None, embedder: Embedder,
 GENERATORS = ("auto", "endpoint", "local", "server", "extractive")
 
 
-def choose_generator(
-    embedder: Embedder,
-    config: LLMConfig | None = None,
-    environ: Mapping[str, str] | None = None,
-    secrets: Mapping[str, Any] | None = None,
-    offline: bool = False,
-    generator: str = "auto",
-    local_model: str = DEFAULT_LOCAL_MODEL,
-    local_chat: Callable[[str], ChatBackend] | None = None,
-    server_chat: Callable[[str], ChatBackend] | None = None,
-) -> tuple[Choice, ChatBackend | None]:
+@dataclass(frozen=True)
+class ChatMakers:
+    """How the bundled model's backends are built: `local(model)` in this process (default LocalChat; the app
+    passes its shared cached one), `server(model)` behind llama.cpp's server (default: this process's shared
+    server, started on first use)."""
+
+    local: Callable[[str], ChatBackend] | None = None
+    server: Callable[[str], ChatBackend] | None = None
+
+
+def choose_generator(embedder: Embedder, generator: str = "auto", local_model: str = DEFAULT_LOCAL_MODEL, *,
+                     config: LLMConfig | None = None, offline: bool = False, makers: ChatMakers = ChatMakers(),
+                     ) -> tuple[Choice, ChatBackend | None]:
     """(the generator that will answer, the chat backend rewrites use, or None).
 
-    "auto": a configured endpoint (unless `offline`), else the bundled local model, else extractive.
-    "endpoint" / "local": that one, or extractive with the reason when it cannot run. "extractive": the
-    stand-in by name. `local_chat(model)` builds the local backend (the app passes its shared cached one);
-    "server": the bundled model through llama.cpp's server, `server_chat(model)` (default: this process's shared
-    server, started on first use), or extractive with the reason when it cannot run.
+    "auto": a configured endpoint (`config`, else the environment's; none when `offline`), else the bundled local
+    model, else extractive. "endpoint" / "local": that one, or extractive with the reason when it cannot run.
+    "extractive": the stand-in by name. "server": the bundled model through llama.cpp's server, or extractive with
+    the reason when it cannot run. `makers` builds the bundled model's backends.
     """
     if generator not in GENERATORS:
         raise ConfigError(f"unknown generator {generator!r}; choose one of {', '.join(GENERATORS)}")
@@ -93,11 +94,11 @@ def choose_generator(
         return _extractive(embedder, say("extractive chosen by name (RAG_GENERATOR, --generator or the sidebar)",
                                          "按名字选了抽取式（RAG_GENERATOR、--generator 或侧栏）")), None
     if generator == "server":
-        return _server(embedder, local_model, server_chat)
+        return _server(embedder, local_model, makers.server)
     reasons = []
     if generator in ("auto", "endpoint"):
         if config is None and not offline:
-            config = llm_config_from_env(os.environ if environ is None else environ, secrets)
+            config = llm_config_from_env(os.environ)
         if config is not None and not offline:
             chat: ChatBackend = OpenAIChat(config)
             gen = LLMGenerator(chat)
@@ -110,7 +111,7 @@ def choose_generator(
     ok, why = local_available(local_model)
     if ok:
         try:
-            chat = (local_chat or LocalChat)(local_model)
+            chat = (makers.local or LocalChat)(local_model)
         except ModelUnavailableError as exc:
             ok, why = False, str(exc)
         else:

@@ -107,7 +107,7 @@ def cells(r: Recipe) -> list[tuple[str, str]]:
                  + ("index = with_sparse(index)\n" if r.settings.sparse else "")
                  + "print(len(docs), 'documents ->', len(index.chunks), 'chunks')"),
         ("markdown", "## The reranker, the generator and the settings"),
-        ("code", f"choice, chat = choose_generator(embedder, generator={r.generator!r}, local_model={r.local_model!r})\n"
+        ("code", f"choice, chat = choose_generator(embedder, {r.generator!r}, {r.local_model!r})\n"
                  "print('generator:', choice.label)\n"
                  + rerank + "\n"
                  f"settings = {_settings_code(r.settings)}"),

@@ -16,7 +16,7 @@ import pytest
 from rag.answer.citation_grammar import citation_grammar
 from rag.answer.citations import parse_citations
 from rag.answer.prompt import build_prompt
-from rag.backends import choose_generator
+from rag.backends import ChatMakers, choose_generator
 from rag.errors import GenerationCancelled, ModelUnavailableError
 from rag.ingest.chunking import Chunk, ChunkSet
 from rag.messages import localized
@@ -59,7 +59,7 @@ def test_the_server_path_gives_a_grammar_constrained_cited_answer(server, chat, 
     from rag.run import RunContext
 
     emb = embedder
-    choice, backend = choose_generator(emb, generator="server", server_chat=lambda model: chat)
+    choice, backend = choose_generator(emb, "server", makers=ChatMakers(server=lambda model: chat))
     assert backend is chat and not choice.is_fallback and "llama.cpp server" in localized(choice.label, "en")
     index = build_index(ChunkSet(TWO, {}, "fixed", {}), emb)
     trace = ask("RRF 融合时 k 通常取多少？", RunContext(index, AskSettings(top_k=2, rerank=False, cite="constrained"), choice.backend, chat=backend))
@@ -140,7 +140,7 @@ def test_a_running_server_elsewhere_is_attached_by_url_with_its_own_slots(server
 
 def test_without_the_binary_the_server_generator_falls_back_and_says_how_to_build_it(monkeypatch, tmp_path, embedder):
     monkeypatch.setenv("RAG_LLAMA_SERVER_BIN", str(tmp_path / "missing"))
-    choice, backend = choose_generator(embedder, generator="server")
+    choice, backend = choose_generator(embedder, "server")
     assert backend is None and choice.is_fallback
     assert "scripts/build_server.sh" in localized(choice.reason, "en")
     assert "scripts/build_server.sh" in localized(choice.reason, "zh")

@@ -22,7 +22,7 @@ OUT_OF_KB = ["明天北京的天气怎么样？", "红烧肉怎么做才好吃�
 
 @pytest.fixture(scope="module")
 def offline(kb_index):
-    gen, chat = choose_generator(kb_index.embedder, offline=True, generator="extractive")
+    gen, chat = choose_generator(kb_index.embedder, "extractive", offline=True)
     rr = choose_reranker(None, kb_index.embedder)
     return gen, rr
 

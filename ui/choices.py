@@ -12,7 +12,7 @@ from typing import Any, Mapping, MutableMapping
 
 import streamlit as st
 
-from rag.backends import Choice, choose_generator
+from rag.backends import ChatMakers, Choice, choose_generator
 from rag.models.llm import LLMConfig, llm_config_from_env
 
 from . import models
@@ -61,9 +61,8 @@ def generator_choice(embedder, ss: MutableMapping | None = None) -> tuple[Choice
     ss = st.session_state if ss is None else ss
     offline = bool(ss.get("llm.offline"))
     config = None if offline else llm_config(ss, secrets=read_secrets())
-    return choose_generator(embedder, config=config, environ={}, offline=offline, generator=ss["llm.generator"],
-                            local_model=ss["llm.local_model"], local_chat=models.local_chat,
-                            server_chat=models.server_chat)
+    return choose_generator(embedder, ss["llm.generator"], ss["llm.local_model"], config=config, offline=offline,
+                            makers=ChatMakers(models.local_chat, models.server_chat))
 
 
 def no_model_hint(gen: Choice) -> str:

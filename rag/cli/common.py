@@ -232,8 +232,7 @@ def _searchers(args: argparse.Namespace, index: Index) -> Index:
 
 def generator(args: argparse.Namespace, emb) -> tuple[Choice, ChatBackend | None]:
     """(the generator that answers, the chat backend rewrites and judges use, or None); says which on stderr."""
-    choice, chat = choose_generator(emb, offline=bool(vars(args).get("offline")), generator=args.generator,
-                                    local_model=local_model(args))
+    choice, chat = choose_generator(emb, args.generator, local_model(args), offline=bool(vars(args).get("offline")))
     err(f"generator: {choice.label}" + (f" ({choice.reason})" if choice.reason else ""))
     return choice, chat
 
