@@ -5,6 +5,8 @@ Not handled here: aligning the sentence to its span and the order the checks run
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rag.answer import fact_lexicon as lex
 from rag.answer.checks.numbers import shown
 from rag.answer.checks.verdict import Check
@@ -131,10 +133,23 @@ def aliases(whole: Reading, m: Unit, v: Unit) -> bool:
     return False
 
 
-def siblings(m: Unit, v: Unit, c: Clause, g: Clause, s: Reading, span: Reading, whole: Reading) -> bool:
+@dataclass(frozen=True)
+class Facing:
+    """Where a swap is looked for: clause `c` of the sentence `s`, set against clause `g` of the evidence span
+    `span`, within the whole chunk `whole`."""
+
+    s: Reading
+    c: Clause
+    span: Reading
+    g: Clause
+    whole: Reading
+
+
+def siblings(m: Unit, v: Unit, at: Facing) -> bool:
     """Could `v` (in the span) stand where the sentence has `m`: two names, an opposite pair, two Chinese words
     with the same last character (three or more long: 编码器 / 解码器; two long with contrasting first ones:
     父块 / 子块), or two words that open clauses before the same head word, in the sentence and in the chunk."""
+    s, span, whole = at.s, at.span, at.whole
     if m.kind == "num" or v.kind == "num" or m.key == v.key or m.key in v.key or v.key in m.key:
         return False
     if aliases(whole, m, v):
@@ -152,7 +167,7 @@ def siblings(m: Unit, v: Unit, c: Clause, g: Clause, s: Reading, span: Reading, 
     if head is not None and head == theirs and script(m.key) == script(v.key) != "" \
             and all(opens(r, x, head) for r, x in ((s, m.key), (whole, m.key), (span, v.key))):
         return True
-    return other_subject(m, v, c, g, span, whole)
+    return other_subject(m, v, at)
 
 
 def opposites(x: str, y: str) -> bool:
@@ -176,9 +191,10 @@ def script(word: str) -> str:
     return "latin" if any(ch.isascii() and ch.isalpha() for ch in word) else ""
 
 
-def other_subject(m: Unit, v: Unit, c: Clause, g: Clause, span: Reading, whole: Reading) -> bool:
+def other_subject(m: Unit, v: Unit, at: Facing) -> bool:
     """The span clause continues a sentence about `v` (BM25 …，擅长专有名词) where the sentence names `m`
     (向量检索擅长…), and `m` is the subject of a clause of its own elsewhere in the chunk, not in that sentence."""
+    g, span, whole = at.g, at.span, at.whole
     if not any(u.key == v.key for u in g.inherited):
         return False
     there = whole.low.find(span.text[g.start:g.end].lower())

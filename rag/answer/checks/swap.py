@@ -5,7 +5,16 @@ Not handled here: aligning the sentence to its span and the order the checks run
 from __future__ import annotations
 
 from rag.answer import fact_lexicon as lex
-from rag.answer.checks.binding import aliases, best_clause, clause_has, opposites, script, siblings, topic
+from rag.answer.checks.binding import (
+    Facing,
+    aliases,
+    best_clause,
+    clause_has,
+    opposites,
+    script,
+    siblings,
+    topic,
+)
 from rag.answer.checks.units import same_unit
 from rag.answer.checks.verdict import Check, Evidence
 from rag.answer.fact_text import Clause, Reading, Unit, read
@@ -27,7 +36,7 @@ def check(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: 
             if g is None or any(g is h for h in seen):
                 continue
             seen.append(g)
-            found = _swapped(mine, g, s, c, span, whole, evidence, title, names_too=g is best)
+            found = _swapped(mine, Facing(s, c, span, g, whole), evidence, title, names_too=g is best)
             if found is not None:
                 return found
         found = _subject_swap(c, span, whole, evidence)
@@ -90,10 +99,11 @@ def _subject_swap(c: Clause, span: Reading, whole: Reading, evidence: Evidence) 
                  f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
 
 
-def _swapped(mine: list[Unit], g: Clause, s: Reading, c: Clause, span: Reading, whole: Reading,
-             evidence: Evidence, title: Reading | None, names_too: bool = True) -> Check | None:
-    """A sibling of a unit of the sentence clause in span clause `g`; `names_too=False` (a clause found only
+def _swapped(mine: list[Unit], at: Facing, evidence: Evidence, title: Reading | None,
+             names_too: bool = True) -> Check | None:
+    """A sibling of a unit of the sentence clause in span clause `at.g`; `names_too=False` (a clause found only
     because it holds one of the sentence's names) leaves out name-for-name swaps, which the best clause checks."""
+    g, span, whole = at.g, at.span, at.whole
     missing = [u for u in mine if u.kind != "num" and not clause_has(span, g, u) and not topic(u, title)]
     extra = [v for v in g.units + g.inherited if v.kind != "num" and not any(same_unit(v, u) for u in mine)]
     rest = whole.low[: evidence.start + g.start] + " " + whole.low[evidence.start + g.end:]
@@ -104,7 +114,7 @@ def _swapped(mine: list[Unit], g: Clause, s: Reading, c: Clause, span: Reading, 
         for v in extra:
             if not names_too and m.kind == "term" and v.kind == "term":
                 continue
-            if siblings(m, v, c, g, s, span, whole):
+            if siblings(m, v, at):
                 where = span.text[g.start:g.end].strip()
                 return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
                              f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
