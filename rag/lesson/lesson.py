@@ -226,8 +226,8 @@ def parse(text: str, check_setting: Callable[[str, Any], Any], name: str = "less
     if len(steps_raw) > MAX_STEPS:
         raise LessonError(lines.of("steps"), "steps", say(f"at most {MAX_STEPS} steps", f"最多 {MAX_STEPS} 步"))
     steps = tuple(_step(s, i, lines, check_setting) for i, s in enumerate(steps_raw))
-    return Lesson(lesson_id, _text(raw.get("title"), lines, None, "title", required=True),
-                  _text(raw.get("summary"), lines, None, "summary"), minutes, corpus, gold, steps)
+    return Lesson(lesson_id, _text(raw.get("title"), _Spot(lines, None, "title"), required=True),
+                  _text(raw.get("summary"), _Spot(lines, None, "summary")), minutes, corpus, gold, steps)
 
 
 def _need(raw: Mapping, key: str, kind: type, lines: _Lines, step: int | None, where: str):
@@ -252,20 +252,32 @@ def _unknown(raw: Mapping, allowed: set, lines: _Lines, step: int | None, prefix
                                                       f"未知字段；这里可用的字段是 {', '.join(sorted(allowed))}"))
 
 
-@overload
-def _text(v: Any, lines: _Lines, step: int | None, key: str, required: Literal[True], where: str = "",
-          table: str | None = None) -> Text: ...
+@dataclass(frozen=True)
+class _Spot:
+    """Where a field is written (for its error): `key` in step `step` (None: the lesson's head), inside `[table]`
+    when given; `where` names it in the message (default: the key)."""
+
+    lines: _Lines
+    step: int | None
+    key: str
+    where: str = ""
+    table: str | None = None
+
+    @property
+    def line(self) -> int:
+        return self.lines.of(self.table, self.step, self.key) if self.table else self.lines.of(self.key, self.step)
 
 
 @overload
-def _text(v: Any, lines: _Lines, step: int | None, key: str, required: bool = False, where: str = "",
-          table: str | None = None) -> Text | None: ...
+def _text(v: Any, at: _Spot, required: Literal[True]) -> Text: ...
 
 
-def _text(v: Any, lines: _Lines, step: int | None, key: str, required: bool = False, where: str = "",
-          table: str | None = None) -> Text | None:
-    where = where or key
-    line = lines.of(table, step, key) if table else lines.of(key, step)
+@overload
+def _text(v: Any, at: _Spot, required: bool = False) -> Text | None: ...
+
+
+def _text(v: Any, at: _Spot, required: bool = False) -> Text | None:
+    lines, step, where, line = at.lines, at.step, at.where or at.key, at.line
     if v is None:
         if required:
             raise LessonError(line or (lines.step_starts[step] + 1 if step is not None else 0), where,
@@ -291,7 +303,7 @@ def _step(raw: Any, i: int, lines: _Lines, check_setting) -> Step:
                                                                 f"没有 {page!r} 这个页面；页面有 {', '.join(PAGE_STAGES)}"))
     stage = PAGE_STAGES[page]
     settings = _settings(raw.get("settings"), lines, i, at + "settings", "settings", check_setting)
-    notice = _text(raw.get("notice"), lines, i, "notice", where=at + "notice")
+    notice = _text(raw.get("notice"), _Spot(lines, i, "notice", at + "notice"))
     if notice is not None:
         for lang in ("zh", "en"):
             _template(notice.in_(lang), stage, page, lines.of("notice", i), at + "notice")
@@ -324,11 +336,11 @@ def _step(raw: Any, i: int, lines: _Lines, check_setting) -> Step:
         if not isinstance(shows, list) or not all(isinstance(x, str) and x in compare for x in shows):
             raise LessonError(lines.of("experiment", i, "shows"), at + "experiment.shows",
                               say("a list of facts from compare", "compare 里的一组事实"))
-        experiment = Experiment(_text(e.get("label"), lines, i, "label", True, at + "experiment.label", "experiment"),
+        experiment = Experiment(_text(e.get("label"), _Spot(lines, i, "label", at + "experiment.label", "experiment"), True),
                                 _settings(e["set"], lines, i, at + "experiment.set", "experiment", check_setting),
                                 tuple(compare), tuple(shows),
-                                _text(e.get("unchanged"), lines, i, "unchanged", where=at + "experiment.unchanged",
-                                      table="experiment") if e.get("unchanged") is not None else None)
+                                _text(e.get("unchanged"), _Spot(lines, i, "unchanged", at + "experiment.unchanged",
+                                                                 "experiment")) if e.get("unchanged") is not None else None)
     check = None
     if raw.get("check") is not None:
         check = _check(raw["check"], lines, i, at + "check.", stage, page)
@@ -336,8 +348,8 @@ def _step(raw: Any, i: int, lines: _Lines, check_setting) -> Step:
     corpus = _opt(raw, "corpus", str, lines, i, at + "corpus")
     if corpus is not None and not known_corpus(corpus):
         raise LessonError(lines.of("corpus", i), at + "corpus", _corpus_error(corpus))
-    return Step(page, _text(raw.get("title"), lines, i, "title", True, at + "title"), settings, notice,
-                tuple(expect), _text(raw.get("try"), lines, i, "try", where=at + "try"), experiment, check, gold, corpus)
+    return Step(page, _text(raw.get("title"), _Spot(lines, i, "title", at + "title"), True), settings, notice,
+                tuple(expect), _text(raw.get("try"), _Spot(lines, i, "try", at + "try")), experiment, check, gold, corpus)
 
 
 def _settings(raw: Any, lines: _Lines, i: int, where: str, table: str, check_setting) -> dict[str, Any]:
@@ -421,11 +433,11 @@ def _check(raw: Any, lines: _Lines, i: int, at: str, stage: tuple[str, ...], pag
                               say("options: a list of at least two choices (numbers are typed, not chosen)",
                                   "options：至少两个选项的列表（数字是输入的，不是选的）"))
         opts = tuple(opts)
-    ask = _text(raw.get("ask"), lines, i, "ask", True, at + "ask", "check")
+    ask = _text(raw.get("ask"), _Spot(lines, i, "ask", at + "ask", "check"), True)
     for lang in ("zh", "en"):
         _template(ask.in_(lang), stage, page, lines.of("check", i, "ask"), at + "ask")
     return Check(ask, answer, opts,
-                 _text(raw.get("hint"), lines, i, "hint", where=at + "hint", table="check"))
+                 _text(raw.get("hint"), _Spot(lines, i, "hint", at + "hint", "check")))
 
 
 # --------------------------------------------------------------------------------------------- using them
