@@ -120,7 +120,8 @@ def eval_answer_strategies(args: argparse.Namespace) -> int:
     index = build(args)
     gen_choice, chat = generator(args, index.embedder)
     rr = reranker(args, index.embedder, chat)
-    return cmd_eval_strategies(args, index, queries, names, gen_choice, chat, rr.backend, settings(args))
+    ctx = RunContext(index, settings(args), gen_choice.backend, chat=chat, reranker=rr.backend, budget=args.budget)
+    return cmd_eval_strategies(args, ctx, queries, names, gen_choice.label)
 
 
 def _strategy_names(args: argparse.Namespace, chat) -> list[str] | None:

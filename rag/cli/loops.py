@@ -65,7 +65,9 @@ def parse_strategies(text: str | None) -> list[str] | None:
     return names
 
 
-def cmd_eval_strategies(args, index, queries, names, gen_choice, chat, reranker, settings: AskSettings) -> int:
+def cmd_eval_strategies(args, ctx: RunContext, queries, names, generator_label: str) -> int:
+    """`rag eval --strategy a,b`: each answer strategy on each query, with `ctx`, judged with --judge."""
+    index, chat = ctx.index, ctx.chat
     judge = None
     if args.judge:
         wanted, _ = judge_model(args.judge_model)
@@ -78,12 +80,11 @@ def cmd_eval_strategies(args, index, queries, names, gen_choice, chat, reranker,
     def progress(done: int, total: int, strategy: str) -> None:
         err(f"  {done}/{total} ({strategy})")
 
-    err(f"answering {len(queries)} queries with {', '.join(names)} on {gen_choice.label}")
-    ctx = RunContext(index, settings, gen_choice.backend, chat=chat, reranker=reranker, budget=args.budget)
+    err(f"answering {len(queries)} queries with {', '.join(names)} on {generator_label}")
     results = compare_strategies(queries, names, ctx, judge=judge, progress=progress)
     judged = [r.judged for sr in results for r in sr.runs if r.judged is not None]
     if args.json:
-        out = {"queries": str(args.queries), "n_queries": len(queries), "generator": gen_choice.label,
+        out = {"queries": str(args.queries), "n_queries": len(queries), "generator": generator_label,
                "judge": judge.label if judge is not None else None,
                "strategies": [{"strategy": sr.strategy, **sr.means} for sr in results],
                "judge_vs_audit": audit_agreement(judged) if judged else None,
@@ -92,7 +93,7 @@ def cmd_eval_strategies(args, index, queries, names, gen_choice, chat, reranker,
                         for sr in results for r in sr.runs]}
         print(jsonout.dumps(out, indent=2))
         return 0
-    print(f"queries: {args.queries} ({len(queries)})   generator: {gen_choice.label}")
+    print(f"queries: {args.queries} ({len(queries)})   generator: {generator_label}")
     print(f"embedder: {index.embedder.label}\n")
     print(format_runs(results))
     if judged and judge is not None:
