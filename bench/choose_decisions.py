@@ -46,7 +46,7 @@ def main() -> int:
     from rag.answer.checks.opinion import opinion_messages
     from rag.loops import decisions
     from rag.models.local_llm import LocalChat
-    from rag.models.yes_no import ask_yes_no
+    from rag.models.yes_no import YesNoRule, ask_yes_no
 
     chat = LocalChat(args.model, n_ctx=4096)
     faq = {json.loads(x)["id"]: json.loads(x) for x in (ROOT / "data" / "faq.jsonl").read_text("utf-8").splitlines()}
@@ -59,18 +59,19 @@ def main() -> int:
 
     need = decisions._need_messages
     score("needs retrieval? (labelled A/B)", MESSAGES,
-          lambda m: ask_yes_no(chat, need(m), "en", "", options=(("B",), ("A",))),
-          lambda m: ask_yes_no(chat, need(m), "en", "", options=(("B",), ("A",)),
-                               null=[need(x) for x in decisions.CONTENT_FREE]))
+          lambda m: ask_yes_no(chat, need(m), "en", "", YesNoRule(options=(("B",), ("A",)))),
+          lambda m: ask_yes_no(chat, need(m), "en", "", YesNoRule(options=(("B",), ("A",)),
+                                                                  null=[need(x) for x in decisions.CONTENT_FREE])))
     rel = decisions.relevance_messages
     text = lambda fid: faq[fid]["title"] + "\n" + faq[fid]["text"]  # noqa: E731
     score("is the chunk relevant?", PASSAGES,
           lambda q, fid: ask_yes_no(chat, rel(q, text(fid), "zh"), "zh", ""),
-          lambda q, fid: ask_yes_no(chat, rel(q, text(fid), "zh"), "zh", "", null=[rel(q, "N/A", "zh")]))
+          lambda q, fid: ask_yes_no(chat, rel(q, text(fid), "zh"), "zh", "", YesNoRule(null=[rel(q, "N/A", "zh")])))
     ctx = faq["faq_016"]["text"]
     score("is the sentence supported?", STATEMENTS,
           lambda s: ask_yes_no(chat, opinion_messages(s, ctx, "zh"), "zh", ""),
-          lambda s: ask_yes_no(chat, opinion_messages(s, ctx, "zh"), "zh", "", null=[opinion_messages("N/A", ctx, "zh")]))
+          lambda s: ask_yes_no(chat, opinion_messages(s, ctx, "zh"), "zh", "",
+                                 YesNoRule(null=[opinion_messages("N/A", ctx, "zh")])))
     print(f"model: {chat.label}\n")
     print("| decision | cases | raw P(yes) >= 0.5 | calibrated on content-free prompts |")
     print("|---|---|---|---|")

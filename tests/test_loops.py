@@ -23,7 +23,7 @@ from rag.loops.self_rag import self_rag
 from rag.loops.strategies import run_strategy
 from rag.messages import localized
 from rag.models.control import RunControl
-from rag.models.yes_no import ask_yes_no
+from rag.models.yes_no import YesNoRule, ask_yes_no
 from rag.run import RunContext
 from rag.trace import AskSettings
 from tests.fake_chat import FakeChat
@@ -60,7 +60,7 @@ def test_a_verdict_keeps_prompt_raw_reply_and_calibration():
     msgs = [{"role": "user", "content": "问题"}]
     raw = ask_yes_no(chat, msgs, "zh", "q?")
     assert raw.p_yes == pytest.approx(0.2) and raw.answer is False and raw.messages == msgs
-    cal = ask_yes_no(chat, msgs, "zh", "q?", null=[[{"role": "user", "content": "N/A"}]])
+    cal = ask_yes_no(chat, msgs, "zh", "q?", YesNoRule(null=[[{"role": "user", "content": "N/A"}]]))
     # P(yes) 0.2 / 0.1 against P(no) 0.8 / 0.9: the prompt makes yes twice as likely as a content-free one
     assert cal.p_yes == pytest.approx(2.0 / (2.0 + 0.8 / 0.9)) and cal.answer is True
     assert "content-free" in cal.raw and "calibrated" in cal.how
@@ -73,7 +73,7 @@ def test_a_verdict_keeps_prompt_raw_reply_and_calibration():
 ])
 def test_an_endpoint_verdict_is_read_from_its_reply(reply, options, want, how):
     endpoint = FakeChat(reply=lambda m, g: reply, logprobs=False, label="endpoint (test)")
-    v = ask_yes_no(endpoint, [{"role": "user", "content": "x"}], "zh", "q?", default=True, options=options)
+    v = ask_yes_no(endpoint, [{"role": "user", "content": "x"}], "zh", "q?", YesNoRule(options=options))
     assert v.answer is want and how in v.how and v.p_yes is None and v.raw == reply
 
 

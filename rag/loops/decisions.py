@@ -28,7 +28,7 @@ from rag.answer.citations import strip_citations
 from rag.answer.support import Support
 from rag.messages import say
 from rag.models.control import RunControl
-from rag.models.yes_no import Verdict, ask_yes_no
+from rag.models.yes_no import Verdict, YesNoRule, ask_yes_no
 from rag.search.rewrite import parse_query_list
 
 PASSAGE_CHARS = 600  # a chunk is cut to this for grading, so one long chunk cannot eat the time
@@ -72,8 +72,8 @@ def needs_retrieval(chat, question: str, lang: str, control: RunControl | None =
     """B (needs facts: retrieve) or A (greeting, small talk: answer directly)."""
     return ask_yes_no(chat, _need_messages(question), lang, say("does the message need facts from the knowledge base "
                       "(B), or is it a greeting or small talk (A)?", "这条消息需要知识库里的事实（B），还是问候或闲聊（A）？"),
-                      default=True, options=(("B",), ("A",)),
-                      null=[_need_messages(x) for x in CONTENT_FREE], control=control)
+                      YesNoRule(options=(("B",), ("A",)), null=[_need_messages(x) for x in CONTENT_FREE]),
+                      control=control)
 
 
 def relevance_messages(question: str, passage: str, lang: str) -> list[dict]:
@@ -86,8 +86,7 @@ def is_relevant(chat, question: str, passage: str, lang: str, ref: str = "",
                 control: RunControl | None = None) -> Verdict:
     return ask_yes_no(chat, relevance_messages(question, passage, lang), lang,
                       say(f"is {ref or 'this chunk'} relevant to the question?", f"{ref or '这一块'}和问题相关吗？"),
-                      default=True,
-                      null=[relevance_messages(question, "N/A", lang)], control=control)
+                      YesNoRule(null=[relevance_messages(question, "N/A", lang)]), control=control)
 
 
 def model_says(chat, sentence: str, support: Support | None, lang: str,

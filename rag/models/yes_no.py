@@ -55,14 +55,22 @@ def _two_way(chat, messages: list[dict], yes: tuple[str, ...], no: tuple[str, ..
     return sum(math.exp(lp[c]) for c in yes), sum(math.exp(lp[c]) for c in no)
 
 
-def ask_yes_no(chat: ChatBackend, messages: list[dict], lang: str, asked: str, default: bool = True,
-               options: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
-               null: list[list[dict]] | None = None, control: RunControl | None = None) -> Verdict:
-    """Put the yes/no question in `messages` to `chat` and read its verdict (see the module docstring).
+@dataclass(frozen=True)
+class YesNoRule:
+    """How a yes/no answer is read: `default` when a reply cannot be read; `options` replace the yes and no tokens
+    (e.g. (("B",), ("A",)) for a labelled choice); `null` holds content-free versions of the prompt, for
+    calibration (backends that give next-token probabilities)."""
 
-    `options` replaces the yes and no tokens (e.g. (("B",), ("A",)) for a labelled choice); `null` holds
-    content-free versions of the prompt, for calibration (backends that give next-token probabilities);
+    default: bool = True
+    options: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    null: list[list[dict]] | None = None
+
+
+def ask_yes_no(chat: ChatBackend, messages: list[dict], lang: str, asked: str, rule: YesNoRule = YesNoRule(),
+               control: RunControl | None = None) -> Verdict:
+    """Put the yes/no question in `messages` to `chat` and read its verdict by `rule` (see the module docstring).
     `control` queues, stops and times the call like any other model call."""
+    default, options, null = rule.default, rule.options, rule.null
     lang = lang if lang in CANDIDATES else "en"
     yes, no = options or CANDIDATES[lang]
     t0 = time.perf_counter()

@@ -41,12 +41,12 @@ def model_opinion(chat, calibrate: bool = False, control=None) -> Opinion:
     `calibrate` divides by the model's verdict on a content-free sentence over the same span (Zhao et al.
     2021). Whether either reading helps was measured (bench/bench_audit.py) before any default used it.
     `control` (a RunControl) queues, stops and times each question like any other model call."""
-    from rag.models.yes_no import ask_yes_no
+    from rag.models.yes_no import YesNoRule, ask_yes_no
 
     def ask(sentence: str, evidence: str, lang: str):
         null = [opinion_messages(CONTENT_FREE, evidence, lang)] if calibrate else None
         return ask_yes_no(chat, opinion_messages(sentence, evidence, lang), lang,
-                          say("does the evidence span support the sentence?", "证据片段支持这句话吗？"), default=True,
-                          null=null, control=control)
+                          say("does the evidence span support the sentence?", "证据片段支持这句话吗？"),
+                          YesNoRule(null=null), control=control)
 
     return ask
