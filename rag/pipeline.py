@@ -349,8 +349,9 @@ def _refused(trace: Trace, index: Index, lang: str, scores: _Scores) -> bool:
     with _timed(trace, "gate"):
         dense = trace.retrieval.dense[0].score if trace.retrieval is not None and trace.retrieval.dense else None
         top = trace.rerank.hits[0].score if trace.rerank is not None and trace.rerank.hits else None
-        trace.answerability = decide(trace.question, trace.contexts, index.embedder, dense_top=dense, rerank_top=top,
-                                     scored=scores() if trace.contexts else None, lexicon=index.lexicon)
+        trace.answerability = decide(trace.question, trace.contexts, index.embedder,
+                                     scored=scores() if trace.contexts else None, lexicon=index.lexicon
+                                     ).with_signals({"dense_top": dense, "rerank_top": top})
     a = trace.answerability
     how = (("chosen on same-language questions: not used for this one (cannot tell)", "用同语言的问题选的：这个问题不适用（无法判断）")
            if a.other_language else ("calibrated for this embedder", "为这个向量模型校准过") if a.calibrated else
@@ -519,8 +520,9 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
     if budget is None:
         trace.prompt = build_prompt(trace.question, contexts, lang, s.prompt_style, refusal, trace.graph_block)
         return
-    trace.prompt, dropped = fit_prompt(trace.question, contexts, lang, generator.count_tokens, budget, s.prompt_style,
-                                       refusal, trace.graph_block)
+    trace.prompt, dropped = fit_prompt(
+        contexts, lambda kept: build_prompt(trace.question, kept, lang, s.prompt_style, refusal, trace.graph_block),
+        generator.count_tokens, budget)
     if dropped:
         trace.dropped_contexts = dropped
         trace.contexts = [c for c in trace.contexts if c.ref not in set(dropped)]

@@ -115,7 +115,8 @@ def test_the_gate_lets_questions_the_corpus_answers_through(kb_index, question):
 
 @pytest.mark.parametrize("question", OUT_OF_SCOPE)
 def test_the_gate_refuses_questions_it_cannot_answer_and_says_why(kb_index, question):
-    a = decide(question, _contexts(kb_index, question), kb_index.embedder, dense_top=0.8, rerank_top=0.7)
+    a = decide(question, _contexts(kb_index, question), kb_index.embedder
+               ).with_signals({"dense_top": 0.8, "rerank_top": 0.7})
     assert not a.answerable and a.score < a.threshold
     assert "资料不足" in a.reason("zh") and a.best_sentence  # the evidence: the best it found, and its score
     assert set(a.signals) == {"dense_top", "rerank_top", "overlap_top"}

@@ -250,7 +250,7 @@ def test_the_prompt_is_cut_at_whole_blocks_when_the_window_is_small(chat):
     long = [_chunk(f"doc_{i}", "检索增强生成把检索到的资料放进提示词。" * 30) for i in range(4)]
     full = chat.count_tokens(build_prompt("什么是 RAG？", long, "zh").messages)
     budget = full - 50  # one block too many
-    prompt, dropped = fit_prompt("什么是 RAG？", long, "zh", chat.count_tokens, budget)
+    prompt, dropped = fit_prompt(long, lambda kept: build_prompt("什么是 RAG？", kept, "zh"), chat.count_tokens, budget)
     assert dropped == ["doc_3"] and [b.ref for b in prompt.contexts] == ["doc_0", "doc_1", "doc_2"]
     assert chat.count_tokens(prompt.messages) <= budget
     assert all(b.text == long[i].text for i, b in enumerate(prompt.contexts))  # never cut mid-chunk

@@ -50,7 +50,7 @@ threshold for quoting (extractive.py MIN_SCORES).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rag.answer.asked import question_words
 from rag.answer.citations import term_overlap, terms_found
@@ -89,6 +89,12 @@ class Answerability:
     words_min: float = 0.0  # the share the first context must hold (WORDS_MIN)
     unnamed: tuple[Name, ...] = ()  # names of the question the documents never use (unnamed.py), when that refused it
     strong: float = 0.0  # the best-sentence score that answers a question despite such a name (STRONG)
+
+    def with_signals(self, shown: dict[str, float | None]) -> Answerability:
+        """A copy with the retrieval's own signals (the top dense cosine, the top rerank score) shown first
+        beside the gate's; a None is left out. They are evidence only: the decision is made already."""
+        first = {k: float(v) for k, v in shown.items() if v is not None}
+        return replace(self, signals={**first, **self.signals})
 
     def reason(self, lang: str = "en") -> str:
         if self.other_language:
@@ -151,18 +157,13 @@ def threshold_for(embedder) -> tuple[float, bool]:
     return THRESHOLDS[DEFAULT_EMBEDDER], False
 
 
-def decide(question: str, contexts: Sequence, embedder, dense_top: float | None = None,
-           rerank_top: float | None = None, threshold: float | None = None,
+def decide(question: str, contexts: Sequence, embedder, threshold: float | None = None,
            scored: Sequence[ScoredSentence] | None = None, lexicon: Lexicon | None = None) -> Answerability:
-    """Answer or refuse, from the contexts' best sentence; `dense_top` and `rerank_top` are shown as evidence.
-    `scored`: the stand-in's scores of these contexts' sentences, when the caller has them already. `lexicon`: the
+    """Answer or refuse, from the contexts' best sentence (`with_signals` adds the retrieval's scores as evidence).
+    `threshold`: the embedder's calibrated one (threshold_for) unless given. `scored`: the stand-in's scores of these contexts' sentences, when the caller has them already. `lexicon`: the
     words the whole corpus uses (Index.lexicon), for the names the documents never use; None: that rule is not read."""
     limit, calibrated = (threshold, True) if threshold is not None else threshold_for(embedder)
     signals: dict[str, float] = {}
-    if dense_top is not None:
-        signals["dense_top"] = float(dense_top)
-    if rerank_top is not None:
-        signals["rerank_top"] = float(rerank_top)
     if not contexts:
         return Answerability(False, None, limit, calibrated, None, "", signals)
     prompt = build_prompt(question, list(contexts), "zh")

@@ -13,7 +13,7 @@ checking the answer's citations (rag/answer/citations.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -221,14 +221,14 @@ def build_prompt(question: str, contexts: Sequence[Chunk], lang: str = "zh", sty
     return Prompt(question, blocks, system, user, messages, lang, rag=True, examples=examples, graph=graph)
 
 
-def fit_prompt(question: str, contexts: Sequence[Chunk], lang: str, count_tokens, budget: int,
-               style: str = "answer-first", refusal: bool = True, graph: str = "") -> tuple[Prompt, list[str]]:
-    """The grounded prompt with as many whole context blocks as fit in `budget` tokens (counted by
-    `count_tokens(messages)`), best first, and the refs left out. A chunk is never cut in the middle:
-    half a chunk can read as a claim it does not make."""
+def fit_prompt(contexts: Sequence[Chunk], build: Callable[[list[Chunk]], Prompt], count_tokens,
+               budget: int) -> tuple[Prompt, list[str]]:
+    """The grounded prompt `build(contexts)` (a build_prompt with the question and its form) with as many whole
+    context blocks as fit in `budget` tokens (counted by `count_tokens(messages)`), best first, and the refs left
+    out. A chunk is never cut in the middle: half a chunk can read as a claim it does not make."""
     kept = list(contexts)
     while True:
-        prompt = build_prompt(question, kept, lang, style, refusal, graph)
+        prompt = build(kept)
         if not kept or count_tokens(prompt.messages) <= budget:
             return prompt, [c.ref for c in contexts[len(kept):]]
         kept.pop()
