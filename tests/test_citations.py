@@ -15,6 +15,7 @@ from rag.answer.citations import (
     CitationStream,
     audit,
     content_tokens,
+    numbered_refs,
     parse_citations,
     strip_citations,
     term_overlap,
@@ -143,7 +144,9 @@ def test_audit_not_enough_and_no_citations():
 
 def test_audit_maps_block_numbers_to_refs():
     answer = f"{VERBATIM}[1] 另一句[3]。"
-    result = audit(answer, CONTEXTS, numbers={1: "faq_001", 2: "faq_026", 3: "faq_016"})
+    mapped = numbered_refs(answer, {1: "faq_001", 2: "faq_026", 3: "faq_016"})
+    assert mapped == f"{VERBATIM}[faq_001] 另一句[faq_016]。"
+    result = audit(mapped, CONTEXTS)
     assert result.cited == ["faq_001", "faq_016"] and result.hallucinated == []
     assert result.sentences[0].label == "supported"
     unmapped = audit(answer, CONTEXTS)  # without the mapping "1" is just an unknown id

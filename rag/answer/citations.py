@@ -8,8 +8,8 @@ is a markdown link `[text](url)` (a group followed by "(" is skipped). Ids conta
 therefore not recognised: chunk refs must not contain spaces. Chinese emphasis like 【注意】 looks
 exactly like a full-width citation and is parsed as one (it then shows up as hallucinated).
 Bare numbers `[1]` are parsed like any id ("1"). They usually mean the numbered context block, so
-`audit(..., numbers={1: "faq_003", ...})` maps them to refs (Prompt.contexts gives n -> ref); without
-`numbers` a "1" is just an id and is valid only if some context's ref is literally "1".
+`audit(numbered_refs(answer, {1: "faq_003", ...}), ...)` maps them to refs first (Prompt.contexts gives n -> ref);
+without that a "1" is just an id and is valid only if some context's ref is literally "1".
 
 Audit. `audit(answer, contexts)` reports, over unique refs in order of first appearance:
 cited, valid (present in `contexts`), hallucinated (not present), unused (context refs never cited),
@@ -88,6 +88,17 @@ class CitationEvent:
     ref: str
     valid: bool  # ref is among the refs the prompt offered
     position: int  # character offset of the ref in the whole streamed text
+
+
+def numbered_refs(answer: str, numbers: Mapping[int, str]) -> str:
+    """`answer` with each bare number in its citation markers replaced by the ref it numbers ([1] -> [faq_003],
+    `numbers` from Prompt.contexts); a number without one stays as written."""
+    def one(m: re.Match) -> str:
+        ids = _SPLIT_IDS.split(m.group(1))
+        mapped = _map_numbers(ids, numbers)
+        return m.group(0) if mapped == ids else "[" + ", ".join(mapped) + "]"
+
+    return CITATION_RE.sub(one, answer or "")
 
 
 def parse_citations(text: str) -> list[str]:
@@ -174,21 +185,20 @@ def audit(
     answer: str,
     contexts: Mapping[str, str],
     embedder=None,
-    numbers: Mapping[int, str] | None = None,
     question: str = "",
     opinion: Opinion | None = None,
     instructions: str = "",
 ) -> CitationAudit:
     """Check an answer's citations against `contexts` (ref -> chunk text, in prompt order).
 
-    `embedder` adds the cosine to each evidence span; `numbers` maps bare [n] to refs; `question` lets a
+    `embedder` adds the cosine to each evidence span (bare [n] markers: `numbered_refs` first); `question` lets a
     sentence that only restates it be labelled so, and `instructions` (the prompt's rules) one that only repeats
     them; `opinion` asks a model for its second opinion on each sentence the checks call supported
     (rag/answer/support.py)."""
     contexts = dict(contexts)
     checker = Checker(embedder=embedder, opinion=opinion)
     sentences = split_sentences(answer or "", semicolons=False)  # "A；B[ref]。" is one cited claim
-    per_sentence = [_unique(_map_numbers(parse_citations(s), numbers)) for s in sentences]
+    per_sentence = [_unique(parse_citations(s)) for s in sentences]
     cited = _unique(r for refs in per_sentence for r in refs)
     valid = [r for r in cited if r in contexts]
     hallucinated = [r for r in cited if r not in contexts]

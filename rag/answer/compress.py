@@ -7,7 +7,7 @@ finds that sentence well, so compression reuses its scorer, RECOMP-style (extrac
     score(s) = cos(q, s) + CHUNK_WEIGHT * cos(q, chunk) + LEXICAL_WEIGHT * overlap(q, chunk)
 
 Every candidate sentence of every context is ranked by that score; sentences are kept best first while the
-kept text stays within `budget` tokens, and no sentence more than `drop_below` under the best one is kept
+kept text stays within `budget` tokens, and no sentence more than DROP_BELOW under the best one is kept
 (it is not about the question, whatever room is left). The best sentence is always kept, and so is the best one in
 the form the question asks for (its formula, its number: answer_form.py), outside the budget. A sentence that
 leans on the one before it ("这样分工的原因是…") brings that one along. Within a chunk the kept sentences stay
@@ -109,7 +109,7 @@ def _states_the_answer(question: str, scored: Sequence[ScoredSentence], drop_bel
 
 
 def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_TOKENS,
-             drop_below: float = DROP_BELOW, count: Callable[[str], int] | None = None,
+             count: Callable[[str], int] | None = None,
              scored: Sequence[ScoredSentence] | None = None) -> tuple[list, Compression]:
     """(the contexts with only their kept sentences, best-ranked chunk first; what was kept and dropped).
 
@@ -117,9 +117,7 @@ def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_T
     the stand-in's scores of these contexts' sentences (best first), when the caller has them already."""
     if budget < 1:
         raise ConfigError(f"compression budget={budget} must be at least 1 token")
-    if drop_below < 0:
-        raise ConfigError(f"drop_below={drop_below} must be >= 0")
-    count = count or approx_tokens
+    count, drop_below = count or approx_tokens, DROP_BELOW
     contexts = list(contexts)
     if not contexts:
         return [], Compression((), budget, drop_below, 0, 0)
