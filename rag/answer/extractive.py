@@ -138,6 +138,8 @@ class ExtractiveGenerator:
     def __init__(self, embedder, min_score: float | None = None, max_sentences: int = 3,
                  chunk_weight: float = CHUNK_WEIGHT, lexical_weight: float = LEXICAL_WEIGHT,
                  margin: float = MARGIN, form_weight: float | None = None):
+        # Seven parameters, on purpose: the scorer's tuning constants, each defaulted to the value its bench chose
+        # (bench/bench_choose.py); tests and benches override one at a time.
         if isinstance(max_sentences, bool) or not isinstance(max_sentences, int) or max_sentences < 1:
             raise ConfigError(f"max_sentences={max_sentences!r} must be an integer >= 1")
         if margin < 0 or lexical_weight < 0 or chunk_weight < 0:

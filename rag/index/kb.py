@@ -176,7 +176,8 @@ def build(name: str, paths: Sequence[str | os.PathLike], chunker: str | None = N
     """Read, chunk, embed and tokenize the files under `paths` into the bundle `name`, atomically.
 
     `embedder`: a loaded one (the CLI passes it behind the vector cache); else `embedder_name` (else the default)
-    is loaded. `chunker` defaults to the app's (auto), with the app's parameters."""
+    is loaded. `chunker` defaults to the app's (auto), with the app's parameters. Eight parameters, on purpose:
+    one per option of `rag kb build` (and the page's), all but the first two defaulted."""
     check_name(name)
     started = time.perf_counter()
     docs, info, report = load_paths(paths)

@@ -170,7 +170,7 @@ class MilvusStore:
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Dense top-k of one query vector: (rows, inner products), best first."""
-        return _dense_search(self.client, self.name, self.dim, len(self), query, k, self.index_type)
+        return _dense_search(self, query, k)
 
     def bm25_search(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Milvus full-text search: (rows, BM25 scores), best first. Milvus Lite reports a BM25 match as a
@@ -226,6 +226,8 @@ class SharedCollection:
     contract; FLAT, so its top-k equals the bundle's exact search."""
 
     kind = "milvus"
+
+    index_type = "FLAT"
 
     def __init__(self, uri: str, name: str, dim: int, size: int):
         self.uri, self.name, self.dim, self.size = uri, name, dim, size
@@ -283,7 +285,7 @@ class SharedCollection:
         return self.size
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        return _dense_search(self.client, self.name, self.dim, self.size, query, k)
+        return _dense_search(self, query, k)
 
 
 def _rows(result) -> tuple[np.ndarray, np.ndarray]:
@@ -292,9 +294,9 @@ def _rows(result) -> tuple[np.ndarray, np.ndarray]:
     return rows, np.array([float(h["distance"]) for h in hits], dtype=np.float32)
 
 
-def _dense_search(client, name: str, dim: int, size: int, query: np.ndarray, k: int,
-                  index_type: str = "FLAT") -> tuple[np.ndarray, np.ndarray]:
-    """Dense top-k of one query vector in a collection of `size` rows: (rows, inner products), best first."""
+def _dense_search(store: MilvusStore | SharedCollection, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Dense top-k of one query vector in the store's collection: (rows, inner products), best first."""
+    client, name, dim, size, index_type = store.client, store.name, store.dim, len(store), store.index_type
     query = np.asarray(query, dtype=np.float32)
     if query.ndim != 1 or query.shape[0] != dim:
         raise ConfigError(f"query must be ({dim},), got shape {query.shape}")

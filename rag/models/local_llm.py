@@ -166,6 +166,8 @@ class LocalChat:
     def __init__(self, model: str = DEFAULT_MODEL, n_ctx: int = N_CTX, threads: int | None = None,
                  seed: int = 0, temperature: float = 0.0, max_tokens: int | None = None,
                  model_path: str | os.PathLike | None = None):
+        # Seven parameters, on purpose: each is one of the engine's own settings (llama.cpp's Llama), every one
+        # defaulted; a settings object would only rename them.
         ok, why = engine_available()
         if not ok:
             raise ModelUnavailableError(why)

@@ -225,6 +225,7 @@ def rerank(
 
     `texts` maps chunk_id -> the text the reranker reads (usually the chunk the LLM will see). A reranker with
     `score_with_index` (the learned ranker) reads `index` instead and says why each candidate scored what it did.
+    Seven parameters: the rerank page calls it on hits and texts of its own, without a run context.
     """
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         raise ConfigError(f"top_k={top_k!r} must be an integer >= 1")
