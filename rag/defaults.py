@@ -3,6 +3,8 @@
 Not handled here: choosing a backend when the default is unavailable (backends.py does that).
 """
 
+from typing import Final
+
 # The chunker follows the document (rag/ingest/chunking.py `auto_method`): a Markdown chapter by its headings with code,
 # formulas and tables kept whole and markup read as text; a record (an FAQ entry: the bundled knowledge base) whole, so
 # it cites as [faq_003], exactly the chunks sentence packing to 400 made of it before; plain text and PDF by sentence,
@@ -41,6 +43,6 @@ CITE = "constrained"
 GATE = True
 COMPRESS = True
 COMPRESS_TOKENS = 200
-PROMPT_STYLE = "answer-first"
+PROMPT_STYLE: Final = "answer-first"
 FILL_IN = True
 QUESTION_MAX_CHARS = 1000  # a question, not a document: the CLI refuses a longer one, a link's is ignored

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from rag import defaults, jsonout
 from rag.answer.answerability import Answerability
@@ -28,12 +28,17 @@ from rag.ingest.chunking import Chunk
 from rag.messages import localized
 from rag.search.hits import Hit
 from rag.search.rerank import RerankResult
-from rag.search.retrieval import RetrievalResult, Search
+from rag.search.retrieval import Mode, RetrievalResult, Search
+
+Rewrite = Literal["none", "hyde", "multi-query"]  # REWRITES (rag/pipeline.py)
+AnswerLang = Literal["auto", "zh", "en"]
+CiteMode = Literal["free", "constrained"]  # CITE_MODES (rag/answer/citation_grammar.py)
+PromptStyle = Literal["answer-first", "plain"]  # PROMPT_STYLES (rag/answer/prompt.py)
 
 
 @dataclass(frozen=True)
 class AskSettings:
-    mode: str = "hybrid"  # dense | bm25 | hybrid | sparse: the list that feeds rerank/generation
+    mode: Mode = "hybrid"  # the list that feeds rerank/generation
     recall_n: int = 20  # candidates taken from retrieval (and given to the reranker)
     top_k: int = 5  # contexts given to the generator
     depth: int = 50  # candidates per retriever before fusion
@@ -41,17 +46,17 @@ class AskSettings:
     weights: tuple[tuple[str, float], ...] = (("dense", 1.0), ("bm25", 1.0))  # RRF weight per list (sparse too)
     sparse: bool = False  # the learned-sparse list joins the fusion (the index must have it: with_sparse)
     rerank: bool = True
-    rewrite: str = "none"  # none | hyde | multi-query
+    rewrite: Rewrite = "none"
     n_queries: int = 3  # multi-query variants (the original is added)
     compare_no_rag: bool = False
-    lang: str = "auto"  # auto | zh | en
-    cite: str = "free"  # free | constrained (a grammar allows only the context refs in brackets)
+    lang: AnswerLang = "auto"
+    cite: CiteMode = "free"  # constrained: a grammar allows only the context refs in brackets
     second_opinion: bool = False  # the audit also asks a model's yes/no on each sentence its checks call supported
     gate: bool = defaults.GATE  # refuse before generating when no context sentence answers (answerability.py)
     fill_in: bool = defaults.FILL_IN  # append, quoted, the stand-in's sentences the model's answer leaves out
     compress: bool = defaults.COMPRESS  # a model reads only each context's sentences that answer (compress.py)
     compress_tokens: int = defaults.COMPRESS_TOKENS  # the kept sentences' budget, all contexts together
-    prompt_style: str = defaults.PROMPT_STYLE  # answer-first | plain (rag/answer/prompt.py)
+    prompt_style: PromptStyle = defaults.PROMPT_STYLE  # rag/answer/prompt.py
 
     def search(self, k: int | None = None, depth: int | None = None) -> Search:
         """The retrieval these settings ask for: their mode, RRF constant, list weights and sparse list, keeping `k`

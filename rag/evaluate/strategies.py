@@ -40,8 +40,8 @@ from rag.messages import Msg, localized, say
 from rag.run import RunContext
 from rag.search.hits import Hit
 from rag.search.rerank import rerank_candidates
-from rag.search.retrieval import retrieve
-from rag.trace import AskSettings
+from rag.search.retrieval import Mode, retrieve
+from rag.trace import AskSettings, CiteMode, Rewrite
 
 STRATEGIES = ("dense", "bm25", "hybrid", "hybrid+rerank")
 SPARSE_STRATEGIES = ("sparse", "hybrid3")  # need the learned-sparse list (index.sparse)
@@ -68,10 +68,11 @@ def settings_for(strategy: str, base: AskSettings) -> AskSettings:
     hit_search (document and span ranks) and answer_figures (the answers) both take them from here, so one
     evaluation row never mixes two retrievers."""
     _check_strategy(strategy)
-    mode = {"dense": "dense", "bm25": "bm25", "sparse": "sparse", "graph": "graph",
-            "hybrid+graph": "hybrid+graph"}.get(strategy, "hybrid")
-    return replace(base, mode=mode, rerank=strategy == "hybrid+rerank",
-                   rewrite=strategy if strategy in REWRITE_STRATEGIES else "none",
+    modes: dict[str, Mode] = {"dense": "dense", "bm25": "bm25", "sparse": "sparse", "graph": "graph",
+                              "hybrid+graph": "hybrid+graph"}
+    rewrites: dict[str, Rewrite] = {"hyde": "hyde", "multi-query": "multi-query"}  # REWRITE_STRATEGIES
+    return replace(base, mode=modes.get(strategy, "hybrid"), rerank=strategy == "hybrid+rerank",
+                   rewrite=rewrites.get(strategy, "none"),
                    sparse=strategy in SPARSE_STRATEGIES or strategy == "m3", depth=max(base.depth, base.recall_n))
 
 
@@ -309,7 +310,7 @@ class OnceReranker:
 
 
 def compare(ctx: RunContext, queries: Sequence[Query], strategies: Sequence[str] = STRATEGIES, *,
-            cites: Sequence[str] = ("free",), progress: Callable[[int, int, str], None] | None = None,
+            cites: Sequence[CiteMode] = ("free",), progress: Callable[[int, int, str], None] | None = None,
             ) -> list[StrategyReport]:
     """Run each strategy on `queries` over `ctx.index`, each from `ctx.settings` (see `settings_for`);
     progress(done, total, strategy) counts (strategy, query) steps. `ctx.reranker` serves hybrid+rerank,

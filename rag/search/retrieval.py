@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from rag.index.build import Index
 from rag.search.fusion import rrf
 from rag.search.hits import Hit
 
+# The list a search ranks (Search.mode, AskSettings.mode): typed so that a misspelt mode is mypy's error, and
+# checked at run time (check_params) for what comes from users.
+Mode = Literal["dense", "bm25", "hybrid", "sparse", "graph", "hybrid+graph"]
 MODES = ("dense", "bm25", "hybrid")
 GRAPH_MODES = ("graph", "hybrid+graph")  # need the index's graph (rag.graph.store.attach; CLI: they build it)
 _LISTS = {"hybrid+graph": "hybrid_graph"}  # a mode's list attribute, where its name is not one
@@ -109,7 +112,7 @@ class Search:
     fusion (`depth`), RRF's constant, each list's weight in the fusion (None: all 1), and whether the learned-sparse
     list joins it. AskSettings.search() makes the app's; checked when used (check_params)."""
 
-    mode: str = "hybrid"
+    mode: Mode = "hybrid"
     k: int = 10
     depth: int = 50
     rrf_k: int = 60
