@@ -12,37 +12,37 @@ from ui.render import attempt, choice_line, md_escape, params_text
 ss = st.session_state
 st.title(":material/search: " + t("app.title"))
 st.caption(tr(
-    "每一页只讲一个阶段：同一个问题从上传、分块、向量、检索、重排一路走到回答和引用审计。左侧的问题在所有页面共用。",
-    "Each page shows one stage: the same question travels from upload and chunking through embeddings, retrieval "
+    zh="每一页只讲一个阶段：同一个问题从上传、分块、向量、检索、重排一路走到回答和引用审计。左侧的问题在所有页面共用。",
+    en="Each page shows one stage: the same question travels from upload and chunking through embeddings, retrieval "
     "and reranking to the answer and its citation audit. The question in the sidebar is shared by every page.",
 ))
 
-st.subheader(tr("从一课开始 Lessons", "Start with a lesson"))
-st.caption(tr("课程带你一页一页走：每一步告诉你看哪里（从这次运行里实时算出），再出一道按这次运行评分的题。",
-              "A lesson walks you from page to page: each step says where to look (computed from this very run) and "
+st.subheader(tr(zh="从一课开始 Lessons", en="Start with a lesson"))
+st.caption(tr(zh="课程带你一页一页走：每一步告诉你看哪里（从这次运行里实时算出），再出一道按这次运行评分的题。",
+              en="A lesson walks you from page to page: each step says where to look (computed from this very run) and "
               "asks a question graded against it."))
 lesson.home_panel()
 
 STAGES = [
     ("app_pages/1_upload.py", ":material/description:", "page.upload", "rag/ingest/documents.py · rag/ingest/chunking.py",
-     tr("上传文件、切块、看重叠与长度分布", "load files, cut chunks, see overlaps and lengths")),
+     tr(zh="上传文件、切块、看重叠与长度分布", en="load files, cut chunks, see overlaps and lengths")),
     ("app_pages/2_embeddings.py", ":material/scatter_plot:", "page.embeddings", "rag/models/embedding.py · rag/index/projection.py",
-     tr("向量空间的 PCA 投影和它的失真", "PCA of the vector space, and how it distorts")),
+     tr(zh="向量空间的 PCA 投影和它的失真", en="PCA of the vector space, and how it distorts")),
     ("app_pages/3_retrieval.py", ":material/manage_search:", "page.retrieval", "rag/search/retrieval.py · rag/index/bm25.py · rag/search/fusion.py",
-     tr("向量、BM25、RRF 三个排名并排对比", "dense, BM25 and RRF rankings side by side")),
+     tr(zh="向量、BM25、RRF 三个排名并排对比", en="dense, BM25 and RRF rankings side by side")),
     ("app_pages/3b_graph.py", ":material/hub:", "page.graph", "rag/graph/extraction.py · rag/graph/graph.py · rag/graph/local_search.py",
-     tr("实体和关系连成的图、社区、问题的两跳子图", "the entity graph, its communities, the question's two-hop subgraph")),
+     tr(zh="实体和关系连成的图、社区、问题的两跳子图", en="the entity graph, its communities, the question's two-hop subgraph")),
     ("app_pages/4_rerank.py", ":material/swap_vert:", "page.rerank", "rag/search/rerank.py",
-     tr("重排前后谁上谁下", "who moved up or down after reranking")),
+     tr(zh="重排前后谁上谁下", en="who moved up or down after reranking")),
     ("app_pages/5_answer.py", ":material/forum:", "page.answer", "rag/answer/prompt.py · rag/answer/generation.py · rag/answer/citations.py",
-     tr("流式回答、引用标记与审计、确切的提示词", "streamed answer, citations and their audit, the exact prompt")),
+     tr(zh="流式回答、引用标记与审计、确切的提示词", en="streamed answer, citations and their audit, the exact prompt")),
     ("app_pages/6_loops.py", ":material/account_tree:", "page.loops", "rag/loops/self_rag.py · rag/loops/agent.py",
-     tr("Self-RAG 与智能体：每个决定的时间线", "Self-RAG and the agent: every decision on a timeline")),
+     tr(zh="Self-RAG 与智能体：每个决定的时间线", en="Self-RAG and the agent: every decision on a timeline")),
     ("app_pages/7_evaluation.py", ":material/leaderboard:", "page.evaluation", "rag/evaluate/evaluation.py · rag/evaluate/strategies.py",
-     tr("在黄金集上比较检索策略；LLM 评委给回答打分", "compare retrieval strategies on a golden set; an LLM judges answers")),
+     tr(zh="在黄金集上比较检索策略；LLM 评委给回答打分", en="compare retrieval strategies on a golden set; an LLM judges answers")),
 ]
 
-st.subheader(tr("流水线 Pipeline", "Pipeline"))
+st.subheader(tr(zh="流水线 Pipeline", en="Pipeline"))
 # A page link's label is one line cut with "…" by default; in a card it may wrap instead.
 st.html("<style>.st-key-home-stages [data-testid='stPageLink-NavLink'] span, "
         ".st-key-home-stages [data-testid='stPageLink-NavLink'] p "
@@ -62,7 +62,7 @@ for row_start in range(0, len(STAGES), PER_ROW):
             cols[2 * j + 1].markdown("<div style='text-align:center;font-size:1.6em;color:#64748b'>→</div>",
                                      unsafe_allow_html=True)
 
-st.subheader(tr("当前设置 Current settings", "Current settings"))
+st.subheader(tr(zh="当前设置 Current settings", en="Current settings"))
 q = settings.question()
 st.markdown(f"**{t('question')}:**")
 st.text(q or "—")  # the user's own words (and a link's), never rendered as Markdown
@@ -74,7 +74,7 @@ def _auto_chose(method: str) -> str:
     if method != "auto":
         return ""
     chosen = sorted({auto_method(d)[0] for d in ss["corpus.docs"]})
-    return tr(f"（{'、'.join(chosen)}）", f" ({', '.join(chosen)})") if chosen else ""
+    return tr(zh=f"（{'、'.join(chosen)}）", en=f" ({', '.join(chosen)})") if chosen else ""
 
 
 
@@ -86,37 +86,37 @@ rows = [
     choice_line(t("chunker"), f"{method}{_auto_chose(method)} {params_text(params)} → "
                               f"{plural(len(chunks.chunks), 'chunk', 'chunks', '块')}", None),
     choice_line(t("embedder"), embedder.label, False),
-    choice_line("BM25", (tr("jieba 分词", "jieba tokens") if ss["index.tokenizer"] == "jieba"
-                         else tr("只按空格切词", "split on spaces only")) + tr(" · 停用词 ", " · stop words ")
-                + (tr("开 on", "on") if ss["index.stopwords"] else tr("关 off（原始公式）", "off (the plain formula)")),
+    choice_line("BM25", (tr(zh="jieba 分词", en="jieba tokens") if ss["index.tokenizer"] == "jieba"
+                         else tr(zh="只按空格切词", en="split on spaces only")) + tr(zh=" · 停用词 ", en=" · stop words ")
+                + (tr(zh="开 on", en="on") if ss["index.stopwords"] else tr(zh="关 off（原始公式）", en="off (the plain formula)")),
                 None),
 ]
 rr = attempt(choices.reranker_choice, stop=False)
 if rr is not None:
     enabled = ss["rerank.enabled"]
-    rows.append(choice_line(t("reranker"), rr.label if enabled else tr("关闭 off", "off"),
+    rows.append(choice_line(t("reranker"), rr.label if enabled else tr(zh="关闭 off", en="off"),
                             rr.is_fallback and enabled, rr.reason if enabled else ""))
 gen = attempt(choices.generator_choice, embedder, stop=False)
 if gen is not None:
     choice = gen[0]
     rows.append(choice_line(t("generator"), choice.label, choice.is_fallback, choice.reason))
-st.table(pd.DataFrame(rows).set_index(tr("阶段 Stage", "Stage")))
+st.table(pd.DataFrame(rows).set_index(tr(zh="阶段 Stage", en="Stage")))
 
 index = indexing.current_index()
 if index is None:
-    st.info(tr("索引还没有按当前设置建立；打开任何需要它的页面时会自动建立（显示进度）。",
-               "The index for these settings is not built yet; any page that needs it builds it (with a progress bar)."))
+    st.info(tr(zh="索引还没有按当前设置建立；打开任何需要它的页面时会自动建立（显示进度）。",
+               en="The index for these settings is not built yet; any page that needs it builds it (with a progress bar)."))
 else:
     info = ss.get("index.info", {})
     if info.get("kb"):
-        st.success(tr(f"索引已就绪：班级知识库 {md_escape(info['kb'])}，{len(index.chunks)} 块，{index.vectors.vectors.shape[1]} 维，"
+        st.success(tr(zh=f"索引已就绪：班级知识库 {md_escape(info['kb'])}，{len(index.chunks)} 块，{index.vectors.vectors.shape[1]} 维，"
                       "从它的存档读入（全班共用一份，没有重新计算向量）。",
-                      f"Index ready: the class knowledge base {md_escape(info['kb'])}, {len(index.chunks)} chunks, "
+                      en=f"Index ready: the class knowledge base {md_escape(info['kb'])}, {len(index.chunks)} chunks, "
                       f"{index.vectors.vectors.shape[1]} dimensions, read from its bundle (one copy for the class, "
                       "nothing re-embedded)."))
     else:
         st.success(tr(
-            f"索引已就绪：{len(index.chunks)} 块，{index.vectors.vectors.shape[1]} 维，用时 {info.get('seconds', 0):.1f} 秒。",
-            f"Index ready: {len(index.chunks)} chunks, {index.vectors.vectors.shape[1]} dimensions, "
+            zh=f"索引已就绪：{len(index.chunks)} 块，{index.vectors.vectors.shape[1]} 维，用时 {info.get('seconds', 0):.1f} 秒。",
+            en=f"Index ready: {len(index.chunks)} chunks, {index.vectors.vectors.shape[1]} dimensions, "
             f"built in {info.get('seconds', 0):.1f} s.",
         ))

@@ -16,31 +16,31 @@ from ui.worker import run_in_worker
 ss = st.session_state
 st.header(":material/scatter_plot: " + t("page.embeddings"))
 st.caption(tr(
-    "每个点是一个块的向量，用 PCA 从几百维压到 2 维或 3 维。查询也被放进同一张图。注意：压缩会丢信息，图上看起来近的点不一定真的近。",
-    "Each point is one chunk's vector, squeezed from hundreds of dimensions to 2 or 3 by PCA. The query lands in "
+    zh="每个点是一个块的向量，用 PCA 从几百维压到 2 维或 3 维。查询也被放进同一张图。注意：压缩会丢信息，图上看起来近的点不一定真的近。",
+    en="Each point is one chunk's vector, squeezed from hundreds of dimensions to 2 or 3 by PCA. The query lands in "
     "the same picture. Beware: squeezing loses information, so points that look close may not be close.",
 ))
 index = attempt(indexing.get_index)
 q = settings.question()
 need_question(q)
 if has_traditional(q):
-    st.caption(tr("问题里有繁体字：向量模型按简体读它（OpenCC 繁→简，和 BM25 的切词一样），所以它和简体写法得到同一个向量。",
-                  "The question has traditional Chinese characters: the embedder reads them as simplified (OpenCC, "
+    st.caption(tr(zh="问题里有繁体字：向量模型按简体读它（OpenCC 繁→简，和 BM25 的切词一样），所以它和简体写法得到同一个向量。",
+                  en="The question has traditional Chinese characters: the embedder reads them as simplified (OpenCC, "
                   "traditional to simplified, as BM25's tokenizer does), so it gets the same vector as the question "
                   "written in simplified."))
 
 if len(index.chunks) < 4:
-    st.info(tr("至少需要 4 个块才能画出这张图；换一个更小的块大小或上传更多文件。",
-               "The picture needs at least 4 chunks; use a smaller chunk size or upload more files."))
+    st.info(tr(zh="至少需要 4 个块才能画出这张图；换一个更小的块大小或上传更多文件。",
+               en="The picture needs at least 4 chunks; use a smaller chunk size or upload more files."))
     st.stop()
 c1, c2, c3 = st.columns([1, 1, 2])
-dims = c1.radio(tr("维度", "Dimensions"), ["2D", "3D"], key="embeddings.dims", horizontal=True)
+dims = c1.radio(tr(zh="维度", en="Dimensions"), ["2D", "3D"], key="embeddings.dims", horizontal=True)
 max_k = min(20, len(index.chunks) - 1)
 settings.clamp("embeddings.k", 1, max_k)
 k = c2.slider("top-k", 1, max_k, key="embeddings.k")
-group_by = c3.radio(tr("颜色 Colour by", "Colour by"), ["section", "document"], horizontal=True, key="embeddings.group",
-                    format_func={"section": tr("分区 section", "section"),
-                                 "document": tr("文档 document", "document")}.__getitem__)
+group_by = c3.radio(tr(zh="颜色 Colour by", en="Colour by"), ["section", "document"], horizontal=True, key="embeddings.group",
+                    format_func={"section": tr(zh="分区 section", en="section"),
+                                 "document": tr(zh="文档 document", en="document")}.__getitem__)
 
 # Rewrites: from the answer page's trace for this question, or generated here on request.
 rr = choices.reranker_choice() if ss["rerank.enabled"] else None
@@ -48,16 +48,16 @@ trace = results.current_trace(rr)
 gen_choice = attempt(choices.generator_choice, index.embedder, stop=False)  # only the rewrite buttons need it
 chat = gen_choice[1] if gen_choice else None
 rewrites = dict(trace.rewrites) if trace is not None else {}
-with st.expander(tr("查询改写（HyDE / 多查询）", "Query rewrites (HyDE / multi-query)"),
+with st.expander(tr(zh="查询改写（HyDE / 多查询）", en="Query rewrites (HyDE / multi-query)"),
                  expanded=bool(rewrites)):
-    st.caption(tr("改写由语言模型写出：", "A language model writes the rewrites: ")
-               + (loc(chat.label) if chat is not None else tr("现在没有可用的（安装随附的本地模型，或在左侧设置接口）",
-                                                         "none is available now (install the bundled local model, or set an endpoint in the sidebar)"))
-               + tr("。生成后它们作为单独的点出现在图中。", ". Once made, they appear as their own points."))
+    st.caption(tr(zh="改写由语言模型写出：", en="A language model writes the rewrites: ")
+               + (loc(chat.label) if chat is not None else tr(zh="现在没有可用的（安装随附的本地模型，或在左侧设置接口）",
+                                                         en="none is available now (install the bundled local model, or set an endpoint in the sidebar)"))
+               + tr(zh="。生成后它们作为单独的点出现在图中。", en=". Once made, they appear as their own points."))
     b1, b2 = st.columns(2)
     for col, kind in ((b1, "hyde"), (b2, "multi-query")):
-        if col.button(f"{tr('生成', 'Generate')} {kind}", key=f"embeddings.make_{kind}", disabled=chat is None,
-                      help=None if chat else tr("没有可用的语言模型", "no language model available")):
+        if col.button(f"{tr(zh='生成', en='Generate')} {kind}", key=f"embeddings.make_{kind}", disabled=chat is None,
+                      help=None if chat else tr(zh="没有可用的语言模型", en="no language model available")):
             made = attempt(run_in_worker, lambda control, emit, kind=kind: make_rewrites(
                 kind, q, chat, int(ss["answer.n_queries"]), control), stop=False)
             if made is not None:
@@ -90,10 +90,10 @@ ev = emap.projection.explained_variance_ratio
 cols = st.columns(n + 1)
 for i in range(n):
     cols[i].metric(f"PC{i + 1}", f"{ev[i]:.1%}")
-cols[n].metric(tr("合计保留的方差", "variance kept"), f"{ev.sum():.1%}")
+cols[n].metric(tr(zh="合计保留的方差", en="variance kept"), f"{ev.sum():.1%}")
 st.caption(tr(
-    f"解释方差比：这张图只保留了原始 {index.vectors.vectors.shape[1]} 维空间中 {ev.sum():.1%} 的方差，其余都看不见。",
-    f"Explained variance ratio: the picture keeps {ev.sum():.1%} of the variance of the original "
+    zh=f"解释方差比：这张图只保留了原始 {index.vectors.vectors.shape[1]} 维空间中 {ev.sum():.1%} 的方差，其余都看不见。",
+    en=f"Explained variance ratio: the picture keeps {ev.sum():.1%} of the variance of the original "
     f"{index.vectors.vectors.shape[1]}-dimensional space; the rest is invisible here.",
 ))
 
@@ -101,20 +101,20 @@ chk = emap.check
 ids = [c.chunk_id for c in chunks]
 if chk.distorted:
     st.warning(tr(
-        f"投影失真：图上离查询最近的 {chk.k} 个点里只有 {chk.k - len(chk.missing)} 个属于真正的余弦 top-{chk.k}。"
+        zh=f"投影失真：图上离查询最近的 {chk.k} 个点里只有 {chk.k - len(chk.missing)} 个属于真正的余弦 top-{chk.k}。"
         f"真正近但图上不近：{', '.join(ids[i] for i in chk.missing)}；图上近但其实不在 top-k：{', '.join(ids[i] for i in chk.spurious)}。",
-        f"Projection distortion: of the {chk.k} points nearest the query in the picture, only "
+        en=f"Projection distortion: of the {chk.k} points nearest the query in the picture, only "
         f"{chk.k - len(chk.missing)} {'is' if chk.k - len(chk.missing) == 1 else 'are'} in the true cosine top-{chk.k}. Truly near but not in the picture: "
         f"{', '.join(ids[i] for i in chk.missing)}; near in the picture only: {', '.join(ids[i] for i in chk.spurious)}.",
     ))
 else:
-    st.success(tr(f"图上最近的 {chk.k} 个点与真实余弦 top-{chk.k} 一致。",
-                  f"The picture's {chk.k} nearest points match the true cosine top-{chk.k}."))
+    st.success(tr(zh=f"图上最近的 {chk.k} 个点与真实余弦 top-{chk.k} 一致。",
+                  en=f"The picture's {chk.k} nearest points match the true cosine top-{chk.k}."))
 rows = [{
     t("rank"): r + 1,
-    tr("真实余弦 top-k", "true cosine top-k"): ids[ti],
+    tr(zh="真实余弦 top-k", en="true cosine top-k"): ids[ti],
     "cosine": round(tc, 4),
-    tr("图上最近", "nearest in the picture"): ids[pi] + ("" if pi in chk.true_top else " ✗"),
-    tr("它的余弦", "its cosine"): round(pc, 4),
+    tr(zh="图上最近", en="nearest in the picture"): ids[pi] + ("" if pi in chk.true_top else " ✗"),
+    tr(zh="它的余弦", en="its cosine"): round(pc, 4),
 } for r, (ti, tc, pi, pc) in enumerate(zip(chk.true_top, chk.true_cos, chk.projected_top, chk.projected_cos))]
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="embeddings.table")

@@ -22,38 +22,38 @@ ss = st.session_state
 def checked(r: dict) -> dict:
     """A relation's check against its source sentence, as a table cell (rag/graph/verify.py)."""
     mark = ("✓ " if r.get("verified") else "✗ ") + loc(r.get("why", ""))
-    return {tr("原句证实了吗", "stated by its sentence?"): mark}
+    return {tr(zh="原句证实了吗", en="stated by its sentence?"): mark}
 
 
 MERGE_RULES = {"spelling": "写法相同（规范化后）", "alias in the text": "原文里写成“X（Y）”", "embedding": "跨语言的嵌入最近邻"}
 st.header(":material/hub: " + t("page.graph"))
 st.caption(tr(
-    "GraphRAG：建索引时从每个块抽取实体和关系，连成一张图；提问时先在图里找到问题中的实体，沿关系走两跳，把走到的块和关系交给回答。"
+    zh="GraphRAG：建索引时从每个块抽取实体和关系，连成一张图；提问时先在图里找到问题中的实体，沿关系走两跳，把走到的块和关系交给回答。"
     "它擅长“A 和 B 有什么关系”“顺着 A → B → C 找”的问题；对单跳的 FAQ 问题，建图的代价远大于收益（见 docs/graphrag.md 的测量）。",
-    "GraphRAG: at index time, entities and relations are extracted from every chunk and joined into a graph; at "
+    en="GraphRAG: at index time, entities and relations are extracted from every chunk and joined into a graph; at "
     "question time the question's entities are found in it, the walk follows relations two hops, and the chunks "
     "and relations it reaches go to the answer. It pays on “how are A and B related” and “follow A → B → C” "
     "questions; on single-hop FAQ questions building the graph costs far more than it returns (docs/graphrag.md, measured).",
 ))
 index = attempt(indexing.get_index)
-with st.spinner(tr("建图…", "Building the graph…")):
+with st.spinner(tr(zh="建图…", en="Building the graph…")):
     graph = attempt(attach, index)
 
 missing = unextracted(graph)
 if missing == 0:
-    st.success(f"{tr('抽取', 'Extraction')}: **{md_escape(loc(graph.extractor))}**", icon=":material/check_circle:")
+    st.success(f"{tr(zh='抽取', en='Extraction')}: **{md_escape(loc(graph.extractor))}**", icon=":material/check_circle:")
 else:
     st.warning(f"{t('fallback')}: **{md_escape(loc(graph.extractor))}**\n\n" + tr(
-        f"{missing} 个块没有模型的抽取结果，用的是 jieba 的词性标注（替代方案）；下面的按钮让语言模型逐块抽取（本地小模型每块约 17 秒）。",
-        f"{missing} chunks have no model extraction and use jieba's part-of-speech tags (the stand-in); the button "
+        zh=f"{missing} 个块没有模型的抽取结果，用的是 jieba 的词性标注（替代方案）；下面的按钮让语言模型逐块抽取（本地小模型每块约 17 秒）。",
+        en=f"{missing} chunks have no model extraction and use jieba's part-of-speech tags (the stand-in); the button "
         "below has the language model extract them one by one (about 17 s a chunk with the bundled small model)."),
         icon=":material/warning:")
-    if st.button(tr(f"用模型抽取这 {missing} 个块（约 {missing * 17 // 60 + 1} 分钟）",
-                    f"Extract these {missing} chunks with the model (about {missing * 17 // 60 + 1} min)"),
+    if st.button(tr(zh=f"用模型抽取这 {missing} 个块（约 {missing * 17 // 60 + 1} 分钟）",
+                    en=f"Extract these {missing} chunks with the model (about {missing * 17 // 60 + 1} min)"),
                  key="graph.extract"):
         gen, chat = attempt(choices.generator_choice, index.embedder)
         if chat is None:
-            st.error(tr("没有可用的语言模型：", "No language model can run: ") + md_escape(gen.reason))
+            st.error(tr(zh="没有可用的语言模型：", en="No language model can run: ") + md_escape(gen.reason))
         else:
             bar = st.progress(0.0)
             # A Stop or a failing endpoint ends the run with its message (attempt); the graph built so far stays.
@@ -65,19 +65,19 @@ else:
 
 info = graph.summary()
 cols = st.columns(6)
-cols[0].metric(tr("实体", "entities"), info["entities"])
-cols[1].metric(tr("关系（原句证实）", "relations (stated)"), f"{info['relations']} ({info['verified_relations']})",
-               help=tr("括号里是经原句证实、画成事实的关系数（rag/graph/verify.py）",
-                       "in brackets: the relations their source sentence states, drawn as facts (rag/graph/verify.py)"))
-cols[2].metric(tr("合并", "merges"), info["merges"])
-cols[3].metric(tr("社区", "communities"), info["communities"])
-cols[4].metric(tr("模块度", "modularity"), f"{info['modularity']:.3f}")
-cols[5].metric(tr("存储", "storage"), f"{info['storage_bytes'] / 1024:.0f} KB")
+cols[0].metric(tr(zh="实体", en="entities"), info["entities"])
+cols[1].metric(tr(zh="关系（原句证实）", en="relations (stated)"), f"{info['relations']} ({info['verified_relations']})",
+               help=tr(zh="括号里是经原句证实、画成事实的关系数（rag/graph/verify.py）",
+                       en="in brackets: the relations their source sentence states, drawn as facts (rag/graph/verify.py)"))
+cols[2].metric(tr(zh="合并", en="merges"), info["merges"])
+cols[3].metric(tr(zh="社区", en="communities"), info["communities"])
+cols[4].metric(tr(zh="模块度", en="modularity"), f"{info['modularity']:.3f}")
+cols[5].metric(tr(zh="存储", en="storage"), f"{info['storage_bytes'] / 1024:.0f} KB")
 per_chunk = [e.seconds for e in graph.extractions.values() if e.extractor != extraction.JIEBA_LABEL]
 st.caption(tr(
-    f"建图成本：模型抽取 {sum(per_chunk):.0f} 秒（{len(per_chunk)} 个块，平均每块 {sum(per_chunk) / max(1, len(per_chunk)):.1f} 秒，"
+    zh=f"建图成本：模型抽取 {sum(per_chunk):.0f} 秒（{len(per_chunk)} 个块，平均每块 {sum(per_chunk) / max(1, len(per_chunk)):.1f} 秒，"
     f"随附的抽取不必再算），合并与社区发现 {info['build_seconds']:.2f} 秒；向量索引每块只需 1.5 KB。",
-    f"Build cost: model extraction {sum(per_chunk):.0f} s ({len(per_chunk)} chunks, {sum(per_chunk) / max(1, len(per_chunk)):.1f} s "
+    en=f"Build cost: model extraction {sum(per_chunk):.0f} s ({len(per_chunk)} chunks, {sum(per_chunk) / max(1, len(per_chunk)):.1f} s "
     f"a chunk on average; shipped extractions are not recomputed), merging and communities {info['build_seconds']:.2f} s; "
     f"a dense vector takes 1.5 KB a chunk."))
 
@@ -88,30 +88,30 @@ if walk is not None:
     highlight = set(list(walk.reached)[:40]) | {x.entity for x in walk.linked}
     walked = {e for e in walk.edges if e[0] in highlight and e[1] in highlight}
 
-labels = {"edge": tr("关系", "relation"), "entity": tr("实体", "entity"), "community": tr("社区", "community"),
-          "chunks": tr("个块", "chunks"), "checked": tr("原句说了这条关系", "its sentence states it"),
-          "unchecked": tr("未经原句证实", "not stated by its sentence"),
-          "caption": tr("画出 {shown} / {total} 个实体（问题的子图和连接最多的）；实线：原句说了的关系；点线：原句没有证实的关系；点实体或边中间的菱形看来源",
-                        "{shown} of {total} entities drawn (the question's subgraph and the most connected); solid: a relation its "
+labels = {"edge": tr(zh="关系", en="relation"), "entity": tr(zh="实体", en="entity"), "community": tr(zh="社区", en="community"),
+          "chunks": tr(zh="个块", en="chunks"), "checked": tr(zh="原句说了这条关系", en="its sentence states it"),
+          "unchecked": tr(zh="未经原句证实", en="not stated by its sentence"),
+          "caption": tr(zh="画出 {shown} / {total} 个实体（问题的子图和连接最多的）；实线：原句说了的关系；点线：原句没有证实的关系；点实体或边中间的菱形看来源",
+                        en="{shown} of {total} entities drawn (the question's subgraph and the most connected); solid: a relation its "
                         "sentence states; dotted: one it does not; click an entity or an edge's diamond for its sources")}
 linked = tuple(x.entity for x in walk.linked) if walk is not None else ()
 event = st.plotly_chart(graph_view.figure(graph, highlight, walked, labels, linked), on_select="rerun",
                         selection_mode="points", key="graph.chart", width="stretch")
 if walk is not None:
-    st.subheader(tr("问题的子图", "The question's subgraph"))
+    st.subheader(tr(zh="问题的子图", en="The question's subgraph"))
     plain_text(q, quote=True)
-    how = {True: tr("出现在问题里", "in the question"), False: tr("按相似度", "by similarity")}
-    linked = [f"{x.entity}{tr('（', ' (')}{how[x.how == 'in the question']}"
-              f"{'' if x.how == 'in the question' else f' {x.score:.3f}'}{tr('）', ')')}" for x in walk.linked]
-    st.caption(tr("链接到的实体：", "Linked entities: ") + md_escape(tr("、", ", ").join(linked) or tr("无", "none")))
+    how = {True: tr(zh="出现在问题里", en="in the question"), False: tr(zh="按相似度", en="by similarity")}
+    linked = [f"{x.entity}{tr(zh='（', en=' (')}{how[x.how == 'in the question']}"
+              f"{'' if x.how == 'in the question' else f' {x.score:.3f}'}{tr(zh='）', en=')')}" for x in walk.linked]
+    st.caption(tr(zh="链接到的实体：", en="Linked entities: ") + md_escape(tr(zh="、", en=", ").join(linked) or tr(zh="无", en="none")))
     if walk.relations:
-        st.html(html_table(pd.DataFrame([{tr("关系", "relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
-                                          **checked(r), tr("出自的句子", "sentence"): r["sentence"]} for r in walk.relations])))
-    st.html(html_table(pd.DataFrame([{"#": i, "ref": index.chunk(cid).ref, tr("图分数", "graph score"): f"{s:.3f}",
-                                      tr("开头", "start"): short(index.chunk(cid).text, 70)}
+        st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
+                                          **checked(r), tr(zh="出自的句子", en="sentence"): r["sentence"]} for r in walk.relations])))
+    st.html(html_table(pd.DataFrame([{"#": i, "ref": index.chunk(cid).ref, tr(zh="图分数", en="graph score"): f"{s:.3f}",
+                                      tr(zh="开头", en="start"): short(index.chunk(cid).text, 70)}
                                      for i, (cid, s) in enumerate(walk.chunks[:8], 1)])))
 else:
-    st.info(tr("在侧栏输入问题，图上会高亮它的实体和两跳子图。", "Type a question in the sidebar to highlight its entities and two-hop subgraph."))
+    st.info(tr(zh="在侧栏输入问题，图上会高亮它的实体和两跳子图。", en="Type a question in the sidebar to highlight its entities and two-hop subgraph."))
 
 clicked = graph_view.picked(event)
 names = sorted(graph.g.nodes, key=lambda n: (-graph.g.degree(n, weight="weight"), n))
@@ -123,83 +123,83 @@ if clicked != ss.get("graph.last_click"):
 if names:
     if ss.get("graph.entity") not in graph.g:
         ss["graph.entity"] = walk.linked[0].entity if walk is not None and walk.linked else names[0]
-    entity = st.selectbox(tr("实体", "Entity"), names, key="graph.entity")
+    entity = st.selectbox(tr(zh="实体", en="Entity"), names, key="graph.entity")
     node = graph.g.nodes[entity]
-    st.caption(tr(f"类型 {node['type']} · 社区 {node.get('community')} · 其他写法：", f"type {node['type']} · community "
-                  f"{node.get('community')} · also written: ") + md_escape(tr("、", ", ").join(node["aliases"]) or "—"))
+    st.caption(tr(zh=f"类型 {node['type']} · 社区 {node.get('community')} · 其他写法：", en=f"type {node['type']} · community "
+                  f"{node.get('community')} · also written: ") + md_escape(tr(zh="、", en=", ").join(node["aliases"]) or "—"))
     if clicked and clicked.startswith("edge:"):
         a, _, b = clicked[5:].partition("\t")
-        st.markdown(f"**{tr('边', 'Edge')}: {md_escape(a)} — {md_escape(b)}**")
-        st.html(html_table(pd.DataFrame([{tr("关系", "relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
-                                          **checked(r), tr("出自的句子", "sentence"): r["sentence"]} for r in graph.relations_between(a, b)])))
+        st.markdown(f"**{tr(zh='边', en='Edge')}: {md_escape(a)} — {md_escape(b)}**")
+        st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
+                                          **checked(r), tr(zh="出自的句子", en="sentence"): r["sentence"]} for r in graph.relations_between(a, b)])))
     with st.container(border=True):
-        st.caption(tr("提到它的块", "Chunks that mention it"))
+        st.caption(tr(zh="提到它的块", en="Chunks that mention it"))
         for cid in graph.mentions.get(entity, [])[:6]:
             st.markdown(f"**[{md_escape(index.chunk(cid).ref)}]**")
             plain_text(index.chunk(cid).text)
     rels = [r for _, _, d in graph.g.edges(entity, data=True) for r in d.get("relations", [])]
     if rels:
-        st.html(html_table(pd.DataFrame([{tr("关系", "relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
-                                          **checked(r), tr("出自的句子", "sentence"): r["sentence"]} for r in rels[:20]])))
+        st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
+                                          **checked(r), tr(zh="出自的句子", en="sentence"): r["sentence"]} for r in rels[:20]])))
 
-with st.expander(tr("某个块的抽取：提示词和模型原始输出", "One chunk's extraction: the prompt and the model's raw output")):
+with st.expander(tr(zh="某个块的抽取：提示词和模型原始输出", en="One chunk's extraction: the prompt and the model's raw output")):
     refs = [c.ref for c in index.chunks]
-    ref = st.selectbox(tr("块", "Chunk"), refs, key="graph.chunk")
+    ref = st.selectbox(tr(zh="块", en="Chunk"), refs, key="graph.chunk")
     chunk = index.chunks[refs.index(ref)]
     ex = graph.extractions[chunk.chunk_id]
-    st.caption(f"{md_escape(ex.extractor)} · {ex.seconds:.1f} s" + (tr("（随附/缓存）", " (shipped/cached)") if ex.cached else ""))
+    st.caption(f"{md_escape(ex.extractor)} · {ex.seconds:.1f} s" + (tr(zh="（随附/缓存）", en=" (shipped/cached)") if ex.cached else ""))
     if ex.prompt:
         st.code("\n\n".join(f"[{m['role']}]\n{m['content']}" for m in ex.prompt), language=None)
-        st.caption(tr("模型写的（语法约束下的 JSON）", "What the model wrote (JSON under the grammar)"))
+        st.caption(tr(zh="模型写的（语法约束下的 JSON）", en="What the model wrote (JSON under the grammar)"))
         st.code(ex.raw, language="json")
-        st.caption(tr(f"对照原文丢掉的：实体 {ex.dropped.get('entities', 0)} 个、关系 {ex.dropped.get('relations', 0)} 条（原文里没有的名字，或两端不是实体）",
-                      f"Dropped against the text: {ex.dropped.get('entities', 0)} entities, {ex.dropped.get('relations', 0)} "
+        st.caption(tr(zh=f"对照原文丢掉的：实体 {ex.dropped.get('entities', 0)} 个、关系 {ex.dropped.get('relations', 0)} 条（原文里没有的名字，或两端不是实体）",
+                      en=f"Dropped against the text: {ex.dropped.get('entities', 0)} entities, {ex.dropped.get('relations', 0)} "
                       "relations (names not in the text, or ends that are not entities)"))
     else:
-        st.caption(tr("jieba 的抽取没有提示词：词性标注找名词和专名，同一句里的两个实体用它们之间的动词相连。",
-                      "jieba's extraction has no prompt: part-of-speech tags find nouns and names, and two entities "
+        st.caption(tr(zh="jieba 的抽取没有提示词：词性标注找名词和专名，同一句里的两个实体用它们之间的动词相连。",
+                      en="jieba's extraction has no prompt: part-of-speech tags find nouns and names, and two entities "
                       "of one sentence are joined by the verb between them."))
     st.dataframe(pd.DataFrame([{"name": e.name, "type": e.type} for e in ex.entities]), hide_index=True)
     st.dataframe(pd.DataFrame([{"head": r.head, "relation": r.relation, "tail": r.tail, "sentence": r.sentence}
                                for r in ex.relations]), hide_index=True)
 
-with st.expander(tr(f"实体合并（{len(graph.merges)}）", f"Entity merges ({len(graph.merges)})")):
-    st.caption(tr("同一实体的不同写法：规范化后相同、原文里写成“X（Y）”、或跨语言的嵌入最近邻且同块出现。",
-                  "Spellings of one entity: the same after normalising, written “X（Y）” in the text, or each other's "
+with st.expander(tr(zh=f"实体合并（{len(graph.merges)}）", en=f"Entity merges ({len(graph.merges)})")):
+    st.caption(tr(zh="同一实体的不同写法：规范化后相同、原文里写成“X（Y）”、或跨语言的嵌入最近邻且同块出现。",
+                  en="Spellings of one entity: the same after normalising, written “X（Y）” in the text, or each other's "
                   "nearest name across languages by embedding and mentioned in one chunk."))
     if graph.merges:
-        st.html(html_table(pd.DataFrame([{tr("保留", "kept"): m.kept, tr("并入", "merged"): m.merged,
-                                          tr("依据", "rule"): MERGE_RULES.get(m.reason, m.reason) if lang() == "zh" else m.reason,
-                                          tr("证据", "evidence"): m.evidence}
+        st.html(html_table(pd.DataFrame([{tr(zh="保留", en="kept"): m.kept, tr(zh="并入", en="merged"): m.merged,
+                                          tr(zh="依据", en="rule"): MERGE_RULES.get(m.reason, m.reason) if lang() == "zh" else m.reason,
+                                          tr(zh="证据", en="evidence"): m.evidence}
                                          for m in graph.merges])))
 
 frags = [(n, d["fragment"]) for n, d in graph.g.nodes(data=True) if d.get("fragment")]
-with st.expander(tr(f"不是名称的“实体”（{len(frags)}）：不画在图上", f"“Entities” that are no names ({len(frags)}): not drawn")):
-    st.caption(tr("抽取时模型列出的分句、公式片段和截断的短语：它们不是实体的名称，所以不画在图上，以它们为一端的关系也不算事实。",
-                  "Clauses, pieces of formulas and phrases cut mid-way that the model listed as entities: they name nothing, "
+with st.expander(tr(zh=f"不是名称的“实体”（{len(frags)}）：不画在图上", en=f"“Entities” that are no names ({len(frags)}): not drawn")):
+    st.caption(tr(zh="抽取时模型列出的分句、公式片段和截断的短语：它们不是实体的名称，所以不画在图上，以它们为一端的关系也不算事实。",
+                  en="Clauses, pieces of formulas and phrases cut mid-way that the model listed as entities: they name nothing, "
                   "so they are not drawn, and no relation with one at either end counts as a fact."))
     if frags:
-        st.html(html_table(pd.DataFrame([{tr("抽取出的“实体”", "listed as"): n, tr("为什么不是名称", "why it is no name"): loc(why)}
+        st.html(html_table(pd.DataFrame([{tr(zh="抽取出的“实体”", en="listed as"): n, tr(zh="为什么不是名称", en="why it is no name"): loc(why)}
                                          for n, why in frags[:60]])))
 
 def _candidates(s) -> str:
     """The model's choices with their per-token probability, or the sentences dropped with why."""
     if s.choices:
-        return tr("；", "; ").join(tr(f"{short(c, 50)}（每词概率 {p:.2f}）", f"{short(c, 50)} (per token {p:.2f})")
+        return tr(zh="；", en="; ").join(tr(zh=f"{short(c, 50)}（每词概率 {p:.2f}）", en=f"{short(c, 50)} (per token {p:.2f})")
                                   for c, p in s.choices)
-    return tr("；", "; ").join(tr(f"{short(d, 80)}（{loc(WHY.get(why, why))}）", f"{short(d, 80)} ({loc(WHY.get(why, why))})")
+    return tr(zh="；", en="; ").join(tr(zh=f"{short(d, 80)}（{loc(WHY.get(why, why))}）", en=f"{short(d, 80)} ({loc(WHY.get(why, why))})")
                               for d, why in s.dropped)
 
 
-with st.expander(tr("社区与概要（Leiden）", "Communities and their summaries (Leiden)")):
+with st.expander(tr(zh="社区与概要（Leiden）", en="Communities and their summaries (Leiden)")):
     found, by = summaries(graph, {c.chunk_id: c.text for c in index.chunks})
-    st.caption(tr(f"Leiden 社区发现（igraph + leidenalg），模块度 {graph.modularity:.3f}。概要：",
-                  f"Leiden communities (igraph + leidenalg), modularity {graph.modularity:.3f}. Summaries: ")
+    st.caption(tr(zh=f"Leiden 社区发现（igraph + leidenalg），模块度 {graph.modularity:.3f}。概要：",
+                  en=f"Leiden communities (igraph + leidenalg), modularity {graph.modularity:.3f}. Summaries: ")
                + md_escape(loc(by)))
-    st.caption(tr("候选是社区里点名实体最多的几句原文。随附的小模型只做选择：把每一句当作“概括”的回答，算它续写这句的每词概率，"
+    st.caption(tr(zh="候选是社区里点名实体最多的几句原文。随附的小模型只做选择：把每一句当作“概括”的回答，算它续写这句的每词概率，"
                   "选最高的一句（它自己写的概要常把名称写错）。不能打分的模型（远程接口）才自己写一两句，每句都用审计对照社区的块核对，"
                   "没有支撑、主语是原文没有的名称、或只是套话的句子都删去。没有模型时，概要是社区里最有代表性的一句原文。最后一列是候选的概率或删去的原因。",
-                  "The candidates are the community's sentences that name most of its entities. The bundled small model only "
+                  en="The candidates are the community's sentences that name most of its entities. The bundled small model only "
                   "chooses: each candidate, as the whole reply to 'summarize', gets its per-token probability, and the most "
                   "likely one is the summary (written in its own words, its summaries got names wrong). A model that cannot "
                   "score (an endpoint) writes one or two sentences, each checked by the audit against the community's "
@@ -209,9 +209,9 @@ with st.expander(tr("社区与概要（Leiden）", "Communities and their summar
     rows = []
     for c in graph.communities[:30]:
         s = found.get(c.cid)
-        rows.append({"#": c.cid, tr("实体", "entities"): tr("、", ", ").join(c.entities[:8]),
-                     tr("块", "chunks"): len(c.chunk_ids), tr("概要", "summary"): s.text if s else "",
-                     tr("写法", "written by"): loc(BY[s.by]) if s else "",
-                     tr("候选的概率，或删去的句子（原因）", "candidates' probability, or dropped sentences (why)"):
+        rows.append({"#": c.cid, tr(zh="实体", en="entities"): tr(zh="、", en=", ").join(c.entities[:8]),
+                     tr(zh="块", en="chunks"): len(c.chunk_ids), tr(zh="概要", en="summary"): s.text if s else "",
+                     tr(zh="写法", en="written by"): loc(BY[s.by]) if s else "",
+                     tr(zh="候选的概率，或删去的句子（原因）", en="candidates' probability, or dropped sentences (why)"):
                          _candidates(s) if s else ""})
     st.html(html_table(pd.DataFrame(rows)))

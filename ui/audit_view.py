@@ -68,7 +68,7 @@ def support_table_html(rows: Sequence[tuple[str, str, str, object]]) -> str:
     """rows: (sentence, label, detail, Support or None) -> a wrapping two-column table: the sentence with its
     label | the evidence span with the shared words marked, then every check with its reason. Two columns
     fit the half-width no-RAG side as well as the full-width audit."""
-    head = [tr("句子与判定", "sentence and label"), tr("证据片段（共有的词已标出）与各项检查", "evidence span (shared words marked) and checks")]
+    head = [tr(zh="句子与判定", en="sentence and label"), tr(zh="证据片段（共有的词已标出）与各项检查", en="evidence span (shared words marked) and checks")]
     th = "".join(f"<th style='text-align:left;padding:6px 8px;border-bottom:1px solid #cbd5e1;font-weight:500;"
                  f"color:#475569'>{html.escape(h)}</th>" for h in head)
     td = "padding:6px 8px;border-bottom:1px solid #e2e8f0;vertical-align:top"

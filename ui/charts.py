@@ -44,11 +44,11 @@ def length_histogram(lengths: Sequence[int], target: int | None = None, max_bins
     fig.update_yaxes(tick0=0, dtick=1 if tallest <= 10 else None, tickformat="d")
     if target:
         fig.add_vline(x=target, line_dash="dash", line_color="#dc2626", annotation_position="top",
-                      annotation_text=tr(f"目标 {target}", f"target {target}"))
+                      annotation_text=tr(zh=f"目标 {target}", en=f"target {target}"))
     fig.update_layout(
         height=280, margin=dict(l=10, r=10, t=30, b=10), bargap=0.05,
-        xaxis_title=tr("块长度（字符）chunk length (characters)", "chunk length (characters)"),
-        yaxis_title=tr("块数 chunks", "chunks"),
+        xaxis_title=tr(zh="块长度（字符）chunk length (characters)", en="chunk length (characters)"),
+        yaxis_title=tr(zh="块数 chunks", en="chunks"),
     )
     return fig
 
@@ -69,16 +69,16 @@ def similarity_curve(curve, text: str) -> go.Figure:
     hover = [_wrap(text[curve.sentences[i][0]:curve.sentences[i][1]], 40, 120) + "<br>⟷<br>"
              + _wrap(text[curve.sentences[i + 1][0]:curve.sentences[i + 1][1]], 40, 120) for i in range(len(x))]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x, y=curve.similarity, mode="lines+markers", name=tr("相邻句相似度", "adjacent cosine"),
+    fig.add_trace(go.Scatter(x=x, y=curve.similarity, mode="lines+markers", name=tr(zh="相邻句相似度", en="adjacent cosine"),
                              line={"color": "#2563eb"}, hovertext=hover, hoverinfo="text+y"))
     cut = set(curve.breaks)
     fig.add_trace(go.Scatter(x=[i + 1 for i in sorted(cut)], y=[curve.similarity[i] for i in sorted(cut)],
-                             mode="markers", name=tr("切分点 breakpoint", "breakpoint"),
+                             mode="markers", name=tr(zh="切分点 breakpoint", en="breakpoint"),
                              marker={"color": "#dc2626", "size": 11, "symbol": "x"}))
     fig.add_hline(y=curve.threshold, line_dash="dash", line_color="#64748b",
-                  annotation_text=tr(f"阈值 {curve.threshold:.3f}", f"threshold {curve.threshold:.3f}"))
+                  annotation_text=tr(zh=f"阈值 {curve.threshold:.3f}", en=f"threshold {curve.threshold:.3f}"))
     fig.update_layout(height=280, margin={"l": 10, "r": 10, "t": 30, "b": 10}, showlegend=True,
-                      xaxis_title=tr("句子边界（第 i 句与第 i+1 句之间）", "sentence boundary (between i and i+1)"),
+                      xaxis_title=tr(zh="句子边界（第 i 句与第 i+1 句之间）", en="sentence boundary (between i and i+1)"),
                       yaxis_title="cosine", legend={"orientation": "h", "y": 1.15})
     return fig
 
@@ -163,7 +163,7 @@ def pca_figure(
     query_spots, top_spots = spots[: len(queries)], spots[len(queries):]
     if top:
         fig.add_trace(scatter(
-            **axes(rows), mode="markers+text", name=tr(f"余弦 top-{len(rows)}", f"cosine top-{len(rows)}"),
+            **axes(rows), mode="markers+text", name=tr(zh=f"余弦 top-{len(rows)}", en=f"cosine top-{len(rows)}"),
             marker=dict(size=9 if three else 15, color="rgba(0,0,0,0)", line=dict(color="#dc2626", width=2.5)),
             text=[f"#{rank[i]}" for i in rows], textposition=top_spots,
             customdata=[f"<b>#{rank[i]} {chunk_ids[i]}</b><br>{_wrap(texts[i])}" for i in rows],
@@ -229,7 +229,7 @@ def bump_chart(paths: Mapping[str, Mapping[str, int | None]], stages: Sequence[s
     worst = max((r for ranks in paths.values() for r in ranks.values() if r is not None), default=1)
     # ranks start at 1: the axis runs from the worst rank down to 1 at the top, never to 0 or -1 (autorange padded
     # it there, which read as ranks that do not exist)
-    fig.update_yaxes(range=[worst + 0.5, 0.5], title=tr("名次 rank", "rank"), tick0=1,
+    fig.update_yaxes(range=[worst + 0.5, 0.5], title=tr(zh="名次 rank", en="rank"), tick0=1,
                      dtick=1 if worst <= 25 else max(1, round(worst / 10)))
     fig.update_xaxes(range=[-0.2, len(stages) - 0.4])  # room on the right for the chunk labels
     fig.update_layout(height=560, margin=dict(l=10, r=10, t=30, b=10), showlegend=False)
@@ -260,8 +260,8 @@ def contribution_chart(why, n: int = 10) -> go.Figure:
     pad = 0.35 * (max(values + [0.0]) - min(values + [0.0]) or 1.0)  # room for the labels outside the bars
     fig.update_xaxes(range=[min(values + [0.0]) - pad, max(values + [0.0]) + pad])
     fig.update_layout(height=60 + 28 * len(rows), margin=dict(l=10, r=40, t=40, b=10),
-                      title=tr(f"分数 {total:.3f} = 基线 {why.bias:.3f} + 各特征贡献",
-                               f"score {total:.3f} = bias {why.bias:.3f} + the features' contributions"))
+                      title=tr(zh=f"分数 {total:.3f} = 基线 {why.bias:.3f} + 各特征贡献",
+                               en=f"score {total:.3f} = bias {why.bias:.3f} + the features' contributions"))
     return fig
 
 
@@ -271,7 +271,7 @@ def importance_chart(importance: Mapping[str, float]) -> go.Figure:
     fig = go.Figure(go.Bar(x=[v for _k, v in items], y=[k for k, _v in items], orientation="h",
                            marker_color="#2563eb", text=[f"{v:.1%}" for _k, v in items], textposition="outside",
                            hovertemplate="%{y}: %{x:.1%}<extra></extra>"))
-    fig.update_xaxes(tickformat=".0%", title=tr("增益占比", "share of gain"))
+    fig.update_xaxes(tickformat=".0%", title=tr(zh="增益占比", en="share of gain"))
     fig.update_layout(height=60 + 24 * len(items), margin=dict(l=10, r=40, t=20, b=10))
     return fig
 
@@ -296,8 +296,8 @@ def maxsim_heatmap(alignment) -> go.Figure:
     fig.update_xaxes(tickvals=list(range(0, len(a.passage_pieces), step)),
                      ticktext=pp[::step], tickangle=-90, tickfont=dict(size=9))
     fig.update_layout(height=140 + 22 * len(a.query_pieces), margin=dict(l=10, r=10, t=30, b=60),
-                      title=tr(f"MaxSim = 每个问题词最佳匹配的平均余弦 = {a.score:.3f}",
-                               f"MaxSim = mean over question tokens of the best match's cosine = {a.score:.3f}"))
+                      title=tr(zh=f"MaxSim = 每个问题词最佳匹配的平均余弦 = {a.score:.3f}",
+                               en=f"MaxSim = mean over question tokens of the best match's cosine = {a.score:.3f}"))
     return fig
 
 
@@ -312,6 +312,6 @@ def waterfall_chart(rows, names: Mapping[str, str]) -> go.Figure:
         textposition="outside", cliponaxis=False, marker_color="#3b82f6",
         hovertemplate="%{y}: %{text}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(title=tr("秒（从提问开始）", "seconds from the question"))
+    fig.update_xaxes(title=tr(zh="秒（从提问开始）", en="seconds from the question"))
     fig.update_layout(height=60 + 28 * len(rows), margin=dict(l=10, r=60, t=10, b=40), showlegend=False)
     return fig

@@ -73,11 +73,11 @@ def no_model_hint(gen: Choice) -> str:
     from .i18n import tr
 
     if model_not_chosen(gen.backend):
-        return tr(f"现在选的生成器（{gen.backend.name}）没有语言模型：在左侧“大模型设置”里把生成器选为 local，或填写接口。",
-                  f"the chosen generator ({gen.backend.name}) has no language model: choose 'local' in the "
+        return tr(zh=f"现在选的生成器（{gen.backend.name}）没有语言模型：在左侧“大模型设置”里把生成器选为 local，或填写接口。",
+                  en=f"the chosen generator ({gen.backend.name}) has no language model: choose 'local' in the "
                   "sidebar's LLM settings, or fill in an endpoint.")
-    return tr("请安装随附的本地模型（README 的第一条命令），或在左侧“大模型设置”里填写接口。",
-              "install the bundled local model (the README's first command), or fill in an endpoint in the "
+    return tr(zh="请安装随附的本地模型（README 的第一条命令），或在左侧“大模型设置”里填写接口。",
+              en="install the bundled local model (the README's first command), or fill in an endpoint in the "
               "sidebar's LLM settings.")
 
 

@@ -109,8 +109,8 @@ def wait_for_class(event: threading.Event) -> None:
     box = st.empty()
     try:
         while True:
-            box.info(tr("同一个问题、同样的设置，另一个会话正在算：算完就显示在这里，不会再算一遍。可以随时停止。",
-                        "Another session is computing this same question with the same settings: its answer shows "
+            box.info(tr(zh="同一个问题、同样的设置，另一个会话正在算：算完就显示在这里，不会再算一遍。可以随时停止。",
+                        en="Another session is computing this same question with the same settings: its answer shows "
                         "here as soon as it is done, instead of computing it again. You can stop at any time."),
                      icon=":material/hourglass_top:")
             if event.wait(0.5):
@@ -122,6 +122,6 @@ def wait_for_class(event: threading.Event) -> None:
 def age_text(made: float) -> str:
     seconds = max(0, int(time.time() - made))
     shown = f"{seconds} s" if seconds < 120 else f"{seconds // 60} min"
-    return tr(f"这个回答为全班只算了一次（{shown}前），所有问同一问题、用同样设置的人看到的都是它。要重新算请点“重新生成”。",
-              f"Computed once for this class, {shown} ago: everyone asking this question with these settings sees "
+    return tr(zh=f"这个回答为全班只算了一次（{shown}前），所有问同一问题、用同样设置的人看到的都是它。要重新算请点“重新生成”。",
+              en=f"Computed once for this class, {shown} ago: everyone asking this question with these settings sees "
               "this answer. Press Regenerate to compute it again.")

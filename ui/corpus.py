@@ -16,7 +16,7 @@ from typing import Callable, Hashable, MutableMapping, Sequence
 
 from rag.errors import LoaderError
 from rag.ingest.documents import MAX_FILE_MB, Document, LoadReport, load_files
-from rag.messages import say
+from rag.messages import Msg
 
 from . import models
 
@@ -80,7 +80,7 @@ def set_corpus(ss: MutableMapping, docs: Sequence[Document], name: str, files: l
 
 def use_knowledge_base(ss: MutableMapping) -> None:
     docs = models.knowledge_base()
-    set_corpus(ss, docs, say("knowledge base (data/faq.jsonl)", "内置知识库（data/faq.jsonl）"),
+    set_corpus(ss, docs, Msg(en="knowledge base (data/faq.jsonl)", zh="内置知识库（data/faq.jsonl）"),
                [{"file": "faq.jsonl", "documents": len(docs)}])
     ss["corpus.errors"], ss["corpus.warnings"] = [], []
 

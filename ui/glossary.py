@@ -51,7 +51,7 @@ def panel(page: str) -> None:
     if not found:
         return
     lg = lang()
-    with st.expander(tr(f"这一页的术语（{len(found)}）", f"Terms on this page ({len(found)})"), icon=":material/menu_book:"):
+    with st.expander(tr(zh=f"这一页的术语（{len(found)}）", en=f"Terms on this page ({len(found)})"), icon=":material/menu_book:"):
         for x in found:
             # the project's own text (data/glossary.toml), so its `code` spans are rendered
             st.markdown(f"**{md_escape(x.term)}** · {x.zh if lg == 'zh' else x.en}")

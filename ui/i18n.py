@@ -66,8 +66,8 @@ def t(key: str) -> str:
     return zh if lang() == "zh" else en
 
 
-def tr(zh: str, en: str) -> str:
-    """Inline text in both languages; the session's language picks one."""
+def tr(*, zh: str, en: str) -> str:
+    """Inline text in both languages, by keyword (as rag.messages.Msg); the session's language picks one."""
     return zh if lang() == "zh" else en
 
 

@@ -98,8 +98,8 @@ def get_index() -> Index:
         return ss["index.obj"]
     held = ss.get("corpus.kb")  # the class's knowledge base with its own settings: the one shared copy
     name = md_escape(held[0]) if held else ""
-    with st.spinner(tr(f"正在打开班级知识库 {name}（全班共用一份；另一个会话正在载入它时，这里等它载完）…",
-                       f"Opening the class knowledge base {name} (one copy for the class; when another session is "
+    with st.spinner(tr(zh=f"正在打开班级知识库 {name}（全班共用一份；另一个会话正在载入它时，这里等它载完）…",
+                       en=f"Opening the class knowledge base {name} (one copy for the class; when another session is "
                        "loading it, this waits for that load)…")) if held and held[1] == key else nullcontext():
         shared = kb.shared_index(ss, key)
     if shared is not None:

@@ -30,31 +30,31 @@ SETS = {"multihop": DATA / "multihop.jsonl", "golden": DATA / "golden.jsonl"}
 
 def render(index, gen, chat) -> None:
     ss = st.session_state
-    st.subheader(tr("LLM 评委 LLM-judged answers", "LLM-judged answers"))
+    st.subheader(tr(zh="LLM 评委 LLM-judged answers", en="LLM-judged answers"))
     st.caption(tr(
-        "评委是随附的本地模型（或左侧配置的接口）。忠实度：回答每句话能否在资料中找到依据；答案相关性：评委根据回答反推问题，"
+        zh="评委是随附的本地模型（或左侧配置的接口）。忠实度：回答每句话能否在资料中找到依据；答案相关性：评委根据回答反推问题，"
         "与原问题的余弦相似度；上下文精确率：有用的资料是否排在前面；上下文召回率：参考答案的每句话能否在资料中找到。"
         "每个判定都附有提示词和模型的原始输出。",
-        "The judge is the bundled local model (or the endpoint set in the sidebar). Faithfulness: is each answer "
+        en="The judge is the bundled local model (or the endpoint set in the sidebar). Faithfulness: is each answer "
         "sentence supported by the contexts; answer relevancy: the judge writes the question the answer answers, "
         "cosine to the real one; context precision: are the useful contexts ranked first; context recall: is each "
         "reference sentence found in the contexts. Every verdict comes with its prompt and the model's raw output."))
     if chat is None:
-        st.info(tr("评委需要语言模型：安装随附的本地模型，或在左侧填写接口。",
-                   "The judge needs a language model: install the bundled local model, or fill in the sidebar."))
+        st.info(tr(zh="评委需要语言模型：安装随附的本地模型，或在左侧填写接口。",
+                   en="The judge needs a language model: install the bundled local model, or fill in the sidebar."))
         return
     local = chat is not None and chat.name == "local"  # an endpoint judges itself; the bundled models can be picked
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
-    c1.radio(tr("问题集", "Questions"), list(SETS), key="judge.source", horizontal=True,
-             format_func={"multihop": tr("多跳 data/multihop.jsonl", "multi-hop data/multihop.jsonl"),
-                          "golden": tr("黄金集 data/golden.jsonl", "golden data/golden.jsonl")}.__getitem__)
-    c2.radio(tr("回答策略", "Answer strategy"), list(STRATEGIES), key="judge.strategy", horizontal=True)
-    c3.number_input(tr("问题数", "questions"), 1, 20, key="judge.n")
+    c1.radio(tr(zh="问题集", en="Questions"), list(SETS), key="judge.source", horizontal=True,
+             format_func={"multihop": tr(zh="多跳 data/multihop.jsonl", en="multi-hop data/multihop.jsonl"),
+                          "golden": tr(zh="黄金集 data/golden.jsonl", en="golden data/golden.jsonl")}.__getitem__)
+    c2.radio(tr(zh="回答策略", en="Answer strategy"), list(STRATEGIES), key="judge.strategy", horizontal=True)
+    c3.number_input(tr(zh="问题数", en="questions"), 1, 20, key="judge.n")
     if local:
-        c4.selectbox(tr("评委模型", "judge model"), list(JUDGE_MODELS), key="judge.model",
-                     help=tr("auto：装了 1.5B 就用 1.5B。0.5B 几乎对每句话都说“否”（见 docs/loops.md）。",
-                             "auto: the 1.5B where installed. The 0.5B says no to nearly every claim (see docs/loops.md)."))
-    run = c4.button(tr("评审", "Judge"), icon=":material/gavel:", key="judge.run")
+        c4.selectbox(tr(zh="评委模型", en="judge model"), list(JUDGE_MODELS), key="judge.model",
+                     help=tr(zh="auto：装了 1.5B 就用 1.5B。0.5B 几乎对每句话都说“否”（见 docs/loops.md）。",
+                             en="auto: the 1.5B where installed. The 0.5B says no to nearly every claim (see docs/loops.md)."))
+    run = c4.button(tr(zh="评审", en="Judge"), icon=":material/gavel:", key="judge.run")
     queries = fixed_sample(attempt(load_queries, SETS[ss["judge.source"]]), int(ss["judge.n"]))
     key = (ss["index.key"], ss["judge.source"], ss["judge.strategy"], int(ss["judge.n"]),
            choices.generator_identity(ss), settings.ask_settings(), ss["judge.model"] if local else None)
@@ -62,11 +62,11 @@ def render(index, gen, chat) -> None:
         ss["judge.result"] = (key, _judge(index, gen, chat, queries, local))
     stored = ss.get("judge.result")
     if not stored:
-        st.caption(tr("本地小模型上每题约一到两分钟。", "About one to two minutes a question on the bundled small model."))
+        st.caption(tr(zh="本地小模型上每题约一到两分钟。", en="About one to two minutes a question on the bundled small model."))
         return
     stored_key, results = stored
     if stored_key != key:
-        st.caption(":material/warning: " + tr("下面是上一次评审的结果；设置已改变。", "These are the last judging run's results; "
+        st.caption(":material/warning: " + tr(zh="下面是上一次评审的结果；设置已改变。", en="These are the last judging run's results; "
                                               "the settings changed since."))
     _results(results[0])
 
@@ -74,7 +74,7 @@ def render(index, gen, chat) -> None:
 def _judge(index, gen, chat, queries, local: bool):
     """Answer and judge `queries` with the chosen strategy in the worker, a progress bar meanwhile."""
     ss = st.session_state
-    bar = st.progress(0.0, text=tr("回答并评审中…", "Answering and judging…"))
+    bar = st.progress(0.0, text=tr(zh="回答并评审中…", en="Answering and judging…"))
 
     def progress(done: int, total: int, name: str) -> None:
         bar.progress(done / total, text=f"{name}: {done}/{total}")
@@ -97,24 +97,24 @@ def _results(sr) -> None:
     """The strategy's mean scores, the judge against the audit, and one question's verdicts with their prompts."""
     means = sr.means
     judged_by = next((r.judged.judge for r in sr.runs if r.judged is not None), "")
-    st.caption(tr("评委：", "judge: ") + md_escape(judged_by))
-    st.html(html_table(pd.DataFrame([{tr("策略", "strategy"): sr.strategy,
+    st.caption(tr(zh="评委：", en="judge: ") + md_escape(judged_by))
+    st.html(html_table(pd.DataFrame([{tr(zh="策略", en="strategy"): sr.strategy,
                                       **{m: f"{means[m]:.3f}" if m in means else "—" for m in METRICS},
-                                      tr("事实命中", "facts found"): f"{means['facts found']:.3f}"
+                                      tr(zh="事实命中", en="facts found"): f"{means['facts found']:.3f}"
                                       if "facts found" in means else "—"}])))
     judged = [r.judged for r in sr.runs if r.judged is not None]
     table = audit_agreement(judged)
     if table:
-        st.caption(tr("评委的忠实度判定与引用审计的标签对照：", "The judge's faithfulness verdicts against the citation "
+        st.caption(tr(zh="评委的忠实度判定与引用审计的标签对照：", en="The judge's faithfulness verdicts against the citation "
                       "audit's labels:"))
-        st.html(html_table(pd.DataFrame([{tr("审计标签", "audit label"): label, tr("评委：有依据", "judge: supported"): row["yes"],
-                                          tr("评委：无依据", "judge: not supported"): row["no"]}
+        st.html(html_table(pd.DataFrame([{tr(zh="审计标签", en="audit label"): label, tr(zh="评委：有依据", en="judge: supported"): row["yes"],
+                                          tr(zh="评委：无依据", en="judge: not supported"): row["no"]}
                                          for label, row in sorted(table.items())])))
     ids = [r.query.query_id for r in sr.runs]
-    qid = st.selectbox(tr("查看一个问题的评审", "Inspect one question's verdicts"), ids, key="judge.query",
+    qid = st.selectbox(tr(zh="查看一个问题的评审", en="Inspect one question's verdicts"), ids, key="judge.query",
                        format_func={r.query.query_id: f"{r.query.query_id} · {r.query.query}" for r in sr.runs}.__getitem__)
     run_ = next(r for r in sr.runs if r.query.query_id == qid)
-    st.caption(tr("回答", "answer"))
+    st.caption(tr(zh="回答", en="answer"))
     plain_text(run_.loop.answer or "—", quote=True)
     if run_.judged is not None:
         _verdicts(run_.judged)
@@ -124,12 +124,12 @@ def _verdicts(j) -> None:
     """One answer's scores, the judge's generated question and reference, every check and the prompts."""
     st.html(html_table(pd.DataFrame([{m: "—" if j.scores.get(m) is None else f"{j.scores[m]:.3f}" for m in METRICS}])))
     if j.generated_question:
-        st.caption(tr("评委反推的问题（答案相关性）：", "The question the judge read off the answer (relevancy): ")
+        st.caption(tr(zh="评委反推的问题（答案相关性）：", en="The question the judge read off the answer (relevancy): ")
                    + md_escape(j.generated_question))
     if j.reference_source:
-        st.caption(tr("参考答案来源：", "reference: ") + md_escape(j.reference_source))
+        st.caption(tr(zh="参考答案来源：", en="reference: ") + md_escape(j.reference_source))
     st.html(html_table(judge_checks_frame(j)))
-    with st.expander(tr("评委的提示词", "The judge's prompts")):
+    with st.expander(tr(zh="评委的提示词", en="The judge's prompts")):
         for c in j.checks:
             if c.verdict is not None:
                 st.caption(md_escape(f"{c.metric}: {c.item[:80]}"))

@@ -29,7 +29,7 @@ from rag.index import kb
 from rag.index.build import Index
 from rag.ingest.chunking import chunker_params
 from rag.ingest.documents import Document
-from rag.messages import say
+from rag.messages import Msg
 
 from . import corpus, models, settings
 
@@ -100,7 +100,7 @@ def use(ss: MutableMapping, name: str) -> None:
     m = kb.manifest(name)
     _, docs = shared().get(name)
     files = [{"file": f["file"], "sha1": f["sha1"][:10], "bytes": f["bytes"]} for f in m.files]
-    corpus.set_corpus(ss, docs, say(f"knowledge base {name}", f"知识库 {name}"), files)
+    corpus.set_corpus(ss, docs, Msg(en=f"knowledge base {name}", zh=f"知识库 {name}"), files)
     ss["corpus.errors"], ss["corpus.warnings"] = [], []
     ss.pop("upload.base", None)
     ss["chunk.method"] = m.chunker

@@ -29,14 +29,14 @@ def picker(ss: MutableMapping) -> None:
         except RagError as e:
             ss["corpus.kb_error"] = e
 
-    pick = st.selectbox(tr("班级知识库（老师构建，全班共用）", "Class knowledge base (built by the teacher, shared)"),
+    pick = st.selectbox(tr(zh="班级知识库（老师构建，全班共用）", en="Class knowledge base (built by the teacher, shared)"),
                         list(rows), key="upload.kb_pick")
     if pick in rows:
         r = rows[pick]
-        st.caption(tr(f"{r['documents']} 篇文档 · {r['chunks']} 块 · {r['chunker']} · {r['embedder']}",
-                      f"{plural(r['documents'], 'document', 'documents', '篇文档')} · "
+        st.caption(tr(zh=f"{r['documents']} 篇文档 · {r['chunks']} 块 · {r['chunker']} · {r['embedder']}",
+                      en=f"{plural(r['documents'], 'document', 'documents', '篇文档')} · "
                       f"{plural(r['chunks'], 'chunk', 'chunks', '块')} · {r['chunker']} · {r['embedder']}"))
-    st.button(tr("打开这个知识库", "Open this knowledge base"), icon=":material/school:", width="stretch",
+    st.button(tr(zh="打开这个知识库", en="Open this knowledge base"), icon=":material/school:", width="stretch",
               key="upload.kb_open", on_click=_open_base)
 
 
@@ -46,9 +46,9 @@ def notice(ss: MutableMapping) -> None:
         st.error(md_escape(error_text(ss["corpus.kb_error"])))
     if ss.get("corpus.kb"):
         name = md_escape(ss["corpus.kb"][0])
-        st.info(tr(f"当前语料是班级知识库 {name}：服务器上只存一份，所有打开它的会话共用，只读。你自己上传的文件仍只在你的会话"
+        st.info(tr(zh=f"当前语料是班级知识库 {name}：服务器上只存一份，所有打开它的会话共用，只读。你自己上传的文件仍只在你的会话"
                    "里；换了分块或向量模型，会在你的会话里另建一份索引。",
-                   f"The corpus is the class knowledge base {name}: the server holds one read-only copy that every "
+                   en=f"The corpus is the class knowledge base {name}: the server holds one read-only copy that every "
                    "session on it shares. Files you upload stay in your session only; another chunker or embedder "
                    "builds a separate index in your session."), icon=":material/school:")
 
@@ -57,26 +57,26 @@ def teacher_form(ss: MutableMapping, files: Sequence) -> None:
     """Save the uploaded files as a base: offered only on a server with RAG_TEACHER_KEY, after that key is typed."""
     if not kb.teacher_may_save() or not files:
         return
-    with st.expander(tr("把上传的文件保存为班级知识库（老师）", "Save the uploaded files as a class knowledge base (teacher)")):
-        st.caption(tr("保存后，学生打开带 ?kb=名字 的链接就直接用这些文件，不必再上传；同名的知识库会被替换。需要启动服务器时设"
+    with st.expander(tr(zh="把上传的文件保存为班级知识库（老师）", en="Save the uploaded files as a class knowledge base (teacher)")):
+        st.caption(tr(zh="保存后，学生打开带 ?kb=名字 的链接就直接用这些文件，不必再上传；同名的知识库会被替换。需要启动服务器时设"
                       "的教师密钥（RAG_TEACHER_KEY）。",
-                      "Once saved, students on a link with ?kb=NAME use these files without uploading them; a "
+                      en="Once saved, students on a link with ?kb=NAME use these files without uploading them; a "
                       "knowledge base of the same name is replaced. Needs the teacher key the server was started with "
                       "(RAG_TEACHER_KEY)."))
-        name = st.text_input(tr("知识库名字", "Knowledge base name"), key="upload.kb_name", max_chars=64)
-        key = st.text_input(tr("教师密钥", "Teacher key"), type="password", key="upload.kb_key")
-        if not st.button(tr("保存", "Save"), key="upload.kb_save", icon=":material/save:"):
+        name = st.text_input(tr(zh="知识库名字", en="Knowledge base name"), key="upload.kb_name", max_chars=64)
+        key = st.text_input(tr(zh="教师密钥", en="Teacher key"), type="password", key="upload.kb_key")
+        if not st.button(tr(zh="保存", en="Save"), key="upload.kb_save", icon=":material/save:"):
             return
         if not kb.key_matches(key):
-            st.error(tr("教师密钥不对，没有保存。", "That is not the teacher key; nothing was saved."))
+            st.error(tr(zh="教师密钥不对，没有保存。", en="That is not the teacher key; nothing was saved."))
             return
         try:
-            with st.spinner(tr("正在构建知识库…", "Building the knowledge base…")):
+            with st.spinner(tr(zh="正在构建知识库…", en="Building the knowledge base…")):
                 saved = kb.save(ss, name.strip(), [(corpus.browser_name(f.name), f.getvalue()) for f in files])
         except RagError as e:
             st.error(md_escape(error_text(e)))
             return
         m = saved.manifest
-        st.success(tr(f"已保存知识库 {md_escape(m.name)}：{m.documents} 篇文档，{m.chunks} 块。学生的链接：?kb={md_escape(m.name)}",
-                      f"Saved the knowledge base {md_escape(m.name)}: {m.documents} documents, {m.chunks} chunks. "
+        st.success(tr(zh=f"已保存知识库 {md_escape(m.name)}：{m.documents} 篇文档，{m.chunks} 块。学生的链接：?kb={md_escape(m.name)}",
+                      en=f"Saved the knowledge base {md_escape(m.name)}: {m.documents} documents, {m.chunks} chunks. "
                       f"Students' link: ?kb={md_escape(m.name)}"))

@@ -34,7 +34,7 @@ from rag.lesson.lesson import (
     notice,
     parse,
 )
-from rag.messages import localized, say
+from rag.messages import Msg, localized
 
 from . import corpus, indexing, links, memo, models, results, settings
 from .i18n import lang, t, tr
@@ -72,8 +72,8 @@ def read_upload(name: str, data: bytes) -> Lesson:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise LessonError(0, name, say("the file is not UTF-8 text; save it as UTF-8 (a .toml file)",
-                                         "文件不是 UTF-8 文本；请存成 UTF-8 的 .toml 文件")) from None
+        raise LessonError(0, name, Msg(en="the file is not UTF-8 text; save it as UTF-8 (a .toml file)",
+                                         zh="文件不是 UTF-8 文本；请存成 UTF-8 的 .toml 文件")) from None
     return parse(text, check_setting, name)
 
 
@@ -331,37 +331,37 @@ def draw(page: str) -> tuple | None:
     with st.container(border=True, key="lesson-panel"):
         head, side = st.columns([5, 2])
         head.markdown(f":material/school: **{md_escape(lesson.title.in_(lg))}** · "
-                      + tr(f"第 {i + 1} / {len(lesson.steps)} 步", f"step {i + 1} of {len(lesson.steps)}"))
+                      + tr(zh=f"第 {i + 1} / {len(lesson.steps)} 步", en=f"step {i + 1} of {len(lesson.steps)}"))
         head.subheader(md_escape(step.title.in_(lg)), anchor=False)
-        side.toggle(tr("投影模式", "Projector view"), key="lesson.present",
-                    help=tr("字更大、侧栏收起、一次只看一步；键盘 ← → 翻步。", "Larger type, the sidebar folded, one step "
+        side.toggle(tr(zh="投影模式", en="Projector view"), key="lesson.present",
+                    help=tr(zh="字更大、侧栏收起、一次只看一步；键盘 ← → 翻步。", en="Larger type, the sidebar folded, one step "
                             "at a time; the ← and → keys turn the steps."))
         missing = missing_kb(ss, lesson, step)
         if missing is not None:
             _kb_missing_notice(ss, missing)
         elif needs_upload(ss, lesson, step):
             seen = fingerprint(ss)  # an upload on the page below reruns the script, and the step runs on it
-            st.warning(tr("这一课讲的是你自己的文档，但这个会话还没有上传文件。先在“上传”页上传你的文件（Markdown、PDF、"
+            st.warning(tr(zh="这一课讲的是你自己的文档，但这个会话还没有上传文件。先在“上传”页上传你的文件（Markdown、PDF、"
                           "文本），再回到这一步；在那之前这一步不运行，免得把内置知识库当成你的文档。",
-                          "This lesson is about your own documents, and this session has no upload yet. Upload your "
+                          en="This lesson is about your own documents, and this session has no upload yet. Upload your "
                           "files on the Upload page (Markdown, PDF, text), then come back to this step; until then the "
                           "step does not run, so the bundled knowledge base is not taken for your documents."),
                        icon=":material/upload_file:")
             if page != "upload":
-                st.button(tr("去上传页", "Go to the Upload page"), key="lesson.upload_btn", on_click=_goto,
+                st.button(tr(zh="去上传页", en="Go to the Upload page"), key="lesson.upload_btn", on_click=_goto,
                           args=("upload",), type="primary")
         elif step.page != page:
-            st.info(tr(f"这一步在“{page_title(step.page)}”页。", f"This step is on the {page_title(step.page)} page."),
+            st.info(tr(zh=f"这一步在“{page_title(step.page)}”页。", en=f"This step is on the {page_title(step.page)} page."),
                     icon=":material/arrow_forward:")
-            st.button(tr("去那一页", "Go there"), key="lesson.goto_btn", on_click=_goto, args=(step.page,),
+            st.button(tr(zh="去那一页", en="Go there"), key="lesson.goto_btn", on_click=_goto, args=(step.page,),
                       type="primary")
         else:
             seen = fingerprint(ss)  # if the page computes something new below, the step is drawn again from it
             try:
                 run = live_run(ss, lesson, i, page)
                 if waiting(run, step, page):
-                    st.caption(":material/hourglass_top: " + tr("这一步要看的内容正在下面的页面里计算，算好后这里会自动更新。",
-                                                              "What this step looks at is being computed on the page "
+                    st.caption(":material/hourglass_top: " + tr(zh="这一步要看的内容正在下面的页面里计算，算好后这里会自动更新。",
+                                                              en="What this step looks at is being computed on the page "
                                                               "below; this panel updates when it is done."))
                 else:
                     _step_body(ss, lesson, i, step, run, lg)
@@ -373,9 +373,9 @@ def draw(page: str) -> tuple | None:
 
 def _kb_missing_notice(ss: MutableMapping, name: str) -> None:
     """The step's class knowledge base is not open here: say so, and which command builds it."""
-    st.warning(tr(f"这一课用的是班级知识库 {md_escape(name)}，但这个会话打不开它，这一步先不运行。请老师在服务器上构建它："
+    st.warning(tr(zh=f"这一课用的是班级知识库 {md_escape(name)}，但这个会话打不开它，这一步先不运行。请老师在服务器上构建它："
                   f"`python -m rag kb build {name} 文件或文件夹`。",
-                  f"This lesson uses the class knowledge base {md_escape(name)}, which this session cannot open, so "
+                  en=f"This lesson uses the class knowledge base {md_escape(name)}, which this session cannot open, so "
                   f"the step does not run. The teacher builds it on the server: "
                   f"`python -m rag kb build {name} FILES_OR_FOLDERS`."), icon=":material/school:")
     why = ss.get("lesson.kb_error")
@@ -392,10 +392,10 @@ def _step_body(ss, lesson: Lesson, i: int, step: Step, run: F.Run, lg: str) -> N
     if n is not None and n.text is not None:
         st.info(md_escape(n.text), icon=":material/visibility:")
     elif n is not None:
-        st.warning(tr("这次运行没有显示这一步要讲的内容：", "This run does not show what this step is about: ")
+        st.warning(tr(zh="这次运行没有显示这一步要讲的内容：", en="This run does not show what this step is about: ")
                    + md_escape("; ".join(n.missing) if lg == "en" else "；".join(n.missing))
-                   + tr("（问题、语料或设置和课程的不一样？提示是按现在屏幕上的运行算的。）",
-                        " (Another question, corpus or settings than the lesson's? The notice is computed from the "
+                   + tr(zh="（问题、语料或设置和课程的不一样？提示是按现在屏幕上的运行算的。）",
+                        en=" (Another question, corpus or settings than the lesson's? The notice is computed from the "
                         "run on the screen now.)"),
                    icon=":material/help:")
     if step.try_ is not None:
@@ -413,8 +413,8 @@ def _experiment_box(ss, i: int, e: Experiment, run: F.Run, lg: str) -> None:
         st.button(md_escape(e.label.in_(lg)), icon=":material/science:", key=f"lesson.exp.{i}",
                   on_click=_experiment, args=(ss, i, before))
         return
-    rows = [{tr("事实", "fact"): localized(F.FACTS[name].means, lg), tr("之前", "before"): exp["before"].get(name, ""),
-             tr("现在", "now"): _shown(name, run, lg)} for name in e.compare]
+    rows = [{tr(zh="事实", en="fact"): localized(F.FACTS[name].means, lg), tr(zh="之前", en="before"): exp["before"].get(name, ""),
+             tr(zh="现在", en="now"): _shown(name, run, lg)} for name in e.compare]
     st.markdown(f":material/science: **{md_escape(e.label.in_(lg))}**")
     import pandas as pd
 
@@ -425,9 +425,9 @@ def _experiment_box(ss, i: int, e: Experiment, run: F.Run, lg: str) -> None:
         names = "、".join(localized(F.FACTS[n].means, "zh") for n in e.point()) if lg == "zh" else \
             "; ".join(localized(F.FACTS[n].means, "en") for n in e.point())
         why = e.unchanged.in_(lg) if e.unchanged is not None else ""
-        st.info(md_escape(tr(f"在这次运行里，这个实验没有改变：{names}。", f"In this run the experiment did not change: "
+        st.info(md_escape(tr(zh=f"在这次运行里，这个实验没有改变：{names}。", en=f"In this run the experiment did not change: "
                              f"{names}. ") + why), icon=":material/info:")
-    st.button(tr("撤销这个实验", "Undo the experiment"), icon=":material/undo:", key=f"lesson.undo.{i}",
+    st.button(tr(zh="撤销这个实验", en="Undo the experiment"), icon=":material/undo:", key=f"lesson.undo.{i}",
               on_click=_undo, args=(ss,))
 
 
@@ -438,14 +438,14 @@ def _check_box(ss, lesson: Lesson, i: int, c: Check, run: F.Run, lg: str) -> Non
     key = f"lesson.answer.{lesson.id}.{i}"
     given: float | str | None
     if kind == "number":
-        given = st.number_input(tr("你的答案", "Your answer"), key=key, value=None, step=1.0, format="%g", label_visibility="collapsed",
-                                placeholder=tr("输入一个数", "type a number"))
+        given = st.number_input(tr(zh="你的答案", en="Your answer"), key=key, value=None, step=1.0, format="%g", label_visibility="collapsed",
+                                placeholder=tr(zh="输入一个数", en="type a number"))
     else:
         opts = choices(c, run)
-        given = st.radio(tr("你的答案", "Your answer"), opts, key=key, index=None, horizontal=len(opts) <= 6,
+        given = st.radio(tr(zh="你的答案", en="Your answer"), opts, key=key, index=None, horizontal=len(opts) <= 6,
                          format_func=lambda o: F.option_shown(o, kind, lg), label_visibility="collapsed")
     graded = ss.setdefault("lesson.graded", {})
-    if st.button(tr("检查", "Check"), key=f"lesson.check.{i}", icon=":material/done:", disabled=given is None):
+    if st.button(tr(zh="检查", en="Check"), key=f"lesson.check.{i}", icon=":material/done:", disabled=given is None):
         g = grade(c, run, given, lg)
         graded[(lesson.id, i)] = (g.correct, g.expected, g.why, given)
         passed = set(ss.get("lesson.passed") or [])
@@ -457,15 +457,15 @@ def _check_box(ss, lesson: Lesson, i: int, c: Check, run: F.Run, lg: str) -> Non
         return
     correct, expected, why_not, _given = result
     if correct is None:
-        st.warning(tr("这次运行给不出这道题的答案：", "This run cannot give this check's answer: ") + md_escape(why_not),
+        st.warning(tr(zh="这次运行给不出这道题的答案：", en="This run cannot give this check's answer: ") + md_escape(why_not),
                    icon=":material/help:")
     elif correct:
-        st.success(tr(f"对：{expected}。", f"Right: {expected}."), icon=":material/check_circle:")
+        st.success(tr(zh=f"对：{expected}。", en=f"Right: {expected}."), icon=":material/check_circle:")
     else:
-        st.error(tr("还不对，再看看页面。", "Not yet; look at the page again."), icon=":material/cancel:")
+        st.error(tr(zh="还不对，再看看页面。", en="Not yet; look at the page again."), icon=":material/cancel:")
         if c.hint is not None:
             st.caption(":material/tips_and_updates: " + md_escape(c.hint.in_(lg)))
-        with st.expander(tr("显示答案", "Show the answer")):
+        with st.expander(tr(zh="显示答案", en="Show the answer")):
             st.markdown(md_escape(expected))
 
 
@@ -473,12 +473,12 @@ def _nav(ss, lesson: Lesson, i: int, present: bool) -> None:
     passed = len(ss.get("lesson.passed") or [])
     checks = sum(1 for s in lesson.steps if s.check is not None)
     c1, c2, c3, c4 = st.columns([2, 2, 3, 2])
-    c1.button(tr("上一步", "Previous"), icon=":material/arrow_back:", key="lesson.prev", disabled=i == 0,
+    c1.button(tr(zh="上一步", en="Previous"), icon=":material/arrow_back:", key="lesson.prev", disabled=i == 0,
               on_click=go, args=(ss, i - 1), shortcut="Left" if present else None)
-    c2.button(tr("下一步", "Next"), icon=":material/arrow_forward:", key="lesson.next", type="primary",
+    c2.button(tr(zh="下一步", en="Next"), icon=":material/arrow_forward:", key="lesson.next", type="primary",
               disabled=i >= len(lesson.steps) - 1, on_click=go, args=(ss, i + 1), shortcut="Right" if present else None)
-    c3.caption(tr(f"已答对 {passed} / {checks} 道题", f"{passed} of {checks} checks answered right"))
-    c4.button(tr("退出课程", "Leave the lesson"), key="lesson.leave", on_click=leave, args=(ss,))
+    c3.caption(tr(zh=f"已答对 {passed} / {checks} 道题", en=f"{passed} of {checks} checks answered right"))
+    c4.button(tr(zh="退出课程", en="Leave the lesson"), key="lesson.leave", on_click=leave, args=(ss,))
 
 
 def home_panel() -> None:
@@ -488,17 +488,17 @@ def home_panel() -> None:
     for lesson in bundled().values():
         with st.container(border=True):
             st.markdown(f":material/school: **{md_escape(lesson.title.in_(lg))}** · "
-                        + tr(f"{len(lesson.steps)} 步", f"{len(lesson.steps)} steps")
-                        + (tr(f" · 约 {lesson.minutes} 分钟", f" · about {lesson.minutes} min") if lesson.minutes else ""))
+                        + tr(zh=f"{len(lesson.steps)} 步", en=f"{len(lesson.steps)} steps")
+                        + (tr(zh=f" · 约 {lesson.minutes} 分钟", en=f" · about {lesson.minutes} min") if lesson.minutes else ""))
             if lesson.summary:
                 st.caption(md_escape(lesson.summary.in_(lg)))
-            st.button(tr("开始这一课", "Start this lesson"), key=f"lesson.start.{lesson.id}", type="primary",
+            st.button(tr(zh="开始这一课", en="Start this lesson"), key=f"lesson.start.{lesson.id}", type="primary",
                       icon=":material/play_arrow:", on_click=start, args=(ss, lesson))
-    with st.expander(tr("老师：载入自己写的课程（.toml）", "Teachers: load a lesson of your own (.toml)"),
+    with st.expander(tr(zh="老师：载入自己写的课程（.toml）", en="Teachers: load a lesson of your own (.toml)"),
                      icon=":material/upload_file:"):
-        st.caption(tr("课程文件的写法见 docs/lessons.md；它只在这个浏览器会话里有效。",
-                      "docs/lessons.md shows how to write one; it stays in this browser session only."))
-        up = st.file_uploader(tr("课程文件", "Lesson file"), type=["toml"], key="lesson.file", max_upload_size=1)
+        st.caption(tr(zh="课程文件的写法见 docs/lessons.md；它只在这个浏览器会话里有效。",
+                      en="docs/lessons.md shows how to write one; it stays in this browser session only."))
+        up = st.file_uploader(tr(zh="课程文件", en="Lesson file"), type=["toml"], key="lesson.file", max_upload_size=1)
         if up is not None:
             try:
                 lesson = read_upload(up.name, up.getvalue())
@@ -506,8 +506,8 @@ def home_panel() -> None:
                 st.error(md_escape(exc.message(lg)), icon=":material/error:")
             else:
                 ss["lesson.uploaded"] = lesson
-                st.success(tr("读好了：", "Read: ") + md_escape(lesson.title.in_(lg))
-                           + tr(f"（{len(lesson.steps)} 步）", f" ({len(lesson.steps)} steps)"))
-                st.button(tr("开始这一课", "Start this lesson"), key="lesson.start.upload", type="primary",
+                st.success(tr(zh="读好了：", en="Read: ") + md_escape(lesson.title.in_(lg))
+                           + tr(zh=f"（{len(lesson.steps)} 步）", en=f" ({len(lesson.steps)} steps)"))
+                st.button(tr(zh="开始这一课", en="Start this lesson"), key="lesson.start.upload", type="primary",
                           on_click=start, args=(ss, lesson, "upload"))
 

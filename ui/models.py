@@ -34,7 +34,7 @@ def _announced(kind: str, name: str, zh: str, en: str, load):
     is never a silent wait)."""
     if (kind, name) in _loaded:
         return load()
-    with st.spinner(tr(zh, en)):
+    with st.spinner(tr(zh=zh, en=en)):
         out = load()
     if len(_loaded) >= 64:
         _loaded.clear()
@@ -78,17 +78,17 @@ def admit_typed_model(name: str) -> bool:
         return False
     if len(mine) >= CUSTOM_PER_SESSION:
         raise ModelUnavailableError(tr(
-            f"这个会话已经加载过 {len(mine)} 个自己输入的模型（每个会话最多 {CUSTOM_PER_SESSION} 个）：请改用其中一个"
+            zh=f"这个会话已经加载过 {len(mine)} 个自己输入的模型（每个会话最多 {CUSTOM_PER_SESSION} 个）：请改用其中一个"
             "或随附的向量模型。",
-            f"This session has already loaded {len(mine)} models typed by name (at most {CUSTOM_PER_SESSION} a "
+            en=f"This session has already loaded {len(mine)} models typed by name (at most {CUSTOM_PER_SESSION} a "
             "session): use one of them or a bundled embedder."))
     typed = _typed_models()
     with typed.lock:
         if name not in typed.names and len(typed.names) >= custom_total():
             raise ModelUnavailableError(tr(
-                f"这台服务器已经加载了 {len(typed.names)} 个用户输入的模型（上限 {custom_total()}，"
+                zh=f"这台服务器已经加载了 {len(typed.names)} 个用户输入的模型（上限 {custom_total()}，"
                 "由 RAG_MAX_CUSTOM_MODELS 设定），为了不占满内存不再加载新的：请用随附的向量模型，或请老师调整上限。",
-                f"This server has already loaded {len(typed.names)} models typed by users (the limit is "
+                en=f"This server has already loaded {len(typed.names)} models typed by users (the limit is "
                 f"{custom_total()}, set by RAG_MAX_CUSTOM_MODELS) and loads no more, so its memory is not filled: "
                 "use a bundled embedder, or ask whoever runs the server to raise the limit."))
         typed.names.add(name)

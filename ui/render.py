@@ -105,9 +105,9 @@ def upload_limit_note(widget_key: str, accepted: str) -> None:
     st.html(f"<style>.st-key-{css_key} [data-testid='stFileUploaderDropzoneInstructions']{{display:none}}</style>")
     # A longer name is refused by the upload server before the app sees the file (a red chip, no message the
     # app could show), so the limit is said here, where a red chip sends the reader.
-    st.caption(tr(f"每个文件最多 {MAX_FILE_MB} MB；支持 {accepted}；文件名最长约 {NAME_MAX_BYTES} 字节"
+    st.caption(tr(zh=f"每个文件最多 {MAX_FILE_MB} MB；支持 {accepted}；文件名最长约 {NAME_MAX_BYTES} 字节"
                   f"（约 {NAME_MAX_BYTES // 3} 个汉字），更长的会被拒绝（红色标记）：请先改短文件名",
-                  f"Up to {MAX_FILE_MB} MB per file; accepts {accepted}; file names up to about {NAME_MAX_BYTES} "
+                  en=f"Up to {MAX_FILE_MB} MB per file; accepts {accepted}; file names up to about {NAME_MAX_BYTES} "
                   f"bytes ({NAME_MAX_BYTES} Latin letters, {NAME_MAX_BYTES // 3} Chinese characters): a longer "
                   "one is refused (a red chip), so rename the file first"))
 
@@ -192,7 +192,7 @@ def segments_html(segments: Sequence[Segment], order: dict[str, int], max_chars:
     started: set[str] = set()
     for seg in segments:
         if shown >= max_chars:
-            out.append(f"<span style='color:#64748b'>… ({tr('已截断', 'truncated')})</span>")
+            out.append(f"<span style='color:#64748b'>… ({tr(zh='已截断', en='truncated')})</span>")
             break
         text = seg.text[: max_chars - shown]
         shown += len(text)
@@ -261,7 +261,7 @@ def answer_html(answer: str, valid: set[str], numbers: dict[str, int]) -> str:
                 f"background:#dcfce7;color:#166534;border-radius:4px;padding:0 4px;font-size:0.8em'>[{label}]</a>"
             )
         return (
-            f"<span title='{tr('资料中没有这个引用（幻觉）', 'not in the context (hallucinated)')}' "
+            f"<span title='{tr(zh='资料中没有这个引用（幻觉）', en='not in the context (hallucinated)')}' "
             f"style='background:#fee2e2;color:#991b1b;text-decoration:line-through;border-radius:4px;"
             f"padding:0 4px;font-size:0.8em'>[{html.escape(ref)}]</span>"
         )
@@ -291,10 +291,10 @@ def choice_line(stage: str, label: str, is_fallback: bool | None, reason: str = 
     """One row of a "what ran" table (is_fallback None: not a model, e.g. the corpus)."""
     kind = "—" if is_fallback is None else t("fallback") if is_fallback else t("real")
     return {
-        tr("阶段 Stage", "Stage"): stage,
-        tr("实际运行 What ran", "What ran"): loc(label),
-        tr("类型 Kind", "Kind"): kind,
-        tr("原因 Why", "Why"): loc(reason) or "—",
+        tr(zh="阶段 Stage", en="Stage"): stage,
+        tr(zh="实际运行 What ran", en="What ran"): loc(label),
+        tr(zh="类型 Kind", en="Kind"): kind,
+        tr(zh="原因 Why", en="Why"): loc(reason) or "—",
     }
 
 

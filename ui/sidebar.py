@@ -28,35 +28,35 @@ GENERATOR_LABELS = {"auto": "自动 auto", "local": "本地 local", "endpoint": 
 def render(page: str = "home") -> None:
     with st.sidebar:
         for message in config.problems():  # a bad RAG_* value: said on every page, with the fix, not a crash later
-            st.error(tr("环境变量有误：", "A setting in the environment is wrong: ") + md_escape(message),
+            st.error(tr(zh="环境变量有误：", en="A setting in the environment is wrong: ") + md_escape(message),
                      icon=":material/settings_alert:")
         st.text_area(t("question"), key="question", height=90, help=t("question.help"))
         st.radio(t("lang"), list(LANGS), format_func=LANGS.get, key="ui.lang", horizontal=True)
         glossary.panel(page)
-        with st.expander(tr("分享这个页面的链接", "Share a link to this page"), icon=":material/link:"):
+        with st.expander(tr(zh="分享这个页面的链接", en="Share a link to this page"), icon=":material/link:"):
             # st.code has a copy button; the link holds the question and the settings, never the uploads or a key
             st.code(links.share_url(st.context.url or "", st.session_state), language=None, wrap_lines=True)
-            st.caption(tr("链接里有问题和各页的设置；上传的文件和 API 密钥不在其中。",
-                          "The link holds the question and every page's settings; uploaded files and API keys are "
+            st.caption(tr(zh="链接里有问题和各页的设置；上传的文件和 API 密钥不在其中。",
+                          en="The link holds the question and every page's settings; uploaded files and API keys are "
                           "not in it."))
         with st.expander(t("llm.settings"), expanded=False):
             st.radio(t("generator"), list(GENERATOR_LABELS), key="llm.generator", horizontal=True,
                      format_func=GENERATOR_LABELS.get,
-                     help=tr("自动：配置了接口就用接口，否则用随附的本地模型，都没有时用抽取式替身。"
+                     help=tr(zh="自动：配置了接口就用接口，否则用随附的本地模型，都没有时用抽取式替身。"
                              "服务器：同一个随附模型，由 llama.cpp 自己的服务器在本机运行，几个会话同时生成"
                              "（一个班级同时使用时；先运行 bash scripts/build_server.sh）。",
-                             "auto: a configured endpoint, else the bundled local model, else the extractive stand-in. "
+                             en="auto: a configured endpoint, else the bundled local model, else the extractive stand-in. "
                              "server: the same bundled model run by llama.cpp's own server on this machine, several "
                              "sessions generating at once (for a class; run bash scripts/build_server.sh first)."))
             if st.session_state["llm.generator"] in ("auto", "local", "server"):
-                st.radio(tr("本地模型 Local model", "Local model"), local_model_names(), key="llm.local_model",
+                st.radio(tr(zh="本地模型 Local model", en="Local model"), local_model_names(), key="llm.local_model",
                          horizontal=True, format_func=lambda k: GGUF_MODELS[k].title,
-                         help=tr("随附的 Qwen2.5 GGUF，由 llama.cpp 在本机运行；1.5B 更强但更慢。",
-                                 "The bundled Qwen2.5 GGUF, run here by llama.cpp; 1.5B is stronger but slower."))
+                         help=tr(zh="随附的 Qwen2.5 GGUF，由 llama.cpp 在本机运行；1.5B 更强但更慢。",
+                                 en="The bundled Qwen2.5 GGUF, run here by llama.cpp; 1.5B is stronger but slower."))
             st.caption(tr(
-                "任何 OpenAI 兼容接口（OpenAI、DeepSeek、通义千问、Ollama…）。留空则读取环境变量 "
+                zh="任何 OpenAI 兼容接口（OpenAI、DeepSeek、通义千问、Ollama…）。留空则读取环境变量 "
                 "OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL 或 .streamlit/secrets.toml。",
-                "Any OpenAI-compatible endpoint (OpenAI, DeepSeek, Qwen, Ollama, ...). Empty fields fall back to "
+                en="Any OpenAI-compatible endpoint (OpenAI, DeepSeek, Qwen, Ollama, ...). Empty fields fall back to "
                 "OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL or .streamlit/secrets.toml.",
             ))
             st.text_input(t("llm.base_url"), key="llm.base_url", placeholder="https://api.deepseek.com/v1")

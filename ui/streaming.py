@@ -33,8 +33,8 @@ def ask_streaming(question: str, index, settings: AskSettings, generator, rerank
     box = st.empty()
     note = st.empty()
     box.caption(":material/hourglass_top: " + tr(
-        "检索、重排、判断能否回答、压缩资料，然后模型读提示词；回答一开始就会逐字出现在这里。",
-        "Retrieving, reranking, checking the contexts can answer, compressing them, then the model reads the prompt; "
+        zh="检索、重排、判断能否回答、压缩资料，然后模型读提示词；回答一开始就会逐字出现在这里。",
+        en="Retrieving, reranking, checking the contexts can answer, compressing them, then the model reads the prompt; "
         "the answer appears here word by word as soon as it starts."))
     text: list[str] = []
     drawn = [0.0]
@@ -50,7 +50,7 @@ def ask_streaming(question: str, index, settings: AskSettings, generator, rerank
             draw()
         elif kind == "status" and payload == "no-rag":
             draw(force=True)
-            note.caption(tr("正在生成“无 RAG”对照回答…", "Now answering without RAG, for comparison…"))
+            note.caption(tr(zh="正在生成“无 RAG”对照回答…", en="Now answering without RAG, for comparison…"))
 
     def work(control, emit) -> Trace:
         return ask(question, RunContext(index, settings, generator, chat, reranker, control),

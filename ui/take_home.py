@@ -40,19 +40,19 @@ def _generator(ss: MutableMapping) -> str:
 def buttons() -> None:
     ss = st.session_state
     r = recipe(ss)
-    st.caption(tr("把这个问题和各页的设置带回家：脚本和笔记本都调用本项目自己的 API，在项目目录里运行就能重现这里的排名和回答"
+    st.caption(tr(zh="把这个问题和各页的设置带回家：脚本和笔记本都调用本项目自己的 API，在项目目录里运行就能重现这里的排名和回答"
                   "（贪心解码）。API 密钥不会写进去：接口从运行处的环境变量读取。",
-                  "Take this question and every page's settings home: the script and the notebook call this "
+                  en="Take this question and every page's settings home: the script and the notebook call this "
                   "project's own API and, run in the project's folder, reproduce the rankings and the answer shown "
                   "here (greedy decoding). No API key is written: an endpoint is read from the environment where "
                   "it runs."))
     if r.corpus == "files":
-        st.caption(tr("你上传的文件不在导出里：把它们放进脚本旁边的 my_documents 文件夹。",
-                      "Your uploaded files are not in the export: put them in a folder named my_documents next to "
+        st.caption(tr(zh="你上传的文件不在导出里：把它们放进脚本旁边的 my_documents 文件夹。",
+                      en="Your uploaded files are not in the export: put them in a folder named my_documents next to "
                       "the script."))
     c1, c2 = st.columns(2)
-    c1.download_button(tr("下载 Python 脚本", "Download a Python script"), script(r), file_name="rag_question.py",
+    c1.download_button(tr(zh="下载 Python 脚本", en="Download a Python script"), script(r), file_name="rag_question.py",
                        mime="text/x-python", icon=":material/code:", key="export.script")
-    c2.download_button(tr("下载 Jupyter 笔记本", "Download a Jupyter notebook"), notebook(r),
+    c2.download_button(tr(zh="下载 Jupyter 笔记本", en="Download a Jupyter notebook"), notebook(r),
                        file_name="rag_question.ipynb", mime="application/x-ipynb+json", icon=":material/book:",
                        key="export.notebook")

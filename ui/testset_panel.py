@@ -22,6 +22,7 @@ import streamlit as st
 from rag.evaluate import testset
 from rag.evaluate.evaluation import Query, load_queries
 from rag.ingest.language import detect_lang
+from rag.messages import Msg
 
 from . import settings
 from .i18n import lang, loc, tr
@@ -45,8 +46,8 @@ def trust_line(method: str, corpus_lang: str) -> str:
     """What the bench measured for this generator on sets in this language, in words, with its verdict."""
     sets = [r for r in _trust().get("sets", []) if r.get("lang") == corpus_lang and method in r.get("tau", {})]
     if not sets:
-        return tr("还没有测量过这种生成方式在这种语言上的可信度（bench/bench_testset.py）。",
-                  "How far this generator can be trusted in this language has not been measured "
+        return tr(zh="还没有测量过这种生成方式在这种语言上的可信度（bench/bench_testset.py）。",
+                  en="How far this generator can be trusted in this language has not been measured "
                   "(bench/bench_testset.py).")
 
     def taus(r: dict) -> str:
@@ -56,12 +57,12 @@ def trust_line(method: str, corpus_lang: str) -> str:
     shown = ", ".join(f"{r['set']} {taus(r)} ({r['kept'][method]})" for r in sets)
     gaps = ", ".join(f"{r['set']} {r['overlap_gap'][method]:+.2f}" for r in sets)
     worst = min(min(r["tau"][method], r.get("tau_second_sample", {}).get(method, 1.0)) for r in sets)
-    verdict = (tr("所以只把它当粗略参考：接近的策略要用人写的问题再确认。", "So take its ranking as a rough guide: confirm "
+    verdict = (tr(zh="所以只把它当粗略参考：接近的策略要用人写的问题再确认。", en="So take its ranking as a rough guide: confirm "
                   "close calls with questions people wrote.") if worst < 0.7 else
-               tr("这些集上它的排序可以信赖。", "On those sets its order could be trusted."))
-    return tr(f"在有人写问题的测试集上，这种方式生成的问题给出的策略排序与人写问题的一致程度 Kendall τ = {shown}"
+               tr(zh="这些集上它的排序可以信赖。", en="On those sets its order could be trusted."))
+    return tr(zh=f"在有人写问题的测试集上，这种方式生成的问题给出的策略排序与人写问题的一致程度 Kendall τ = {shown}"
               f"（两次抽样；括号里是保留的题数；1 = 完全相同）；问题与所在片段的词重合比人写的问题多 {gaps}。" + verdict,
-              f"On sets with questions people wrote, questions from this generator ordered the strategies as the "
+              en=f"On sets with questions people wrote, questions from this generator ordered the strategies as the "
               f"people's did with Kendall tau = {shown} (two samples; kept questions in brackets; 1 = the same "
               f"order); their word overlap with their chunk differed from the people's by {gaps}. " + verdict)
 
@@ -121,10 +122,10 @@ def _generate(index, method: str, n: int, chat) -> None:
     import time
 
     ss["testset.partial"] = []
-    bar = st.progress(0.0, text=tr("生成中…", "Generating…"))
+    bar = st.progress(0.0, text=tr(zh="生成中…", en="Generating…"))
     started = time.monotonic()
     stop = st.empty()  # pressing it reruns the page, which stops the run; what it wrote is kept (render)
-    stop.button(tr("停止（保留已生成的）", "Stop (keep what is done)"), icon=":material/stop:", key="testset.stop")
+    stop.button(tr(zh="停止（保留已生成的）", en="Stop (keep what is done)"), icon=":material/stop:", key="testset.stop")
 
     def on_event(kind: str, payload) -> None:
         if kind == "question":
@@ -133,8 +134,8 @@ def _generate(index, method: str, n: int, chat) -> None:
             done, total = payload
             each = (time.monotonic() - started) / done  # this run's own pace: the estimate learns as it goes
             ss[f"testset.rate.{method}"] = each
-            left = tr(f"还剩约 {each * (total - done):.0f} 秒（按本次每题 {each:.1f} 秒）",
-                      f"about {each * (total - done):.0f} s left (this run: {each:.1f} s a question)")
+            left = tr(zh=f"还剩约 {each * (total - done):.0f} 秒（按本次每题 {each:.1f} 秒）",
+                      en=f"about {each * (total - done):.0f} s left (this run: {each:.1f} s a question)")
             bar.progress(min(1.0, done / total), text=f"{done}/{total} · {left} · {ss['testset.partial'][-1].query}")
 
     def work(control, emit):
@@ -158,34 +159,34 @@ def render(index, chat) -> list[Query] | None:
     c1, c2 = st.columns(2)
     with c1:
         model = loc(testset.GENERATOR_LABELS["llm"]) + (f" · {loc(chat.label)}" if chat is not None else
-                                                         tr("（没有可用的语言模型）", " (no language model available)"))
-        labels = {"auto": tr("自动：有语言模型就让模型出题，否则用关键词替身", "auto: the language model where one runs, "
+                                                         tr(zh="（没有可用的语言模型）", en=" (no language model available)"))
+        labels = {"auto": tr(zh="自动：有语言模型就让模型出题，否则用关键词替身", en="auto: the language model where one runs, "
                              "else the keyword stand-in") + (f" · {loc(chat.label)}" if chat is not None else
-                                                             tr("（现在没有模型：关键词替身）", " (no model now: the stand-in)")),
+                                                             tr(zh="（现在没有模型：关键词替身）", en=" (no model now: the stand-in)")),
                   "keywords": loc(testset.GENERATOR_LABELS["keywords"]), "llm": model}
-        chosen = st.radio(tr("怎样出题", "How questions are written"), list(testset.METHODS), key="testset.method",
+        chosen = st.radio(tr(zh="怎样出题", en="How questions are written"), list(testset.METHODS), key="testset.method",
                           format_func=labels.__getitem__)
     method = ("llm" if chat is not None else "keywords") if chosen == "auto" else chosen
     cap = min(testset.PAGE_MAX_CHUNKS[method], len(index.chunks))
     with c2:
         settings.clamp(f"testset.n.{method}", 1, max(1, cap))
-        n = st.number_input(tr("从多少个片段出题", "Chunks to ask about"), 1, max(1, cap), key=f"testset.n.{method}")
+        n = st.number_input(tr(zh="从多少个片段出题", en="Chunks to ask about"), 1, max(1, cap), key=f"testset.n.{method}")
         measured = ss.get(f"testset.rate.{method}")  # this session's last run, where there was one
         secs = n * (measured or testset.SECONDS_PER_QUESTION[method])
-        took = tr("不到 1 秒", "under a second") if secs < 1 else tr(f"约 {secs:.0f} 秒", f"about {secs:.0f} s")
-        basis = (tr(f"按这里上次每题 {measured:.1f} 秒", f"at this session's last {measured:.1f} s a question") if measured
-                 else tr("本机两核上测得；服务器忙时更久", "measured on this 2-core machine; longer while the server is busy"))
-        st.caption(tr(f"预计{took}（{basis}；生成时按本次的速度重新估计）。每次最多 {testset.PAGE_MAX_CHUNKS[method]} 个片段，"
+        took = tr(zh="不到 1 秒", en="under a second") if secs < 1 else tr(zh=f"约 {secs:.0f} 秒", en=f"about {secs:.0f} s")
+        basis = (tr(zh=f"按这里上次每题 {measured:.1f} 秒", en=f"at this session's last {measured:.1f} s a question") if measured
+                 else tr(zh="本机两核上测得；服务器忙时更久", en="measured on this 2-core machine; longer while the server is busy"))
+        st.caption(tr(zh=f"预计{took}（{basis}；生成时按本次的速度重新估计）。每次最多 {testset.PAGE_MAX_CHUNKS[method]} 个片段，"
                       f"本语料共 {len(index.chunks)} 个；更多请用命令行 rag testset generate。",
-                      f"{took[0].upper() + took[1:]} ({basis}; re-estimated from this run's own pace as it goes). At most "
+                      en=f"{took[0].upper() + took[1:]} ({basis}; re-estimated from this run's own pace as it goes). At most "
                       f"{testset.PAGE_MAX_CHUNKS[method]} chunks a run, of this corpus's {len(index.chunks)}; for more "
                       "use the CLI: rag testset generate."))
     st.caption(trust_line(method, corpus_lang))
     b1, b2 = st.columns([1, 2])
-    go = b1.button(tr("生成测试题", "Generate test questions"), icon=":material/auto_awesome:", key="testset.go",
+    go = b1.button(tr(zh="生成测试题", en="Generate test questions"), icon=":material/auto_awesome:", key="testset.go",
                    disabled=method == "llm" and chat is None)
     with b2:
-        up = st.file_uploader(tr("或上传测试集（JSONL）", "Or upload a test set (JSONL)"), type=["jsonl"],
+        up = st.file_uploader(tr(zh="或上传测试集（JSONL）", en="Or upload a test set (JSONL)"), type=["jsonl"],
                               key="testset.file")
         upload_limit_note("testset.file", ".jsonl")
     if go:
@@ -194,11 +195,11 @@ def render(index, chat) -> list[Query] | None:
         _load(up, index)
     questions: list[testset.TestQuestion] = ss.get("testset.questions") or []
     if not questions:
-        st.info(tr("先生成或上传一组测试题。", "Generate or upload a set of test questions first."))
+        st.info(tr(zh="先生成或上传一组测试题。", en="Generate or upload a set of test questions first."))
         return None
     if ss.get("testset.for") != ss["index.key"]:
-        st.caption(":material/warning: " + tr("这组题是在另一个索引上生成的；重新检查会按当前语料核对。",
-                                               "This set was made on another index; checking again tests it "
+        st.caption(":material/warning: " + tr(zh="这组题是在另一个索引上生成的；重新检查会按当前语料核对。",
+                                               en="This set was made on another index; checking again tests it "
                                                "against the current corpus."))
     return _review(questions, index)
 
@@ -213,27 +214,28 @@ def _load(up, index) -> None:
             records = [json.loads(line) for line in up.getvalue().decode("utf-8-sig").splitlines() if line.strip()]
             questions = testset.recheck(testset.from_records(records), index.chunks)
         except Exception as exc:  # LoaderError, or a record the reader took but recheck cannot
-            st.error(tr("没有载入这个测试集：", "This test set was not loaded: ") + error_text(exc) +
-                     tr("（已有的测试题保持不变）", " (the questions already here are kept)"))
+            st.error(tr(zh="没有载入这个测试集：", en="This test set was not loaded: ") + error_text(exc) +
+                     tr(zh="（已有的测试题保持不变）", en=" (the questions already here are kept)"))
             ss["testset.loaded"] = (up.name, up.size)
             return
     ss["testset.loaded"] = (up.name, up.size)
     _store(questions, ss["index.key"], "uploaded")
 
 
-HOW = {"keywords": ("keywords, no model", "关键词，不用模型"), "llm": ("written by the language model", "语言模型出题"),
-       "stopped": ("stopped: what was done", "已停止：保留已生成的"), "uploaded": ("uploaded", "上传的"),
-       "edited": ("edited, checked again", "已编辑并重新检查")}
+HOW = {"keywords": Msg(en="keywords, no model", zh="关键词，不用模型"),
+       "llm": Msg(en="written by the language model", zh="语言模型出题"),
+       "stopped": Msg(en="stopped: what was done", zh="已停止：保留已生成的"), "uploaded": Msg(en="uploaded", zh="上传的"),
+       "edited": Msg(en="edited, checked again", zh="已编辑并重新检查")}
 
 
 def _review(questions: list[testset.TestQuestion], index) -> list[Query]:
     kept = [q for q in questions if q.kept]
     dropped = len(questions) - len(kept)
-    how = tr(*reversed(HOW.get(ss.get("testset.how", ""), ("", ""))))
+    how = loc(HOW.get(ss.get("testset.how", ""), ""))
     rate = len(kept) / len(questions) if questions else 0.0
-    st.caption(tr(f"{len(questions)} 道题（{how}），保留 {len(kept)} 道（{rate:.0%}），去掉 {dropped} 道，原因见“去掉的原因（或第二次提问）”一列。"
+    st.caption(tr(zh=f"{len(questions)} 道题（{how}），保留 {len(kept)} 道（{rate:.0%}），去掉 {dropped} 道，原因见“去掉的原因（或第二次提问）”一列。"
                   "可以在表里修改、删除（选中行后按删除键）或在末行添加，然后点“重新检查”。",
-                  f"{len(questions)} questions ({how}): {len(kept)} kept ({rate:.0%}), {dropped} dropped, each with its "
+                  en=f"{len(questions)} questions ({how}): {len(kept)} kept ({rate:.0%}), {dropped} dropped, each with its "
                   "reason in the “why dropped (or asked again)” column. Edit, delete (select rows, then Delete) or add a row at the end, "
                   "then press Check again."))
     edited = st.data_editor(
@@ -241,26 +243,26 @@ def _review(questions: list[testset.TestQuestion], index) -> list[Query]:
         disabled=["generator", "kept", "why"],
         column_config={
             "id": st.column_config.TextColumn("id"),
-            "query": st.column_config.TextColumn(tr("问题", "question"), width="large"),
-            "gold_ids": st.column_config.TextColumn(tr("标准答案文档", "gold documents")),
-            "answer": st.column_config.TextColumn(tr("答案片段", "answer span"), width="medium"),
-            "answerable": st.column_config.CheckboxColumn(tr("可回答", "answerable")),
-            "generator": st.column_config.TextColumn(tr("出题方式", "written by")),
-            "kept": st.column_config.CheckboxColumn(tr("保留", "kept")),
-            "why": st.column_config.TextColumn(tr("去掉的原因（或第二次提问）", "why dropped (or asked again)"), width="large"),
+            "query": st.column_config.TextColumn(tr(zh="问题", en="question"), width="large"),
+            "gold_ids": st.column_config.TextColumn(tr(zh="标准答案文档", en="gold documents")),
+            "answer": st.column_config.TextColumn(tr(zh="答案片段", en="answer span"), width="medium"),
+            "answerable": st.column_config.CheckboxColumn(tr(zh="可回答", en="answerable")),
+            "generator": st.column_config.TextColumn(tr(zh="出题方式", en="written by")),
+            "kept": st.column_config.CheckboxColumn(tr(zh="保留", en="kept")),
+            "why": st.column_config.TextColumn(tr(zh="去掉的原因（或第二次提问）", en="why dropped (or asked again)"), width="large"),
         })
     c1, c2 = st.columns(2)
-    if c1.button(tr("重新检查", "Check again"), icon=":material/fact_check:", key="testset.recheck"):
+    if c1.button(tr(zh="重新检查", en="Check again"), icon=":material/fact_check:", key="testset.recheck"):
         before = {q.qid: q for q in questions}
         _store(testset.recheck(_from_frame(edited, before), index.chunks), ss["index.key"], "edited")
         st.rerun()
-    c2.download_button(tr("下载 JSONL（保留的题）", "Download JSONL (kept questions)"),
+    c2.download_button(tr(zh="下载 JSONL（保留的题）", en="Download JSONL (kept questions)"),
                        testset.to_jsonl(questions).encode("utf-8"), file_name="testset.jsonl",
                        mime="application/jsonl", icon=":material/download:", key="testset.download")
     if len({c.doc_id for c in index.chunks}) < 5:
         st.caption(":material/info: " + tr(
-            "这个语料只有几个文档：文档排名（Hit@k、MRR、nDCG）几乎总是满分，要看带 span 的列——第几个片段含有答案片段。",
-            "This corpus has only a few documents, so document ranks (Hit@k, MRR, nDCG) are nearly always perfect: read "
+            zh="这个语料只有几个文档：文档排名（Hit@k、MRR、nDCG）几乎总是满分，要看带 span 的列——第几个片段含有答案片段。",
+            en="This corpus has only a few documents, so document ranks (Hit@k, MRR, nDCG) are nearly always perfect: read "
             "the span columns, which say at which rank a retrieved chunk holds the answer span."))
     return [Query(q.qid, q.query, q.gold_ids, q.answerable, q.answer) for q in kept]
 

@@ -18,17 +18,17 @@ from .i18n import tr
 
 def meaning(feature: str) -> str:
     zh, en = describe[feature]
-    return tr(zh, en)
+    return tr(zh=zh, en=en)
 
 
 def reasons(why: Why, n: int = 3) -> str:
     """"sent_cos_gap +0.84 · title_words -0.12 · ...": the n largest contributions, signed; "⚠" first when weak
     signals (the title's words, lengths: Why.weak) did most of the pushing."""
-    flag = tr("⚠ 主要靠弱信号（标题词、长度）· ", "⚠ mostly weak signals (title words, length) · ") if why.weak() else ""
+    flag = tr(zh="⚠ 主要靠弱信号（标题词、长度）· ", en="⚠ mostly weak signals (title words, length) · ") if why.weak() else ""
     return flag + " · ".join(why.reasons(n))
 
 
 def contribution_frame(why: Why) -> pd.DataFrame:
-    rows = [{tr("特征", "feature"): f, tr("贡献", "contribution"): round(c, 4), tr("取值", "value"): round(v, 4),
-             tr("含义", "meaning"): meaning(f)} for f, v, c in why.largest()]
+    rows = [{tr(zh="特征", en="feature"): f, tr(zh="贡献", en="contribution"): round(c, 4), tr(zh="取值", en="value"): round(v, 4),
+             tr(zh="含义", en="meaning"): meaning(f)} for f, v, c in why.largest()]
     return pd.DataFrame(rows)

@@ -31,8 +31,8 @@ HEARTBEAT_S = 0.5  # how often a waiting page gives Streamlit the chance to see 
 
 
 def queued_text() -> str:
-    return tr("本地模型正被另一个会话使用：已排队，轮到时会自动开始。可以随时停止。",
-              "The local model is busy with another session: this is queued and starts by itself when it is free. "
+    return tr(zh="本地模型正被另一个会话使用：已排队，轮到时会自动开始。可以随时停止。",
+              en="The local model is busy with another session: this is queued and starts by itself when it is free. "
               "You can stop it at any time.")
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rag.answer.answer_form import has_form, question_parts_of, without_indices
-from rag.messages import Msg, say
+from rag.messages import Msg
 from rag.models.script import fold_script
 
 SLOTS = ("formula", "list", "number", "comparison", "reason")  # read in this order: 哪几种 asks for a list, not a count
@@ -116,14 +116,14 @@ class SlotCheck:
 
     def message(self) -> Msg:
         if self.slot is None:
-            return say("the question's words ask for no slot this check reads (a number, a formula, a list, a reason, "
-                       "a comparison): not checked", "问题的用词看不出它要的是数字、公式、列举、原因还是比较：没有检查")
+            return Msg(en="the question's words ask for no slot this check reads (a number, a formula, a list, a reason, "
+                       "a comparison): not checked", zh="问题的用词看不出它要的是数字、公式、列举、原因还是比较：没有检查")
         en, zh = _NAMES[self.slot]
         if self.filled_by is not None:
-            return say(f"the question asks for {en}; the answer gives one: \"{self.filled_by[:60]}\"",
-                       f"问题要的是{zh}；回答给出了：“{self.filled_by[:60]}”")
-        return say(f"the question asks for {en}, and no sentence of the answer gives one: supported sentences are not "
-                   "an answer to it", f"问题要的是{zh}，但回答里没有一句给出{zh}：句子有支撑，不等于回答了问题")
+            return Msg(en=f"the question asks for {en}; the answer gives one: \"{self.filled_by[:60]}\"",
+                       zh=f"问题要的是{zh}；回答给出了：“{self.filled_by[:60]}”")
+        return Msg(en=f"the question asks for {en}, and no sentence of the answer gives one: supported sentences are not "
+                   "an answer to it", zh=f"问题要的是{zh}，但回答里没有一句给出{zh}：句子有支撑，不等于回答了问题")
 
 
 def check_answer(question: str, sentences: Sequence[str]) -> SlotCheck:

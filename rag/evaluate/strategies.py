@@ -36,7 +36,7 @@ from rag.evaluate.evaluation import (
 )
 from rag.graph.store import attach
 from rag.index.build import Index
-from rag.messages import Msg, localized, say
+from rag.messages import Msg, localized
 from rag.run import RunContext
 from rag.search.hits import Hit
 from rag.search.rerank import rerank_candidates
@@ -176,7 +176,7 @@ def strategy_label(index: Index, strategy: str, reranker=None, settings: AskSett
     rrf_k, recall_n = s.rrf_k, s.recall_n
     z = lambda x: localized(x, "zh")  # noqa: E731
     via = (chat.label, z(chat.label)) if chat is not None else ("no language model", "没有语言模型")
-    sparse = index.sparse.label if index.sparse is not None else say("learned sparse (not built)", "学习型稀疏（没有建）")
+    sparse = index.sparse.label if index.sparse is not None else Msg(en="learned sparse (not built)", zh="学习型稀疏（没有建）")
     rr = (reranker.label, z(reranker.label)) if reranker is not None else ("no reranker", "不重排")
     graph = (index.graph.extractor, z(index.graph.extractor)) if index.graph is not None else \
         ("the corpus graph (built on first use)", "语料的图谱（第一次用时建）")
@@ -201,7 +201,8 @@ def strategy_label(index: Index, strategy: str, reranker=None, settings: AskSett
         "hybrid+graph": (f"RRF k={rrf_k} of dense + BM25 + graph local search over {graph[0]}",
                          f"向量 + BM25 + 图谱局部检索的 RRF k={rrf_k}，图由 {graph[1]}"),
     }[strategy]
-    return say(*words)
+    en, zh = words
+    return Msg(en=en, zh=zh)
 
 
 def answer_figures(ctx: RunContext, queries: Sequence[Query], strategy: str, *,

@@ -55,16 +55,16 @@ from rag.ingest.chunking import Chunk
 from rag.ingest.language import detect_lang
 from rag.ingest.markdown import nonprose_spans
 from rag.ingest.sentences import split_sentences
-from rag.messages import say
+from rag.messages import Msg
 from rag.search.rank_features import topic_words
 
 GENERATORS = ("keywords", "llm")
 METHODS = ("auto", *GENERATORS)  # auto: llm where a model runs, else keywords (said so)
 GENERATOR_LABELS = {
-    "keywords": say("key words of a key sentence (no model; a stand-in)", "关键句里的关键词（不用模型；替代品）"),
-    "llm": say("the language model, under a grammar", "语言模型，在语法约束下"),
-    "near-miss": say("a kept question with its rarest word swapped for one no document has (no model)",
-                     "把保留问题里最少见的词换成没有文档提到的词（不用模型）"),
+    "keywords": Msg(en="key words of a key sentence (no model; a stand-in)", zh="关键句里的关键词（不用模型；替代品）"),
+    "llm": Msg(en="the language model, under a grammar", zh="语言模型，在语法约束下"),
+    "near-miss": Msg(en="a kept question with its rarest word swapped for one no document has (no model)",
+                     zh="把保留问题里最少见的词换成没有文档提到的词（不用模型）"),
 }
 # The longest run of a question's words copied in order from its chunk, as a share of its words, above which it
 # counts as copied. Chosen on cmrc2018_dev: the 90th percentile of its human questions (0.57); xquad_zh and xquad_en

@@ -36,7 +36,7 @@ from rag.errors import LLMError
 from rag.index.tokenize import jieba_posseg
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
-from rag.messages import say
+from rag.messages import Msg
 from rag.models.control import RunControl
 
 PROMPT_VERSION = "graph-v1"
@@ -49,7 +49,7 @@ MAX_LABEL = 10
 MAX_SENTENCES = 40  # a longer chunk shows the model its first 40 sentences
 MAX_TOKENS = 600
 SHIPPED = Path(__file__).resolve().parents[2] / "data" / "graph" / "extractions.jsonl"
-JIEBA_LABEL = say("jieba POS tags + co-occurrence (fallback: no language model)", "jieba 词性标注 + 共现（替代方案：没有语言模型）")
+JIEBA_LABEL = Msg(en="jieba POS tags + co-occurrence (fallback: no language model)", zh="jieba 词性标注 + 共现（替代方案：没有语言模型）")
 CO_OCCURS = "同句"
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from rag.graph import extraction
 from rag.graph.graph import CorpusGraph, build_graph
-from rag.messages import join, localized, say
+from rag.messages import Msg, join, localized
 from rag.models.control import RunControl
 from rag.models.local_llm import local_label
 
@@ -94,8 +94,8 @@ def _mixed_label(models, from_model: int, total: int, shipped: bool) -> str:
     jieba = extraction.JIEBA_LABEL
     zh = localized(models, "zh")
     if from_model == total:
-        return say(f"{models}{' (shipped extractions)' if shipped else ''}", f"{zh}{'（随附的抽取结果）' if shipped else ''}")
+        return Msg(en=f"{models}{' (shipped extractions)' if shipped else ''}", zh=f"{zh}{'（随附的抽取结果）' if shipped else ''}")
     if from_model == 0:
         return jieba
-    return say(f"{models} for {from_model} of {total} chunks{source}; {jieba} for the rest",
-               f"{total} 个块中 {from_model} 个由 {zh} 抽取{source_zh}；其余的用{jieba.zh}")
+    return Msg(en=f"{models} for {from_model} of {total} chunks{source}; {jieba} for the rest",
+               zh=f"{total} 个块中 {from_model} 个由 {zh} 抽取{source_zh}；其余的用{jieba.zh}")

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from rag.index.tokenize import jieba_posseg
 from rag.ingest.sentences import split_sentences
-from rag.messages import Msg, say
+from rag.messages import Msg
 
 CLAUSE_BREAKS = re.compile(r"[，,；;：:。！？!?\n]")
 NEGATIONS = ("不", "没", "未", "非", "无", "勿", "别")
@@ -56,13 +56,13 @@ def fragment(name: str) -> Msg | None:
     """Why `name` is not an entity's name (a clause, a formula, a fragment), or None when it can be one."""
     cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in name)
     if cjk > MAX_NAME_CJK or any(ch in PUNCTUATION for ch in name):
-        return say(f"'{name}' is a clause, not a name", f"“{name}”是一个分句，不是名称")
+        return Msg(en=f"'{name}' is a clause, not a name", zh=f"“{name}”是一个分句，不是名称")
     if any(ch in PRONOUNS for ch in name):
-        return say(f"'{name}' holds a pronoun: a fragment of a sentence", f"“{name}”含代词：是句子的片段")
+        return Msg(en=f"'{name}' holds a pronoun: a fragment of a sentence", zh=f"“{name}”含代词：是句子的片段")
     if name.count("(") != name.count(")") or name.count("（") != name.count("）") or FORMULA.search(name):
-        return say(f"'{name}' is a piece of a formula", f"“{name}”是公式的片段")
+        return Msg(en=f"'{name}' is a piece of a formula", zh=f"“{name}”是公式的片段")
     if name.endswith(FUNCTION_ENDS) or name.startswith(("的", "和", "与")):
-        return say(f"'{name}' is cut mid-phrase", f"“{name}”在短语中间被截断")
+        return Msg(en=f"'{name}' is cut mid-phrase", zh=f"“{name}”在短语中间被截断")
     return None
 
 
@@ -134,10 +134,10 @@ def predicate(relation: str) -> Msg | None:
     if relation.isascii():  # an English relation ("founded", "is part of"): no Chinese tagger to ask
         return None
     if sum("\u4e00" <= ch <= "\u9fff" for ch in relation) > MAX_PREDICATE_CJK or "《" in relation:
-        return say(f"'{relation}' is a clause, not a relation", f"“{relation}”是一个分句，不是关系")
+        return Msg(en=f"'{relation}' is a clause, not a relation", zh=f"“{relation}”是一个分句，不是关系")
     words = [(w.word, w.flag) for w in jieba_posseg().cut(relation.strip())]
     if not any(flag.startswith("v") and word not in FUNCTION_VERBS for word, flag in words):
-        return say(f"'{relation}' is not a verb: it relates nothing", f"“{relation}”不是动词：说不出两者的关系")
+        return Msg(en=f"'{relation}' is not a verb: it relates nothing", zh=f"“{relation}”不是动词：说不出两者的关系")
     return None
 
 
@@ -175,19 +175,19 @@ def verify(head: str, relation: str, tail: str, chunk: str) -> Verdict:
 def _stated(holding: list[str], head: str, pred: str, said: str, tail: str) -> Verdict:
     """The verdict on head —pred→ tail from the sentences `holding` head, tail and `said` (pred or its kin)."""
     if not holding:
-        return Verdict(False, say(f"no sentence of the chunk names {head}, {tail} and '{pred}' together",
-                                  f"块里没有哪一句同时写到 {head}、{tail} 和“{pred}”"))
+        return Verdict(False, Msg(en=f"no sentence of the chunk names {head}, {tail} and '{pred}' together",
+                                  zh=f"块里没有哪一句同时写到 {head}、{tail} 和“{pred}”"))
     for sentence in holding:
         if _negated(sentence, said):
             continue
         if _in_order(sentence, head, said, tail):
             if said != pred:
-                return Verdict(True, say(f"the sentence says {head} {said} {tail}: {pred}, in other words",
-                                         f"这句话说 {head}{said}{tail}，也就是{pred}"), sentence)
-            return Verdict(True, say(f"the sentence says {head} {pred} {tail}", f"这句话说的就是 {head}{pred}{tail}"),
+                return Verdict(True, Msg(en=f"the sentence says {head} {said} {tail}: {pred}, in other words",
+                                         zh=f"这句话说 {head}{said}{tail}，也就是{pred}"), sentence)
+            return Verdict(True, Msg(en=f"the sentence says {head} {pred} {tail}", zh=f"这句话说的就是 {head}{pred}{tail}"),
                            sentence)
     if all(_negated(s, said) for s in holding):
-        return Verdict(False, say(f"the sentence says {head} does not {pred} {tail}", f"原句是否定的：不{pred}"),
+        return Verdict(False, Msg(en=f"the sentence says {head} does not {pred} {tail}", zh=f"原句是否定的：不{pred}"),
                        holding[0])
-    return Verdict(False, say(f"the sentence names {head}, {tail} and '{pred}', but not as {head} —{pred}→ {tail}",
-                              f"原句写到了 {head}、{tail} 和“{pred}”，但说的不是 {head} —{pred}→ {tail}"), holding[0])
+    return Verdict(False, Msg(en=f"the sentence names {head}, {tail} and '{pred}', but not as {head} —{pred}→ {tail}",
+                              zh=f"原句写到了 {head}、{tail} 和“{pred}”，但说的不是 {head} —{pred}→ {tail}"), holding[0])

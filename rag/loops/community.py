@@ -43,7 +43,7 @@ from rag.graph.graph import Community, CorpusGraph
 from rag.index.tokenize import jieba_spans
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
-from rag.messages import Msg, join, say
+from rag.messages import Msg, join
 from rag.models.control import RunControl
 from rag.models.local_llm import local_label
 
@@ -55,25 +55,25 @@ EVIDENCE_CHUNKS = 8  # the community's chunks read for them (its most-mentioning
 MAX_SENTENCE_CHARS = 240  # longer "sentences" are lists or tables run together: not shown as evidence
 SUMMARY_COVERAGE = 0.85  # the prompt asks for the text's own words: below this share, the model's paraphrase
 MAX_SENTENCES = 2  # a summary, not a copy of the chunks: further sentences are dropped as "too-long"
-QUOTE = say("a quote: the community's most central sentence (no sentence the model wrote passed the audit)",
-            "原文摘句：社区里最有代表性的一句（模型写的句子都没有通过审计）")
-STAND_IN = say("extractive stand-in (no model): the community's most central sentence, quoted",
-               "抽取式替代（没有模型）：引用社区里最有代表性的一句原文")
-BY = {"chosen": say("the model's choice among the community's sentences", "模型从社区原文中选出的一句"),
-      "model": say("the model, each sentence checked by the audit", "模型写，每句经审计核对"),
-      "quote": say("a quote (nothing the model wrote passed)", "原文摘句（模型写的都没通过）"),
-      "stand-in": say("a quote (no model)", "原文摘句（没有模型）")}
-WHY = {"other-language": say("not in the documents' language", "不是文档的语言"),
-       "template-opener": say("only says what 'these texts' are about", "只是“这些原文讲的是…”的套话"),
-       "not-a-sentence": say("a list of names with nothing said of them", "只列了名词，没有陈述"),
-       "new-name": say("its subject is a name the chunks never use", "主语是这些块里没有的名称"),
-       "own-words": say("the model's own words: too little of it is in the chunks", "模型自己的说法：大部分词不在这些块里"),
-       "cut-off": say("cut off mid-sentence", "句子没写完就断了"),
-       "too-long": say("beyond the two sentences a summary keeps", "超出概要保留的两句"),
-       "unsupported": say("the audit: unsupported", "审计：没有支撑"),
-       "weak": say("the audit: weakly supported", "审计：支撑不足"),
-       "contradicted": say("the audit: contradicted", "审计：与原文矛盾"),
-       "restates-question": say("only restates a question", "只是复述问题")}
+QUOTE = Msg(en="a quote: the community's most central sentence (no sentence the model wrote passed the audit)",
+            zh="原文摘句：社区里最有代表性的一句（模型写的句子都没有通过审计）")
+STAND_IN = Msg(en="extractive stand-in (no model): the community's most central sentence, quoted",
+               zh="抽取式替代（没有模型）：引用社区里最有代表性的一句原文")
+BY = {"chosen": Msg(en="the model's choice among the community's sentences", zh="模型从社区原文中选出的一句"),
+      "model": Msg(en="the model, each sentence checked by the audit", zh="模型写，每句经审计核对"),
+      "quote": Msg(en="a quote (nothing the model wrote passed)", zh="原文摘句（模型写的都没通过）"),
+      "stand-in": Msg(en="a quote (no model)", zh="原文摘句（没有模型）")}
+WHY = {"other-language": Msg(en="not in the documents' language", zh="不是文档的语言"),
+       "template-opener": Msg(en="only says what 'these texts' are about", zh="只是“这些原文讲的是…”的套话"),
+       "not-a-sentence": Msg(en="a list of names with nothing said of them", zh="只列了名词，没有陈述"),
+       "new-name": Msg(en="its subject is a name the chunks never use", zh="主语是这些块里没有的名称"),
+       "own-words": Msg(en="the model's own words: too little of it is in the chunks", zh="模型自己的说法：大部分词不在这些块里"),
+       "cut-off": Msg(en="cut off mid-sentence", zh="句子没写完就断了"),
+       "too-long": Msg(en="beyond the two sentences a summary keeps", zh="超出概要保留的两句"),
+       "unsupported": Msg(en="the audit: unsupported", zh="审计：没有支撑"),
+       "weak": Msg(en="the audit: weakly supported", zh="审计：支撑不足"),
+       "contradicted": Msg(en="the audit: contradicted", zh="审计：与原文矛盾"),
+       "restates-question": Msg(en="only restates a question", zh="只是复述问题")}
 ENTRIES = 2000  # summaries kept in memory: about 2,000 communities of every session's uploads
 _lock = threading.Lock()
 _cache: OrderedDict[str, CommunitySummary] = OrderedDict()  # key -> summary, shared by every session: bounded
@@ -294,16 +294,16 @@ def written_by(found, model: str) -> Msg:
             n[s.by] += 1
     parts = []
     if n["chosen"]:
-        parts.append(say(f"{model}, choosing among the community's own sentences ({n['chosen']})",
-                         f"{model} 从社区的原文句子中选出（{n['chosen']} 个）"))
+        parts.append(Msg(en=f"{model}, choosing among the community's own sentences ({n['chosen']})",
+                         zh=f"{model} 从社区的原文句子中选出（{n['chosen']} 个）"))
     if n["model"]:
-        parts.append(say(f"{model}, each sentence checked by the audit ({n['model']})",
-                         f"{model} 写，每句都经审计核对（{n['model']} 个）"))
+        parts.append(Msg(en=f"{model}, each sentence checked by the audit ({n['model']})",
+                         zh=f"{model} 写，每句都经审计核对（{n['model']} 个）"))
     if n["quote"]:
-        parts.append(say(f"{QUOTE} ({n['quote']})", f"{QUOTE.zh}（{n['quote']} 个）"))
+        parts.append(Msg(en=f"{QUOTE} ({n['quote']})", zh=f"{QUOTE.zh}（{n['quote']} 个）"))
     if n["stand-in"]:
-        parts.append(say(f"{STAND_IN} ({n['stand-in']})", f"{STAND_IN.zh}（{n['stand-in']} 个）"))
-    return join(parts, "; ", "；") if parts else say("none", "无")
+        parts.append(Msg(en=f"{STAND_IN} ({n['stand-in']})", zh=f"{STAND_IN.zh}（{n['stand-in']} 个）"))
+    return join(parts, "; ", "；") if parts else Msg(en="none", zh="无")
 
 
 def shipped() -> dict[str, CommunitySummary]:

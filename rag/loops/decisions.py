@@ -26,7 +26,7 @@ import re
 from rag.answer.checks.opinion import model_opinion
 from rag.answer.citations import strip_citations
 from rag.answer.support import Support
-from rag.messages import say
+from rag.messages import Msg
 from rag.models.control import RunControl
 from rag.models.yes_no import Verdict, YesNoRule, ask_yes_no
 from rag.search.rewrite import parse_query_list
@@ -70,8 +70,8 @@ def _need_messages(message: str) -> list[dict]:
 
 def needs_retrieval(chat, question: str, lang: str, control: RunControl | None = None) -> Verdict:
     """B (needs facts: retrieve) or A (greeting, small talk: answer directly)."""
-    return ask_yes_no(chat, _need_messages(question), lang, say("does the message need facts from the knowledge base "
-                      "(B), or is it a greeting or small talk (A)?", "这条消息需要知识库里的事实（B），还是问候或闲聊（A）？"),
+    return ask_yes_no(chat, _need_messages(question), lang, Msg(en="does the message need facts from the knowledge base "
+                      "(B), or is it a greeting or small talk (A)?", zh="这条消息需要知识库里的事实（B），还是问候或闲聊（A）？"),
                       YesNoRule(options=(("B",), ("A",)), null=[_need_messages(x) for x in CONTENT_FREE]),
                       control=control)
 
@@ -85,7 +85,7 @@ def relevance_messages(question: str, passage: str, lang: str) -> list[dict]:
 def is_relevant(chat, question: str, passage: str, lang: str, ref: str = "",
                 control: RunControl | None = None) -> Verdict:
     return ask_yes_no(chat, relevance_messages(question, passage, lang), lang,
-                      say(f"is {ref or 'this chunk'} relevant to the question?", f"{ref or '这一块'}和问题相关吗？"),
+                      Msg(en=f"is {ref or 'this chunk'} relevant to the question?", zh=f"{ref or '这一块'}和问题相关吗？"),
                       YesNoRule(null=[relevance_messages(question, "N/A", lang)]), control=control)
 
 

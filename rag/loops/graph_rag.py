@@ -31,7 +31,7 @@ from rag.graph.store import attach
 from rag.ingest.language import detect_lang
 from rag.loops.community import summaries
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
-from rag.messages import localized, say
+from rag.messages import Msg, localized
 from rag.models.control import RunControl
 from rag.models.llm import short_reply
 from rag.pipeline import answer_from, gather
@@ -68,26 +68,26 @@ def graph_local(question: str, ctx: RunContext, *, on_step: Callable[[Step], Non
     linked_zh = "、".join(f"{x.entity}（{'出现在问题里' if x.how == 'in the question' else f'按相似度 {x.score:.3f}'}）"
                          for x in walk.linked) or "无"
     rec.add(kind="link", thought="Find the question's entities in the graph.",
-            decision=say(f"linked: {linked}", f"链接到：{linked_zh}"), query=trace.question)
+            decision=Msg(en=f"linked: {linked}", zh=f"链接到：{linked_zh}"), query=trace.question)
     nodes = walk.subgraph()["nodes"]
     rec.add(kind="walk", thought="Walk two hops from them; keep the relations on the way.",
-            decision=say(f"{len(nodes)} entities reached, {len(walk.relations)} relations: "
+            decision=Msg(en=f"{len(nodes)} entities reached, {len(walk.relations)} relations: "
                          + "; ".join(relation_line(r, r["chunk_id"]) for r in walk.relations[:4]),
-                         f"走到 {len(nodes)} 个实体、{len(walk.relations)} 条关系："
+                         zh=f"走到 {len(nodes)} 个实体、{len(walk.relations)} 条关系："
                          + "；".join(relation_line(r, r["chunk_id"]) for r in walk.relations[:4])))
     plain = {h.chunk_id for h in retrieval.hybrid[: settings.recall_n]}
     brought = [h.chunk_id for h in trace.candidates if h.chunk_id not in plain]
     rec.add(kind="retrieve", thought="Fuse the graph's chunks with dense + BM25 (RRF).",
-            decision=say(f"{len(trace.contexts)} chunks to the prompt; the graph brought in "
+            decision=Msg(en=f"{len(trace.contexts)} chunks to the prompt; the graph brought in "
                          f"{', '.join(index.chunk(c).ref for c in brought) or 'nothing hybrid had not'}",
-                         f"{len(trace.contexts)} 个块进入提示词；图谱带来了 "
+                         zh=f"{len(trace.contexts)} 个块进入提示词；图谱带来了 "
                          f"{', '.join(index.chunk(c).ref for c in brought) or '混合检索没有的：无'}"),
             query=trace.question, hits=hits_of(index, trace.final),
             seconds=sum(v for k, v in trace.timings.items() if k in ("retrieve", "rerank")))
     trace.graph_block = graph_block(walk.relations, {c.chunk_id: c.ref for c in trace.contexts})
     trace.backends["graph"] = graph.extractor
     answer_from(trace, index, generator, control, on_delta)
-    rec.add(kind="draft", thought="Answer from the chunks and the relations.", decision=say("answered", "已回答"),
+    rec.add(kind="draft", thought="Answer from the chunks and the relations.", decision=Msg(en="answered", zh="已回答"),
             prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
             seconds=trace.timings.get("generate", 0.0))
     lt.final = trace
@@ -110,12 +110,12 @@ def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], No
     texts = {cid: s.text for cid, s in found.items()}
     ids = [c.cid for c in graph.communities if texts.get(c.cid)]
     if not ids:
-        lt.notes.append(say("the graph has no communities (no entities were extracted)",
-                            "图里没有社区（没有抽取到实体）"))
+        lt.notes.append(Msg(en="the graph has no communities (no entities were extracted)",
+                            zh="图里没有社区（没有抽取到实体）"))
     top = _closest_communities(index.embedder, question, ids, texts)
     rec.add(kind="decide", thought="Rank the communities by how close their summaries are to the question.",
-            decision=say(f"communities {', '.join(str(c) for c in top) or 'none'} (summaries by {written_by})",
-                         f"社区 {', '.join(str(c) for c in top) or '无'}（概要由 {localized(written_by, 'zh')} 写）"))
+            decision=Msg(en=f"communities {', '.join(str(c) for c in top) or 'none'} (summaries by {written_by})",
+                         zh=f"社区 {', '.join(str(c) for c in top) or '无'}（概要由 {localized(written_by, 'zh')} 写）"))
     points = _map(question, top, texts, chat, rec, control)
     community = {c.cid: c for c in graph.communities}
     chunk_ids = list(dict.fromkeys(ch for cid, _ in points for ch in community[cid].chunk_ids[:CHUNKS_PER_COMMUNITY]))
@@ -123,9 +123,9 @@ def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], No
     # answered from its communities' points, so they are off here (the trace says so)
     trace = gather(question, ctx.with_(settings=replace(settings, rerank=False, gate=False, compress=False, fill_in=False,
                                                         rewrite="none", compare_no_rag=False), reranker=None))
-    trace.notes.append(say("graph-global: the answerability gate, compression and fill-in are off (the question is "
+    trace.notes.append(Msg(en="graph-global: the answerability gate, compression and fill-in are off (the question is "
                            "about the whole corpus; the communities' points are the evidence)",
-                           "全局图谱：能否回答的判断、资料压缩和补原文都关闭了（问题关于整个语料；社区要点就是证据）"))
+                           zh="全局图谱：能否回答的判断、资料压缩和补原文都关闭了（问题关于整个语料；社区要点就是证据）"))
     trace.contexts = [index.chunk(c) for c in chunk_ids] or trace.contexts
     refs = {c.chunk_id: c.ref for c in trace.contexts}
     lines = []
@@ -133,10 +133,10 @@ def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], No
         cites = "".join(f"[{refs[ch]}]" for ch in community[cid].chunk_ids[:CHUNKS_PER_COMMUNITY] if ch in refs)
         lines.append(f"- {point} {cites}".rstrip())
     trace.graph_block = "\n".join(lines)
-    trace.backends["graph"] = say(f"{graph.extractor}; community summaries by {written_by}",
-                                  f"{localized(graph.extractor, 'zh')}；社区概要由 {localized(written_by, 'zh')} 写")
+    trace.backends["graph"] = Msg(en=f"{graph.extractor}; community summaries by {written_by}",
+                                  zh=f"{localized(graph.extractor, 'zh')}；社区概要由 {localized(written_by, 'zh')} 写")
     answer_from(trace, index, generator, control, on_delta)
-    rec.add(kind="draft", thought="Reduce: answer from the communities' points.", decision=say("answered", "已回答"),
+    rec.add(kind="draft", thought="Reduce: answer from the communities' points.", decision=Msg(en="answered", zh="已回答"),
             prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
             seconds=trace.timings.get("generate", 0.0))
     lt.final = trace
@@ -169,9 +169,9 @@ def _map(question: str, top: list[int], texts: dict, chat, rec: Recorder, contro
         said = short_reply(chat, messages, MAP_TOKENS, control).strip()
         mess = garbled(said)  # a loop or a list of refs is no point
         keep = bool(said) and not said.startswith(IRRELEVANT) and mess is None
-        decision = say(("kept: " if keep else "left out: ") + said[:120], ("保留：" if keep else "略去：") + said[:120])
+        decision = Msg(en=("kept: " if keep else "left out: ") + said[:120], zh=("保留：" if keep else "略去：") + said[:120])
         if mess is not None:
-            decision = say(f"left out, garbled ({mess}): {said[:80]}", f"略去，写乱了（{localized(mess, 'zh')}）：{said[:80]}")
+            decision = Msg(en=f"left out, garbled ({mess}): {said[:80]}", zh=f"略去，写乱了（{localized(mess, 'zh')}）：{said[:80]}")
         rec.add(kind="map", thought=f"What does community {cid} say about the question?", decision=decision,
                 prompt=messages, raw=said, seconds=time.perf_counter() - t1)
         if keep:

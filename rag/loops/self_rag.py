@@ -28,7 +28,7 @@ from rag.answer.support import Support
 from rag.ingest.language import detect_lang
 from rag.loops import decisions
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
-from rag.messages import localized, say
+from rag.messages import Msg, localized
 from rag.models.control import RunControl
 from rag.models.llm import ChatBackend, short_reply
 from rag.pipeline import answer_from, check_settings, gather, no_model_error
@@ -79,8 +79,8 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
         lt.seconds = time.perf_counter() - t_start
         return lt
     rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
-            decision=say("retrieve" + (f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""),
-                         "检索" + (f"（P(需要事实) = {need.p_yes:.2f}）" if need.p_yes is not None else "")),
+            decision=Msg(en="retrieve" + (f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""),
+                         zh="检索" + (f"（P(需要事实) = {need.p_yes:.2f}）" if need.p_yes is not None else "")),
             verdicts=(need,), seconds=need.seconds)
     kept: list = []
     query, best, best_share, best_round, tried = question, None, -1.0, 0, {question}
@@ -93,8 +93,8 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
         if query != question:
             trace.rewrites["self-rag query"] = query
         rec.add(kind="retrieve", thought=f"Round {rnd}: search the knowledge base.", query=query,
-                decision=say(f"{len(trace.contexts)} chunks after hybrid retrieval and rerank",
-                             f"混合检索和重排后得到 {len(trace.contexts)} 个块"),
+                decision=Msg(en=f"{len(trace.contexts)} chunks after hybrid retrieval and rerank",
+                             zh=f"混合检索和重排后得到 {len(trace.contexts)} 个块"),
                 hits=hits_of(index, trace.final), seconds=time.perf_counter() - t0)
 
         new_kept, dropped = _grade(loop, trace, kept)
@@ -124,12 +124,12 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
 def _kept_note(rnd: int, best_round: int, audited: float, share: float, *, exhausted: bool):
     """The note for a loop that stops on a kept draft: the budget ran out, or round `rnd` found nothing new."""
     if exhausted:
-        return say(f"support still failed after {rnd} retrieval rounds (the budget): kept the best-supported draft "
+        return Msg(en=f"support still failed after {rnd} retrieval rounds (the budget): kept the best-supported draft "
                    f"({_supported_en(audited, share)})",
-                   f"检索了 {rnd} 轮（预算用完）仍有句子缺少支撑：保留支撑最好的一稿（{_supported_zh(audited, share)}）")
-    return say(f"round {rnd} found no new relevant chunk: kept draft {best_round} ({_supported_en(audited, share)}) "
+                   zh=f"检索了 {rnd} 轮（预算用完）仍有句子缺少支撑：保留支撑最好的一稿（{_supported_zh(audited, share)}）")
+    return Msg(en=f"round {rnd} found no new relevant chunk: kept draft {best_round} ({_supported_en(audited, share)}) "
                "instead of writing it again",
-               f"第 {rnd} 轮没有找到新的相关块：保留第 {best_round} 稿（{_supported_zh(audited, share)}），不再重写")
+               zh=f"第 {rnd} 轮没有找到新的相关块：保留第 {best_round} 稿（{_supported_zh(audited, share)}），不再重写")
 
 
 @dataclass(frozen=True)
@@ -149,15 +149,15 @@ def _answer_without_retrieval(loop: _Loop, lt: LoopTrace, need) -> None:
     rec, ctx = loop.rec, loop.ctx
     p = f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""
     rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
-            decision=say(f"answer directly, without retrieval: the model judged it a greeting or small talk{p}",
-                         f"直接回答，不检索：模型判断这是问候或闲聊{p.replace('(', '（').replace(')', '）')}"),
+            decision=Msg(en=f"answer directly, without retrieval: the model judged it a greeting or small talk{p}",
+                         zh=f"直接回答，不检索：模型判断这是问候或闲聊{p.replace('(', '（').replace(')', '）')}"),
             verdicts=(need,), seconds=need.seconds)
     t0 = time.perf_counter()
     final = lt.final = answer_directly(loop.question, ctx.settings, ctx.writer, loop.lang, ctx.control,
-                                       say(f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})",
-                                           f"Self-RAG 没有检索：{localized(need.asked, 'zh')} -> A（{need.raw}）"))
+                                       Msg(en=f"Self-RAG did not retrieve: {need.asked} -> A ({need.raw})",
+                                           zh=f"Self-RAG 没有检索：{localized(need.asked, 'zh')} -> A（{need.raw}）"))
     lt.retrieved = False
-    rec.add(kind="answer", thought="Answer from the model's own knowledge.", decision=say("answered without retrieval", "不检索，直接回答了"),
+    rec.add(kind="answer", thought="Answer from the model's own knowledge.", decision=Msg(en="answered without retrieval", zh="不检索，直接回答了"),
             prompt=final.prompt.messages if final.prompt else None, raw=final.answer,
             seconds=time.perf_counter() - t0)
 
@@ -171,8 +171,8 @@ def _grade(loop: _Loop, trace, kept: list) -> tuple[list, list]:
     new_kept = [c for c, v in zip(fresh, verdicts) if v.answer]
     dropped = [c.ref for c, v in zip(fresh, verdicts) if not v.answer]
     loop.rec.add(kind="grade", thought="Which of these chunks hold information for the question?",
-            decision=say(f"kept {', '.join(c.ref for c in new_kept) or 'none'}; dropped {', '.join(dropped) or 'none'}",
-                         f"保留 {', '.join(c.ref for c in new_kept) or '无'}；丢掉 {', '.join(dropped) or '无'}"),
+            decision=Msg(en=f"kept {', '.join(c.ref for c in new_kept) or 'none'}; dropped {', '.join(dropped) or 'none'}",
+                         zh=f"保留 {', '.join(c.ref for c in new_kept) or '无'}；丢掉 {', '.join(dropped) or '无'}"),
             verdicts=tuple(verdicts), seconds=sum(v.seconds for v in verdicts))
     return new_kept, dropped
 
@@ -181,15 +181,15 @@ def _draft(loop: _Loop, trace, kept: list, dropped: list, rnd: int) -> None:
     """Answer from the kept chunks only, saying which were dropped."""
     trace.contexts = list(kept)
     if dropped:
-        trace.notes.append(say(f"Self-RAG dropped chunks it judged irrelevant: {', '.join(dropped)}",
-                               f"Self-RAG 丢掉了它判为无关的块：{', '.join(dropped)}"))
+        trace.notes.append(Msg(en=f"Self-RAG dropped chunks it judged irrelevant: {', '.join(dropped)}",
+                               zh=f"Self-RAG 丢掉了它判为无关的块：{', '.join(dropped)}"))
     if not kept:
-        trace.notes.append(say("Self-RAG judged no retrieved chunk relevant in any round: the prompt has no context",
-                               "Self-RAG 在每一轮都判定检索到的块无关：提示词里没有资料"))
+        trace.notes.append(Msg(en="Self-RAG judged no retrieved chunk relevant in any round: the prompt has no context",
+                               zh="Self-RAG 在每一轮都判定检索到的块无关：提示词里没有资料"))
     t0 = time.perf_counter()
     answer_from(trace, loop.ctx.index, loop.ctx.writer, loop.ctx.control)
     loop.rec.add(kind="draft", thought=f"Draft an answer from the {len(kept)} kept chunks.",
-            decision=say(f"draft {rnd} written", f"写好了第 {rnd} 稿"), prompt=trace.prompt.messages if trace.prompt else None,
+            decision=Msg(en=f"draft {rnd} written", zh=f"写好了第 {rnd} 稿"), prompt=trace.prompt.messages if trace.prompt else None,
             raw=trace.answer, seconds=time.perf_counter() - t0)
 
 
@@ -209,8 +209,8 @@ def _check_draft(loop: _Loop, trace, any_kept: bool) -> tuple[float, float, str 
     claims = [s for s in trace.audit.sentences if s.label != "not-enough"] if trace.audit else []
     if is_not_enough(trace.answer) or not claims:
         loop.rec.add(kind="check", thought="Is every sentence of the draft supported?",
-                decision=say("the draft says the context is not enough: nothing to check",
-                             "草稿说资料不足：没有可核对的句子"))
+                decision=Msg(en="the draft says the context is not enough: nothing to check",
+                             zh="草稿说资料不足：没有可核对的句子"))
         return (1.0 if any_kept else 0.0), 0.0, None
     return _check(loop, claims, time.perf_counter())
 
@@ -231,9 +231,9 @@ def _check(loop: _Loop, claims, t0: float) -> tuple[float, float, str | None]:
     yes = sum(v.answer for v in asked)
     labels_en, labels_zh = ", ".join(s.label for s in claims), "、".join(label_in(s.label, "zh") for s in claims)
     loop.rec.add(kind="check", thought="Is every sentence of the draft supported by the chunk it cites?",
-            decision=say(f"the audit: {sum(audited)} of {n} sentences supported ({labels_en}); the model's yes/no: "
+            decision=Msg(en=f"the audit: {sum(audited)} of {n} sentences supported ({labels_en}); the model's yes/no: "
                          f"{yes} of {len(asked)} yes; both: {sum(good)} of {n}",
-                         f"审计：{n} 句中 {sum(audited)} 句有支撑（{labels_zh}）；模型的是/否：{len(asked)} 句中 {yes} 句说是；"
+                         zh=f"审计：{n} 句中 {sum(audited)} 句有支撑（{labels_zh}）；模型的是/否：{len(asked)} 句中 {yes} 句说是；"
                          f"两者都认可：{n} 句中 {sum(good)} 句"),
             verdicts=tuple(asked), supports=supports, seconds=time.perf_counter() - t0)
     return sum(good) / n, sum(audited) / n, next((s.sentence for s, ok in zip(claims, good) if not ok), None)
@@ -244,13 +244,13 @@ def _rewrite(loop: _Loop, unsupported: str | None, tried: set[str]) -> str:
     messages = decisions.rewrite_messages(question, loop.lang, unsupported)
     raw = short_reply(loop.chat, messages, REWRITE_TOKENS, loop.ctx.control)
     query = decisions.parse_query(raw)
-    how = say("the model's rewrite", "模型改写的查询")
+    how = Msg(en="the model's rewrite", zh="模型改写的查询")
     mess = garbled(query)  # a loop or a list of refs is no query (None for an empty one)
     if mess is not None or not query or query in tried:
-        how = (say(f"the model's rewrite was garbled ({mess}): question + the unsupported sentence",
-                   f"模型的改写是乱的（{localized(mess, 'zh')}）：用问题 + 缺少支撑的那句话") if mess is not None else
-               say("the model's rewrite was empty or already tried: question + the unsupported sentence",
-                   "模型的改写是空的或已经试过：用问题 + 缺少支撑的那句话"))
+        how = (Msg(en=f"the model's rewrite was garbled ({mess}): question + the unsupported sentence",
+                   zh=f"模型的改写是乱的（{localized(mess, 'zh')}）：用问题 + 缺少支撑的那句话") if mess is not None else
+               Msg(en="the model's rewrite was empty or already tried: question + the unsupported sentence",
+                   zh="模型的改写是空的或已经试过：用问题 + 缺少支撑的那句话"))
         query = f"{question} {strip_citations(unsupported or '').strip()}".strip()
     tried.add(query)
     why = "a sentence lacked support" if unsupported else "no retrieved chunk was relevant"

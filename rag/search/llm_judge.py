@@ -25,7 +25,7 @@ import numpy as np
 from rag import config
 from rag.errors import GenerationCancelled, LLMError, ModelUnavailableError
 from rag.ingest.language import detect_lang
-from rag.messages import say
+from rag.messages import Msg
 from rag.models.control import RunControl
 
 NAME = "llm-judge"
@@ -56,9 +56,9 @@ class LLMJudgeReranker:
         self.chat = chat
         self.budget_s = default_budget() if budget_s is None else float(budget_s)
         self.max_chars = int(max_chars)
-        self.label = say(f"LLM judge ({chat.label}): P(yes) after a judging prompt, pointwise; not a cross-encoder; "
+        self.label = Msg(en=f"LLM judge ({chat.label}): P(yes) after a judging prompt, pointwise; not a cross-encoder; "
                          f"judges candidates for up to {self.budget_s:g} s per query",
-                         f"LLM 评委 LLM judge（{chat.label}）：判断提示词之后的 P(是)，逐个打分；不是交叉编码器；每个问题最多评 "
+                         zh=f"LLM 评委 LLM judge（{chat.label}）：判断提示词之后的 P(是)，逐个打分；不是交叉编码器；每个问题最多评 "
                          f"{self.budget_s:g} 秒")
         self._totals = [0, 0.0, 0]  # pairs judged, seconds judging, candidates offered (all calls, for reports)
         self._totals_lock = threading.Lock()
@@ -104,8 +104,8 @@ class LLMJudgeReranker:
             except LLMError as exc:  # e.g. a passage that does not fit the window: not judged, not fatal, said
                 failed.append(str(exc))
         if failed:
-            control.note(say(f"the LLM judge could not judge {len(failed)} of {len(texts)} candidates ({failed[0]})",
-                             f"LLM 评委没能评 {len(texts)} 个候选中的 {len(failed)} 个（{failed[0]}）"))
+            control.note(Msg(en=f"the LLM judge could not judge {len(failed)} of {len(texts)} candidates ({failed[0]})",
+                             zh=f"LLM 评委没能评 {len(texts)} 个候选中的 {len(failed)} 个（{failed[0]}）"))
         with self._totals_lock:
             self._totals[0] += int((~np.isnan(out)).sum())
             self._totals[1] += time.perf_counter() - t0

@@ -38,7 +38,7 @@ from typing import Protocol, cast
 import numpy as np
 
 from rag.errors import ConfigError, ModelUnavailableError
-from rag.messages import join, localized, say
+from rag.messages import Msg, join, localized
 from rag.models.control import RunControl
 from rag.models.hub import load_model, use_short_timeouts
 from rag.search.hits import Hit
@@ -142,8 +142,8 @@ class CrossEncoderReranker:
             model_name_or_path, "cross-encoder", ALTERNATIVES)
         local = source == "local directory"
         shown = Path(model_name_or_path).name if local else model_name_or_path
-        self.label = say(f"cross-encoder {shown}{' (local directory)' if local else ''}",
-                         f"交叉编码器 {shown}{'（本地目录）' if local else ''}")
+        self.label = Msg(en=f"cross-encoder {shown}{' (local directory)' if local else ''}",
+                         zh=f"交叉编码器 {shown}{'（本地目录）' if local else ''}")
 
     def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
         if not texts:
@@ -169,8 +169,8 @@ class SentenceMaxSimReranker:
         blend = f", blended {chunk_weight:g} with whole-chunk cosine" if chunk_weight else ""
         blend_zh = f"，与整块余弦按 {chunk_weight:g} 加权混合" if chunk_weight else ""
         emb = embedder.label
-        self.label = say(f"sentence-maxsim (offline fallback, not a cross-encoder): best-sentence cosine with {emb}{blend}",
-                         f"句子最大相似度 sentence-maxsim（离线替身，不是交叉编码器）：用 {localized(emb, 'zh')} 算最相关句子的"
+        self.label = Msg(en=f"sentence-maxsim (offline fallback, not a cross-encoder): best-sentence cosine with {emb}{blend}",
+                         zh=f"句子最大相似度 sentence-maxsim（离线替身，不是交叉编码器）：用 {localized(emb, 'zh')} 算最相关句子的"
                          f"余弦{blend_zh}")
 
     def score(self, query: str, texts: Sequence[str], control=None) -> np.ndarray:
@@ -254,8 +254,8 @@ def rerank(
     hits = [Hit(ordered[i].chunk_id, float(scores[i]), r, "rerank") for r, i in enumerate(order[:top_k], 1)]
     moves = [RerankMove(h.chunk_id, h.rank, after.get(h.chunk_id), float(scores[i])) for i, h in enumerate(ordered)]
     judged = int((~unscored).sum())
-    note = say(f"judged {judged} of {len(ordered)} candidates within the time budget; the rest keep their retrieval "
-               "order after them", f"在时间预算内评了 {len(ordered)} 个候选中的 {judged} 个；其余的按检索顺序排在后面") \
+    note = Msg(en=f"judged {judged} of {len(ordered)} candidates within the time budget; the rest keep their retrieval "
+               "order after them", zh=f"在时间预算内评了 {len(ordered)} 个候选中的 {judged} 个；其余的按检索顺序排在后面") \
         if unscored.any() else ""
     note = join([note, *control.notes[said:]] if note else control.notes[said:])  # e.g. the judge's failures
     return RerankResult(hits, moves, reranker.label, bool(reranker.is_fallback), note, why)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rag.messages import say
+from rag.messages import Msg
 
 if TYPE_CHECKING:
     from rag.models.yes_no import Verdict
@@ -46,7 +46,7 @@ def model_opinion(chat, calibrate: bool = False, control=None) -> Opinion:
     def ask(sentence: str, evidence: str, lang: str):
         null = [opinion_messages(CONTENT_FREE, evidence, lang)] if calibrate else None
         return ask_yes_no(chat, opinion_messages(sentence, evidence, lang), lang,
-                          say("does the evidence span support the sentence?", "证据片段支持这句话吗？"),
+                          Msg(en="does the evidence span support the sentence?", zh="证据片段支持这句话吗？"),
                           YesNoRule(null=null), control=control)
 
     return ask
