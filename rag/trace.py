@@ -25,7 +25,7 @@ from rag.answer.lead import LeadChoice
 from rag.answer.prompt import Prompt
 from rag.answer.rebind import Rebound
 from rag.ingest.chunking import Chunk
-from rag.messages import localized
+from rag.messages import Msg, localized
 from rag.search.hits import Hit
 from rag.search.rerank import RerankResult
 from rag.search.retrieval import Mode, RetrievalResult, Search
@@ -119,9 +119,15 @@ class Trace:
 
 
 def to_plain(obj: Any) -> Any:
-    """Dataclasses -> dicts, recursively; properties like validity_rate are included where defined."""
+    """Dataclasses -> dicts, recursively; properties like validity_rate are included where defined. A field that
+    holds a bilingual Msg (a check's reason) is its English text, with its Chinese beside it as `<field>_zh`."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out = {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        out = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            out[f.name] = to_plain(value)
+            if isinstance(value, Msg):
+                out[f"{f.name}_zh"] = value.zh
         for name in ("validity_rate", "unsupported_rate"):
             if hasattr(type(obj), name):
                 out[name] = getattr(obj, name)

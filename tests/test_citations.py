@@ -164,7 +164,7 @@ def test_a_cited_sentence_that_changes_a_fact_is_contradicted_and_says_why():
     result = audit("RRF 中的平滑常数 k 通常取 10。[faq_030] BM25 的 b 参数常取 1.2 到 2.0。[faq_026]", contexts)
     k, b = result.sentences
     assert k.label == b.label == "contradicted" and result.unsupported_rate == 1.0
-    assert any("60" in c.zh for c in k.support.failed) and any("k1" in c.en for c in b.support.failed)
+    assert any("60" in c.why.zh for c in k.support.failed) and any("k1" in c.why.en for c in b.support.failed)
 
 
 def test_a_sentence_that_restates_the_question_is_labelled_so():

@@ -49,7 +49,7 @@ def test_a_changed_number_is_caught_and_its_paraphrase_is_not(right, wrong, chun
 def test_the_reason_names_both_numbers_in_the_uis_language():
     s = check_sentence("RRF 中的平滑常数 k 通常取 10。", {"faq_030": RRF})
     (check,) = [c for c in s.failed if c.name == "numbers"]
-    assert "10" in check.zh and "60" in check.zh and "10" in check.en and "60" in check.en
+    assert "10" in check.why.zh and "60" in check.why.zh and "10" in check.why.en and "60" in check.why.en
     assert s.reasons("zh") != s.reasons("en")
 
 
@@ -145,12 +145,12 @@ def test_what_a_sentence_adds_to_the_question_must_be_in_the_evidence():
     question, wrong, right = "RRF 属于混合检索中的哪一类融合方法？", "RRF 属于混合检索中的分数加权融合方法。", "RRF 只使用名次，不依赖原始分数。"
     assert label(wrong, rrf) == "supported"  # the words alone: the old verdict
     assert label(wrong, rrf, question) in {"weak", "unsupported"}
-    assert "加权" in next(c.zh for c in check_sentence(wrong, {"c": rrf}, question).checks if c.name == "adds")
+    assert "加权" in next(c.why.zh for c in check_sentence(wrong, {"c": rrf}, question).checks if c.name == "adds")
     assert label(right, rrf, question) == "supported"
     en_q = "How often is the home directory backed up?"
     made_up = "The home directory is backed up by the storage team using snapshots."
     assert label(made_up, CLUSTER, en_q) == "unsupported" and label(made_up, CLUSTER) == "weak"
-    assert "snapshots" in next(c.en for c in check_sentence(made_up, {"c": CLUSTER}, en_q).checks if c.name == "adds")
+    assert "snapshots" in next(c.why.en for c in check_sentence(made_up, {"c": CLUSTER}, en_q).checks if c.name == "adds")
 
 
 # -------------------------------------------------------------------------------------- new term, span

@@ -54,6 +54,7 @@ from rag.answer.checks.opinion import Opinion
 from rag.answer.checks.verdict import Check, Evidence
 from rag.answer.fact_text import Reading, read, soft_break
 from rag.ingest.sentences import sentence_spans
+from rag.messages import Msg
 from rag.models.script import fold_script
 
 if TYPE_CHECKING:
@@ -121,15 +122,15 @@ def check_sentence(sentence: str, chunks: Mapping[str, str], question: str = "",
     s = read(body)
     lang = "zh" if s.zh else "en"
     if not s.units:
-        return Support(claim, "unsupported", None, (Check("coverage", False, "这句话没有可以核对的内容词。",
-                                                           "the sentence has no content words to check."),))
+        return Support(claim, "unsupported", None, (Check("coverage", False, Msg(zh="这句话没有可以核对的内容词。",
+                                                           en="the sentence has no content words to check.")),))
     echo = restates_check.echoes(s, question, instructions)
     if echo is not None:
         return Support(claim, "restates-question", None, (echo,))
     candidates = [_judge(s, body, ref, as_read(text), question, checker) for ref, text in chunks.items() if text]
     if not candidates:
-        return Support(claim, "unsupported", None, (Check("coverage", False, "没有可以核对的资料。",
-                                                           "there is no chunk to check it against."),))
+        return Support(claim, "unsupported", None, (Check("coverage", False, Msg(zh="没有可以核对的资料。",
+                                                           en="there is no chunk to check it against.")),))
     best = max(candidates, key=lambda c: (_RANK[c.label], c.coverage, -candidates.index(c)))
     ev = best.evidence  # found in the chunk as read; shown as the chunk writes it (as_read moved no character)
     evidence = replace(ev, text=chunks[ev.ref][ev.start:ev.end]) if ev is not None else None
@@ -140,8 +141,8 @@ def check_sentence(sentence: str, chunks: Mapping[str, str], question: str = "",
         p = verdict.p_yes
         doubt = (p is not None and p < checker.doubt_below) or (p is None and not verdict.answer)
         shown = f"P(yes)={p:.2f}" if p is not None else verdict.raw
-        check = Check("model", not doubt, f"模型的第二意见：{'存疑' if doubt else '支持'}（{shown}）",
-                      f"the model's second opinion: {'doubts it' if doubt else 'supports it'} ({shown})")
+        check = Check("model", not doubt, Msg(zh=f"模型的第二意见：{'存疑' if doubt else '支持'}（{shown}）",
+                      en=f"the model's second opinion: {'doubts it' if doubt else 'supports it'} ({shown})"))
         best = Support(best.sentence, "weak" if doubt else best.label, best.evidence, best.checks + (check,),
                        best.coverage, cosine, verdict, best.label)
     return best
@@ -214,7 +215,7 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
            restates_check.restates(s, question))
     checks = [c for c in run if c is not None]
     checks.append(Check("coverage", cov >= checker.supported_coverage,
-                        f"证据覆盖了这句话 {cov:.0%} 的内容词", f"the evidence covers {cov:.0%} of the sentence's content words"))
+                        Msg(zh=f"证据覆盖了这句话 {cov:.0%} 的内容词", en=f"the evidence covers {cov:.0%} of the sentence's content words")))
     adds, added = novelty_check.adds(s, span, title, question, beyond_question=checker.beyond_question,
                                      supported=checker.supported_coverage)
     checks.extend([adds] if adds is not None else [])

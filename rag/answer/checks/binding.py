@@ -12,6 +12,7 @@ from rag.answer.checks.numbers import shown
 from rag.answer.checks.verdict import Check
 from rag.answer.fact_text import Clause, Reading, Unit
 from rag.ingest.sentences import sentence_spans
+from rag.messages import Msg
 
 
 def clause_has(span: Reading, g: Clause, unit: Unit) -> bool:
@@ -35,7 +36,7 @@ def check(s: Reading, span: Reading) -> Check | None:
         if found is not None:
             return found
     if any(u.kind == "num" for u in s.units) and any(v.kind == "num" for v in span.units):
-        return Check("binding", True, "数字和它所说的对象在证据里在一起", "each number sits with what it is said of in the evidence")
+        return Check("binding", True, Msg(zh="数字和它所说的对象在证据里在一起", en="each number sits with what it is said of in the evidence"))
     return None  # no number in the sentence, or none in the evidence: nothing to bind (the numbers check says so)
 
 
@@ -47,8 +48,8 @@ def _other_numbers_there(c: Clause, span: Reading) -> Check | None:
     if g is None or not mine or not theirs or any(clause_has(span, g, n) for n in mine):
         return None
     where = span.text[g.start:g.end].strip()
-    return Check("binding", False, f"证据“{where}”这里的数字是 {shown(theirs)}，不是 {shown(mine)}",
-                 f"the evidence \"{where}\" says {shown(theirs)} here, not {shown(mine)}")
+    return Check("binding", False, Msg(zh=f"证据“{where}”这里的数字是 {shown(theirs)}，不是 {shown(mine)}",
+                 en=f"the evidence \"{where}\" says {shown(theirs)} here, not {shown(mine)}"))
 
 
 def _said_of_another(s: Reading, c: Clause, span: Reading) -> Check | None:
@@ -85,9 +86,9 @@ def _bound_elsewhere(span: Reading, n: Unit, m: Unit, homes: list[Clause]) -> Ch
         [v for g in owner for v in g.units if v.kind != "num"][:2]
     about, about_en = shown(said_of), shown(said_of, ", ")
     return Check("binding", False,
-                 f"证据中 {n.shown} 说的是 {about or '别的'}，不是 {m.shown}（{m.shown} 对应的是 {shown(theirs)}）",
-                 f"in the evidence {n.shown} is said of {about_en or 'something else'}, not of {m.shown} "
-                 f"({m.shown} goes with {shown(theirs, ', ')})")
+                 Msg(zh=f"证据中 {n.shown} 说的是 {about or '别的'}，不是 {m.shown}（{m.shown} 对应的是 {shown(theirs)}）",
+                 en=f"in the evidence {n.shown} is said of {about_en or 'something else'}, not of {m.shown} "
+                 f"({m.shown} goes with {shown(theirs, ', ')})"))
 
 
 _WEIGHT = {"term": 2, "num": 2, "word": 1}  # a name or a number says more about where a clause belongs

@@ -14,6 +14,7 @@ from rag.answer.checks.units import asks, same_unit, unit_credit
 from rag.answer.checks.verdict import Check, Evidence
 from rag.answer.fact_text import Reading, Unit, read
 from rag.ingest.sentences import sentence_spans
+from rag.messages import Msg
 
 
 def in_scope(scope: list[str], other: Reading) -> bool:
@@ -27,7 +28,7 @@ def new_terms(s: Reading, whole: Reading) -> Check | None:
     new = [u for u in s.units if u.kind == "term" and not whole.found(u)]
     if not new:
         return None
-    return Check("new-term", False, f"资料里没有提到 {shown(new)}", f"the chunk never mentions {shown(new, ', ')}")
+    return Check("new-term", False, Msg(zh=f"资料里没有提到 {shown(new)}", en=f"the chunk never mentions {shown(new, ', ')}"))
 
 
 def apart(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: Reading | None) -> Check | None:
@@ -58,8 +59,8 @@ def apart(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: 
             if here in homes or any(i < here and i in openers and same_unit(u, openers[i]) for i in homes):
                 continue
             said = span.text[g.start:g.end].strip()
-            return Check("apart", False, f"证据在“{said}”里没有提到 {u.shown}：资料没有把它们放在一起说",
-                         f"the evidence says \"{said}\" without {u.shown}: the chunk never says the two together")
+            return Check("apart", False, Msg(zh=f"证据在“{said}”里没有提到 {u.shown}：资料没有把它们放在一起说",
+                         en=f"the evidence says \"{said}\" without {u.shown}: the chunk never says the two together"))
     return None
 
 
@@ -77,12 +78,12 @@ def adds(s: Reading, span: Reading, title: Reading | None, question: str, *, bey
     credit = [unit_credit(u, span, title) for u in own]
     share = sum(credit) / len(own)
     if share >= supported:
-        return Check("adds", True, f"这句话在问题之外说的内容，证据覆盖了 {share:.0%}",
-                     f"the evidence covers {share:.0%} of what the sentence says beyond the question"), share
+        return Check("adds", True, Msg(zh=f"这句话在问题之外说的内容，证据覆盖了 {share:.0%}",
+                     en=f"the evidence covers {share:.0%} of what the sentence says beyond the question")), share
     missing = [u for u, c in zip(own, credit) if c < 1.0]
-    return Check("adds", False, f"这句话说了 {shown(missing)}，证据里没有（问题之外的内容只覆盖了 {share:.0%}）",
-                 f"the sentence says {shown(missing, ', ')}, which the evidence does not (it covers {share:.0%} of what the "
-                 "sentence adds to the question)"), share
+    return Check("adds", False, Msg(zh=f"这句话说了 {shown(missing)}，证据里没有（问题之外的内容只覆盖了 {share:.0%}）",
+                 en=f"the sentence says {shown(missing, ', ')}, which the evidence does not (it covers {share:.0%} of what the "
+                 "sentence adds to the question)")), share
 
 
 def cosine(embedder, claim: str, span: str) -> float | None:

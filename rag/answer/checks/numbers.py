@@ -7,6 +7,7 @@ from __future__ import annotations
 from rag.answer import fact_lexicon as lex
 from rag.answer.checks.verdict import Check
 from rag.answer.fact_text import Reading
+from rag.messages import Msg
 
 
 def shown(units, sep: str = "、") -> str:
@@ -25,25 +26,25 @@ def check(s: Reading, span: Reading, whole: Reading) -> Check | None:
         same = [v for v in here if v.key == u.key]
         if measure and same and all(_assigned(span.text, v.start) for v in same):
             where = span.text[max(0, same[0].start - 12):same[0].end].strip()
-            return Check("new-number", False, f"句子说 {u.shown} {measure}，证据里的 {u.shown} 是赋给别的量的值（“{where}”）",
-                         f"the sentence counts {u.shown} {measure}; the evidence's {u.shown} is a value given to something "
-                         f"else (\"{where}\")")
+            return Check("new-number", False, Msg(zh=f"句子说 {u.shown} {measure}，证据里的 {u.shown} 是赋给别的量的值（“{where}”）",
+                         en=f"the sentence counts {u.shown} {measure}; the evidence's {u.shown} is a value given to something "
+                         f"else (\"{where}\")"))
     for u in nums:
         unit = unit_after(s.text, u.end)
         after = {unit_after(span.text, v.end) for v in here if v.key == u.key}
         theirs = sorted(x for x in after if x is not None)
         if u not in missing and unit and theirs and None not in after and unit not in theirs:
-            return Check("numbers", False, f"句子说 {u.shown} {unit}，证据说 {u.shown} {'、'.join(theirs)}",
-                         f"the sentence says {u.shown} {unit}; the evidence says {u.shown} {', '.join(theirs)}")
+            return Check("numbers", False, Msg(zh=f"句子说 {u.shown} {unit}，证据说 {u.shown} {'、'.join(theirs)}",
+                         en=f"the sentence says {u.shown} {unit}; the evidence says {u.shown} {', '.join(theirs)}"))
     if not missing:
-        return Check("numbers", True, f"数字 {shown(nums)} 都在证据里", f"the numbers {shown(nums, ', ')} are all in the evidence")
+        return Check("numbers", True, Msg(zh=f"数字 {shown(nums)} 都在证据里", en=f"the numbers {shown(nums, ', ')} are all in the evidence"))
     if not here:  # the span states no number at all: the sentence adds one ("2019 年", "两个指标"), it contradicts none
-        return Check("new-number", False, f"证据里没有数字，句中的 {shown(missing)} 没有出处",
-                     f"the evidence states no number; the sentence's {shown(missing, ', ')} has no source")
+        return Check("new-number", False, Msg(zh=f"证据里没有数字，句中的 {shown(missing)} 没有出处",
+                     en=f"the evidence states no number; the sentence's {shown(missing, ', ')} has no source"))
     return Check("numbers", False,
-                 f"句中的 {shown(missing)} 在证据里找不到（证据这里的数字是 {shown(here) or '—'}）",
-                 f"the sentence says {shown(missing, ', ')}, which the evidence does not (its numbers here: "
-                 f"{shown(here, ', ') or '—'})")
+                 Msg(zh=f"句中的 {shown(missing)} 在证据里找不到（证据这里的数字是 {shown(here) or '—'}）",
+                 en=f"the sentence says {shown(missing, ', ')}, which the evidence does not (its numbers here: "
+                 f"{shown(here, ', ') or '—'})"))
 
 
 def measure_after(text: str, end: int) -> str | None:

@@ -10,6 +10,7 @@ from rag.answer.checks.novelty import in_scope
 from rag.answer.checks.swap import has_word
 from rag.answer.checks.verdict import Check
 from rag.answer.fact_text import Clause, Reading, read
+from rag.messages import Msg
 
 
 def check(s: Reading, span: Reading) -> Check | None:
@@ -29,8 +30,8 @@ def check(s: Reading, span: Reading) -> Check | None:
                 for x, y in ((a, b), (b, a)):
                     if (has_word(s, c.start, c.end, x) and not has_word(s, c.start, c.end, y)
                             and has_word(span, h.start, h.end, y) and not has_word(span, h.start, h.end, x)):
-                        return Check("polarity", False, f"句子说“{x}”，证据说“{y}”",
-                                     f"the sentence says \"{x}\" where the evidence says \"{y}\"")
+                        return Check("polarity", False, Msg(zh=f"句子说“{x}”，证据说“{y}”",
+                                     en=f"the sentence says \"{x}\" where the evidence says \"{y}\""))
         opposite = _opposite_near(s, c, span)
         if opposite is not None:
             return opposite
@@ -48,12 +49,12 @@ def check(s: Reading, span: Reading) -> Check | None:
                 if in_scope(scope, read(ours_text))]
         if len(ours) != len(evid):
             if evid:
-                return Check("polarity", False, f"证据这里有否定（{'、'.join(evid)}），句子没有",
-                             f"the evidence negates this ({', '.join(evid)}) and the sentence does not")
-            return Check("polarity", False, f"句子有否定（{'、'.join(ours)}），证据这里没有",
-                         f"the sentence negates this ({', '.join(ours)}) and the evidence does not")
+                return Check("polarity", False, Msg(zh=f"证据这里有否定（{'、'.join(evid)}），句子没有",
+                             en=f"the evidence negates this ({', '.join(evid)}) and the sentence does not"))
+            return Check("polarity", False, Msg(zh=f"句子有否定（{'、'.join(ours)}），证据这里没有",
+                         en=f"the sentence negates this ({', '.join(ours)}) and the evidence does not"))
     if edges:
-        return Check("polarity", True, "否定和反义词与证据一致", "negations and opposites agree with the evidence")
+        return Check("polarity", True, Msg(zh="否定和反义词与证据一致", en="negations and opposites agree with the evidence"))
     return None
 
 
@@ -68,6 +69,6 @@ def _opposite_near(s: Reading, c: Clause, span: Reading) -> Check | None:
             for h in span.clauses:
                 if has_word(span, h.start, h.end, y) and any(clause_has(span, h, u) for u in c.units
                                                                if u.kind != "num" and u.key not in (x, y)):
-                    return Check("polarity", False, f"句子说“{x}”，证据说“{y}”",
-                                 f"the sentence says \"{x}\" where the evidence says \"{y}\"")
+                    return Check("polarity", False, Msg(zh=f"句子说“{x}”，证据说“{y}”",
+                                 en=f"the sentence says \"{x}\" where the evidence says \"{y}\""))
     return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from rag.answer.checks.verdict import Check
+from rag.messages import Msg
 
 _NUM = r"(\d+(?:\.\d+)?)"
 _UNIT = r"(位|比特|bits?|字节|bytes?|KB|MB|GB|TB|层|维|个|头|天|小时|分钟|秒|倍)"
@@ -63,11 +64,11 @@ def check(claim: str, chunk: str) -> Check | None:
         of_number = sorted({x for n, x in here if n == number and not _same(x, noun)})
         if of_number:
             return Check("numbers", False,
-                         f"证据里 {number} {unit} 说的是{of_number[0]}，{noun}是 {'、'.join(of_noun)} {unit}",
-                         f"in the evidence {number} {unit} is said of {of_number[0]}; {noun} is {', '.join(of_noun)} "
-                         f"{unit}")
-        return Check("numbers", False, f"证据里{noun}是 {'、'.join(of_noun)} {unit}，{number} {unit} 说的是别的",
-                     f"in the evidence {noun} is {', '.join(of_noun)} {unit}; {number} {unit} is said of something else")
+                         Msg(zh=f"证据里 {number} {unit} 说的是{of_number[0]}，{noun}是 {'、'.join(of_noun)} {unit}",
+                         en=f"in the evidence {number} {unit} is said of {of_number[0]}; {noun} is {', '.join(of_noun)} "
+                         f"{unit}"))
+        return Check("numbers", False, Msg(zh=f"证据里{noun}是 {'、'.join(of_noun)} {unit}，{number} {unit} 说的是别的",
+                     en=f"in the evidence {noun} is {', '.join(of_noun)} {unit}; {number} {unit} is said of something else"))
     return None
 
 

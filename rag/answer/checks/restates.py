@@ -15,18 +15,19 @@ from rag.answer.checks.verdict import Check
 from rag.answer.fact_text import Reading, Unit, read
 from rag.answer.shape import states_nothing
 from rag.index.tokenize import load_stopwords
+from rag.messages import Msg
 from rag.models.script import fold_script
 
-VERBATIM = Check("verbatim", True, "逐字抄自证据（引号、省略号和空白之外一字不差）",
-                 "copied word for word from the evidence (but for quote marks, ellipses and spaces)")
+VERBATIM = Check("verbatim", True, Msg(zh="逐字抄自证据（引号、省略号和空白之外一字不差）",
+                 en="copied word for word from the evidence (but for quote marks, ellipses and spaces)"))
 
 
-COPIED_QUESTION = Check("restates", False, "抄的是资料里的问句（如条目标题），没有陈述事实",
-                        "copies a question of the chunk (its title): it states no fact")
+COPIED_QUESTION = Check("restates", False, Msg(zh="抄的是资料里的问句（如条目标题），没有陈述事实",
+                        en="copies a question of the chunk (its title): it states no fact"))
 
 
-LEAD_IN_ONLY = Check("restates", False, "只是套话（如“根据资料”），没有陈述事实",
-                     "only a lead-in (\"according to the context\"): it states no fact")
+LEAD_IN_ONLY = Check("restates", False, Msg(zh="只是套话（如“根据资料”），没有陈述事实",
+                     en="only a lead-in (\"according to the context\"): it states no fact"))
 
 
 _ELLIPSIS = re.compile(r"…+|\.{3,}|⋯+")
@@ -118,8 +119,8 @@ def echoes(s: Reading, question: str, instructions: str) -> Check | None:
         return None  # a number is content (the rules' own numbers are list markers)
     rules = read(f"{question}\n{instructions}")
     if all(rules.found(u) or all_generic(u.key) for u in s.units) and not all(read(question).found(u) for u in s.units):
-        return Check("echo", False, "这句话只是在复述提示词里的要求，没有陈述事实",
-                     "the sentence only repeats the prompt's instructions: it states no fact")
+        return Check("echo", False, Msg(zh="这句话只是在复述提示词里的要求，没有陈述事实",
+                     en="the sentence only repeats the prompt's instructions: it states no fact"))
     return None
 
 
@@ -159,15 +160,15 @@ def restates(s: Reading, question: str) -> Check | None:
     brackets only glosses the one before it ("RRF（Reciprocal Rank Fusion，倒数排名融合）"): "RRF 是通过 RRF（…）来计算的"
     names RRF's full name and says nothing of how it is computed. A question asks, it states nothing."""
     if asks(s.text):
-        return Check("restates", False, "这句是问句，没有陈述事实", "it is a question: it states no fact")
+        return Check("restates", False, Msg(zh="这句是问句，没有陈述事实", en="it is a question: it states no fact"))
     if not question.strip():
         return None
     own = own_units(s, question)
     shared = len(s.units) - len(own)
     restated = not own or (len(own) == 1 and own[0].kind == "word" and shared >= len(s.units) / 2)
     if not restated:
-        return Check("restates", True, "这句话说出了问题之外的内容", "the sentence says more than the question")
-    return Check("restates", False, "这句话只是在复述问题，没有陈述事实", "the sentence only restates the question: it states no fact")
+        return Check("restates", True, Msg(zh="这句话说出了问题之外的内容", en="the sentence says more than the question"))
+    return Check("restates", False, Msg(zh="这句话只是在复述问题，没有陈述事实", en="the sentence only restates the question: it states no fact"))
 
 
 def all_generic(word: str) -> bool:

@@ -16,6 +16,7 @@ import re
 
 from rag.answer.checks.verdict import Check
 from rag.index.tokenize import jieba_tokenize, load_stopwords
+from rag.messages import Msg
 
 # a condition: 在…上/中/里, 当…时, 对于…，, or "…时，" / "…下，" that ends its clause (not the 时 of 时间)
 _SCOPE = re.compile(r"在([^，,。；;：:在]{1,10}?)[上中里]|当([^，,。；;：:]{1,10}?)(?:时|的时候)|对于([^，,。；;：:]{1,10}?)[，,]"
@@ -66,8 +67,8 @@ def check(claim: str, chunk: str) -> Check | None:
             continue
         other = [c for c, body in theirs if not _match(c, cond) and word in body]
         if other:
-            return Check("swap", False, f"证据里“{word}”说的是{other[0]}的情况，不是{cond}的",
-                         f"the evidence says \"{word}\" of {other[0]}, not of {cond}")
+            return Check("swap", False, Msg(zh=f"证据里“{word}”说的是{other[0]}的情况，不是{cond}的",
+                         en=f"the evidence says \"{word}\" of {other[0]}, not of {cond}"))
     return None
 
 

@@ -19,6 +19,7 @@ from rag.answer.checks.units import same_unit
 from rag.answer.checks.verdict import Check, Evidence
 from rag.answer.fact_text import Clause, Reading, Unit, read
 from rag.ingest.sentences import sentence_spans
+from rag.messages import Msg
 
 
 def check(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: Reading | None) -> Check | None:
@@ -62,8 +63,8 @@ def _opener_swap(s: Reading, span: Reading, whole: Reading) -> Check | None:
         sibling = (cjk and len(m.key) == len(v.key) >= 3 and m.key[-1] == v.key[-1]) or opposites(m.key, v.key)
         if sibling and shared >= (len(own) - 1) / 2 and not aliases(whole, m, v):
             where = span.text[a:b].strip()
-            return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
-                         f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
+            return Check("swap", False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+                         en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
     return None
 
 
@@ -95,8 +96,8 @@ def _subject_swap(c: Clause, span: Reading, whole: Reading, evidence: Evidence) 
         return None
     _, g, v = found
     where = span.text[g.start:g.end].strip()
-    return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
-                 f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
+    return Check("swap", False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+                 en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
 
 
 def _swapped(mine: list[Unit], at: Facing, evidence: Evidence, title: Reading | None,
@@ -116,8 +117,8 @@ def _swapped(mine: list[Unit], at: Facing, evidence: Evidence, title: Reading | 
                 continue
             if siblings(m, v, at):
                 where = span.text[g.start:g.end].strip()
-                return Check("swap", False, f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
-                             f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}")
+                return Check("swap", False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+                             en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
     return None
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag.messages import Msg
+
 
 @dataclass(frozen=True)
 class Check:
@@ -12,11 +14,10 @@ class Check:
 
     name: str  # numbers | new-number | binding | swap | polarity | new-term | restates | coverage | model | ...
     passed: bool
-    zh: str
-    en: str
+    why: Msg  # the reason, in both UI languages
 
     def reason(self, lang: str) -> str:
-        return self.zh if lang == "zh" else self.en
+        return self.why.localized(lang)
 
 
 @dataclass(frozen=True)
