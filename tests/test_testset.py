@@ -58,13 +58,13 @@ def test_a_question_that_copies_a_run_of_its_chunk_is_dropped_with_the_run_in_th
     (copied,) = screened(q("c", "InnoDB 的页大小默认是 16KB 吗？"))
     v = verdict(copied, "copied")
     assert not copied.kept and not v.passed
-    assert "in a row are copied" in v.en and "照抄" in v.zh and f"{testset.COPY_RUN_MAX:.2f}" in v.en
+    assert "in a row are copied" in v.why.en and "照抄" in v.why.zh and f"{testset.COPY_RUN_MAX:.2f}" in v.why.en
 
 
 def test_a_question_that_names_the_document_is_dropped():
     (named,) = screened(q("n", "根据这段资料，B+ 树有几层？"))
     v = verdict(named, "names-document")
-    assert not named.kept and not v.passed and "这段" in v.zh
+    assert not named.kept and not v.passed and "这段" in v.why.zh
     (english,) = screened(q("e", "What does the passage say about hash indexes?", "db_3"))
     assert not verdict(english, "names-document").passed
 
@@ -80,7 +80,7 @@ def test_the_support_check_keeps_a_supported_answer_and_drops_a_wrong_one():
     ok, span = testset.check_answer("InnoDB 默认页大小是 16KB。", CHUNKS[0], "InnoDB 一页多大？")
     assert ok.passed and span and span in CHUNKS[0].text
     bad, _ = testset.check_answer("B+ 树通常有 2 层。", CHUNKS[0], "B+ 树有几层？")
-    assert not bad.passed and "does not support" in bad.en
+    assert not bad.passed and "does not support" in bad.why.en
     none, _ = testset.check_answer("", CHUNKS[0], "B+ 树有几层？")
     assert not none.passed
 
@@ -94,7 +94,7 @@ def test_a_question_whose_model_answer_cannot_be_aligned_is_kept_when_the_gate_a
     chunk = Chunk("hash#1", "hash", text, 0, len(text), "hash#1")
     kept = testset.check_question("链式地址法是怎样处理哈希冲突的？", chunk, embedder)
     assert kept is not None and kept[0].passed and kept[1] in text and "链表" in kept[1]
-    assert "资料能回答" in kept[0].zh
+    assert "资料能回答" in kept[0].why.zh
     assert testset.check_question("量子纠缠为什么不能用来超光速通信？", chunk, embedder) is None
 
 
@@ -105,7 +105,7 @@ def test_a_question_the_grammar_cut_off_at_its_length_limit_is_dropped():
     short = "哈希冲突有哪些解决办法？"
     made = [testset.TestQuestion(f"q{i}", q, ("hash",), "hash#1", "", "llm") for i, q in enumerate((long, short))]
     cut, fine = testset.screen(made, lambda _: "哈希表的键值对存在桶里。")
-    assert not cut.kept and cut.verdicts[-1].check == "cut-off" and "截断" in cut.verdicts[-1].zh
+    assert not cut.kept and cut.verdicts[-1].check == "cut-off" and "截断" in cut.verdicts[-1].why.zh
     assert fine.kept
 
 
@@ -114,7 +114,7 @@ def test_recheck_finds_a_gold_that_is_not_in_the_corpus_and_an_answer_span_in_no
               testset.TestQuestion("y", "哈希索引支持排序吗？", ("db_1",), "", "不支持范围查询和排序", "hand-written"),
               testset.TestQuestion("z", "哈希索引支持排序吗？", ("db_3",), "", "不支持范围查询和排序", "hand-written")]
     x, y, z = testset.recheck(edited, CHUNKS)
-    assert not verdict(x, "gold").passed and "db_9" in verdict(x, "gold").en
+    assert not verdict(x, "gold").passed and "db_9" in verdict(x, "gold").why.en
     assert not verdict(y, "unsupported").passed  # the span is in db_3, not in its gold db_1
     assert z.kept and z.chunk_id == "db_3"  # the chunk found again from the span
 
@@ -389,7 +389,7 @@ def test_a_model_question_dropped_on_its_own_is_asked_a_second_time():
     assert q.kept and q.query == "给数据库建索引时一般选哪种树？" and run.model_calls == 2 and run.second_tries == 1
     assert [c["temperature"] for c in chat.calls] == [0.0, testset.RETRY_TEMPERATURE]
     note = verdict(q, "second-try")
-    assert note.passed and "InnoDB 的页大小默认是多少" in note.zh and "copied" in note.en
+    assert note.passed and "InnoDB 的页大小默认是多少" in note.why.zh and "copied" in note.why.en
 
     run = testset.generate(CHUNKS[:1], testset.Plan(1, "llm", near_miss_share=0), testset.Asker(chat_of(copied, copied)))
     (q,) = run.questions

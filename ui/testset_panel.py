@@ -72,7 +72,7 @@ def _frame(questions: list[testset.TestQuestion]) -> pd.DataFrame:
     return pd.DataFrame([{
         "id": q.qid, "query": q.query, "gold_ids": ", ".join(q.gold_ids), "answer": q.answer,
         "answerable": q.answerable, "generator": q.generator, "kept": q.kept,
-        "why": "；".join(v.zh for v in _told(q)) if zh else "; ".join(v.en for v in _told(q))} for q in questions],
+        "why": "；".join(v.why.zh for v in _told(q)) if zh else "; ".join(v.why.en for v in _told(q))} for q in questions],
         columns=list(COLUMNS))
 
 

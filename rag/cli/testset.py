@@ -160,7 +160,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 0
     for q in rows:
         mark = "kept   " if q.kept else "dropped"
-        why = "; ".join(v.en for v in q.verdicts if not v.passed)
+        why = "; ".join(v.why.en for v in q.verdicts if not v.passed)
         print(f"{mark} {q.qid}  {q.query}" + (f"\n        {why}" if why else ""))
     print(f"\n{sum(q.kept for q in rows)} of {len(rows)} pass every check")
     return 0

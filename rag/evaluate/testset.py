@@ -105,11 +105,10 @@ class Verdict:
 
     check: str  # unsupported | copied | names-document | duplicate | empty | cut-off | second-try (passes)
     passed: bool
-    en: str
-    zh: str
+    why: Msg
 
     def reason(self, lang: str) -> str:
-        return self.zh if lang == "zh" else self.en
+        return self.why.localized(lang)
 
 
 @dataclass(frozen=True)
@@ -138,7 +137,7 @@ class TestQuestion:
                 "answerable": self.answerable,
                 "provenance": {"chunk_id": self.chunk_id, "generator": self.generator, "overlap": round(self.overlap, 3),
                                "model_answer": self.model_answer, "note": self.note, "kept": self.kept,
-                               "checks": [{"check": v.check, "passed": v.passed, "en": v.en, "zh": v.zh}
+                               "checks": [{"check": v.check, "passed": v.passed, "en": v.why.en, "zh": v.why.zh}
                                           for v in self.verdicts]}}
 
 
@@ -426,10 +425,10 @@ class Asker:
         second = self.question(first.qid, chunk, lang, RETRY_TEMPERATURE)
         if not passes_own_checks(second, chunk):
             return first
-        why = next(v for v in own_checks(first, chunk.text)[0] if not v.passed)
+        dropped = next(v for v in own_checks(first, chunk.text)[0] if not v.passed)
         note = Verdict("second-try", True,
-                       f"asked a second time: the model's first question (\"{first.query[:40]}\") was dropped: {why.en}",
-                       f"第二次提问：模型的第一个问题（“{first.query[:40]}”）没有保留：{why.zh}")
+                       Msg(en=f"asked a second time: the model's first question (\"{first.query[:40]}\") was dropped: {dropped.why.en}",
+                       zh=f"第二次提问：模型的第一个问题（“{first.query[:40]}”）没有保留：{dropped.why.zh}"))
         return replace(second, verdicts=(*second.verdicts, note))
 
 
@@ -446,17 +445,17 @@ def check_answer(answer: str, chunk: Chunk, question: str) -> tuple[Verdict, str
     from rag.answer.support import check_sentence
 
     if not answer.strip():
-        return Verdict("unsupported", False, "the model wrote no answer, so nothing shows the chunk answers it",
-                       "模型没有写答案，无法确认这段资料能回答它"), ""
+        return Verdict("unsupported", False, Msg(en="the model wrote no answer, so nothing shows the chunk answers it",
+                       zh="模型没有写答案，无法确认这段资料能回答它")), ""
     s = check_sentence(answer, {chunk.ref: chunk.text}, question)
     span = s.evidence.text if s.evidence is not None else ""
     if s.label in ("supported", "weak") and span:
-        return Verdict("unsupported", True, f"its chunk supports the answer ({s.label}, coverage {s.coverage:.2f})",
-                       f"资料支持这个答案（{_LABEL_ZH.get(s.label, s.label)}，覆盖 {s.coverage:.2f}）"), span
+        return Verdict("unsupported", True, Msg(en=f"its chunk supports the answer ({s.label}, coverage {s.coverage:.2f})",
+                       zh=f"资料支持这个答案（{_LABEL_ZH.get(s.label, s.label)}，覆盖 {s.coverage:.2f}）")), span
     why_en = "; ".join(s.reasons("en")) or s.label
     why_zh = "；".join(s.reasons("zh")) or _LABEL_ZH.get(s.label, s.label)
-    return Verdict("unsupported", False, f"its chunk does not support the answer ({s.label}: {why_en})",
-                   f"资料不支持这个答案（{_LABEL_ZH.get(s.label, s.label)}：{why_zh}）"), span
+    return Verdict("unsupported", False, Msg(en=f"its chunk does not support the answer ({s.label}: {why_en})",
+                   zh=f"资料不支持这个答案（{_LABEL_ZH.get(s.label, s.label)}：{why_zh}）")), span
 
 
 def check_question(question: str, chunk: Chunk, embedder) -> tuple[Verdict, str] | None:
@@ -469,10 +468,10 @@ def check_question(question: str, chunk: Chunk, embedder) -> tuple[Verdict, str]
     if not a.answerable or a.best_ref != chunk.ref or not a.best_sentence or a.other_language:
         return None
     return Verdict("unsupported", True,
-                   f"the model's answer is not in its chunk, but the chunk answers the question: the answer gate finds "
+                   Msg(en=f"the model's answer is not in its chunk, but the chunk answers the question: the answer gate finds "
                    f"it in a sentence of the chunk ({a.score:.2f} >= {a.threshold:.2f})",
-                   f"资料里找不到模型写的答案，但资料能回答这个问题：回答前的判断在其中一句里找到答案（{a.score:.2f} ≥ "
-                   f"{a.threshold:.2f}）"), a.best_sentence
+                   zh=f"资料里找不到模型写的答案，但资料能回答这个问题：回答前的判断在其中一句里找到答案（{a.score:.2f} ≥ "
+                   f"{a.threshold:.2f}）")), a.best_sentence
 
 
 _LABEL_ZH = {"supported": "支持", "weak": "弱支持", "unsupported": "不支持", "contradicted": "矛盾",
@@ -485,12 +484,12 @@ def own_checks(q: TestQuestion, source: str) -> tuple[list[Verdict], float]:
     `screen`'s to say. An empty or cut-off question gets no further checks."""
     verdicts = list(q.verdicts)
     if not q.query.strip():
-        verdicts.append(Verdict("empty", False, "no question was written", "没有写出问题"))
+        verdicts.append(Verdict("empty", False, Msg(en="no question was written", zh="没有写出问题")))
         return verdicts, 0.0
     if len(q.query.rstrip("？?").strip()) >= MAX_QUESTION_CHARS - 2:  # the grammar stopped it (a space trimmed)
-        verdicts.append(Verdict("cut-off", False, f"it runs to the {MAX_QUESTION_CHARS}-character limit and was cut "
+        verdicts.append(Verdict("cut-off", False, Msg(en=f"it runs to the {MAX_QUESTION_CHARS}-character limit and was cut "
                                 "off there, mid-sentence (people's questions here are far shorter)",
-                                f"它写到了 {MAX_QUESTION_CHARS} 个字符的上限，在句子中间被截断（人写的问题短得多）"))
+                                zh=f"它写到了 {MAX_QUESTION_CHARS} 个字符的上限，在句子中间被截断（人写的问题短得多）")))
         return verdicts, 0.0
     overlap = copy_overlap(q.query, source) if source else 0.0
     if source:
@@ -498,14 +497,14 @@ def own_checks(q: TestQuestion, source: str) -> tuple[list[Verdict], float]:
         share = run / total if total else 0.0
         verdicts.append(Verdict(
             "copied", share <= COPY_RUN_MAX,
-            f"{run} of its {total} words in a row are copied from the chunk ({share:.2f}; human questions "
+            Msg(en=f"{run} of its {total} words in a row are copied from the chunk ({share:.2f}; human questions "
             f"stay at or below {COPY_RUN_MAX:.2f})",
-            f"连续 {run} 个词照抄资料，共 {total} 个词（{share:.2f}；人写的问题一般不超过 {COPY_RUN_MAX:.2f}）"))
+            zh=f"连续 {run} 个词照抄资料，共 {total} 个词（{share:.2f}；人写的问题一般不超过 {COPY_RUN_MAX:.2f}）")))
     named = _NAMES_DOCUMENT.search(q.query)
     verdicts.append(Verdict(
         "names-document", named is None,
-        f"it points at the text (\"{named.group(0)}\") instead of asking" if named else "it asks without pointing at the text",
-        f"它指向资料本身（“{named.group(0)}”），不是在提问" if named else "它直接提问，没有指向资料本身"))
+        Msg(en=f"it points at the text (\"{named.group(0)}\") instead of asking" if named else "it asks without pointing at the text",
+        zh=f"它指向资料本身（“{named.group(0)}”），不是在提问" if named else "它直接提问，没有指向资料本身")))
     return verdicts, overlap
 
 
@@ -524,8 +523,8 @@ def screen(questions: Iterable[TestQuestion], chunk_text: Callable[[str], str]) 
                     None)
         verdicts.append(Verdict(
             "duplicate", twin is None,
-            "it asks what an earlier question asks (the same topic words)" if twin is not None else "no earlier question asks it",
-            "和前面一个问题问的一样（主题词相同）" if twin is not None else "前面没有问过"))
+            Msg(en="it asks what an earlier question asks (the same topic words)" if twin is not None else "no earlier question asks it",
+            zh="和前面一个问题问的一样（主题词相同）" if twin is not None else "前面没有问过")))
         q = replace(q, verdicts=tuple(verdicts), overlap=overlap)
         if q.kept:
             kept_words.append(words)
@@ -601,8 +600,8 @@ def generate(chunks: Sequence[Chunk], plan: Plan, asker: Asker | None = None, *,
         qid = f"gen_{generator}_{seed}_{i:04d}"
         if generator == "keywords":
             query, span = keywords_question(chunk, df, total, langs.get(chunk.doc_id))
-            verdict = Verdict("unsupported", True, "the answer span is the chunk's own key sentence",
-                              "答案片段就是资料里的关键句")
+            verdict = Verdict("unsupported", True, Msg(en="the answer span is the chunk's own key sentence",
+                              zh="答案片段就是资料里的关键句"))
             raw.append(TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, generator, verdicts=(verdict,)))
         else:
             try:
@@ -660,8 +659,8 @@ def near_misses(kept: Sequence[TestQuestion], chunks: Sequence[Chunk], n: int,
         query = q.query[:i] + term + q.query[i + len(word):]
         note_en = f"'{_surface(q.query, word)}' replaced by '{term}', which no document mentions"
         out.append(TestQuestion(q.qid.replace("gen_", "miss_", 1), query, (), "", "", "near-miss", answerable=False,
-                                verdicts=(Verdict("unanswerable", True, note_en,
-                                                  f"把“{_surface(q.query, word)}”换成“{term}”，没有文档提到它"),),
+                                verdicts=(Verdict("unanswerable", True, Msg(en=note_en,
+                                                  zh=f"把“{_surface(q.query, word)}”换成“{term}”，没有文档提到它")),),
                                 note=note_en))
     return out
 
@@ -680,18 +679,18 @@ def recheck(questions: Sequence[TestQuestion], chunks: Sequence[Chunk]) -> list[
             missing = [g for g in q.gold_ids if g not in docs]
             verdicts.append(Verdict(
                 "gold", bool(q.gold_ids) and not missing,
-                (f"gold {', '.join(missing)} is not a document of this corpus" if missing else
-                 "no gold document" if not q.gold_ids else "its gold documents are in the corpus"),
-                (f"标准答案文档 {', '.join(missing)} 不在这个语料里" if missing else
-                 "没有标准答案文档" if not q.gold_ids else "标准答案文档都在语料里")))
+                Msg(en=(f"gold {', '.join(missing)} is not a document of this corpus" if missing else
+                        "no gold document" if not q.gold_ids else "its gold documents are in the corpus"),
+                    zh=(f"标准答案文档 {', '.join(missing)} 不在这个语料里" if missing else
+                        "没有标准答案文档" if not q.gold_ids else "标准答案文档都在语料里"))))
             holders = [c for c in chunks if c.doc_id in q.gold_ids and q.answer and span_rank([c.text], q.answer)]
             if chunk_id not in by_id or (holders and by_id[chunk_id] not in holders):
                 chunk_id = holders[0].chunk_id if holders else ""
             if q.answer:
                 verdicts.append(Verdict(
                     "unsupported", bool(holders),
-                    "its answer span is in a gold document" if holders else "its answer span is in no gold document",
-                    "答案片段在标准答案文档里" if holders else "答案片段不在任何标准答案文档里"))
+                    Msg(en="its answer span is in a gold document" if holders else "its answer span is in no gold document",
+                    zh="答案片段在标准答案文档里" if holders else "答案片段不在任何标准答案文档里")))
             if q.model_answer and chunk_id in by_id:
                 verdicts.append(check_answer(q.model_answer, by_id[chunk_id], q.query)[0])
         out.append(replace(q, chunk_id=chunk_id, verdicts=tuple(verdicts)))
@@ -713,8 +712,8 @@ def from_records(records: Iterable[dict]) -> list[TestQuestion]:
         p = r.get("provenance")
         p = p if isinstance(p, dict) else {}  # provenance of another shape is read as none: a hand-written question
         checks = p.get("checks")
-        verdicts = tuple(Verdict(str(c.get("check", "")), bool(c.get("passed", True)), str(c.get("en", "")),
-                                 str(c.get("zh", ""))) for c in (checks if isinstance(checks, list) else [])
+        verdicts = tuple(Verdict(str(c.get("check", "")), bool(c.get("passed", True)), Msg(en=str(c.get("en", "")),
+                                 zh=str(c.get("zh", "")))) for c in (checks if isinstance(checks, list) else [])
                          if isinstance(c, dict))
         gold = r.get("gold_ids") or []
         overlap = p.get("overlap")
