@@ -34,7 +34,7 @@ def table() -> str:
 
     rows = ["| page | what it shows | guide |", "|---|---|---|"]
     for key, path in registry():
-        title = LABELS[f"page.{key}"][1]
+        title = LABELS[f"page.{key}"].en
         rows.append(f"| {title} | {what_it_shows(path)} | [docs/pages.md](docs/pages.md#{key}) |")
     return "\n".join(rows)
 

@@ -49,7 +49,7 @@ FIRST_RUN_MS = 240_000  # the first page loads the embedder and may embed the co
 RUN_MS = 120_000  # any later rerun (the machine is slow and shared)
 LLM_ENV_PREFIXES = ("OPENAI_", "RAG_LLM_")
 QUESTION = "什么是重排？为什么需要它？"
-TITLES = {name: LABELS[f"page.{name}"][0] for name in  # each page's header (Chinese-first UI, the default)
+TITLES = {name: LABELS[f"page.{name}"].zh for name in  # each page's header (Chinese-first UI, the default)
           ("upload", "embeddings", "retrieval", "graph", "rerank", "answer", "loops", "evaluation")}
 
 # The docs pictures, in reading order: screenshot name -> file name under docs/screenshots/.

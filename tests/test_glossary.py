@@ -92,6 +92,6 @@ def test_entries_are_in_both_languages():
     from ui import glossary
 
     for x in glossary.terms().values():
-        assert re.search(r"[\u4e00-\u9fff]", x.zh), x.term
-        assert not re.search(r"[\u4e00-\u9fff]", x.en), x.term
+        assert re.search(r"[\u4e00-\u9fff]", x.means.zh), x.term
+        assert not re.search(r"[\u4e00-\u9fff]", x.means.en), x.term
         assert set(x.pages) <= set(PAGES), x.term

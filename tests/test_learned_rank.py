@@ -56,7 +56,7 @@ def tiny():
 
 
 def test_every_feature_has_a_meaning_in_both_languages():
-    assert set(describe) == set(FEATURES) and all(zh and en for zh, en in describe.values())
+    assert set(describe) == set(FEATURES) and all(t.zh and t.en for t in describe.values())
 
 
 def test_features_of_a_hand_made_case(tiny):

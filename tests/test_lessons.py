@@ -405,7 +405,7 @@ def test_every_hint_names_a_label_its_page_shows(lang, app_test, fake_llm):
             at = go(at, step.page)
             if step.page == "loops" and at.get("button") and any(b.key == "loops.run" for b in at.get("button")):
                 at.button(key="loops.run").click().run()
-            hint = step.check.hint.in_(lang) if step.check is not None and step.check.hint is not None else ""
+            hint = step.check.hint.localized(lang) if step.check is not None and step.check.hint is not None else ""
             words = _page_words(at)
             if "检索页" in hint or "retrieval page" in hint:  # a hint that sends the student to another page
                 words = _page_words(go(at, "retrieval"))
@@ -451,7 +451,7 @@ def test_every_experiment_shows_its_point_on_the_bundled_run_or_says_why_not(app
                     rows.get(html.escape(F.FACTS[n].means.localized("zh"))))]
                 if said:
                     assert not moved and step.experiment.unchanged is not None, f"{lsn.id}[{i + 1}]: {moved}"
-                    assert step.experiment.unchanged.in_("zh") in said[0]
+                    assert step.experiment.unchanged.localized("zh") in said[0]
                 else:
                     assert moved, f"{lsn.id}[{i + 1}]: nothing it is there to show moved, and nothing was said"
                 at.button(key=f"lesson.undo.{i}").click().run()

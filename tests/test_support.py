@@ -409,7 +409,8 @@ def test_an_order_is_no_count_and_a_number_check_is_not_shadowed_by_a_passed_bin
 def test_every_rerank_feature_says_what_it_is_on_its_own():
     from rag.search.rank_features import describe
 
-    for name, (zh, en) in describe.items():
+    for name, text in describe.items():
+        zh, en = text.zh, text.en
         assert "同上" not in zh and "the same" not in en.lower(), name  # rows are sorted: "as above" points nowhere
 
 

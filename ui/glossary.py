@@ -13,6 +13,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from rag.messages import Msg
+
 from .i18n import lang, tr
 from .render import md_escape
 
@@ -22,8 +24,7 @@ GLOSSARY = Path(__file__).resolve().parent.parent / "data" / "glossary.toml"
 @dataclass(frozen=True)
 class Term:
     term: str
-    zh: str
-    en: str
+    means: Msg  # the definition, in both languages
     pages: tuple[str, ...]
     aliases: tuple[str, ...] = ()  # other spellings the pages use (a Chinese name, a longer English one)
 
@@ -31,7 +32,7 @@ class Term:
 @functools.lru_cache(maxsize=1)
 def terms() -> dict[str, Term]:
     raw = tomllib.loads(GLOSSARY.read_text(encoding="utf-8"))
-    return {name: Term(name, e["zh"], e["en"], tuple(e["pages"]), tuple(e.get("aliases", [])))
+    return {name: Term(name, Msg(en=e["en"], zh=e["zh"]), tuple(e["pages"]), tuple(e.get("aliases", [])))
             for name, e in raw["terms"].items()}
 
 
@@ -54,4 +55,4 @@ def panel(page: str) -> None:
     with st.expander(tr(zh=f"这一页的术语（{len(found)}）", en=f"Terms on this page ({len(found)})"), icon=":material/menu_book:"):
         for x in found:
             # the project's own text (data/glossary.toml), so its `code` spans are rendered
-            st.markdown(f"**{md_escape(x.term)}** · {x.zh if lg == 'zh' else x.en}")
+            st.markdown(f"**{md_escape(x.term)}** · {x.means.localized(lg)}")

@@ -246,7 +246,7 @@ def needed(step: Step) -> set[str]:
     texts = [step.notice, step.check.ask if step.check else None]
     for text in filter(None, texts):
         for lg in ("zh", "en"):
-            names |= {n for _lit, n, _s, _c in string.Formatter().parse(text.in_(lg)) if n}
+            names |= {n for _lit, n, _s, _c in string.Formatter().parse(text.localized(lg)) if n}
     names |= {c.removeprefix("not ").strip() for c in step.expect}
     if step.experiment:
         names |= set(step.experiment.compare)
@@ -330,9 +330,9 @@ def draw(page: str) -> tuple | None:
     seen = None
     with st.container(border=True, key="lesson-panel"):
         head, side = st.columns([5, 2])
-        head.markdown(f":material/school: **{md_escape(lesson.title.in_(lg))}** · "
+        head.markdown(f":material/school: **{md_escape(lesson.title.localized(lg))}** · "
                       + tr(zh=f"第 {i + 1} / {len(lesson.steps)} 步", en=f"step {i + 1} of {len(lesson.steps)}"))
-        head.subheader(md_escape(step.title.in_(lg)), anchor=False)
+        head.subheader(md_escape(step.title.localized(lg)), anchor=False)
         side.toggle(tr(zh="投影模式", en="Projector view"), key="lesson.present",
                     help=tr(zh="字更大、侧栏收起、一次只看一步；键盘 ← → 翻步。", en="Larger type, the sidebar folded, one step "
                             "at a time; the ← and → keys turn the steps."))
@@ -399,7 +399,7 @@ def _step_body(ss, lesson: Lesson, i: int, step: Step, run: F.Run, lg: str) -> N
                         "run on the screen now.)"),
                    icon=":material/help:")
     if step.try_ is not None:
-        st.caption(":material/lightbulb: " + md_escape(step.try_.in_(lg)))
+        st.caption(":material/lightbulb: " + md_escape(step.try_.localized(lg)))
     if step.experiment is not None:
         _experiment_box(ss, i, step.experiment, run, lg)
     if step.check is not None:
@@ -410,12 +410,12 @@ def _experiment_box(ss, i: int, e: Experiment, run: F.Run, lg: str) -> None:
     exp = ss.get("lesson.exp")
     if exp is None or exp.get("step") != i:
         before = {name: _shown(name, run, lg) for name in e.compare}
-        st.button(md_escape(e.label.in_(lg)), icon=":material/science:", key=f"lesson.exp.{i}",
+        st.button(md_escape(e.label.localized(lg)), icon=":material/science:", key=f"lesson.exp.{i}",
                   on_click=_experiment, args=(ss, i, before))
         return
     rows = [{tr(zh="事实", en="fact"): localized(F.FACTS[name].means, lg), tr(zh="之前", en="before"): exp["before"].get(name, ""),
              tr(zh="现在", en="now"): _shown(name, run, lg)} for name in e.compare]
-    st.markdown(f":material/science: **{md_escape(e.label.in_(lg))}**")
+    st.markdown(f":material/science: **{md_escape(e.label.localized(lg))}**")
     import pandas as pd
 
     from .render import html_table
@@ -424,7 +424,7 @@ def _experiment_box(ss, i: int, e: Experiment, run: F.Run, lg: str) -> None:
     if not any(exp["before"].get(name, "") != _shown(name, run, lg) for name in e.point()):
         names = "、".join(localized(F.FACTS[n].means, "zh") for n in e.point()) if lg == "zh" else \
             "; ".join(localized(F.FACTS[n].means, "en") for n in e.point())
-        why = e.unchanged.in_(lg) if e.unchanged is not None else ""
+        why = e.unchanged.localized(lg) if e.unchanged is not None else ""
         st.info(md_escape(tr(zh=f"在这次运行里，这个实验没有改变：{names}。", en=f"In this run the experiment did not change: "
                              f"{names}. ") + why), icon=":material/info:")
     st.button(tr(zh="撤销这个实验", en="Undo the experiment"), icon=":material/undo:", key=f"lesson.undo.{i}",
@@ -432,9 +432,9 @@ def _experiment_box(ss, i: int, e: Experiment, run: F.Run, lg: str) -> None:
 
 
 def _check_box(ss, lesson: Lesson, i: int, c: Check, run: F.Run, lg: str) -> None:
-    ask, why = fill(c.ask.in_(lg), run, lg)
+    ask, why = fill(c.ask.localized(lg), run, lg)
     kind = F.FACTS[c.answer].kind
-    st.markdown(":material/quiz: **" + md_escape(ask if ask is not None else c.ask.in_(lg)) + "**")
+    st.markdown(":material/quiz: **" + md_escape(ask if ask is not None else c.ask.localized(lg)) + "**")
     key = f"lesson.answer.{lesson.id}.{i}"
     given: float | str | None
     if kind == "number":
@@ -464,7 +464,7 @@ def _check_box(ss, lesson: Lesson, i: int, c: Check, run: F.Run, lg: str) -> Non
     else:
         st.error(tr(zh="还不对，再看看页面。", en="Not yet; look at the page again."), icon=":material/cancel:")
         if c.hint is not None:
-            st.caption(":material/tips_and_updates: " + md_escape(c.hint.in_(lg)))
+            st.caption(":material/tips_and_updates: " + md_escape(c.hint.localized(lg)))
         with st.expander(tr(zh="显示答案", en="Show the answer")):
             st.markdown(md_escape(expected))
 
@@ -487,11 +487,11 @@ def home_panel() -> None:
     lg = lang()
     for lesson in bundled().values():
         with st.container(border=True):
-            st.markdown(f":material/school: **{md_escape(lesson.title.in_(lg))}** · "
+            st.markdown(f":material/school: **{md_escape(lesson.title.localized(lg))}** · "
                         + tr(zh=f"{len(lesson.steps)} 步", en=f"{len(lesson.steps)} steps")
                         + (tr(zh=f" · 约 {lesson.minutes} 分钟", en=f" · about {lesson.minutes} min") if lesson.minutes else ""))
             if lesson.summary:
-                st.caption(md_escape(lesson.summary.in_(lg)))
+                st.caption(md_escape(lesson.summary.localized(lg)))
             st.button(tr(zh="开始这一课", en="Start this lesson"), key=f"lesson.start.{lesson.id}", type="primary",
                       icon=":material/play_arrow:", on_click=start, args=(ss, lesson))
     with st.expander(tr(zh="老师：载入自己写的课程（.toml）", en="Teachers: load a lesson of your own (.toml)"),
@@ -506,7 +506,7 @@ def home_panel() -> None:
                 st.error(md_escape(exc.message(lg)), icon=":material/error:")
             else:
                 ss["lesson.uploaded"] = lesson
-                st.success(tr(zh="读好了：", en="Read: ") + md_escape(lesson.title.in_(lg))
+                st.success(tr(zh="读好了：", en="Read: ") + md_escape(lesson.title.localized(lg))
                            + tr(zh=f"（{len(lesson.steps)} 步）", en=f" ({len(lesson.steps)} steps)"))
                 st.button(tr(zh="开始这一课", en="Start this lesson"), key="lesson.start.upload", type="primary",
                           on_click=start, args=(ss, lesson, "upload"))

@@ -13,12 +13,11 @@ import pandas as pd
 from rag.search.learned_rank import Why
 from rag.search.rank_features import describe
 
-from .i18n import tr
+from .i18n import loc, tr
 
 
 def meaning(feature: str) -> str:
-    zh, en = describe[feature]
-    return tr(zh=zh, en=en)
+    return loc(describe[feature])
 
 
 def reasons(why: Why, n: int = 3) -> str:

@@ -95,23 +95,12 @@ class LessonError(ValueError):
 
 
 @dataclass(frozen=True)
-class Text:
-    """A lesson's words: both languages, or one text for both."""
-
-    zh: str
-    en: str
-
-    def in_(self, lang: str) -> str:
-        return self.zh if lang == "zh" else self.en
-
-
-@dataclass(frozen=True)
 class Experiment:
-    label: Text
+    label: Msg
     set: dict[str, Any]
     compare: tuple[str, ...]
     shows: tuple[str, ...] = ()  # the compared facts whose change is the point (empty: any of `compare`)
-    unchanged: Text | None = None  # why this run may not show it: said when none of `shows` changed
+    unchanged: Msg | None = None  # why this run may not show it: said when none of `shows` changed
 
     def point(self) -> tuple[str, ...]:
         return self.shows or self.compare
@@ -119,20 +108,20 @@ class Experiment:
 
 @dataclass(frozen=True)
 class Check:
-    ask: Text
+    ask: Msg
     answer: str  # a fact name
     options: tuple[str, ...] | None  # None: the fact kind's own options (facts.options)
-    hint: Text | None
+    hint: Msg | None
 
 
 @dataclass(frozen=True)
 class Step:
     page: str
-    title: Text
+    title: Msg
     settings: dict[str, Any] = field(default_factory=dict)
-    notice: Text | None = None
+    notice: Msg | None = None
     expect: tuple[str, ...] = ()
-    try_: Text | None = None
+    try_: Msg | None = None
     experiment: Experiment | None = None
     check: Check | None = None
     gold: str | None = None
@@ -142,8 +131,8 @@ class Step:
 @dataclass(frozen=True)
 class Lesson:
     id: str
-    title: Text
-    summary: Text | None
+    title: Msg
+    summary: Msg | None
     minutes: int | None
     corpus: str
     gold: str | None
@@ -269,14 +258,14 @@ class _Spot:
 
 
 @overload
-def _text(v: Any, at: _Spot, required: Literal[True]) -> Text: ...
+def _text(v: Any, at: _Spot, required: Literal[True]) -> Msg: ...
 
 
 @overload
-def _text(v: Any, at: _Spot, required: bool = False) -> Text | None: ...
+def _text(v: Any, at: _Spot, required: bool = False) -> Msg | None: ...
 
 
-def _text(v: Any, at: _Spot, required: bool = False) -> Text | None:
+def _text(v: Any, at: _Spot, required: bool = False) -> Msg | None:
     lines, step, where, line = at.lines, at.step, at.where or at.key, at.line
     if v is None:
         if required:
@@ -284,9 +273,9 @@ def _text(v: Any, at: _Spot, required: bool = False) -> Text | None:
                               Msg(en="this field is required", zh="必须填写这个字段"))
         return None
     if isinstance(v, str) and v.strip():
-        return Text(v, v)
+        return Msg(en=v, zh=v)
     if isinstance(v, dict) and set(v) <= {"zh", "en"} and all(isinstance(x, str) and x.strip() for x in v.values()) and v:
-        return Text(str(v.get("zh", v.get("en", ""))), str(v.get("en", v.get("zh", ""))))
+        return Msg(en=str(v.get("en", v.get("zh", ""))), zh=str(v.get("zh", v.get("en", ""))))
     raise LessonError(line, where, Msg(en='a text: "..." or { zh = "...", en = "..." }',
                                        zh='文字：写成 "..." 或 { zh = "...", en = "..." }'))
 
@@ -306,7 +295,7 @@ def _step(raw: Any, i: int, lines: _Lines, check_setting) -> Step:
     notice = _text(raw.get("notice"), _Spot(lines, i, "notice", at + "notice"))
     if notice is not None:
         for lang in ("zh", "en"):
-            _template(notice.in_(lang), stage, page, lines.of("notice", i), at + "notice")
+            _template(notice.localized(lang), stage, page, lines.of("notice", i), at + "notice")
     expect = raw.get("expect", [])
     if not isinstance(expect, list) or not all(isinstance(x, str) for x in expect):
         raise LessonError(lines.of("expect", i), at + "expect", Msg(en='a list of yes/no facts: ["lists_disagree"]',
@@ -435,7 +424,7 @@ def _check(raw: Any, lines: _Lines, i: int, at: str, stage: tuple[str, ...], pag
         opts = tuple(opts)
     ask = _text(raw.get("ask"), _Spot(lines, i, "ask", at + "ask", "check"), True)
     for lang in ("zh", "en"):
-        _template(ask.in_(lang), stage, page, lines.of("check", i, "ask"), at + "ask")
+        _template(ask.localized(lang), stage, page, lines.of("check", i, "ask"), at + "ask")
     return Check(ask, answer, opts,
                  _text(raw.get("hint"), _Spot(lines, i, "hint", at + "hint", "check")))
 
@@ -482,7 +471,7 @@ def notice(step: Step, run: F.Run, lang: str) -> Notice | None:
             m = F.FACTS[name].means
             missing.append((f"这次运行里不成立：{m.zh}" if want else f"这次运行里成立了：{m.zh}") if lang == "zh" else
                            (f"not so in this run: {m}" if want else f"so in this run, which the step does not expect: {m}"))
-    text, why = fill(step.notice.in_(lang), run, lang)
+    text, why = fill(step.notice.localized(lang), run, lang)
     missing += why
     if missing:
         return Notice(None, list(dict.fromkeys(missing)))

@@ -28,28 +28,29 @@ import numpy as np
 from rag.index.token_cache import tokenize_many
 from rag.index.tokenize import jieba_tokenize, load_stopwords
 from rag.ingest.sentences import split_sentences
+from rag.messages import Msg
 
 RRF_K = 60  # as retrieval's default fusion (Cormack et al., 2009)
 
 # name -> what it means, in the order of a feature row (the model file stores the same names; a test keeps them equal)
-describe: dict[str, tuple[str, str]] = {
-    "dense_cos": ("问题向量与块向量的余弦", "cosine of the question and chunk vectors"),
-    "dense_gap": ("余弦减去本题候选中的最高余弦", "cosine minus the best candidate's cosine for this question"),
-    "dense_rank": ("全库稠密检索名次 log2(1+名次)", "log2(1 + rank) in dense search over the whole corpus"),
-    "bm25": ("BM25 分数", "BM25 score"),
-    "bm25_share": ("BM25 分数 / 本题 BM25 最高分", "BM25 score / the question's top BM25 score"),
-    "bm25_rank": ("全库 BM25 名次 log2(1+名次)", "log2(1 + rank) in BM25 over the whole corpus"),
-    "rrf": ("稠密与 BM25 名次的 RRF 分数 ×100", "RRF score of the dense and BM25 ranks, x100"),
-    "sent_cos": ("最匹配句子的余弦（离线重排的信号）", "cosine of the best-matching sentence (the fallback's signal)"),
-    "sent_cos_gap": ("最佳句余弦减去本题候选中的最高值", "best-sentence cosine minus the best candidate's for this question"),
-    "sent_bm25": ("最匹配句子的 BM25（全库 idf，不做长度归一）", "BM25 of the best sentence (corpus idf, no length norm)"),
-    "sent_idf_share": ("最佳句覆盖的问题主题词 idf 占比", "share of the question's topic words' idf that the best sentence covers"),
-    "q_words": ("块中出现的问题主题词占比（不含“计算”“区别”等问法词）", "share of the question's topic words (not asking words such as 'compute') found in the chunk"),
-    "q_words_idf": ("块中出现的问题主题词占比，按 idf 加权", "share of the question's topic words found in the chunk, weighted by idf"),
-    "title_words": ("标题中出现的问题主题词占比", "share of the question's topic words found in the title"),
-    "chunk_chars": ("块长度 log2(1+字符数)", "chunk length, log2(1 + characters)"),
-    "sentences": ("块的句子数", "number of sentences in the chunk"),
-    "q_terms": ("问题的主题词数", "number of topic words in the question"),
+describe: dict[str, Msg] = {
+    "dense_cos": Msg(zh="问题向量与块向量的余弦", en="cosine of the question and chunk vectors"),
+    "dense_gap": Msg(zh="余弦减去本题候选中的最高余弦", en="cosine minus the best candidate's cosine for this question"),
+    "dense_rank": Msg(zh="全库稠密检索名次 log2(1+名次)", en="log2(1 + rank) in dense search over the whole corpus"),
+    "bm25": Msg(zh="BM25 分数", en="BM25 score"),
+    "bm25_share": Msg(zh="BM25 分数 / 本题 BM25 最高分", en="BM25 score / the question's top BM25 score"),
+    "bm25_rank": Msg(zh="全库 BM25 名次 log2(1+名次)", en="log2(1 + rank) in BM25 over the whole corpus"),
+    "rrf": Msg(zh="稠密与 BM25 名次的 RRF 分数 ×100", en="RRF score of the dense and BM25 ranks, x100"),
+    "sent_cos": Msg(zh="最匹配句子的余弦（离线重排的信号）", en="cosine of the best-matching sentence (the fallback's signal)"),
+    "sent_cos_gap": Msg(zh="最佳句余弦减去本题候选中的最高值", en="best-sentence cosine minus the best candidate's for this question"),
+    "sent_bm25": Msg(zh="最匹配句子的 BM25（全库 idf，不做长度归一）", en="BM25 of the best sentence (corpus idf, no length norm)"),
+    "sent_idf_share": Msg(zh="最佳句覆盖的问题主题词 idf 占比", en="share of the question's topic words' idf that the best sentence covers"),
+    "q_words": Msg(zh="块中出现的问题主题词占比（不含“计算”“区别”等问法词）", en="share of the question's topic words (not asking words such as 'compute') found in the chunk"),
+    "q_words_idf": Msg(zh="块中出现的问题主题词占比，按 idf 加权", en="share of the question's topic words found in the chunk, weighted by idf"),
+    "title_words": Msg(zh="标题中出现的问题主题词占比", en="share of the question's topic words found in the title"),
+    "chunk_chars": Msg(zh="块长度 log2(1+字符数)", en="chunk length, log2(1 + characters)"),
+    "sentences": Msg(zh="块的句子数", en="number of sentences in the chunk"),
+    "q_terms": Msg(zh="问题的主题词数", en="number of topic words in the question"),
 }
 FEATURES: tuple[str, ...] = tuple(describe)
 
