@@ -49,18 +49,18 @@ def choose_reranker(name: str | None, embedder: Embedder,
                                               zh="离线时没有随附的交叉编码器；选了标明为替身的方案"))
     if name == LLM_JUDGE:
         load, failed = (lambda: load_reranker(LLM_JUDGE, embedder, chat=chat() if chat is not None else None)), \
-            ("the LLM judge cannot run", "LLM 评委无法运行")
+            Msg(en="the LLM judge cannot run", zh="LLM 评委无法运行")
     elif name in (LEARNED, TOKEN_MAXSIM):  # made from files in data/ or the embedder: milliseconds, so not cached
-        load, failed = (lambda: load_reranker(name, embedder)), (f"{name} cannot run", f"{name} 无法运行")
+        load, failed = (lambda: load_reranker(name, embedder)), Msg(en=f"{name} cannot run", zh=f"{name} 无法运行")
     else:
         load, failed = (lambda: loader(name) if loader is not None else load_reranker(name, embedder)), \
-            (f"{name} could not be loaded", f"{name} 没能加载")
+            Msg(en=f"{name} could not be loaded", zh=f"{name} 没能加载")
     try:
         rr = load()
     except ModelUnavailableError as exc:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
-        return Choice(rr, rr.label, True, Msg(en=f"{failed[0]} ({exc}); using the offline fallback",
-                                              zh=f"{failed[1]}（{exc}）；改用离线替身"))
+        return Choice(rr, rr.label, True, Msg(en=f"{failed.en} ({exc}); using the offline fallback",
+                                              zh=f"{failed.zh}（{exc}）；改用离线替身"))
     return Choice(rr, rr.label, rr.is_fallback)
 
 # What --generator and the sidebar offer. "server": the bundled model behind llama.cpp's own server (a class on one

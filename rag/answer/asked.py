@@ -58,8 +58,8 @@ _FILLS = {
                          r"\bbecause\b|\bsince\b|\bso that\b|\bdue to\b|\bin order to\b|\bto avoid\b|\botherwise\b|"
                          r"\btherefore\b|\bthus\b|\bso\b|\bcauses?\b|\bleads? to\b|\bresults? in\b", re.I),
 }
-_NAMES = {"formula": ("a formula", "公式"), "number": ("a number", "数字"), "list": ("a list", "列举"),
-          "comparison": ("a comparison", "比较"), "reason": ("a reason", "原因")}
+_NAMES = {"formula": Msg(en="a formula", zh="公式"), "number": Msg(en="a number", zh="数字"), "list": Msg(en="a list", zh="列举"),
+          "comparison": Msg(en="a comparison", zh="比较"), "reason": Msg(en="a reason", zh="原因")}
 
 
 def asked_slot(question: str) -> str | None:
@@ -118,7 +118,7 @@ class SlotCheck:
         if self.slot is None:
             return Msg(en="the question's words ask for no slot this check reads (a number, a formula, a list, a reason, "
                        "a comparison): not checked", zh="问题的用词看不出它要的是数字、公式、列举、原因还是比较：没有检查")
-        en, zh = _NAMES[self.slot]
+        en, zh = _NAMES[self.slot].en, _NAMES[self.slot].zh
         if self.filled_by is not None:
             return Msg(en=f"the question asks for {en}; the answer gives one: \"{self.filled_by[:60]}\"",
                        zh=f"问题要的是{zh}；回答给出了：“{self.filled_by[:60]}”")

@@ -225,11 +225,11 @@ def _final_answer(run: _Run, lt: LoopTrace):
     if not mem.seen:
         thought = lt.steps[-1].thought if lt.steps else ""
         lt.retrieved = lt.searches > 0
-        why = (("the agent answered without searching", "智能体没有检索就回答了") if not lt.searches else
-               ("the agent's searches found nothing", "智能体的检索什么也没找到"))
+        why = (Msg(en="the agent answered without searching", zh="智能体没有检索就回答了") if not lt.searches else
+               Msg(en="the agent's searches found nothing", zh="智能体的检索什么也没找到"))
         return answer_directly(question, ctx.settings, ctx.writer, run.lang, ctx.control,
-                               Msg(en=why[0] + (f"; its thought: {thought}" if thought else ""),
-                                   zh=why[1] + (f"；它的想法：{thought}" if thought else "")))
+                               Msg(en=why.en + (f"; its thought: {thought}" if thought else ""),
+                                   zh=why.zh + (f"；它的想法：{thought}" if thought else "")))
     trace = mem.last_trace
     trace.question = question
     order = list(mem.read) + [r for r in mem.seen if r not in mem.read]
