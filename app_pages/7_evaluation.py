@@ -24,6 +24,78 @@ from ui.i18n import loc, t, tr
 from ui.render import attempt, html_table, upload_limit_note
 from ui.worker import run_in_worker
 
+
+def strategies_table(reports: list) -> None:
+    """Each strategy's mean figures, the best of each column marked, what ran, and the shares as bars."""
+    extras = sorted({k for r in reports for k in r.extra})
+    metrics = list(METRICS) + extras
+    table = pd.DataFrame([
+        {tr(zh="策略", en="strategy"): r.strategy, **{m: round(r.means.get(m, float("nan")), 3) for m in metrics},
+         tr(zh="秒", en="seconds"): round(r.seconds, 2)}
+        for r in reports
+    ])
+    st.subheader(tr(zh="策略对比 Strategies", en="Strategies"))
+    higher = [m for m in metrics if better(m) == "higher"]
+    lower = [m for m in metrics if better(m) == "lower"]
+    st.dataframe(table.style.highlight_max(subset=higher, color="#dcfce7").highlight_min(subset=lower, color="#dcfce7")
+                 .format(precision=3), hide_index=True, key="eval.table")
+    st.caption(tr(zh="绿色：每列最好的值（大多数指标越高越好；" + "、".join(lower) + " 越低越好）。" if lower else
+                  "绿色：每列最好的值（越高越好）。",
+                  en="Green: the best value of each column (higher is better" + (f"; lower for {', '.join(lower)}" if lower else "")
+                  + ")."))
+    # What ran, in full and outside the grid (which would cut a long fallback label to one line).
+    st.html(html_table(pd.DataFrame([{tr(zh="策略", en="strategy"): r.strategy, tr(zh="实际运行", en="what ran"): loc(r.label)}
+                                     for r in reports])))
+    st.plotly_chart(charts.eval_bars(reports, [m for m in metrics if is_share(m)]), key="eval.chart")  # 0..1 axis
+
+
+def fusion_wins(reports: list) -> None:
+    """Fusion against each single list, query by query (a mean hides the losses), and the queries it lost."""
+    wins_metric = default_metric(reports)
+    counts = win_tie_loss(reports, wins_metric)
+    if counts:
+        st.subheader(tr(zh="融合是赢、平还是输？逐题比较", en="Did fusion win, tie or lose? Query by query"))
+        st.caption(tr(zh=f"均值会掩盖：融合可能提高了平均分，却在某个单一检索器独自答对的问题上输掉。每个问题比较 {wins_metric}。",
+                      en="A mean hides this: fusion can raise the average and still lose on the questions one retriever "
+                      f"answered alone. Each query's {wins_metric} is compared."))
+        st.dataframe(pd.DataFrame([{tr(zh="融合", en="fused"): f, tr(zh="对比", en="against"): single,
+                                    tr(zh="赢", en="wins"): c["win"], tr(zh="平", en="ties"): c["tie"], tr(zh="输", en="losses"): c["loss"]}
+                                   for f, against in counts.items() for single, c in against.items()]),
+                     hide_index=True, key="eval.wins")
+        fused = next(iter(counts))
+        losses = [v for v in verdicts(reports, fused, wins_metric) if "loss" in [v.get(f"vs {x}") for x in SINGLES]]
+        if losses:
+            with st.expander(tr(zh=f"{fused} 输掉的 {len(losses)} 个问题", en=f"The {len(losses)} queries {fused} lost")):
+                st.dataframe(pd.DataFrame(losses).round(3), hide_index=True, key="eval.losses")
+
+
+def drill_down(reports: list, depth: int) -> None:
+    """Each query's first gold rank under every strategy, and one query's ranked lists side by side."""
+    st.subheader(tr(zh="逐题查看 Per-query drill-down", en="Per-query drill-down"))
+    by_query: dict[str, dict] = {}
+    for r in reports:
+        for qr in r.per_query:
+            row = by_query.setdefault(qr.query.query_id, {"id": qr.query.query_id, "query": qr.query.query,
+                                                          "gold": ", ".join(qr.query.gold_ids)})
+            row[r.strategy] = "✗" if qr.first_gold_rank is None else str(qr.first_gold_rank)
+    drill = pd.DataFrame(list(by_query.values()))
+    st.caption(tr(zh=f"每格是第一个正确文档的名次（✗ = 前 {depth} 个候选里都没有）。",
+                  en=f"Each cell: rank of the first gold document (✗ = not among the top {depth} candidates)."))
+    st.dataframe(drill, hide_index=True, key="eval.drill")
+    if by_query:
+        qid = st.selectbox(tr(zh="查看一个问题", en="Inspect one query"), list(by_query), key="eval.query",
+                           format_func=lambda i: f"{i} · {by_query[i]['query']}")
+        cols = st.columns(len(reports))
+        for col, r in zip(cols, reports):
+            qr = next(x for x in r.per_query if x.query.query_id == qid)
+            with col:
+                st.markdown(f"**{r.strategy}**")
+                st.dataframe(pd.DataFrame([
+                    {t("rank"): i, "doc": d, "gold": "✓" if d in qr.query.gold_ids else ""}
+                    for i, d in enumerate(qr.ranked_docs, 1)
+                ]), hide_index=True, key=f"eval.drill.{r.strategy}")
+
+
 ss = st.session_state
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden.jsonl"
 st.header(":material/leaderboard: " + t("page.evaluation"))
@@ -139,64 +211,6 @@ if key != run_key:
     st.caption(":material/warning: " + tr(zh="下面是上一次运行的结果；设置已改变，重新运行以更新。",
                          en="These are the last run's results; the settings changed since, run again to update."))
 
-extras = sorted({k for r in reports for k in r.extra})
-metrics = list(METRICS) + extras
-table = pd.DataFrame([
-    {tr(zh="策略", en="strategy"): r.strategy, **{m: round(r.means.get(m, float("nan")), 3) for m in metrics},
-     tr(zh="秒", en="seconds"): round(r.seconds, 2)}
-    for r in reports
-])
-st.subheader(tr(zh="策略对比 Strategies", en="Strategies"))
-higher = [m for m in metrics if better(m) == "higher"]
-lower = [m for m in metrics if better(m) == "lower"]
-st.dataframe(table.style.highlight_max(subset=higher, color="#dcfce7").highlight_min(subset=lower, color="#dcfce7")
-             .format(precision=3), hide_index=True, key="eval.table")
-st.caption(tr(zh="绿色：每列最好的值（大多数指标越高越好；" + "、".join(lower) + " 越低越好）。" if lower else
-              "绿色：每列最好的值（越高越好）。",
-              en="Green: the best value of each column (higher is better" + (f"; lower for {', '.join(lower)}" if lower else "")
-              + ")."))
-# What ran, in full and outside the grid (which would cut a long fallback label to one line).
-st.html(html_table(pd.DataFrame([{tr(zh="策略", en="strategy"): r.strategy, tr(zh="实际运行", en="what ran"): loc(r.label)}
-                                 for r in reports])))
-st.plotly_chart(charts.eval_bars(reports, [m for m in metrics if is_share(m)]), key="eval.chart")  # 0..1 axis
-
-wins_metric = default_metric(reports)
-counts = win_tie_loss(reports, wins_metric)
-if counts:
-    st.subheader(tr(zh="融合是赢、平还是输？逐题比较", en="Did fusion win, tie or lose? Query by query"))
-    st.caption(tr(zh=f"均值会掩盖：融合可能提高了平均分，却在某个单一检索器独自答对的问题上输掉。每个问题比较 {wins_metric}。",
-                  en="A mean hides this: fusion can raise the average and still lose on the questions one retriever "
-                  f"answered alone. Each query's {wins_metric} is compared."))
-    st.dataframe(pd.DataFrame([{tr(zh="融合", en="fused"): f, tr(zh="对比", en="against"): single,
-                                tr(zh="赢", en="wins"): c["win"], tr(zh="平", en="ties"): c["tie"], tr(zh="输", en="losses"): c["loss"]}
-                               for f, against in counts.items() for single, c in against.items()]),
-                 hide_index=True, key="eval.wins")
-    fused = next(iter(counts))
-    losses = [v for v in verdicts(reports, fused, wins_metric) if "loss" in [v.get(f"vs {x}") for x in SINGLES]]
-    if losses:
-        with st.expander(tr(zh=f"{fused} 输掉的 {len(losses)} 个问题", en=f"The {len(losses)} queries {fused} lost")):
-            st.dataframe(pd.DataFrame(losses).round(3), hide_index=True, key="eval.losses")
-
-st.subheader(tr(zh="逐题查看 Per-query drill-down", en="Per-query drill-down"))
-by_query: dict[str, dict] = {}
-for r in reports:
-    for qr in r.per_query:
-        row = by_query.setdefault(qr.query.query_id, {"id": qr.query.query_id, "query": qr.query.query,
-                                                      "gold": ", ".join(qr.query.gold_ids)})
-        row[r.strategy] = "✗" if qr.first_gold_rank is None else str(qr.first_gold_rank)
-drill = pd.DataFrame(list(by_query.values()))
-st.caption(tr(zh=f"每格是第一个正确文档的名次（✗ = 前 {s.depth} 个候选里都没有）。",
-              en=f"Each cell: rank of the first gold document (✗ = not among the top {s.depth} candidates)."))
-st.dataframe(drill, hide_index=True, key="eval.drill")
-if by_query:
-    qid = st.selectbox(tr(zh="查看一个问题", en="Inspect one query"), list(by_query), key="eval.query",
-                       format_func=lambda i: f"{i} · {by_query[i]['query']}")
-    cols = st.columns(len(reports))
-    for col, r in zip(cols, reports):
-        qr = next(x for x in r.per_query if x.query.query_id == qid)
-        with col:
-            st.markdown(f"**{r.strategy}**")
-            st.dataframe(pd.DataFrame([
-                {t("rank"): i, "doc": d, "gold": "✓" if d in qr.query.gold_ids else ""}
-                for i, d in enumerate(qr.ranked_docs, 1)
-            ]), hide_index=True, key=f"eval.drill.{r.strategy}")
+strategies_table(reports)
+fusion_wins(reports)
+drill_down(reports, s.depth)
