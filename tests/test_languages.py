@@ -33,6 +33,8 @@ def texts(at) -> list[str]:
     for kind in ("radio", "selectbox", "multiselect", "slider", "toggle", "text_area", "text_input", "number_input",
                  "expander", "tab"):
         out += [str(getattr(e, "label", "")) for e in at.get(kind)]
+    # what a choice offers, as shown (the language picker names both languages on purpose)
+    out += [str(o) for e in at.get("radio") if e.key != "ui.lang" for o in e.options]
     for frame in at.get("dataframe"):
         out += [str(c) for c in frame.value.columns]
     return out

@@ -13,6 +13,7 @@ import streamlit as st
 
 from rag import config
 from rag.errors import RagError
+from rag.messages import Msg
 from rag.models.gguf_parts import GGUF_MODELS
 from rag.models.local_llm import local_model_names
 
@@ -21,8 +22,9 @@ from .i18n import LANGS, loc, t, tr
 from .render import md_escape
 
 # One label in both UI languages: a radio whose option labels change with the language loses its value.
-GENERATOR_LABELS = {"auto": "自动 auto", "local": "本地 local", "endpoint": "接口 endpoint", "server": "服务器 server",
-                    "extractive": "抽取式 extractive"}
+GENERATOR_LABELS = {"auto": Msg(zh="自动 auto", en="auto"), "local": Msg(zh="本地 local", en="local"),
+                    "endpoint": Msg(zh="接口 endpoint", en="endpoint"), "server": Msg(zh="服务器 server", en="server"),
+                    "extractive": Msg(zh="抽取式 extractive", en="extractive")}
 
 
 def render(page: str = "home") -> None:
@@ -41,7 +43,7 @@ def render(page: str = "home") -> None:
                           "not in it."))
         with st.expander(t("llm.settings"), expanded=False):
             st.radio(t("generator"), list(GENERATOR_LABELS), key="llm.generator", horizontal=True,
-                     format_func=GENERATOR_LABELS.get,
+                     format_func={k: loc(v) for k, v in GENERATOR_LABELS.items()}.__getitem__,  # in this run's language
                      help=tr(zh="自动：配置了接口就用接口，否则用随附的本地模型，都没有时用抽取式替身。"
                              "服务器：同一个随附模型，由 llama.cpp 自己的服务器在本机运行，几个会话同时生成"
                              "（一个班级同时使用时；先运行 bash scripts/build_server.sh）。",
