@@ -155,6 +155,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from rag.cli.loops import cmd_ask_strategy
+    from rag.run import RunContext
 
     index = build(args)
     gen_choice, chat = generator(args, index.embedder)
@@ -162,4 +163,5 @@ def cmd_ask(args: argparse.Namespace) -> int:
     args.strategy = "graph-global" if args.global_ else "graph"
     args.budget = None
     ask_settings = settings(args, top_k=args.top_k, rerank=rr.backend is not None)
-    return cmd_ask_strategy(args, index, gen_choice, chat, rr.backend, ask_settings)
+    return cmd_ask_strategy(args, RunContext(index, ask_settings, gen_choice.backend, chat=chat, reranker=rr.backend,
+                                             budget=args.budget))

@@ -16,7 +16,7 @@ from rag.loops.compare import compare_strategies, format_runs
 from rag.loops.strategies import STRATEGIES, run_strategy
 from rag.models.local_llm import LocalChat
 from rag.run import RunContext
-from rag.trace import AskSettings, support_text, to_plain
+from rag.trace import support_text, to_plain
 
 
 def print_loop(lt) -> None:
@@ -46,9 +46,9 @@ def print_loop(lt) -> None:
             print(f"  - {support_text(s):<11} {short(s.sentence, 70)}")
 
 
-def cmd_ask_strategy(args, index, gen_choice, chat, reranker, settings: AskSettings) -> int:
-    lt = run_strategy(args.strategy, args.question,
-                      RunContext(index, settings, gen_choice.backend, chat=chat, reranker=reranker, budget=args.budget))
+def cmd_ask_strategy(args, ctx: RunContext) -> int:
+    """`rag ask --strategy NAME`: one answer strategy on the question, with `ctx`, printed or as JSON."""
+    lt = run_strategy(args.strategy, args.question, ctx)
     if args.json:
         print(lt.to_json())
     else:

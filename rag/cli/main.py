@@ -170,7 +170,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if args.strategy != "plain":
             from rag.cli.loops import cmd_ask_strategy
 
-            return cmd_ask_strategy(args, index, gen_choice, chat, rr.backend if rr else None, ask_settings)
+            return cmd_ask_strategy(args, RunContext(index, ask_settings, gen_choice.backend, chat=chat,
+                                                     reranker=rr.backend if rr else None, budget=args.budget))
         streaming = not args.json and sys.stdout.isatty()
         trace = ask(args.question, RunContext(index, ask_settings, gen_choice.backend, chat=chat,
                                               reranker=rr.backend if rr else None),
