@@ -160,6 +160,10 @@ class _Lines:
         end = self.step_starts[step + 1] if step + 1 < len(self.step_starts) else len(self.lines)
         return self.step_starts[step], end
 
+    def at(self, key: str, step: int | None = None, table: str | None = None) -> int:
+        """The line of field `key` in step `step`, written inside `[table]` when given."""
+        return self.of(table, step, key) if table else self.of(key, step)
+
     def of(self, key: str, step: int | None = None, inner: str | None = None) -> int:
         lo, hi = self._range(step)
         pats = [re.compile(rf"^\s*\[\s*steps\s*\.\s*{re.escape(key)}\s*\]"),
@@ -236,7 +240,7 @@ def _opt(raw: Mapping, key: str, kind: type, lines: _Lines, step: int | None, wh
 def _unknown(raw: Mapping, allowed: set, lines: _Lines, step: int | None, prefix: str, table: str | None = None):
     for key in raw:
         if key not in allowed:
-            line = lines.of(table, step, key) if table else lines.of(key, step)
+            line = lines.at(key, step, table)
             raise LessonError(line, prefix + key, Msg(en=f"unknown field; the fields here are {', '.join(sorted(allowed))}",
                                                       zh=f"未知字段；这里可用的字段是 {', '.join(sorted(allowed))}"))
 
@@ -254,7 +258,7 @@ class _Spot:
 
     @property
     def line(self) -> int:
-        return self.lines.of(self.table, self.step, self.key) if self.table else self.lines.of(self.key, self.step)
+        return self.lines.at(self.key, self.step, self.table)
 
 
 @overload
