@@ -118,7 +118,8 @@ class SlotCheck:
         if self.slot is None:
             return Msg(en="the question's words ask for no slot this check reads (a number, a formula, a list, a reason, "
                        "a comparison): not checked", zh="问题的用词看不出它要的是数字、公式、列举、原因还是比较：没有检查")
-        en, zh = _NAMES[self.slot].en, _NAMES[self.slot].zh
+        name = _NAMES[self.slot]
+        en, zh = name.en, name.zh
         if self.filled_by is not None:
             return Msg(en=f"the question asks for {en}; the answer gives one: \"{self.filled_by[:60]}\"",
                        zh=f"问题要的是{zh}；回答给出了：“{self.filled_by[:60]}”")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Callable, Sequence, cast
 
 from rag.errors import ConfigError
 from rag.evaluate.evaluation import (
@@ -70,9 +70,9 @@ def settings_for(strategy: str, base: AskSettings) -> AskSettings:
     _check_strategy(strategy)
     modes: dict[str, Mode] = {"dense": "dense", "bm25": "bm25", "sparse": "sparse", "graph": "graph",
                               "hybrid+graph": "hybrid+graph"}
-    rewrites: dict[str, Rewrite] = {"hyde": "hyde", "multi-query": "multi-query"}  # REWRITE_STRATEGIES
-    return replace(base, mode=modes.get(strategy, "hybrid"), rerank=strategy == "hybrid+rerank",
-                   rewrite=rewrites.get(strategy, "none"),
+    # a rewrite strategy is named after the rewrite it runs
+    rewrite = cast(Rewrite, strategy) if strategy in REWRITE_STRATEGIES else "none"
+    return replace(base, mode=modes.get(strategy, "hybrid"), rerank=strategy == "hybrid+rerank", rewrite=rewrite,
                    sparse=strategy in SPARSE_STRATEGIES or strategy == "m3", depth=max(base.depth, base.recall_n))
 
 
@@ -175,31 +175,32 @@ def strategy_label(index: Index, strategy: str, reranker=None, settings: AskSett
     s = settings or AskSettings()
     rrf_k, recall_n = s.rrf_k, s.recall_n
     z = lambda x: localized(x, "zh")  # noqa: E731
-    via = Msg(en=chat.label, zh=z(chat.label)) if chat is not None else Msg(en="no language model", zh="没有语言模型")
+    # each a name in both languages: a backend's label (a Msg, or a plain name the same in both) or a Msg of ours
+    via = chat.label if chat is not None else Msg(en="no language model", zh="没有语言模型")
     sparse = index.sparse.label if index.sparse is not None else Msg(en="learned sparse (not built)", zh="学习型稀疏（没有建）")
-    rr = Msg(en=reranker.label, zh=z(reranker.label)) if reranker is not None else Msg(en="no reranker", zh="不重排")
-    graph = Msg(en=index.graph.extractor, zh=z(index.graph.extractor)) if index.graph is not None else \
+    rr = reranker.label if reranker is not None else Msg(en="no reranker", zh="不重排")
+    graph = index.graph.extractor if index.graph is not None else \
         Msg(en="the corpus graph (built on first use)", zh="语料的图谱（第一次用时建）")
     emb = index.embedder.label
     bm = f"k1={index.bm25.k1:g}, b={index.bm25.b:g}"
     words = {
-        "hyde": Msg(en=f"HyDE (question + hypothetical answer via {via.en}) in RRF k={rrf_k} hybrid",
-                 zh=f"HyDE（问题 + {via.zh} 写的假设回答），在 RRF k={rrf_k} 的混合检索中"),
-        "multi-query": Msg(en=f"RRF k={rrf_k} over hybrid lists of the question + variants via {via.en}",
-                        zh=f"问题和 {via.zh} 写的改写各做一次混合检索，再做 RRF k={rrf_k}"),
+        "hyde": Msg(en=f"HyDE (question + hypothetical answer via {via}) in RRF k={rrf_k} hybrid",
+                 zh=f"HyDE（问题 + {z(via)} 写的假设回答），在 RRF k={rrf_k} 的混合检索中"),
+        "multi-query": Msg(en=f"RRF k={rrf_k} over hybrid lists of the question + variants via {via}",
+                        zh=f"问题和 {z(via)} 写的改写各做一次混合检索，再做 RRF k={rrf_k}"),
         "dense": Msg(en=f"dense ({emb})", zh=f"向量检索（{z(emb)}）"),
         "bm25": Msg(en=f"BM25 (jieba, {bm})", zh=f"BM25（jieba，{bm}）"),
         "hybrid": Msg(en=f"RRF k={rrf_k} of dense + BM25", zh=f"向量 + BM25 的 RRF k={rrf_k}"),
         "sparse": Msg(en=str(sparse), zh=z(sparse)),
         "hybrid3": Msg(en=f"RRF k={rrf_k} of dense + BM25 + learned sparse", zh=f"向量 + BM25 + 学习型稀疏的 RRF k={rrf_k}"),
-        "hybrid+rerank": Msg(en=f"RRF top {recall_n} reranked by {rr.en}", zh=f"RRF 前 {recall_n} 个，用 {rr.zh} 重排"),
+        "hybrid+rerank": Msg(en=f"RRF top {recall_n} reranked by {rr}", zh=f"RRF 前 {recall_n} 个，用 {z(rr)} 重排"),
         "multivector": Msg(en=f"dense top {s.depth} re-scored by MaxSim over e5's token vectors (late interaction)",
                         zh=f"向量检索前 {s.depth} 个，用 e5 词元向量的 MaxSim 重新打分（后期交互）"),
         "m3": Msg(en=f"RRF k={rrf_k} of e5's dense + learned sparse + multi-vector lists (one model, three representations)",
                zh=f"e5 的向量、学习型稀疏、多向量三个列表的 RRF k={rrf_k}（一个模型，三种表示）"),
-        "graph": Msg(en=f"graph local search (2 hops) over {graph.en}", zh=f"图谱局部检索（两跳），图由 {graph.zh}"),
-        "hybrid+graph": Msg(en=f"RRF k={rrf_k} of dense + BM25 + graph local search over {graph.en}",
-                         zh=f"向量 + BM25 + 图谱局部检索的 RRF k={rrf_k}，图由 {graph.zh}"),
+        "graph": Msg(en=f"graph local search (2 hops) over {graph}", zh=f"图谱局部检索（两跳），图由 {z(graph)}"),
+        "hybrid+graph": Msg(en=f"RRF k={rrf_k} of dense + BM25 + graph local search over {graph}",
+                         zh=f"向量 + BM25 + 图谱局部检索的 RRF k={rrf_k}，图由 {z(graph)}"),
     }[strategy]
     return words
 
