@@ -160,8 +160,9 @@ def threshold_for(embedder) -> tuple[float, bool]:
 def decide(question: str, contexts: Sequence, embedder, threshold: float | None = None,
            scored: Sequence[ScoredSentence] | None = None, lexicon: Lexicon | None = None) -> Answerability:
     """Answer or refuse, from the contexts' best sentence (`with_signals` adds the retrieval's scores as evidence).
-    `threshold`: the embedder's calibrated one (threshold_for) unless given. `scored`: the stand-in's scores of these contexts' sentences, when the caller has them already. `lexicon`: the
-    words the whole corpus uses (Index.lexicon), for the names the documents never use; None: that rule is not read."""
+    `threshold`: the embedder's calibrated one (threshold_for) unless given. `scored`: the stand-in's scores of these
+    contexts' sentences, when the caller has them already. `lexicon`: the words the whole corpus uses (Index.lexicon),
+    for the names the documents never use; None: that rule is not read."""
     limit, calibrated = (threshold, True) if threshold is not None else threshold_for(embedder)
     signals: dict[str, float] = {}
     if not contexts:
