@@ -18,7 +18,7 @@ from rag.ingest.preview import (
 )
 from rag.ingest.semantic import semantic_curve
 from rag.models.embedding import EMBEDDERS
-from ui import charts, corpus, indexing, kb_panel, models, settings
+from ui import charts, corpus, indexing, kb_panel, models, pdf_view, settings
 from ui.i18n import lang, loc, plural, t, tr
 from ui.render import (
     OVERLAP_COLOUR,
@@ -342,6 +342,7 @@ def _parents(chunks) -> None:
 def preview_section(docs: list, chunks) -> None:
     """The chunks of one document, in every view the page has."""
     doc, spans = _coverage(docs, chunks)
+    pdf_view.region_view(ss, doc)
     _semantic_curve(doc, chunks)
     _chunk_table(spans)
     _read_as(spans)

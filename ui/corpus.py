@@ -127,6 +127,7 @@ def sync_uploads(ss: MutableMapping, files: Sequence[tuple[str, bytes]] | Callab
         docs = base_docs + [d for d in docs if d.doc_id not in taken]
         info, name = base_files + info, f"{base_name} + {name}"
     set_corpus(ss, docs, name, info)
+    remember_pdfs(ss, files, report, mode)
     return report
 
 
@@ -178,4 +179,19 @@ def apply_upload(ss: MutableMapping, files: Sequence[tuple[str, bytes]], mode: s
         info = list(ss["corpus.files"]) + info
         names = [ss["corpus.name"]] + names
     set_corpus(ss, docs, " + ".join(names), info)
+    remember_pdfs(ss, files, report, mode)
     return report
+
+
+MAX_PDF_BYTES = 60 * 10**6  # the PDFs a session keeps for the region view, all together (each is at most 20 MB)
+
+
+def remember_pdfs(ss: MutableMapping, files: Sequence[tuple[str, bytes]], report: LoadReport, mode: str) -> None:
+    """Keep this session's loaded PDFs (source name -> bytes) for the upload page's region view, in this session only;
+    the oldest go past MAX_PDF_BYTES (their view then says to upload the file again)."""
+    loaded = {PurePath(d.source).name: d.source for d in report.documents if d.metadata.get("reader") == "layout"}
+    kept = dict(ss.get("corpus.pdfs", {})) if mode == "append" else {}
+    kept.update({loaded[PurePath(name).name]: data for name, data in files if PurePath(name).name in loaded})
+    while len(kept) > 1 and sum(len(v) for v in kept.values()) > MAX_PDF_BYTES:
+        kept.pop(next(iter(kept)))
+    ss["corpus.pdfs"] = kept

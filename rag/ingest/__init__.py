@@ -7,6 +7,9 @@
   table, caption) and readable text (roles, images, admonitions, tabs and HTML as text); what is not prose.
 - `sections.py`: Markdown cut by its structure: heading sections packed by sentence, units kept whole, each chunk
   opening with its title path.
+- `pdf_layout.py`: a PDF read as a page layout: running headers and footers, margin notes, figures, formulas, code
+  and headings told apart (PDFium's characters, boxes and fonts), lines joined as a reader would.
+- `pdf_regions.py`: the region view: a page rendered with the regions the reader found drawn over it.
 - `contextual.py`: contextual chunking: one sentence by the local model placing each chunk in its document.
 - `semantic.py`: semantic chunking: cut where adjacent sentences' embeddings drift apart, and the curve.
 - `sentences.py`: the sentence splitter that the chunkers, the reranker fallback and the audit share.

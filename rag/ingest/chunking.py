@@ -142,7 +142,7 @@ def _page_label(starts: list[int], s: int, e: int) -> str:
 
 def _base_meta(doc: Document, method: str) -> dict:
     base = {"title": doc.title, "source": doc.source}
-    base.update({k: v for k, v in doc.metadata.items() if k != "page_starts"})
+    base.update({k: v for k, v in doc.metadata.items() if k not in ("page_starts", "pdf_blocks")})
     base["method"] = method
     return base
 
@@ -228,6 +228,46 @@ def chunk_markdown(doc: Document, max_size: int = 800, min_tail: int | None = No
     return built
 
 
+def chunk_pdf(doc: Document, max_size: int = 800, min_tail: int | None = None) -> list[Chunk]:
+    """A PDF read as a page layout (pdf_layout.py), cut as a Markdown chapter is: heading sections packed by sentence,
+    code, formulas and figure labels kept whole, each chunk's text opening with its title path, each chunk's pages
+    (`page`: "132" or "132-133") in its metadata. A PDF read as a text layer (no layout blocks) is cut by sentence."""
+    import json
+
+    from rag.ingest.markdown import Block, MarkdownDoc
+
+    raw = doc.metadata.get("pdf_blocks")
+    if not raw:
+        return chunk_sentence(doc, target_size=max_size)
+    max_size = _int("max_size", max_size, 1)
+    min_tail = max_size // 4 if min_tail is None else _int("min_tail", min_tail, 0)
+    kinds = {"prose": "prose", "heading": "heading", "code": "code", "math": "math", "caption": "caption"}
+    blocks: list[Block] = []
+    path: list[tuple[int, str]] = []  # (level, heading) above the current block
+    for kind, start, end, level, _page in json.loads(raw):
+        text = doc.text[start:end]
+        if kind == "heading":
+            path = [(lv, h) for lv, h in path if lv < level] + [(level, text)]
+            blocks.append(Block("heading", start, end, text, tuple(h for _, h in path[:-1]), level))
+        else:
+            blocks.append(Block(kinds.get(kind, "prose"), start, end, text, tuple(h for _, h in path)))
+    from pathlib import PurePath
+
+    title = doc.title if doc.title != doc.source else PurePath(doc.source or doc.doc_id).stem  # no title: the file's
+    if title and blocks and blocks[0].kind == "heading" and blocks[0].text == title:  # the title is the path's root
+        blocks = [replace(b, path=b.path[1:]) if b.path[:1] == (title,) else b for b in blocks[1:]]
+    starts = [int(x) for x in doc.metadata["page_starts"].split(",")] if doc.metadata.get("page_starts") else []
+    got = pieces(MarkdownDoc(title, blocks), doc.text, title, max_size, min_tail)
+    built = []
+    for n, piece in enumerate(got, 1):
+        ref = doc.doc_id if len(got) == 1 else f"{doc.doc_id}#{n}"
+        meta = {**_base_meta(doc, "pdf"), "title": PATH_SEP.join(piece.path), "heading_path": list(piece.path),
+                "heading": " > ".join(piece.path[1:]), "kind": chunk_kind(piece.kinds), "blocks": list(piece.kinds),
+                **({"page": _page_label(starts, piece.start, piece.end)} if starts else {})}
+        built.append(Chunk(ref, doc.doc_id, piece.text, piece.start, piece.end, ref, None, meta))
+    return built
+
+
 def chunk_auto(doc: Document, target_size: int = 400) -> list[Chunk]:
     """The chunker the document's form asks for (`auto_method`): Markdown by its headings and blocks, a record
     (an FAQ entry, a JSON/CSV row) whole, other text by sentence; `target_size` characters a chunk."""
@@ -235,6 +275,8 @@ def chunk_auto(doc: Document, target_size: int = 400) -> list[Chunk]:
     method, _, _ = auto_method(doc)
     if method == "markdown":
         chunks = chunk_markdown(doc, max_size=target_size)
+    elif method == "pdf":
+        chunks = chunk_pdf(doc, max_size=target_size)
     elif method == "document":
         chunks = chunk_whole(doc)
     else:
@@ -251,6 +293,9 @@ def auto_method(doc: Document) -> tuple[str, str, str]:
     if is_markdown(fmt):
         return ("markdown", "Markdown: cut at its headings, code, formulas and tables kept whole, markup read as text",
                 "Markdown：按标题切分，代码、公式和表格整块保留，标记读成文字")
+    if fmt == "pdf" and doc.metadata.get("pdf_blocks"):
+        return ("pdf", "PDF read as a page layout: cut at its headings, code, formulas and figures kept whole, running "
+                "headers and footers left out", "按版面读取的 PDF：按标题切分，代码、公式和图整块保留，页眉页脚不计入")
     if fmt in ("json", "jsonl", "csv") and len(doc.text) <= RECORD_MAX:
         return ("document", "a record (an FAQ entry, a row): one chunk, whole", "一条记录（FAQ 条目、一行数据）：整条一块")
     return ("sentence", "plain text: sentences packed up to the target size", "纯文本：按句子打包到目标长度")

@@ -1,7 +1,7 @@
 """Documents and loaders: turn uploaded files into `Document`s, the unit every later stage cuts up.
 
-Formats: .txt .md .markdown (one document per file), .pdf (pypdf text layer, pages joined with a
-blank line), .json .jsonl .csv (one document per record: `id`, `title`, `text`, optional metadata;
+Formats: .txt .md .markdown (one document per file), .pdf (read as a page layout: pdf_layout.py; pypdf's text layer
+where pypdfium2 is missing), .json .jsonl .csv (one document per record: `id`, `title`, `text`, optional metadata;
 `question`/`answer` are accepted for title/text). Text is decoded as UTF-8 (with or without BOM),
 UTF-16 with a BOM, or whatever encoding charset-normalizer finds plausible (GBK/GB18030, Big5,
 Shift-JIS, UTF-16 without a BOM, ...), and line endings become "\\n". A bad file raises `LoaderError` whose message says how to fix it; `load_files`
@@ -304,7 +304,58 @@ def _pdf_pages(name: str, data: bytes) -> tuple[Any, list]:
 
 
 def _load_pdf(name: str, data: bytes) -> list[Document]:
+    """A PDF read as a page layout (pdf_layout.py: running headers and footers, margin notes, figures and formulas told
+    apart from the text, headings found); pypdf's text layer where the layout reader cannot run (pypdfium2 missing, or
+    it cannot open the file), labelled in the document's metadata. pypdf checks the file first, so a damaged or
+    encrypted PDF gets the same clear message either way."""
     reader, pages = _pdf_pages(name, data)
+    layout = _layout(name, data)
+    if layout is not None and layout.text.strip():
+        return [_layout_document(name, layout, reader, len(pages))]
+    return _load_pdf_text_layer(name, reader, pages, fallback=layout is None)
+
+
+def _layout(name: str, data: bytes):
+    """The layout reading (pdf_layout.PdfReading), or None where the layout reader cannot run."""
+    try:
+        import pypdfium2 as pdfium
+
+        from rag.ingest.pdf_layout import read_pdf
+    except ImportError:
+        return None
+    try:
+        pdf = pdfium.PdfDocument(data)
+    except Exception:  # PDFium refuses a file pypdf opened (a repaired xref, an odd encryption): the text layer reads it
+        return None
+    try:
+        return read_pdf(pdf, name)
+    finally:
+        pdf.close()
+
+
+def _layout_document(name: str, layout, reader, pages: int) -> Document:
+    import json
+
+    running = sorted({line for p in layout.pages for line in p.running})
+    meta = {"source": name, "format": "pdf", "reader": "layout", "pages": str(pages),
+            "page_starts": ",".join(map(str, layout.page_starts)),
+            "pdf_blocks": json.dumps([[b.kind, b.start, b.end, b.level, b.page] for b in layout.blocks]),
+            "running_lines": json.dumps(running[:40], ensure_ascii=False)}
+    unread = {}  # 1-based page -> why its text is missing: pypdf's reason (a damaged stream), or a scan
+    for p in layout.pages:
+        if not p.segments:
+            why = _page_text(reader.pages[p.number - 1])[1] if p.number <= len(reader.pages) else ""
+            if why or p.images:  # a blank page is no warning
+                unread[p.number] = why or "an image without a text layer (OCR it)"
+    if unread and len(unread) < pages:
+        meta["pages_unread"] = ",".join(map(str, unread))
+        meta["pages_unread_why"] = " | ".join(f"{n}: {why}" for n, why in unread.items())
+    return Document(safe_id(PurePath(name).stem), layout.text, title=layout.title or name, source=name, metadata=meta)
+
+
+def _load_pdf_text_layer(name: str, reader, pages: list, fallback: bool = False) -> list[Document]:
+    """pypdf's text layer, pages joined with a blank line (the reader before the layout one; what runs without
+    pypdfium2)."""
     texts, unread = [], {}  # unread: 1-based page number -> why its text could not be read
     for number, page in enumerate(pages, 1):
         text, why = _page_text(page)
@@ -334,7 +385,8 @@ def _load_pdf(name: str, data: bytes) -> list[Document]:
             title = str(reader.metadata.title).strip() or name
     except Exception:
         pass
-    meta = {"source": name, "format": "pdf", "pages": str(len(pages)), "page_starts": ",".join(map(str, starts))}
+    meta = {"source": name, "format": "pdf", "pages": str(len(pages)), "page_starts": ",".join(map(str, starts)),
+            "reader": "text layer (pypdf; the layout reader needs pypdfium2)" if fallback else "text layer (pypdf)"}
     if unread:  # load_files turns these into a warning: the file loaded, but not all of it
         meta["pages_unread"] = ",".join(map(str, unread))
         meta["pages_unread_why"] = " | ".join(f"{n}: {why}" for n, why in unread.items())
