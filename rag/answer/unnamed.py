@@ -77,12 +77,19 @@ def _latin_names(question: str) -> list[tuple[str, str]]:
     return out
 
 
+# A determiner or a count before a head word picks one of the things, it does not name a kind of them: 同一个图 (the same
+# graph), 这种排序, 每个节点, 三种方法
+_DETERMINER = re.compile(r"^(?:同一?|每|各|某|这|那|哪|任一?|另一?|[一二两三四五六七八九十几多])[个种些类次样条棵张]?$")
+
+
 def _kinds(question: str) -> list[str]:
     frames = frame_words(question)
-    words = _cut(fold_script(question))
+    tagged = _cut(fold_script(question))
+    words = [w for w, _ in tagged]
     out = []
-    for i, word in enumerate(words):
-        if len(word) < 2 or not _CJK_WORD.match(word) or is_frame(word, frames):
+    for i, (word, flag) in enumerate(tagged):
+        if len(word) < 2 or not _CJK_WORD.match(word) or is_frame(word, frames) or flag == "r" \
+                or _DETERMINER.match(word):
             continue
         following = words[i + 1] if i + 1 < len(words) else ""
         if following in HEADS:
@@ -98,7 +105,8 @@ def _head(name: str) -> str:
 
 
 @lru_cache(maxsize=512)
-def _cut(text: str) -> list[str]:
+def _cut(text: str) -> list[tuple[str, str]]:
+    """(word, jieba's part-of-speech tag) of `text`, lower case."""
     import jieba.posseg as posseg
 
-    return [p.word.lower() for p in posseg.cut(text)]
+    return [(p.word.lower(), p.flag) for p in posseg.cut(text)]

@@ -44,11 +44,37 @@ _OTHER_SCRIPTS = {
 }
 
 
+OTHER_SCRIPT_SHARE = 0.3  # of a question's letters, from which another script is its language, not a symbol in it
+CHINESE_CONTEXTS = 0.1  # the contexts' CJK share (detect_lang's measure) from which a Chinese question is theirs
+
+
+def script_share(text: str, pattern: re.Pattern) -> float:
+    """The share of `text`'s letters (CJK characters, Latin letters, other scripts' letters) that `pattern` matches."""
+    letters = [ch for ch in text or "" if ch.isalpha()]
+    return sum(1 for ch in letters if pattern.match(ch)) / len(letters) if letters else 0.0
+
+
+def cjk_share(text: str) -> float:
+    """CJK characters / (CJK characters + Latin words): detect_lang's measure, as a number."""
+    cjk = len(_CJK.findall(text or ""))
+    words = len(_LATIN_WORD.findall(text or ""))
+    return cjk / (cjk + words) if cjk + words else 0.0
+
+
 def other_language(question: str, texts: str) -> bool:
-    """True when `question` is written in a language `texts` are not: a script of the question's that the texts
-    never use, or Chinese against English (or English against Chinese) by detect_lang. Word-overlap signals mean
-    nothing across languages, so a check calibrated on same-language questions cannot decide for such a one."""
+    """True only when `question` is written in a language `texts` are not:
+    - another script makes up OTHER_SCRIPT_SHARE of the question's letters or more and the texts never use it (a
+      Japanese question over Chinese chapters: its kana); a Greek letter in a Chinese question (动量的 β 取多少) is a
+      symbol, not a language, and the texts write it as $\\beta$;
+    - a Chinese question (detect_lang) over texts with almost no Chinese (under CHINESE_CONTEXTS of their words): a
+      chapter whose code and formulas outnumber its Chinese words is still Chinese (a textbook's contexts with code
+      read as English before, and the gate told a Chinese question "another language");
+    - an English question over Chinese texts (detect_lang of the texts).
+    Traditional and simplified Chinese are one language (one Unicode block). Word signals mean nothing across
+    languages, so a check calibrated on same-language questions cannot decide for such a one."""
     for pattern in _OTHER_SCRIPTS.values():
-        if pattern.search(question) and not pattern.search(texts):
+        if script_share(question, pattern) >= OTHER_SCRIPT_SHARE and not pattern.search(texts):
             return True
-    return detect_lang(question) != detect_lang(texts)
+    if detect_lang(question) == "zh":
+        return cjk_share(texts) < CHINESE_CONTEXTS
+    return detect_lang(texts) == "zh"
