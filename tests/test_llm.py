@@ -244,8 +244,9 @@ def test_bad_messages_rejected_before_any_request(fake_llm):
 
 # ---- generation ------------------------------------------------------------------------------
 
-class _Prompt:  # generate() only reads .messages
+class _Prompt:  # generate() only reads .messages and .answer_tokens
     messages = MESSAGES
+    answer_tokens = None
 
 
 def test_llm_generator_streams_deltas(fake_llm):

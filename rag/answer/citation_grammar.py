@@ -23,7 +23,8 @@ Under this grammar (llama.cpp's GBNF) the sampler may only write what the rules 
     end      ::= [。！.!]
     cite     ::= "[" ref "]"
     ref      ::= "faq_003" | "faq_017" | ...    exactly the refs in the prompt
-    space    ::= [ \n]*
+    space    ::= [ \n]?       one blank at most: after its last sentence the 0.5B wrote hundreds of spaces up to
+                                      its token cap (the answers issue's slowest answers)
 
 What it cannot do: make the cited chunk support its sentence (the model picks the ref it finds most
 likely, which may be the wrong one), or make a model end a run-on sentence cut off by max_tokens. The
@@ -68,5 +69,5 @@ def citation_grammar(refs: Sequence[str], lang: str = "zh", max_sentences: int |
         "end ::= [。！.!]",
         'cite ::= "[" ref "]"',
         "ref ::= " + " | ".join(_literal(r) for r in refs),
-        "space ::= [ \\n]*",
+        "space ::= [ \\n]?",
     ]) + "\n"

@@ -71,6 +71,7 @@ class LLMGenerator:
     def generate(self, prompt: Prompt, control: RunControl | None = None, grammar: str | None = None
                  ) -> _Stream[str, None, None]:
         out = cast(_Stream[str, None, None], self.chat.complete(prompt.messages, stream=True, grammar=grammar,
+                                                                max_tokens=prompt.answer_tokens,
                                                                 control=control))  # stream=True: deltas
         try:
             for delta in out:

@@ -151,6 +151,7 @@ class Prompt:
     rag: bool  # False for the no-RAG control prompt
     examples: tuple[tuple[str, str], ...] = ()  # worked (user, assistant) turns sent before the question
     graph: str = ""  # GraphRAG's relation lines ("A —relation→ B [ref]"), after the contexts; "" for none
+    answer_tokens: int | None = None  # the longest answer this prompt asks for (budget.py); None: the backend's cap
 
     def segments(self) -> list[tuple[str, str]]:
         """(kind, text) pieces in the order sent, kind in system | heading | context | question,
