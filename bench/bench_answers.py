@@ -15,6 +15,10 @@ citations):
   tokens, the answer-first prompt (its rules' KV state restored, not recomputed), at most two model
   sentences, and the stand-in's uncovered sentences filled in as quotes;
 - extractive: the stand-in alone, behind the same gate.
+Also: "answering sentence shown": of the answerable questions whose answering sentence (a public set's: the gold
+passage's sentence holding the answer span; golden and multihop have none) is in the contexts, those whose answer
+shows it (rag/evaluate/evidence.py); "lead s": the median time from the end of retrieval to the chosen sentence on
+screen; "at cap": the model's answers that ran to their token budget (rag/answer/budget.py, or --max-tokens).
 Figures per set: "key facts" is the mean share of each answerable question's facts (data: `facts`; public
 sets: the gold answer spans) that the answer states, a refusal stating none; "model's own" counts only
 the model's sentences (the text before the filled-in quotes); "cited to gold" is the share of cited sentences
@@ -54,9 +58,11 @@ from rag.answer.generation import LLMGenerator  # noqa: E402
 from rag.answer.shape import garbled  # noqa: E402
 from rag.backends import choose_reranker  # noqa: E402
 from rag.evaluate.evaluation import facts_found, load_queries  # noqa: E402
+from rag.evaluate.evidence import shown  # noqa: E402
 from rag.index.build import build_index  # noqa: E402
 from rag.ingest.chunking import chunk_documents  # noqa: E402
 from rag.ingest.documents import load_knowledge_base, load_path  # noqa: E402
+from rag.ingest.sentences import split_sentences  # noqa: E402
 from rag.models.embedding import load_embedder  # noqa: E402
 from rag.models.embedding_cache import CachedEmbedder  # noqa: E402
 from rag.models.local_llm import LocalChat  # noqa: E402
@@ -158,14 +164,30 @@ def trust(trace, gold_ids, stand_in: bool) -> dict:
             "model_garbled": trace.garbled is not None, "shown_garbled": garbled(trace.answer) is not None}
 
 
+def evidence_of(q, index) -> str:
+    """The sentences of a question's gold documents that hold one of its key facts (a public set's answer span): the
+    answering sentence the answer should show. "" without gold documents or facts."""
+    spellings = [x for f in q.facts for x in f if x]
+    if not q.gold_ids or not spellings:
+        return ""
+    texts = [c.text for c in index.chunks if c.doc_id in q.gold_ids]
+    return "\n".join(s for t in texts for s in split_sentences(t) if any(x in s for x in spellings))
+
+
 def run_one(index, q, settings, gen, rr, dump=None) -> dict:
     t0 = time.perf_counter()
     trace = ask(q.query, RunContext(index, settings, gen, reranker=rr))
+    seconds = time.perf_counter() - t0
+    there, showed = shown(evidence_of(q, index), [c.text for c in trace.contexts], trace.answer or "")
+    cap = trace.prompt.answer_tokens if trace.prompt is not None and trace.prompt.answer_tokens else None
+    cap = cap or config.value("RAG_LLM_MAX_TOKENS")
     if dump is not None:
         dump.write(json.dumps({"question": q.query, "gold": list(q.gold_ids), "contexts": [[c.ref, c.doc_id] for c in trace.contexts],
                                "answer": trace.answer, "model_answer": trace.model_answer,
                                "sentences": [[s.sentence, s.refs, s.label] for s in (trace.audit.sentences if trace.audit else [])],
-                               "rebound": len(trace.rebound)}, ensure_ascii=False) + "\n")
+                               "rebound": len(trace.rebound), "tokens": trace.generation.get("tokens"),
+                               "gate": trace.answerability.probability if trace.answerability else None,
+                               "seconds": round(time.perf_counter() - t0, 2)}, ensure_ascii=False) + "\n")
         dump.flush()
     refused = is_not_enough(trace.answer)
     own = trace.model_answer if trace.model_answer is not None else trace.answer
@@ -173,7 +195,8 @@ def run_one(index, q, settings, gen, rr, dump=None) -> dict:
             "facts": None if not q.gold_ids else (0.0 if refused else facts_found(trace.answer, q.facts)),
             "own": None if not q.gold_ids else (0.0 if refused else facts_found(own, q.facts)),
             "prompt": trace.generation.get("prompt_tokens"), "first": trace.generation.get("first_token_s"),
-            "seconds": time.perf_counter() - t0}
+            "seconds": seconds, "there": there, "shown": showed, "lead": trace.timings.get("lead_shown"),
+            "cap": trace.generation.get("tokens", 0) >= cap}
 
 
 def med(xs):
@@ -213,8 +236,9 @@ def answers_table(b: Bench) -> None:
     sets = [s for s in b.args.sets.split(",") if s]
     configs = [c for c in b.args.configs.split(",") if c]
     print("\n| set | configuration | key facts | model's own | cited to gold | garbled (model / shown) "
-          "| picked off gold | false refusals | refused (unanswerable) | median prompt tokens | median first token | n |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| picked off gold | false refusals | refused (unanswerable) | answering sentence shown | median prompt tokens "
+          "| median first token | median s | lead s | at cap | n |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in sets:
         qs = b.queries(name)
         index = b.index(SETS[name][1])
@@ -228,7 +252,7 @@ def answers_table(b: Bench) -> None:
             ans = [r for r in rows if r["answerable"]]
             neg = [r for r in rows if not r["answerable"]]
             fmt = lambda x, pct=True: "—" if x is None else (f"{x:.0%}" if pct else f"{x:.0f}")  # noqa: E731
-            first = med([r["first"] for r in rows])
+            first, lead = med([r["first"] for r in rows]), med([r["lead"] for r in rows])
             cited, picked = sum(r["cited"] for r in ans), sum(r["picked"] for r in ans)
             print(f"| {name} | {c} | {fmt(mean([r['facts'] for r in ans]))} | "
                   f"{fmt(mean([r['own'] for r in ans]) if model != 'extractive' else None)} | "
@@ -237,8 +261,17 @@ def answers_table(b: Bench) -> None:
                   f"{fmt(sum(r['picked_off'] for r in ans) / picked if picked else None)} | "
                   f"{fmt(mean([float(r['refused']) for r in ans]) if ans else None)} | "
                   f"{fmt(mean([float(r['refused']) for r in neg]) if neg else None)} | "
+                  f"{shown_cell(ans)} | "
                   f"{fmt(med([r['prompt'] for r in rows]), pct=False)} | "
-                  f"{'—' if first is None else f'{first:.1f} s'} | {len(rows)} |", flush=True)
+                  f"{'—' if first is None else f'{first:.1f} s'} | {med([r['seconds'] for r in rows]):.1f} s | "
+                  f"{'—' if lead is None else f'{lead:.2f} s'} | {sum(r['cap'] for r in rows)} | {len(rows)} |",
+                  flush=True)
+
+
+def shown_cell(ans: list[dict]) -> str:
+    """"shown / with the sentence in the contexts", or "—" for a set without evidence (golden's facts are no span)."""
+    there = [r for r in ans if r["there"]]
+    return f"{sum(r['shown'] for r in there)} / {len(there)}" if there else "—"
 
 
 def main() -> None:

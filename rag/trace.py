@@ -84,6 +84,8 @@ class Trace:
     rebound: list[Rebound] = field(default_factory=list)  # model citations moved to the chunk that states the sentence
     restated: list[str] = field(default_factory=list)  # the model's sentences set aside: they restate the question or the prompt, or are a bare number or ref
     off_question: list[str] = field(default_factory=list)  # set aside: from an entry the stand-in quotes nothing from, no word of the question its anchor entry lacks
+    unsupported: list[str] = field(default_factory=list)  # set aside: the audit does not call it supported, or it leaves the asked slot empty
+    model_audit: CitationAudit | None = None  # the audit of what the model wrote, before anything was set aside
     fill_in: list[FillIn] = field(default_factory=list)  # the stand-in's sentences checked against the answer
     prompt: Prompt | None = None
     answer: str = ""
@@ -106,7 +108,7 @@ class Trace:
         """Was the sentence with this claim (a moved citation's, `rebound`) set aside afterwards, as restating or
         off the question? The page then shows it struck through, and the move's note says so."""
         claim = claim.strip()
-        return bool(claim) and any(claim in s for s in self.restated + self.off_question)
+        return bool(claim) and any(claim in s for s in self.restated + self.off_question + self.unsupported)
 
     def to_dict(self) -> dict[str, Any]:
         return to_plain(self)
@@ -313,7 +315,10 @@ def _md_answer(trace: Trace, lang: str, w) -> list[str]:
                                               "the stand-in quotes nothing from and name none of the question's words the "
                                               "entry the stand-in's answer rests on lacks):",
                                               "已搁置（模型写的、偏离问题的句子：只引用了抽取式替身没有摘录的资料，也没有提到问题里"
-                                              "替身答案所依据的主条资料缺少的词）："))):
+                                              "替身答案所依据的主条资料缺少的词）：")),
+                       (trace.unsupported, w("Set aside (the model's sentences the audit does not call supported by the "
+                                             "chunk they cite, or that leave empty what the question asks):",
+                                             "已搁置（模型写的、没有得到所引资料支撑，或没有回答问题所问内容的句子）："))):
         if aside:
             out += [why, ""] + [f"- ~~{s}~~" for s in aside] + [""]
     return out

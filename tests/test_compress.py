@@ -9,7 +9,7 @@ import pytest
 from rag.answer.answer_form import has_form, question_form
 from rag.answer.answerability import WORDS_MIN, decide
 from rag.answer.compress import GAP, approx_tokens, compress
-from rag.answer.fill_in import covered, fill_in
+from rag.answer.fill_in import covered, fill_in, quoted
 from rag.answer.prompt import build_prompt
 from rag.errors import ConfigError
 from rag.run import RunContext
@@ -209,13 +209,15 @@ def test_a_sentence_is_covered_only_with_its_words_and_numbers():
 def test_fill_in_appends_what_the_model_left_out_and_replaces_a_refusal(kb_index):
     prompt = build_prompt("混合检索里的 RRF 是怎么计算的？", [kb_index.chunk("faq_030")])
     out, checks = fill_in("RRF 是一种融合方法。[faq_030]", prompt, kb_index.embedder)
-    assert out.startswith("RRF 是一种融合方法。[faq_030]\n「") and "1/(k + rank)" in out
+    [lead] = [c for c in checks if c.lead]  # the learned selector's choice among the stand-in's picks leads, quoted
+    assert out.startswith(quoted(lead.sentence, lead.ref)) and "RRF 是一种融合方法。[faq_030]" in out
+    assert "1/(k + rank)" in out and "1/" in lead.sentence  # asked how it is computed: a formula leads
     assert checks and all(c.ref == "faq_030" for c in checks) and not all(c.covered for c in checks)
     refused, _ = fill_in("资料不足", prompt, kb_index.embedder)
     assert not refused.startswith("资料不足") and "1/(k + rank)" in refused
     whole = "".join(f"{c.sentence}[faq_030]" for c in checks)
-    same, again = fill_in(whole, prompt, kb_index.embedder)  # a model that said it all gets nothing added
-    assert same == whole and all(c.covered for c in again)
+    same, again = fill_in(whole, prompt, kb_index.embedder)  # a model that said it all: only the lead is quoted
+    assert same.count("「") == 1 and all(c.covered for c in again if not c.lead)
 
 
 def test_the_pipeline_keeps_the_models_own_words_apart_from_the_quotes(kb_index):
@@ -224,10 +226,11 @@ def test_the_pipeline_keeps_the_models_own_words_apart_from_the_quotes(kb_index)
     from rag.trace import AskSettings
     from tests.fake_chat import FakeChat
 
-    chat = FakeChat(reply=lambda m, g: "RRF 是一种融合方法。[faq_030]")
+    wrote = "RRF 把文档在各列表中 1/(k + rank) 的值相加。[faq_030]"  # supported, and gives the formula asked for
+    chat = FakeChat(reply=lambda m, g: wrote)
     trace = ask("混合检索里的 RRF 是怎么计算的？", RunContext(kb_index, AskSettings(cite="constrained"), LLMGenerator(chat)))
-    assert trace.model_answer == "RRF 是一种融合方法。[faq_030]" and trace.answer.startswith(trace.model_answer)
-    assert "「" in trace.answer and "1/(k + rank)" in trace.answer
+    assert trace.model_answer == wrote and wrote in trace.answer  # supported, and says what was asked: it stands
+    assert trace.answer.startswith("「") and "1/" in trace.answer.split(wrote)[0]  # after the quote that leads
     assert trace.compression is not None and trace.compression.tokens_after < trace.compression.tokens_before
     sent = chat.calls[0]
     assert "资料不足" not in sent["messages"][0]["content"]  # past the gate the model is not offered a refusal

@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from rag.answer.fill_in import FillIn, quoted
 from rag.answer.lead import choose_lead
 from tests.fake_chat import FakeChat
+
+
+@pytest.fixture(autouse=True)
+def no_selector(monkeypatch):
+    """The model chooses the lead only where no learned selector did (selector.py: lightgbm or its model missing, or an
+    embedder without one): these tests run that path."""
+    monkeypatch.setattr("rag.answer.extractive._load_selector", lambda name: (None, None))
 
 QUOTES = [FillIn("a", "RRF 由 Cormack 等人提出。", False, 0.0),
           FillIn("a", "得分为各列表中 1/(k + rank) 的总和。", False, 0.0),
@@ -69,9 +78,10 @@ def test_the_pipeline_leads_with_the_models_choice_when_nothing_it_wrote_is_left
 
 
 def test_the_model_does_not_choose_when_its_own_sentence_stands_or_it_cannot_score(kb_index):
-    wrote = FakeChat(reply=lambda m, g: "RRF 是一种融合方法。[faq_030]", score=lambda m, t: [-1.0])
+    own = "文档 d 的融合分数为它在各列表中 1/(k + rank) 的总和。[faq_030]"  # supported, and gives the formula asked
+    wrote = FakeChat(reply=lambda m, g: own, score=lambda m, t: [-1.0])
     trace = _ask(kb_index, wrote)
-    assert trace.lead is None and trace.answer.startswith("RRF 是一种融合方法。")
+    assert trace.lead is None and trace.answer.startswith(own)
     assert not [c for c in wrote.calls if c["kind"] == "score"]
     cannot = FakeChat(reply=lambda m, g: RESTATES)  # scores no reply: the document order stays, and it says so
     trace = _ask(kb_index, cannot)

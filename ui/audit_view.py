@@ -21,7 +21,8 @@ CHECK_NAMES = {"numbers": Msg(zh="数字", en="numbers"), "binding": Msg(zh="数
                "polarity": Msg(zh="否定/反义", en="polarity"), "new-term": Msg(zh="新名词", en="new term"), "new-number": Msg(zh="新数字", en="new number"),
                "restates": Msg(zh="复述问题", en="restates"), "coverage": Msg(zh="覆盖", en="coverage"), "model": Msg(zh="模型复核", en="model"),
                "verbatim": Msg(zh="逐字抄录", en="verbatim"), "echo": Msg(zh="复述提示词", en="echoes the prompt"),
-               "apart": Msg(zh="拼接", en="apart"), "adds": Msg(zh="问题之外", en="beyond the question")}
+               "apart": Msg(zh="拼接", en="apart"), "adds": Msg(zh="问题之外", en="beyond the question"),
+               "no-claim": Msg(zh="没有陈述", en="no claim")}
 LABEL_NAMES = {"supported": "有支撑 supported", "weak": "部分支撑 weak", "unsupported": "无支撑 unsupported",
                "contradicted": "与证据矛盾 contradicted", "restates-question": "只复述问题 restates the question",
                "no-citation": "未引用 no-citation", "not-enough": "资料不足 not-enough"}

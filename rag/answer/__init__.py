@@ -18,8 +18,13 @@
 - `answer_form.py`: what form a question's answer takes (a formula, a number, a list) and whether a sentence has it.
 - `compress.py`: query-focused compression: each context cut to the sentences that answer the question,
   in order, with their refs, under a token budget; what was kept and dropped.
-- `answerability.py`: the gate that refuses before generating when no context sentence is close enough to
-  the question, or it names something the documents never use, with its evidence.
+- `answerability.py`: the gate that refuses before generating when the contexts cannot answer (the learned gate's
+  decision, or the earlier rules), with its evidence.
+- `learned_gate.py`: the learned gate: "can these contexts answer?" as a LightGBM classifier over signals the
+  pipeline already has, trained on public QA data by gold ablation, its operating point chosen on held-apart data.
+- `selector.py`: the sentence that answers, chosen by a learned answer-sentence selector (LambdaMART over the
+  stand-in's candidate sentences); the answer leads with it.
+- `budget.py`: the model's answer's token budget, from the slot the question asks.
 - `asked.py`: what a question asks for (a number, a formula, a list, a reason, a comparison) and whether the answer
   gives it; the words that only frame a question.
 - `unnamed.py`: the names of a question (Kruskal, 插值查找) that the documents never use: a near miss's mark.

@@ -33,6 +33,12 @@ _HAS = {
 }
 
 
+# A sentence that opens with one of these leans on the one before it ("这样分工的原因是…" - which
+# division?); quoted alone it reads as a non sequitur, so the previous sentence comes along.
+ANAPHORA = ("这样", "这种", "这些", "这个", "这是", "这也", "这就", "这时", "此外", "因此", "所以", "它们", "它",
+            "其中", "该", "但", "而且", "同时", "This ", "These ", "That ", "It ", "Such ", "Therefore", "However")
+
+
 _PART = re.compile(r"[^？?]+[？?]*")
 
 

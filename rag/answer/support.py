@@ -14,6 +14,7 @@
            polarity  negations agree clause by clause, and no opposite pair differs (增大/减小, 乘以/除以)
            new term  a name or identifier the chunk never mentions (Google, GPU)
            restates  every content word is the question's own: the sentence states no fact
+           no-claim  a question inside the sentence, or no predicate at all (a noun phrase): it asserts nothing
            coverage  the share of the sentence's content units found in the span
            adds      the same share over what the sentence says beyond the question (its words the question
                      lacks): the question's own words are in any chunk on its topic
@@ -219,10 +220,12 @@ def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker:
     adds, added = novelty_check.adds(s, span, title, question, beyond_question=checker.beyond_question,
                                      supported=checker.supported_coverage)
     checks.extend([adds] if adds is not None else [])
+    no_claim = novelty_check.no_claim(claim) if checker.beyond_question else None  # rebind's checker: stated at all?
+    checks.extend([no_claim] if no_claim is not None else [])
     failed = {c.name for c in checks if not c.passed}
     if failed & set(FACT_CHECKS) and cov >= checker.weak_coverage:  # a contradiction of a span about something else
         label = "contradicted"                                        # is no contradiction: that is "unsupported"
-    elif "restates" in failed:
+    elif "restates" in failed or "no-claim" in failed:
         label = "restates-question"
     elif failed & {"new-term", "new-number", "apart"} or min(cov, added) < checker.weak_coverage:
         label = "unsupported"

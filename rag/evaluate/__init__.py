@@ -11,6 +11,9 @@
   (`python -m rag audit`, bench/bench_audit.py).
 - `judge.py`: LLM-judged answers: faithfulness, answer relevancy, context precision and recall, every
   verdict kept; how the judge's faithfulness falls on the citation audit's labels.
+- `ablation.py`: gold ablation: each public question over its corpus and over the corpus less its gold passage, the
+  training rows of the learned gate and the answer-sentence selector.
+- `evidence.py`: is a question's answering sentence in the contexts, and does the answer show it (plain text).
 - `testset.py`: test questions generated from any corpus (keywords, or the model under a grammar), each with
   its gold chunk, answer span and every filter's verdict; near misses for abstention (`rag testset`).
 """

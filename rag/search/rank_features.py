@@ -163,10 +163,10 @@ def features(index, query: str, chunk_ids: Sequence[str], query_vector: np.ndarr
     sentences, owner, s_cos = sentence_cosines(index.embedder, q, [ch.text for ch in chunks])
     best_cos = best_of(s_cos, owner, len(ids))
     texts = sentences + [ch.text for ch in chunks] + [str(ch.metadata.get("title") or "") for ch in chunks]
-    token_lists = _token_lists(bm25, texts)
-    s_tokens = token_lists[:len(sentences)]
-    c_sets = [set(t) for t in token_lists[len(sentences):len(sentences) + len(chunks)]]
-    t_sets = [set(t) for t in token_lists[len(sentences) + len(chunks):]]
+    token_rows = token_lists(bm25, texts)
+    s_tokens = token_rows[:len(sentences)]
+    c_sets = [set(t) for t in token_rows[len(sentences):len(sentences) + len(chunks)]]
+    t_sets = [set(t) for t in token_rows[len(sentences) + len(chunks):]]
     s_bm = np.array([_sentence_bm25(bm25, words, toks) for toks in s_tokens])
     s_share = np.array([_idf_share(idf, idf_total, set(toks)) for toks in s_tokens])
     best_bm = np.maximum(best_of(s_bm, owner, len(ids)), 0.0)
@@ -187,7 +187,7 @@ def features(index, query: str, chunk_ids: Sequence[str], query_vector: np.ndarr
     return FeatureRows(ids, out)
 
 
-def _token_lists(bm25, texts: list[str]) -> list[list[str]]:
+def token_lists(bm25, texts: list[str]) -> list[list[str]]:
     """The BM25 tokenizer's tokens of each text; jieba's through the index's token cache (token_cache.py), as the
     index build gets them, so a chunk or sentence seen before is not tokenized again."""
     if bm25.tokenizer is jieba_tokenize:
