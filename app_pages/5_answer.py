@@ -180,6 +180,7 @@ def audit_section(trace) -> None:
         if rows:
             # Wrapping HTML, not a data grid: a grid cuts each cell to one line, and the whole sentence is the point.
             st.html(support_table_html(rows))
+        answer_panels.model_audit_panel(trace)
         st.caption(tr(
             zh="有效 = 引用的 ref 在提供的资料里；幻觉 = 资料里没有这个 ref；未用 = 提供了但没被引用。每句话先对齐到所引资料里最贴近的"
             "一两句（证据片段），再逐项核对：数字、数字归属、对象有没有互换、否定和反义词、资料里没有的新名词、是不是只复述了问题。"

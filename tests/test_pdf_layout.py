@@ -89,7 +89,7 @@ def test_a_margin_note_is_not_spliced_into_the_sentence_beside_it():
     doc = read(make_pdf(draw))
     body = join_lines("", "".join(wrapped(BODY[0] + BODY[1], 30)))
     assert body in doc.text  # the paragraph whole, no note inside it
-    assert "旁注" in doc.text and "神经元指采用" in doc.text  # the note after it, its letter-spacing taken out
+    assert "旁注" in doc.text and "ReLU 神经元指采用" in doc.text  # the note after it, its letter-spacing taken out
     assert doc.text.index(body) < doc.text.index("旁注")
 
 

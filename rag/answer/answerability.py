@@ -140,12 +140,18 @@ class Answerability:
         """The learned gate decided (not the rules)."""
         return self.probability is not None
 
-    def _learned(self, lang: str) -> str:
+    def verdict_line(self, lang: str = "en") -> str:
+        """The decision in one line, without the signals that drove it (a page lists those itself)."""
+        if self.probability is None or self.unnamed or self.other_language or self.score is None:
+            return self.reason(lang)
+        return self._learned(lang, drivers=False)
+
+    def _learned(self, lang: str, drivers: bool = True) -> str:
         from rag.answer.learned_gate import describe
 
         p, point = self.probability or 0.0, self.operating_point or 0.0
         cmp = "≥" if self.answerable else "<"
-        drove = [(localized(describe[f], lang), v, c) for f, v, c in self.drivers]
+        drove = [(localized(describe[f], lang), v, c) for f, v, c in self.drivers] if drivers else []
         if lang == "zh":
             verdict = "作答" if self.answerable else "拒答（资料不足）"
             why = "；".join(f"{m} = {v:.2f}（{c:+.2f}）" for m, v, c in drove)

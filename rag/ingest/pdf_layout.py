@@ -427,10 +427,14 @@ def _label_runs(segs: list[Segment]) -> list[Segment]:
 _LETTER_SPACED = re.compile("(?<=[\u3400-\u9fff\uff0c\u3002]) (?=[\u3400-\u9fff\uff0c\u3002])")
 
 
+_SPACED_LETTERS = re.compile(r"(?<![A-Za-z])(?:[A-Za-z] ){2,}[A-Za-z](?![A-Za-z])")
+
+
 def _tidy(text: str) -> str:
-    """A segment's text with letter-spacing between CJK characters taken out ("神 经 元" -> "神经元": margin notes
-    are often set so), and runs of blanks made one."""
-    return re.sub(r"[ \t\u3000]{2,}", " ", _LETTER_SPACED.sub("", text)).strip()
+    """A segment's text with letter-spacing taken out ("神 经 元" -> "神经元", "R e L U" -> "ReLU": margin notes are
+    often set so), and runs of blanks made one."""
+    text = _SPACED_LETTERS.sub(lambda m: m.group(0).replace(" ", ""), _LETTER_SPACED.sub("", text))
+    return re.sub(r"[ \t\u3000]{2,}", " ", text).strip()
 
 
 def join_lines(first: str, second: str) -> str:
