@@ -99,7 +99,7 @@ def test_a_damaged_partial_or_other_version_bundle_is_refused_with_what_to_run(c
     assert "kb list" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["../x", "a/b", "..", ".hidden", "", "a" * 65, "x..y"])
+@pytest.mark.parametrize("name", ["../x", "a/b", "..", ".hidden", "", "a" * 65, "x..y", "abc\n"])  # a trailing newline too
 def test_a_name_is_one_folder_and_never_a_path(name, capsys, folder):
     with pytest.raises(kb.KnowledgeBaseError):
         kb.check_name(name)

@@ -44,7 +44,7 @@ VERSION = 1
 FILES = ("documents.jsonl", "chunks.jsonl", "vectors.npy", "tokens.jsonl")
 # Letters (any script), digits, "_", "-" and "." inside; no separator, no leading dot, so a name is one folder
 # under RAG_KB_DIR and never a path out of it.
-_NAME = re.compile(r"^[^\W_][\w.-]{0,63}$")
+_NAME = re.compile(r"[^\W_][\w.-]{0,63}")  # whole names only (fullmatch): "abc\n" is not one
 
 
 class KnowledgeBaseError(ConfigError):
@@ -87,7 +87,7 @@ def root() -> Path:
 
 def check_name(name: str) -> str:
     """`name` when it can be a knowledge base's name, else ConfigError (no separator, no '..', at most 64)."""
-    if not isinstance(name, str) or not _NAME.match(name) or ".." in name:
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name:
         raise KnowledgeBaseError(
             f"{name!r} is not a knowledge base name: use letters, digits, '_', '-' or '.', start with a letter or digit, "
             "at most 64 characters, no '/' and no '..'",
@@ -359,7 +359,7 @@ def names(base: Path | None = None) -> list[str]:
     base = base or root()
     if not base.is_dir():
         return []
-    return sorted(p.name for p in base.iterdir() if p.is_dir() and _NAME.match(p.name) and ".." not in p.name)
+    return sorted(p.name for p in base.iterdir() if p.is_dir() and _NAME.fullmatch(p.name) and ".." not in p.name)
 
 
 def listing(base: Path | None = None) -> list[dict]:
