@@ -502,12 +502,14 @@ def test_answer_page_against_the_fake_openai_server(fake_llm):
     go(at, "answer")
     assert not at.error, [e.value for e in at.error]
     trace = at.session_state["answer.last_trace"]
-    assert trace.answer.startswith("根据资料")  # the fake's canned answer, streamed through the real client
+    # the fake's canned answer, streamed through the real client, audited as written: its made-up ref on record, its
+    # sentences (a lead-in, a citation of nothing) set aside; the answer leads with the selector's quote
+    assert trace.model_audit is not None and trace.model_audit.hallucinated == ["faq_999"]
+    assert any(s.startswith("根据资料") for s in trace.unsupported + trace.restated)
     assert "fake-model" in trace.backends["generator"]
-    assert trace.audit.hallucinated == ["faq_999"] and trace.audit.valid
-    assert trace.model_answer is None or trace.model_answer.startswith("根据资料")  # fill-in quotes come after it
+    assert trace.answer.startswith("「") and trace.audit.valid and not trace.audit.hallucinated
     html = html_of(at)
-    assert "line-through" in html and "faq_999" in html  # the hallucinated marker is shown as such
+    assert "line-through" in html and "faq_999" in html  # the set-aside sentence and its made-up ref, struck through
     requests = fake_llm.chat_requests
     assert len(requests) == 2  # the RAG answer and the no-RAG comparison
     assert requests[0].headers.get("authorization") == f"Bearer {key}"

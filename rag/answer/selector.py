@@ -111,9 +111,10 @@ class LearnedSelector:
 
     @property
     def label(self) -> Msg:
-        trained_on = self.model.recipe.get("trained_on", "public reading-comprehension data")
+        from rag.answer.learned_gate import TRAINED_ON
+
         return Msg(en=f"learned answer-sentence selector (LightGBM LambdaMART, {len(SELECT_FEATURES)} signals, trained on "
-                   f"{trained_on})", zh=f"学习型答句选择器（LightGBM LambdaMART，{len(SELECT_FEATURES)} 个信号，在 {trained_on} 上训练）")
+                   f"{TRAINED_ON.en})", zh=f"学习型答句选择器（LightGBM LambdaMART，{len(SELECT_FEATURES)} 个信号，在{TRAINED_ON.zh}上训练）")
 
 
 @lru_cache(maxsize=4)
