@@ -115,9 +115,7 @@ class Answerability:
                     "the context is not enough")
         if self.score is None:
             return ("资料里没有可以作答的句子" if lang == "zh" else "no sentence of the contexts could be an answer")
-        if self.unnamed and self.probability is not None:
-            return self._unnamed_learned(lang)
-        if self.probability is not None:
+        if self.probability is not None and not self.unnamed:
             return self._learned(lang)
         if self.unnamed:
             return self._unnamed(lang)
@@ -162,30 +160,22 @@ class Answerability:
         return (f"learned gate: P(the contexts answer) {p:.2f} {cmp} operating point {point:.2f}: {verdict}"
                 + (f". Pushed hardest by: {why}" if why else ""))
 
-    def _unnamed_learned(self, lang: str) -> str:
-        kinds = [n for n in self.unnamed if n.kind_of]
-        p = self.probability or 0.0
-        if lang == "zh":
-            names = "、".join(f"“{n.text}”" for n in self.unnamed)
-            why = (f"资料讲的是别的{kinds[0].kind_of}，没讲这一种" if kinds else
-                   f"学习型闸门的概率 {p:.2f} 不到对半的 {EVEN_ODDS:.2f}，资料讲的是旁边的内容")
-            return f"问题问到的{names}在资料里一次也没有出现；{why}：拒答（资料不足）"
-        names = ", ".join(f'"{n.text}"' for n in self.unnamed)
-        why = (f"the documents cover other kinds of {kinds[0].kind_of}, not this one" if kinds else
-               f"the learned gate's P {p:.2f} is under even odds ({EVEN_ODDS:.2f}): the documents cover something next to it")
-        return f"the question names {names}, which the documents never use; {why}: refuse (not enough information)"
-
     def _unnamed(self, lang: str) -> str:
+        """A name the documents never use: refused as a kind of something they name others of, or (the other names) under
+        the bar such a question must pass: the learned gate's even odds, or the rules' strong best sentence."""
         kinds = [n for n in self.unnamed if n.kind_of]
+        p = self.probability
         if lang == "zh":
             names = "、".join(f"“{n.text}”" for n in self.unnamed)
-            why = (f"资料讲的是别的{kinds[0].kind_of}，没讲这一种" if kinds else
-                   f"最相关的句子得分 {self.score:.3f} 不到强匹配的 {self.strong:.2f}，资料讲的是旁边的内容")
+            bar = (f"学习型闸门的概率 {p:.2f} 不到对半的 {EVEN_ODDS:.2f}" if p is not None else
+                   f"最相关的句子得分 {self.score:.3f} 不到强匹配的 {self.strong:.2f}")
+            why = f"资料讲的是别的{kinds[0].kind_of}，没讲这一种" if kinds else f"{bar}，资料讲的是旁边的内容"
             return f"问题问到的{names}在资料里一次也没有出现；{why}：拒答（资料不足）"
         names = ", ".join(f'"{n.text}"' for n in self.unnamed)
+        bar = (f"the learned gate's P {p:.2f} is under even odds ({EVEN_ODDS:.2f})" if p is not None else
+               f"the best sentence scores {self.score:.3f}, under a strong match's {self.strong:.2f}")
         why = (f"the documents cover other kinds of {kinds[0].kind_of}, not this one" if kinds else
-               f"the best sentence scores {self.score:.3f}, under a strong match's {self.strong:.2f}: the documents cover "
-               "something next to it")
+               f"{bar}: the documents cover something next to it")
         return f"the question names {names}, which the documents never use; {why}: refuse (not enough information)"
 
     def _few_words(self, lang: str) -> str:
