@@ -91,6 +91,11 @@ def test_a_damaged_partial_or_other_version_bundle_is_refused_with_what_to_run(c
     capsys.readouterr()
     assert main(["ask", "哈希", "--kb", "course", "--generator", "extractive"]) == 2
     assert "format 99" in capsys.readouterr().err
+    for field, value in (("version", "1"), ("checksums", list(raw["checksums"].values()))):  # issue 65, item 4
+        manifest.write_text(json.dumps({**raw, field: value}), encoding="utf-8")
+        assert main(["search", "哈希", "--kb", "course"]) == 2
+        err = capsys.readouterr().err
+        assert f"{field} (" in err and "python -m rag kb build course" in err and "Traceback" not in err
 
     manifest.unlink()
     assert main(["search", "哈希", "--kb", "course"]) == 2

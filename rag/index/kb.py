@@ -277,10 +277,31 @@ def manifest(name: str, base: Path | None = None) -> Manifest:
                        "缺少 manifest.json（构建没有完成？）") from None
     except (ValueError, TypeError, UnicodeDecodeError):
         raise _damaged(name, "its manifest.json is not a manifest this version reads", "manifest.json 无法读取") from None
+    wrong = _wrongly_typed(m)
+    if wrong:  # "version": "1", a list of checksums: the fields' kinds are checked before any is read
+        raise _damaged(name, f"its manifest.json's {wrong} is not what a manifest holds there",
+                       f"manifest.json 里的 {wrong} 不是清单该有的类型")
     if m.version != VERSION:
         raise _damaged(name, f"it is format {m.version}; this version reads format {VERSION}",
                        f"它是第 {m.version} 版格式，这个版本只读第 {VERSION} 版")
     return m
+
+
+_KINDS: dict[str, type | tuple[type, ...]] = {"name": str, "version": int, "embedder": str, "dim": int, "chunker": str, "params": dict, "files": list,
+          "documents": int, "chunks": int, "created": str, "build_seconds": (int, float), "checksums": dict,
+          "build_id": str, "milvus": str}  # a manifest field -> the kind it must be
+
+
+def _wrongly_typed(m: Manifest) -> str:
+    """The first field of `m` whose value is not of its kind ("" when none): `"version": "1"` read as format "1" was
+    refused as "format 1; this version reads format 1", and a list of checksums was a traceback on every page."""
+    for field_name, kind in _KINDS.items():
+        value = getattr(m, field_name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return f"{field_name} ({type(value).__name__})"
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in m.checksums.items()):
+        return "checksums (not file -> SHA-1)"
+    return ""
 
 
 def open_index(name: str, base: Path | None = None, embedder: Embedder | None = None) -> Index:
