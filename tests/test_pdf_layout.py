@@ -11,7 +11,8 @@ import pytest
 
 from rag.ingest.chunking import chunk_documents
 from rag.ingest.documents import load_bytes
-from rag.ingest.pdf_layout import join_lines, readable
+from rag.ingest.pdf_layout import readable
+from rag.ingest.pdf_text import join_lines
 
 reportlab = pytest.importorskip("reportlab")
 

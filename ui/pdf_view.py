@@ -53,7 +53,7 @@ def region_view(ss, doc) -> None:
 
 def _reading(ss, source: str, data: bytes):
     """The layout reading of this PDF, kept for one document at a time in this session."""
-    from rag.ingest.pdf_layout import read_pdf
+    from rag.ingest.pdf_text import read_pdf
 
     key = (source, hashlib.sha1(data).hexdigest())
     held = ss.get("upload.pdf_reading")

@@ -9,6 +9,8 @@
   opening with its title path.
 - `pdf_layout.py`: a PDF read as a page layout: running headers and footers, margin notes, figures, formulas, code
   and headings told apart (PDFium's characters, boxes and fonts), lines joined as a reader would.
+- `pdf_text.py`: from a PDF's regions to the text a reader keeps (paragraphs, code, figures, notes after their
+  paragraph), and `read_pdf`, the whole reading.
 - `pdf_regions.py`: the region view: a page rendered with the regions the reader found drawn over it.
 - `contextual.py`: contextual chunking: one sentence by the local model placing each chunk in its document.
 - `semantic.py`: semantic chunking: cut where adjacent sentences' embeddings drift apart, and the curve.

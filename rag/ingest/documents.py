@@ -320,7 +320,7 @@ def _layout(name: str, data: bytes):
     try:
         import pypdfium2 as pdfium
 
-        from rag.ingest.pdf_layout import read_pdf
+        from rag.ingest.pdf_text import read_pdf
     except ImportError:
         return None
     try:

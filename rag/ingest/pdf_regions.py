@@ -46,7 +46,7 @@ class PageLine:
 
 def page_picture(reading: PdfReading, data: bytes, page: int) -> tuple[bytes, list[PageLine]]:
     """(the page rendered with its regions as a PNG, its lines in reading order) for 1-based `page` of the PDF `data`
-    that `reading` (pdf_layout.read_pdf) read. A ValueError for a page the PDF does not have."""
+    that `reading` (pdf_text.read_pdf) read. A ValueError for a page the PDF does not have."""
     import pypdfium2 as pdfium
     from PIL import Image, ImageDraw
 
