@@ -496,3 +496,29 @@ def test_a_lesson_on_a_class_knowledge_base_opens_it_or_says_which_command_build
     assert not at.exception and at.session_state["corpus.kb"][0] == "handbook"
     assert any("2 documents became" in str(e.value) or "2 篇" in str(e.value) for e in at.info), \
         [str(e.value) for e in at.info]
+
+
+def test_a_malformed_lesson_file_in_the_lessons_folder_is_listed_with_its_error_and_the_others_work(app_test, tmp_path,
+                                                                                                     monkeypatch):
+    """Issue 65, item 9: one malformed file in data/lessons/ broke every page ("This app has encountered an error") for
+    every session, its line and field only in the server's log."""
+    import shutil
+
+    import ui.lesson as panel
+
+    for path in panel.LESSON_DIR.glob("*.toml"):
+        shutil.copy(path, tmp_path / path.name)
+    (tmp_path / "zz_broken.toml").write_text(TEACHER.replace('answer = "bm25_top"', 'answer = "bm25_terms"'),
+                                             encoding="utf-8")
+    monkeypatch.setattr(panel, "LESSON_DIR", tmp_path)
+    panel.catalog.cache_clear()
+    try:
+        lessons, broken = panel.catalog()
+        assert set(lessons) == {"start-to-finish", "why-retrieval-fails"} and [n for n, _ in broken] == ["zz_broken.toml"]
+        at = new_app()
+        errors = [str(e.value) for e in at.error]
+        assert any(r"zz\_broken.toml" in e and "第 24 行" in e for e in errors), errors  # (escaped: never Markdown)
+        at.button(key="lesson.start.start-to-finish").click().run()  # the others work
+        assert not at.exception and at.session_state["lesson.id"] == "start-to-finish"
+    finally:
+        panel.catalog.cache_clear()

@@ -58,13 +58,29 @@ def check_setting(key: str, value: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=1)
-def bundled() -> dict[str, Lesson]:
-    """The lessons that ship in data/lessons/, by id (a broken one is a bug: tests/test_lessons.py reads them all)."""
-    out = {}
+def catalog() -> tuple[dict[str, Lesson], tuple[tuple[str, LessonError], ...]]:
+    """The lessons in data/lessons/ (the bundled ones, and any a teacher drops there), by id, and each file that does
+    not read as a lesson with its error: one malformed file is listed with its line and field, and the others work
+    (it broke every page of every session, its error only in the server's log)."""
+    out: dict[str, Lesson] = {}
+    broken: list[tuple[str, LessonError]] = []
     for path in sorted(LESSON_DIR.glob("*.toml")):
-        lesson = parse(path.read_text(encoding="utf-8"), check_setting, path.name)
+        try:
+            lesson = read_upload(path.name, path.read_bytes())
+        except LessonError as exc:
+            broken.append((path.name, exc))
+            continue
+        except OSError as exc:  # unreadable (permissions), a folder named *.toml
+            broken.append((path.name, LessonError(0, path.name, Msg(en=f"the file cannot be read ({type(exc).__name__})",
+                                                                     zh=f"文件读不出来（{type(exc).__name__}）"))))
+            continue
         out[lesson.id] = lesson
-    return out
+    return out, tuple(broken)
+
+
+def bundled() -> dict[str, Lesson]:
+    """The lessons in data/lessons/ that read, by id (the shipped ones never fail: tests/test_lessons.py reads them)."""
+    return catalog()[0]
 
 
 def read_upload(name: str, data: bytes) -> Lesson:
@@ -494,6 +510,9 @@ def home_panel() -> None:
                 st.caption(md_escape(lesson.summary.localized(lg)))
             st.button(tr(zh="开始这一课", en="Start this lesson"), key=f"lesson.start.{lesson.id}", type="primary",
                       icon=":material/play_arrow:", on_click=start, args=(ss, lesson))
+    for name, exc in catalog()[1]:
+        st.error(md_escape(tr(zh=f"课程文件 {name} 读不出来，没有列出：", en=f"The lesson file {name} does not read, so it "
+                              "is not listed: ") + exc.message(lg)), icon=":material/error:")
     with st.expander(tr(zh="老师：载入自己写的课程（.toml）", en="Teachers: load a lesson of your own (.toml)"),
                      icon=":material/upload_file:"):
         st.caption(tr(zh="课程文件的写法见 docs/lessons.md；它只在这个浏览器会话里有效。",
