@@ -230,3 +230,13 @@ def test_eval_over_a_folder_of_markdown_keeps_the_fields_a_grader_reads(capsys, 
     assert all(":numref:" not in c["text"] and "<!--" not in c["text"] for c in final["contexts"])  # read, not raw
     assert final["audit"]["sentences"] and all({"sentence", "label"} <= s.keys() for s in final["audit"]["sentences"])
     assert "answerability" in final and final["answerability"]["answerable"] in (True, False)
+
+
+def test_a_build_says_what_it_is_doing_when_stderr_is_not_a_terminal(capsys):
+    """Issue 65, item 10: `rag ask` over an 8 MB file printed nothing for ten minutes when its output was not a
+    terminal. Each stage says so on stderr, the embedding with how far it is and an estimate of what is left."""
+    assert main(["ask", "课程的期末项目占总成绩多少？", "--corpus", "data/longform", "--generator", "extractive",
+                 "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert "read 3 documents" in err and "cut into" in err and "chunks" in err
+    assert "embedding" in err and "100%" in err and "s spent" in err and "\r" not in err

@@ -190,6 +190,28 @@ def open_kb(args: argparse.Namespace) -> Index:
     return index
 
 
+class EmbeddingProgress:
+    """The embedding's progress on stderr: one line redrawn on a terminal; where stderr is a file or a pipe (a job, a
+    log), a line at each tenth with the time so far and an estimate of what is left, so a long build is never silent
+    (issue 65: `rag ask` over an 8 MB file printed nothing for ten minutes)."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+        self.said = -1  # the last tenth said
+
+    def __call__(self, done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\rembedding {done}/{total}", end="", file=sys.stderr)
+            return
+        tenth = 10 * done // max(total, 1)
+        if tenth <= self.said:
+            return
+        self.said = tenth
+        spent = time.perf_counter() - self.t0
+        left = spent * (total - done) / done if done else float("nan")
+        err(f"embedding {done}/{total} ({tenth * 10}%): {spent:.0f}s spent" + (f", {left:.0f}s to go" if done else ""))
+
+
 def build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> Index:
     """Load, chunk (chunker_choice) and index the corpus; or open --kb's bundle."""
     if vars(args).get("kb"):
@@ -197,17 +219,14 @@ def build(args: argparse.Namespace, default_chunker: str = defaults.CHUNKER) -> 
     t0 = time.perf_counter()
     chunker, params = chunker_choice(args, default_chunker)
     docs = load_corpus(args.corpus)
+    err(f"read {len(docs)} documents ({sum(len(d.text) for d in docs):,} characters) in {time.perf_counter() - t0:.1f}s")
     emb = embedder(args)
     chunk_set = chunk_documents(docs, chunker, embedder=emb, **params)  # semantic chunking embeds sentences
+    err(f"cut into {len(chunk_set.chunks)} chunks ({chunker}); embedding and indexing them (cached vectors are reused)")
     if args.contextual:
         chunk_set = contextualize(args, chunk_set, docs)
-
-    def progress(done: int, total: int) -> None:
-        if sys.stderr.isatty():
-            print(f"\rembedding {done}/{total}", end="", file=sys.stderr)
-
     stopwords = load_stopwords() if args.stopwords else frozenset()
-    index = build_index(chunk_set, emb, progress=progress, stopwords=stopwords,
+    index = build_index(chunk_set, emb, progress=EmbeddingProgress(), stopwords=stopwords,
                         persist_tokens=not args.no_cache)  # the CLI reads files on the user's own machine
     if sys.stderr.isatty():
         print(file=sys.stderr)
