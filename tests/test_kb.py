@@ -213,3 +213,60 @@ def test_served_from_milvus_the_same_top_k_as_the_bundle(folder, embedder, monke
     kb.delete("course")
     assert not [n for n in client.list_collections() if n.startswith("kb_")]
     client.close()
+
+
+def _damage(where: Path, how: str) -> None:
+    """One of the ways a bundle was found damaged in the class's probe (issue 65, item 3)."""
+    manifest = where / "manifest.json"
+    raw = json.loads(manifest.read_text(encoding="utf-8"))
+    if how == "truncated vectors":
+        (where / "vectors.npy").write_bytes((where / "vectors.npy").read_bytes()[:-8])
+    elif how == "an edited chunk":
+        chunks = where / "chunks.jsonl"
+        chunks.write_text(chunks.read_text(encoding="utf-8").replace("哈希", "毒药", 1), encoding="utf-8")
+    elif how == "a missing file":
+        (where / "tokens.jsonl").unlink()
+    elif how == "a wrong count":
+        manifest.write_text(json.dumps({**raw, "chunks": raw["chunks"] + 1}), encoding="utf-8")
+    elif how == "a wrong dimension":
+        manifest.write_text(json.dumps({**raw, "dim": raw["dim"] * 2}), encoding="utf-8")
+
+
+@pytest.mark.parametrize("how", ["truncated vectors", "an edited chunk", "a missing file", "a wrong count",
+                                 "a wrong dimension"])
+def test_kb_show_and_list_report_a_damaged_bundle_instead_of_listing_it_as_fine(how, capsys, folder, _kb_dir):
+    """Issue 65, item 3: `kb show` and `kb list` read the manifest only, so a bundle that every search refuses was
+    listed as fine. Both now verify it as opening it does; the damaged one says what to run, the others stay listed."""
+    assert main(["kb", "build", "course", str(folder)]) == 0
+    assert main(["kb", "build", "other", str(folder)]) == 0
+    _damage(_kb_dir / "course", how)
+    capsys.readouterr()
+    assert main(["kb", "show", "course"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be opened" in err and "python -m rag kb build course" in err and "Traceback" not in err
+    rows = {r["name"]: r for r in _json(capsys, ["kb", "list", "--json"])}
+    assert "python -m rag kb build course" in rows["course"]["error"] and "error" not in rows["other"]
+    assert main(["kb", "list"]) == 0
+    table = capsys.readouterr().out
+    assert "course" in table and "cannot be opened" in table and "other" in table
+
+
+def test_every_reader_of_a_bundle_verifies_it_and_eval_refuses_kb_with_chunker(capsys, folder, _kb_dir):
+    """Issue 65, item 3: `eval --kb NAME --chunker a,b` was accepted (the docs say the two cannot go together), skipped
+    the checksum and evaluated an edited bundle's poisoned text. Now refused before anything is read, in a subprocess
+    as a user runs it; and the documents of a bundle (what graph and the upload page read) are checked too."""
+    import subprocess
+    import sys
+
+    assert main(["kb", "build", "course", str(folder)]) == 0
+    docs = _kb_dir / "course" / "documents.jsonl"
+    docs.write_text(docs.read_text(encoding="utf-8").replace("哈希", "毒药"), encoding="utf-8")
+    with pytest.raises(kb.KnowledgeBaseError, match="documents.jsonl"):
+        kb.documents("course")
+    queries = folder.parent / "q.jsonl"
+    queries.write_text(json.dumps({"query": "哈希冲突是什么？", "relevant": ["hash_map"]}, ensure_ascii=False) + "\n",
+                       encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "rag", "eval", "--kb", "course", "--chunker", "fixed,sentence",
+                          "--queries", str(queries)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and "--chunker does not apply" in run.stderr and "Traceback" not in run.stderr
+    assert "comparing" not in run.stderr  # refused before any chunker ran

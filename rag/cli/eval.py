@@ -25,6 +25,7 @@ from rag.cli.common import (
     eval_chunker,
     generator,
     judge_totals,
+    kb_conflict,
     reranker,
     settings,
 )
@@ -44,6 +45,10 @@ from rag.trace import AskSettings
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    conflict = kb_conflict(args)  # before any branch: `--kb NAME --chunker a,b` was accepted (issue 65, item 3)
+    if conflict:
+        err(f"error: {conflict}")
+        return 2
     if args.chunker and ("," in args.chunker or args.chunker == "all"):
         names = list(CHUNKERS) if args.chunker == "all" else [c.strip() for c in args.chunker.split(",") if c.strip()]
         bad = [c for c in names if c not in CHUNKERS]

@@ -81,7 +81,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from rag.index import kb
 
-    rows = kb.listing()
+    rows = kb.listing(check=True)
     if args.json:
         print(jsonout.dumps(rows, indent=2))
         return 0
@@ -101,7 +101,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from rag.index import kb
 
-    m = kb.manifest(args.name)
+    m = kb.verify(args.name)
     if args.json:
         print(jsonout.dumps(m.to_dict(), indent=2))
         return 0

@@ -304,16 +304,38 @@ def _wrongly_typed(m: Manifest) -> str:
     return ""
 
 
+def _check_files(name: str, m: Manifest, where: Path, files: tuple[str, ...] = FILES) -> None:
+    for f in files:
+        if not (where / f).is_file():
+            raise _damaged(name, f"{f} is missing", f"缺少 {f}")
+        if m.checksums.get(f) != _sha1(where / f):
+            raise _damaged(name, f"{f} is not what was built (changed or damaged)", f"{f} 与构建时不同（被改动或损坏）")
+
+
+def verify(name: str, base: Path | None = None) -> Manifest:
+    """The bundle checked as `open_index` checks it, without building the index: the manifest, every file's presence
+    and checksum, and the vectors' shape and the token rows against the manifest's counts. `kb show` and `kb list`
+    use it, so a damaged bundle is never listed as fine (issue 65, item 3)."""
+    m = manifest(name, base)
+    where = folder(name, base)
+    _check_files(name, m, where)
+    try:
+        shape = np.load(where / "vectors.npy", mmap_mode="r", allow_pickle=False).shape
+        with open(where / "tokens.jsonl", "rb") as f:
+            token_rows = sum(1 for _ in f)
+    except (ValueError, OSError):
+        raise _damaged(name, "a file of it cannot be read", "其中一个文件读不了") from None
+    if shape != (m.chunks, m.dim) or token_rows != m.chunks:
+        raise _damaged(name, "its vectors, tokens and chunks do not match", "向量、词和块的数目对不上")
+    return m
+
+
 def open_index(name: str, base: Path | None = None, embedder: Embedder | None = None) -> Index:
     """The knowledge base's index, read from its bundle: nothing is embedded or tokenized (the question's vector
     is, by the embedder the bundle names, loaded unless `embedder` is given)."""
     m = manifest(name, base)
     where = folder(name, base)
-    for f in FILES:
-        if not (where / f).is_file():
-            raise _damaged(name, f"{f} is missing", f"缺少 {f}")
-        if m.checksums.get(f) != _sha1(where / f):
-            raise _damaged(name, f"{f} is not what was built (changed or damaged)", f"{f} 与构建时不同（被改动或损坏）")
+    _check_files(name, m, where)
     try:
         vecs = np.load(where / "vectors.npy", allow_pickle=False)
         rows = [json.loads(line) for line in (where / "chunks.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -363,7 +385,7 @@ def _chunk(r: dict) -> Chunk:
 def documents(name: str, base: Path | None = None) -> list[Document]:
     """The knowledge base's documents as they were read (what the app's upload page previews)."""
     where = folder(name, base)
-    manifest(name, base)
+    _check_files(name, manifest(name, base), where, ("documents.jsonl",))  # every reader verifies what it reads
     try:
         rows = [json.loads(line) for line in (where / "documents.jsonl").read_text(encoding="utf-8").splitlines()]
         return [Document(r["doc_id"], r["text"], r.get("title", ""), r.get("source", ""), r.get("metadata") or {})
@@ -383,12 +405,13 @@ def names(base: Path | None = None) -> list[str]:
     return sorted(p.name for p in base.iterdir() if p.is_dir() and _NAME.fullmatch(p.name) and ".." not in p.name)
 
 
-def listing(base: Path | None = None) -> list[dict]:
-    """One row per knowledge base: its manifest's figures, or `error` for one that cannot be opened."""
+def listing(base: Path | None = None, check: bool = False) -> list[dict]:
+    """One row per knowledge base: its manifest's figures, or `error` for one that cannot be opened (with `check`,
+    every bundle is verified as opening it would: `kb list` does; the app's list reads manifests only)."""
     out: list[dict] = []
     for n in names(base):
         try:
-            m = manifest(n, base)
+            m = verify(n, base) if check else manifest(n, base)
         except KnowledgeBaseError as e:
             out.append({"name": n, "error": str(e)})
             continue
