@@ -6,6 +6,9 @@ Not handled here: the app opened with ?kb= (tests/test_app.py, slow)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -255,9 +258,6 @@ def test_every_reader_of_a_bundle_verifies_it_and_eval_refuses_kb_with_chunker(c
     """Issue 65, item 3: `eval --kb NAME --chunker a,b` was accepted (the docs say the two cannot go together), skipped
     the checksum and evaluated an edited bundle's poisoned text. Now refused before anything is read, in a subprocess
     as a user runs it; and the documents of a bundle (what graph and the upload page read) are checked too."""
-    import subprocess
-    import sys
-
     assert main(["kb", "build", "course", str(folder)]) == 0
     docs = _kb_dir / "course" / "documents.jsonl"
     docs.write_text(docs.read_text(encoding="utf-8").replace("哈希", "毒药"), encoding="utf-8")
@@ -270,3 +270,104 @@ def test_every_reader_of_a_bundle_verifies_it_and_eval_refuses_kb_with_chunker(c
                           "--queries", str(queries)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 2 and "--chunker does not apply" in run.stderr and "Traceback" not in run.stderr
     assert "comparing" not in run.stderr  # refused before any chunker ran
+
+
+def _kb_cli(*argv: str, env_kb_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rag", "kb", *argv], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "RAG_KB_DIR": str(env_kb_dir)})
+
+
+def test_kb_build_checks_where_it_writes_before_reading_anything(folder, tmp_path, _kb_dir):
+    """Issue 65, items 5 and 6, as a user runs them: RAG_KB_DIR a regular file was a FileExistsError traceback after
+    all the embedding; building over a plain file of that name hid it as .old-* and said "rebuilt"; `-x` was refused
+    as if the path were the name."""
+    plain = tmp_path / "a-file"
+    plain.write_text("not a folder", encoding="utf-8")
+    run = _kb_cli("build", "course", str(folder), env_kb_dir=plain)
+    assert run.returncode == 2 and "RAG_KB_DIR must name a folder" in run.stderr and "Traceback" not in run.stderr
+    assert "embedding" not in run.stderr
+
+    _kb_dir.mkdir(parents=True)
+    (_kb_dir / "notes").write_text("a teacher's file", encoding="utf-8")
+    run = _kb_cli("build", "notes", str(folder), env_kb_dir=_kb_dir)
+    assert run.returncode == 2 and "is not a knowledge base" in run.stderr and "rebuilt" not in run.stderr
+    assert (_kb_dir / "notes").read_text(encoding="utf-8") == "a teacher's file"
+    assert sorted(p.name for p in _kb_dir.iterdir()) == ["notes"]  # nothing hidden beside it
+
+    run = _kb_cli("build", "-x", str(folder), env_kb_dir=_kb_dir)
+    assert run.returncode == 2 and "-x: no such option" in run.stderr and "is not a knowledge base name" not in run.stderr
+
+
+def test_leftovers_of_a_killed_build_are_cleaned_and_a_running_ones_kept(folder, _kb_dir, embedder):
+    """Issue 65, item 6: a killed build's .building-* folder (and .old-*, .deleting-*) stayed forever."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(gone.stdout)  # a process that has ended
+    _kb_dir.mkdir(parents=True)
+    for leftover in (f".building-course-{dead}-1", f".old-course-{dead}-2", f".deleting-x-{dead}-3"):
+        (_kb_dir / leftover).mkdir()
+        (_kb_dir / leftover / "vectors.npy").write_bytes(b"half")
+    running = _kb_dir / f".building-course-{os.getpid()}-4"  # this process: a build under way
+    running.mkdir()
+    kb.build("course", [folder], embedder=embedder)
+    assert sorted(p.name for p in _kb_dir.iterdir()) == sorted(["course", running.name])
+
+
+def test_an_unreadable_file_is_named_not_a_traceback(folder, monkeypatch, embedder):
+    """Issue 65, item 5: `kb build` over a file it cannot read was a PermissionError traceback. (This runs as root in
+    CI, where chmod 000 still reads, so the refusal is made by the filesystem call itself.)"""
+    real = Path.read_bytes
+
+    def read_bytes(self):
+        if self.name == "quick_sort.md":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with pytest.raises(kb.KnowledgeBaseError, match=r"cannot read .*quick_sort\.md \(PermissionError\)"):
+        kb.build("course", [folder], embedder=embedder)
+    assert kb.names() == []
+
+
+def test_ctrl_c_during_a_build_says_so_and_leaves_the_old_bundle(capsys, folder, _kb_dir, monkeypatch):
+    """Issue 65, item 5: Ctrl-C during `kb build` was a KeyboardInterrupt traceback."""
+    assert main(["kb", "build", "course", str(folder)]) == 0
+    before = (_kb_dir / "course" / "manifest.json").read_text(encoding="utf-8")
+    (folder / "more.md").write_text("# 新章\n\n新的一章讲堆。\n", encoding="utf-8")
+    import rag.index.kb as kbmod
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(kbmod, "tokenize_many", interrupted)  # the key pressed after the embedding
+    capsys.readouterr()
+    assert main(["kb", "build", "course", str(folder)]) == 130
+    err = capsys.readouterr().err
+    assert "stopped (Ctrl-C)" in err and "as it was before" in err
+    assert (_kb_dir / "course" / "manifest.json").read_text(encoding="utf-8") == before
+    assert [p.name for p in _kb_dir.iterdir()] == ["course"]
+
+
+def test_two_builds_of_one_name_finishing_together_both_succeed(folder, _kb_dir, monkeypatch, embedder):
+    """Issue 65, item 5: the other build put its bundle in place between this one's two renames, and os.replace
+    failed with "Directory not empty", uncaught. The later bundle wins and opens."""
+    kb.build("course", [folder], embedder=embedder)
+    real = kb.os.replace
+    raced = []
+
+    def replace(src, dst):
+        src, dst = Path(src), Path(dst)
+        if src.name.startswith(".building-") and dst.name == "course" and not raced:
+            raced.append(True)  # the other build lands first
+            other = dst.with_name(".building-other")
+            shutil.copytree(_kb_dir / ".." / "snapshot", other)
+            real(other, dst)
+        return real(src, dst)
+
+    import shutil
+
+    shutil.copytree(_kb_dir / "course", _kb_dir / ".." / "snapshot")
+    monkeypatch.setattr(kb.os, "replace", replace)
+    report = kb.build("course", [folder], embedder=embedder)
+    assert raced and report.replaced
+    assert [p.name for p in _kb_dir.iterdir()] == ["course"]
+    assert kb.open_index("course", embedder=embedder).chunk_set.chunks

@@ -29,9 +29,27 @@ def kb_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+class _Parser(argparse.ArgumentParser):
+    """An unknown option is named as such: `kb build -x chapters/` was refused as "'chapters/' is not a knowledge base
+    name" (argparse checks the positionals first, and -x had shifted them; issue 65, item 6)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str):
+        known = self._option_string_actions
+        given = getattr(self, "_given", [])
+        words = given[: given.index("--")] if "--" in given else given
+        unknown = [w for w in words if w.startswith("-") and w != "-" and w.split("=")[0] not in known]
+        if unknown:
+            message = f"{', '.join(unknown)}: no such option of {self.prog} (see --help)"
+        super().error(message)
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("kb", help="named knowledge bases: build once, open from the app (?kb=NAME) and every command")
-    ksub = p.add_subparsers(dest="kb_command", required=True)
+    ksub = p.add_subparsers(dest="kb_command", required=True, parser_class=_Parser)
     b = ksub.add_parser("build", help="read files or folders, chunk, embed and store them under a name")
     b.add_argument("name", type=kb_name)
     b.add_argument("paths", nargs="+", help="files and folders (a folder's readable files at any depth)")
@@ -62,7 +80,11 @@ def cmd_build(args: argparse.Namespace) -> int:
         if sys.stderr.isatty():
             print(f"\rembedding {done}/{total}", end="", file=sys.stderr)
 
-    report = kb.build(args.name, args.paths, chunker=args.chunker, embedder=emb, progress=progress)
+    try:
+        report = kb.build(args.name, args.paths, chunker=args.chunker, embedder=emb, progress=progress)
+    except KeyboardInterrupt:  # a traceback before; the build writes nothing in place until it is whole
+        err(f"\nkb build {args.name}: stopped (Ctrl-C); knowledge base {args.name} is as it was before")
+        return 130
     if sys.stderr.isatty():
         print(file=sys.stderr)
     for w in report.warnings:

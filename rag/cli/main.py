@@ -364,6 +364,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RagError as exc:
         err(f"error: {exc}")
         return 2
+    except KeyboardInterrupt:
+        err("\nstopped (Ctrl-C)")
+        return 130
     except FileNotFoundError as exc:
         err(f"error: {exc}")
         return 2

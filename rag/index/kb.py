@@ -16,6 +16,7 @@ Not handled here: reading files (rag/ingest/documents.py), the app's shared copy
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -102,32 +103,43 @@ def folder(name: str, base: Path | None = None) -> Path:
 # ------------------------------------------------------------------------------------------------ reading files
 
 
-def read_paths(paths: Sequence[str | os.PathLike]) -> tuple[list[tuple[str, bytes]], list[str]]:
+def read_paths(paths: Sequence[str | os.PathLike]) -> tuple[list[tuple[str, bytes]], list[str], list[str]]:
     """(name, bytes) of every readable file the paths name: a file as given, a folder's files at any depth (sorted,
     hidden ones and unknown suffixes skipped); names are relative to the folder, so two chapters' `index.md` differ.
-    Also the paths that name nothing."""
+    Also the paths that name nothing, and the files that cannot be read (a PermissionError was a traceback)."""
     files: list[tuple[str, bytes]] = []
     missing: list[str] = []
+    unreadable: list[str] = []
+
+    def read(name: str, f: Path) -> None:
+        try:
+            files.append((name, f.read_bytes()))
+        except OSError as e:
+            unreadable.append(f"{f} ({type(e).__name__})")
+
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             for f in sorted(path.rglob("*")):
                 rel = f.relative_to(path)
                 if f.is_file() and not any(p.startswith(".") for p in rel.parts) and f.suffix.lower() in LOADERS:
-                    files.append((rel.as_posix(), f.read_bytes()))
+                    read(rel.as_posix(), f)
         elif path.is_file():
-            files.append((path.name, path.read_bytes()))
+            read(path.name, path)
         else:
             missing.append(str(raw))
-    return files, missing
+    return files, missing, unreadable
 
 
 def load_paths(paths: Sequence[str | os.PathLike]) -> tuple[list[Document], list[dict], LoadReport]:
     """The documents of the files the paths name, with each file's name, SHA-1 and size; KnowledgeBaseError when a
-    path is missing or no file loads."""
-    files, missing = read_paths(paths)
+    path is missing, a file cannot be read, or no file loads."""
+    files, missing, unreadable = read_paths(paths)
     if missing:
         raise KnowledgeBaseError(f"no such file or folder: {', '.join(missing)}", f"没有这个文件或文件夹：{', '.join(missing)}")
+    if unreadable:  # refused rather than built without a chapter the teacher meant to give
+        raise KnowledgeBaseError(f"cannot read {', '.join(unreadable)}: give it read permission, or leave it out",
+                                 f"读不了 {'、'.join(unreadable)}：请给它读权限，或者不要包含它")
     if not files:
         raise KnowledgeBaseError(f"no readable file ({', '.join(LOADERS)}) in " + ", ".join(map(str, paths)),
                                  f"其中没有可读的文件（{'、'.join(LOADERS)}）：" + "、".join(map(str, paths)))
@@ -180,6 +192,9 @@ def build(name: str, paths: Sequence[str | os.PathLike], chunker: str | None = N
     one per option of `rag kb build` (and the page's), all but the first two defaulted."""
     check_name(name)
     started = time.perf_counter()
+    base = Path(base or root())
+    _check_place(base, name)  # before any file is read or embedded: RAG_KB_DIR usable, the name free of other things
+    _clean_leftovers(base)
     docs, info, report = load_paths(paths)
     chunker = chunker or defaults.CHUNKER
     params = dict(params if params is not None else (defaults.CHUNK_PARAMS if chunker == defaults.CHUNKER else {}))
@@ -191,10 +206,11 @@ def build(name: str, paths: Sequence[str | os.PathLike], chunker: str | None = N
     vecs, stats = emb.embed_documents_with_stats(texts, progress=progress)
     vecs = np.ascontiguousarray(np.asarray(vecs, dtype=np.float32))
     tokens, _ = tokenize_many(texts, persist=False)
-    base = base or root()
-    base.mkdir(parents=True, exist_ok=True)
-    work = Path(base) / f".building-{name}-{os.getpid()}-{time.time_ns()}"
-    work.mkdir()
+    work = base / f".building-{name}-{os.getpid()}-{time.time_ns()}"
+    try:
+        work.mkdir()
+    except OSError as e:
+        raise _unwritable(base, e) from None
     build_id, collection = uuid.uuid4().hex, ""
     try:
         _write_files(work, docs, chunk_set, vecs, tokens)
@@ -207,7 +223,7 @@ def build(name: str, paths: Sequence[str | os.PathLike], chunker: str | None = N
             checksums={f: _sha1(work / f) for f in FILES}, build_id=build_id, milvus=collection)
         (work / "manifest.json").write_text(json.dumps(manifest.to_dict(), ensure_ascii=False, indent=2),
                                             encoding="utf-8")
-        replaced = _swap_in(work, Path(base), name)
+        replaced = _swap_in(work, base, name)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         if collection:  # this build's own collection; the bundle in place keeps its own
@@ -242,16 +258,80 @@ def _publish_vectors(name: str, build_id: str, chunk_set: ChunkSet, vecs: np.nda
     return collection
 
 
-def _swap_in(work: Path, base: Path, name: str) -> bool:
-    """Rename the finished bundle into place (the old one aside first, then removed); whether one was replaced."""
+def _unwritable(base: Path, e: OSError) -> KnowledgeBaseError:
+    return KnowledgeBaseError(
+        f"knowledge bases cannot be written in {base} ({type(e).__name__}): RAG_KB_DIR must name a folder this user "
+        "can write (or be unset, for the default)",
+        f"无法在 {base} 写入知识库（{type(e).__name__}）：RAG_KB_DIR 必须是当前用户可写的文件夹（或不设置，用默认位置）")
+
+
+def _is_bundle(path: Path) -> bool:
+    return path.is_dir() and any((path / f).exists() for f in ("manifest.json", *FILES))
+
+
+def _check_place(base: Path, name: str) -> None:
+    """RAG_KB_DIR a folder this user can write, and `name` free or a knowledge base: a plain file or another folder
+    there was hidden as .old-* and the build said "rebuilt" (issue 65, items 5 and 6)."""
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _unwritable(base, e) from None
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise _unwritable(base, PermissionError("read-only"))
     target = base / name
-    replaced = target.exists()
-    old = base / f".old-{name}-{os.getpid()}-{time.time_ns()}"
-    if replaced:
-        os.replace(target, old)
-    os.replace(work, target)
-    shutil.rmtree(old, ignore_errors=True)
-    return replaced
+    if (target.exists() or target.is_symlink()) and not _is_bundle(target):
+        raise KnowledgeBaseError(
+            f"{target} is there and is not a knowledge base: it is left alone; choose another name, or move it away",
+            f"{target} 已存在且不是知识库：不会动它；请换一个名字，或把它移走")
+
+
+LEFTOVER = re.compile(r"\.(building|old|deleting)-.+-(\d+)-\d+")
+
+
+def _clean_leftovers(base: Path) -> None:
+    """Remove what a killed build or delete left behind (.building-*, .old-*, .deleting-*): those whose process is
+    no longer running on this machine. A running build's folder is kept."""
+    for p in base.iterdir():
+        m = LEFTOVER.fullmatch(p.name)
+        if not m:
+            continue
+        try:
+            os.kill(int(m.group(2)), 0)
+            continue  # its process runs
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, ValueError):
+            continue  # someone else's process, or not a pid: leave it
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+
+
+def _swap_in(work: Path, base: Path, name: str) -> bool:
+    """Rename the finished bundle into place (the old one aside first, then removed); whether one was replaced.
+    Two builds of one name finishing together: the later one's bundle wins, neither fails ("Directory not empty"
+    was uncaught when the other had just put its bundle in place)."""
+    target = base / name
+    replaced = False
+    for _ in range(20):
+        if target.exists():
+            old = base / f".old-{name}-{os.getpid()}-{time.time_ns()}"
+            try:
+                os.replace(target, old)
+                replaced = True
+            except FileNotFoundError:  # the other build moved it first
+                pass
+            else:
+                shutil.rmtree(old, ignore_errors=True)
+        try:
+            os.replace(work, target)
+            return replaced
+        except OSError as e:
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+    raise KnowledgeBaseError(f"another build of {name!r} kept replacing it: build it again when that one is done",
+                             f"另一个 {name!r} 的构建一直在替换它：请等它结束后再构建")
 
 
 # ------------------------------------------------------------------------------------------------ open
