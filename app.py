@@ -10,7 +10,7 @@ Not handled here: any page's content (app_pages/*.py) or computation (rag/).
 
 import streamlit as st
 
-from ui import kb, lesson, links, settings, sidebar
+from ui import kb, kb_panel, lesson, links, settings, sidebar
 from ui.i18n import t
 
 # The projector view (a lesson's) folds the sidebar; Streamlit applies the state when the page loads.
@@ -43,7 +43,8 @@ if goto is not None and goto != here:
 sidebar.render(here)
 waits_for = lesson.draw(here)  # a lesson's current step, above the page
 try:
-    page.run()
+    if not kb_panel.failed_link(st.session_state, here):  # a ?kb= that cannot be opened: said on every page
+        page.run()
 finally:  # also when a page stops early (st.stop): the URL always says what this run used
     st.query_params.from_dict(links.publish(st.session_state))
 if waits_for is not None and lesson.fingerprint(st.session_state) != waits_for:

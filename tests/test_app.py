@@ -837,15 +837,49 @@ def test_a_link_opens_the_class_knowledge_base_once_for_every_session_and_upload
     assert a.session_state["corpus.kb"][0] == "course"
 
 
-def test_a_link_to_a_knowledge_base_that_is_not_there_says_so_and_keeps_the_faq(tmp_path, monkeypatch):
-    monkeypatch.setenv("RAG_KB_DIR", str(tmp_path / "none"))
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"kb": "course"})
-    at.run()
-    go(at, "upload")
-    assert not at.exception
-    assert any("course" in e.value and "kb list" in e.value for e in at.error), [e.value for e in at.error]
-    assert len(at.session_state["corpus.docs"]) == 50
+def _damaged_course(kb_dir: Path, embedder) -> None:
+    from rag.index import kb
+
+    folder = kb_dir.parent / "damaged_files"
+    folder.mkdir(exist_ok=True)
+    (folder / "a.md").write_text("# 哈希表\n\n哈希表把键映射到桶。\n", encoding="utf-8")
+    kb.build("broken", [folder], embedder=embedder, base=kb_dir)
+    (kb_dir / "broken" / "vectors.npy").write_bytes(b"cut short")
+
+
+@pytest.mark.parametrize("value, shown", [("course", "course"), ("broken", "broken"), ("../etc", "../etc"),
+                                          ("x" * 5000, "5,000"), ("y" * 20000, "20,000")])
+def test_a_link_that_cannot_be_opened_says_so_on_every_page_and_runs_on_no_other_corpus(value, shown, tmp_path,
+                                                                                         monkeypatch, embedder):
+    """Issue 65, item 1: ?kb=missing, a damaged bundle, ?kb=../etc or a 5,000-character value dropped the class on the
+    bundled FAQ without a word, kb= vanished from the URL, and the message was only on the upload page. Now the page
+    the link lands on says so, in the UI's language, with the value cut; no page runs on the FAQ until the student
+    chooses it; the link keeps its kb=."""
+    kb_dir = tmp_path / "kbs"
+    monkeypatch.setenv("RAG_KB_DIR", str(kb_dir))
+    if value == "broken":
+        _damaged_course(kb_dir, embedder)
+    for lang, words in (("zh", "打不开"), ("en", "cannot be opened")):
+        long_said = "个字符" if lang == "zh" else "characters"
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params.update({"kb": value, "ui.lang": lang, "question": "哈希冲突是什么？",
+                                "llm.generator": "extractive"})
+        at.run()  # the home page: where the link lands
+        assert not at.exception, [e.value for e in at.exception]
+        errors = [e.value for e in at.error]
+        assert any(words in e and shown in e for e in errors), errors
+        assert len(value) < 64 or all(long_said in e for e in errors)  # the length said in the UI's language
+        assert lang == "en" or not any("characters" in e or "cannot" in e for e in errors)  # no English in zh mode
+        assert all(len(e) < 1200 for e in errors)  # a long value does not fill the page
+        assert dict(at.query_params).get("kb") in (value, [value])  # the link keeps it: a reload tries again
+        go(at, "answer")
+        assert any(words in e.value for e in at.error) and "answer.last_trace" not in at.session_state
+        go(at, "upload")  # where a corpus is chosen: the page runs, the failure said once
+        assert sum(words in e.value for e in at.error) == 1
+    at.button(key="kb.leave_link").click().run()  # the student's choice: go on with the bundled corpus
+    assert not at.error and "kb" not in dict(at.query_params)
+    go(at, "answer")
+    assert at.session_state["answer.last_trace"].contexts
 
 
 def test_only_the_teacher_key_saves_uploads_as_a_class_knowledge_base(tmp_path, monkeypatch):

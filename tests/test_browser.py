@@ -687,6 +687,37 @@ def test_a_link_to_a_class_knowledge_base_lands_on_it_in_both_languages(chromium
             context.close()
 
 
+def test_a_link_whose_knowledge_base_cannot_be_opened_says_so_where_it_lands(chromium, cache_dir, tmp_path_factory,
+                                                                               request):
+    """Issue 65, item 1, in a browser: `?kb=missing` and a 5,000-character value land on the home page with the
+    failure said there, in either language, the long value cut; the answer page runs on no other corpus; kb= stays
+    in the address; the student's button goes on with the bundled corpus."""
+    kb_dir = tmp_path_factory.mktemp("kbs-none")
+    env = app_env(cache_dir, {"RAG_KB_DIR": str(kb_dir), "RAG_GENERATOR": "extractive"})
+    with running(StreamlitServer("kb-missing", tmp_path_factory.mktemp("st-kb-missing"), env), request) as server:
+        for lang, value, said in (("zh", "missing", "打不开"), ("en", "z" * 5000, "cannot be opened")):
+            context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+            page = context.new_page()
+            page.goto(f"{server.url}/?kb={value}&ui.lang={lang}")
+            alert = page.locator('[data-testid="stAlertContentError"]').filter(has_text=said)
+            settle(page, alert, FIRST_RUN_MS)
+            text = alert.first.inner_text()
+            assert value[:64] in text and len(text) < 1200
+            assert ("5,000 characters" in text) if lang == "en" else ("characters" not in text)
+            assert f"kb={value[:20]}" in page.url
+            shoot(page, f"kb_link_failed_home_{lang}")
+            page.locator('[data-testid="stSidebarNavLink"][href$="/answer"]').click()
+            settle(page, page.locator('[data-testid="stAlertContentError"]').filter(has_text=said), RUN_MS)
+            assert answer_markers(page)[0].count() == 0  # no answer ran on another corpus
+            shoot(page, f"kb_link_failed_answer_{lang}")
+            button = "先用内置示例语料" if lang == "zh" else "Go on with the bundled example corpus"
+            page.get_by_role("button", name=button).click()
+            settle(page, heading(page, "Answer & audit"), FIRST_RUN_MS)
+            assert_clean(page, f"answer after leaving the failed link ({lang})")
+            assert "kb=" not in page.url
+            context.close()
+
+
 # ------------------------------------------------------------------ a PDF's regions; the gate and the leading quote
 
 def test_a_pdf_upload_shows_the_regions_the_reader_found_in_both_languages(chromium, offline_app, tmp_path):

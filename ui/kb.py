@@ -32,6 +32,7 @@ from rag.ingest.documents import Document
 from rag.messages import Msg
 
 from . import corpus, models, settings
+from .i18n import tr
 
 DEFAULT_MAX = 4
 
@@ -129,15 +130,40 @@ def shared_index(ss: Mapping, key: str) -> Index | None:
     return session_copy(index)
 
 
+NAME_SHOWN = 64  # the longest name a knowledge base can have; a longer ?kb= value is shown cut
+
+
+def shown_name(value: str) -> str:
+    """A ?kb= value as a page shows it: whole up to a name's length, else its start and its length, in the UI's
+    language (a value of 20,000 characters filled the page)."""
+    if len(value) <= NAME_SHOWN:
+        return value
+    return value[:NAME_SHOWN] + tr(zh=f"…（共 {len(value):,} 个字符）", en=f"… ({len(value):,} characters)")
+
+
 def from_link(ss: MutableMapping, params: Mapping[str, str]) -> None:
-    """`?kb=NAME` on a session's first run: open it, or keep why not for the upload page."""
+    """`?kb=NAME` on a session's first run: open it, or keep the link's value and why not: every page then says so
+    and runs on no other corpus until the student chooses one (ui/kb_panel.failed_link; issue 65, item 1)."""
     name = params.get("kb")
     if not name or ss.get("links.restored"):
         return
+    name = str(name)
     try:
-        use(ss, kb.check_name(str(name)))
+        if len(name) > NAME_SHOWN:  # refused without quoting the whole of it
+            raise kb.KnowledgeBaseError(
+                f"the link's kb= is {len(name):,} characters long; a knowledge base's name has at most {NAME_SHOWN}",
+                f"链接里的 kb= 有 {len(name):,} 个字符；知识库的名字最多 {NAME_SHOWN} 个字符")
+        use(ss, kb.check_name(name))
     except RagError as e:
         ss["corpus.kb_error"] = e
+        ss["corpus.kb_link"] = name  # kept in the URL (ui/links.publish): a reload tries it again
+
+
+def leave_failed_link(ss: MutableMapping) -> None:
+    """The student chose to go on without the link's knowledge base (on the session's current corpus)."""
+    for key in ("corpus.kb_link", "corpus.kb_error"):
+        if key in ss:
+            del ss[key]
 
 
 def teacher_may_save() -> bool:

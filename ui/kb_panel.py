@@ -40,9 +40,36 @@ def picker(ss: MutableMapping) -> None:
               key="upload.kb_open", on_click=_open_base)
 
 
+def failed_link(ss: MutableMapping, page: str) -> bool:
+    """On every page of a session whose ?kb= link could not be opened: what the link asked for and why it cannot be
+    opened, and the two ways on. Whether the page should stop: every page but the upload page (where a corpus is
+    chosen) stops rather than run on a corpus the student did not ask for (issue 65, item 1: the class landed on the
+    bundled FAQ without a word, the message only on the upload page)."""
+    value = ss.get("corpus.kb_link")
+    if not value:
+        return False
+    name = md_escape(kb.shown_name(str(value)))
+    why = md_escape(error_text(ss["corpus.kb_error"])) if ss.get("corpus.kb_error") is not None else ""
+    st.error(tr(zh=f"这个链接要打开班级知识库 {name}，但它打不开：{why}",
+                en=f"This link opens the class knowledge base {name}, but it cannot be opened: {why}"),
+             icon=":material/link_off:")
+    st.markdown(tr(zh="所以这些页面**没有**在它上面运行，也没有悄悄换成别的语料。请向老师确认链接；或者在“上传与分块”页"
+                   "选一个班级知识库、上传你自己的文件；也可以先用内置的示例语料。",
+                   en="So the pages are **not** running on it, nor quietly on another corpus. Check the link with your "
+                   "teacher; or, on the upload page, open a class knowledge base or upload your own files; or go on "
+                   "with the bundled example corpus for now."))
+    left, right = st.columns(2)
+    if page != "upload":
+        left.page_link("app_pages/1_upload.py", label=tr(zh="去“上传与分块”页选语料", en="Choose a corpus on the upload page"),
+                       icon=":material/description:", width="stretch")
+    right.button(tr(zh="先用内置示例语料", en="Go on with the bundled example corpus"), key="kb.leave_link",
+                 icon=":material/arrow_forward:", width="stretch", on_click=kb.leave_failed_link, args=(ss,))
+    return page != "upload"
+
+
 def notice(ss: MutableMapping) -> None:
     """Why a base could not be opened, or that the corpus is the class's shared base."""
-    if ss.get("corpus.kb_error") is not None:
+    if ss.get("corpus.kb_error") is not None and not ss.get("corpus.kb_link"):  # a link's failure: failed_link says it
         st.error(md_escape(error_text(ss["corpus.kb_error"])))
     if ss.get("corpus.kb"):
         name = md_escape(ss["corpus.kb"][0])

@@ -242,7 +242,8 @@ def publish(ss: Mapping) -> dict[str, str]:
     """The URL parameters for the current settings: only those that differ from their defaults; first the class
     knowledge base the session is on (`kb`, which ui/kb.py opens from a link)."""
     held = ss.get("corpus.kb")
-    out = {"kb": held[0]} if held else {}
+    failed = ss.get("corpus.kb_link")  # a link whose base could not be opened keeps its kb= (a reload retries it)
+    out = {"kb": held[0]} if held else {"kb": str(failed)} if failed else {}
     out.update({key: encode(ss[key]) for key, param in LINKED.items()
                 if key in ss and ss[key] != _default(key) and _linkable(param, ss[key])})
     return out
