@@ -837,6 +837,35 @@ def test_a_link_opens_the_class_knowledge_base_once_for_every_session_and_upload
     assert a.session_state["corpus.kb"][0] == "course"
 
 
+def test_a_link_to_a_knowledge_base_with_no_question_asks_for_one(tmp_path, monkeypatch, embedder):
+    """Issue 65, item 2: `?kb=course` with no question ran the bundled FAQ's example question on every page (the answer
+    page refused it) and the evaluation page defaulted to the FAQ's golden set (warning every metric would be 0). On
+    a class's base, the pages ask for a question and name its documents; the evaluation offers its own questions."""
+    from rag.index import kb
+
+    monkeypatch.setenv("RAG_KB_DIR", str(tmp_path / "kbs"))
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "hash_map.md").write_text("# 哈希表\n\n哈希表通过哈希函数把键映射到桶。\n", encoding="utf-8")
+    kb.build("course", [folder], embedder=embedder)
+    for lang, ask, docs in (("zh", "请先在左侧输入一个问题", "这个班级知识库的文档：哈希表"),
+                            ("en", "Type a question in the sidebar", "This class knowledge base's documents: 哈希表")):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params.update({"kb": "course", "ui.lang": lang, "llm.generator": "extractive"})
+        at.run()
+        assert not at.exception and at.session_state["question"] == ""
+        for page in ("retrieval", "answer"):
+            go(at, page)
+            assert any(ask in i.value for i in at.info) and docs in all_text(at)
+            assert not at.error and "answer.last_trace" not in at.session_state
+        go(at, "evaluation")
+        assert at.session_state["eval.source"] == "generate"
+        assert not any("gold_ids" in w.value for w in at.warning), [w.value for w in at.warning]
+        at.text_area(key="question").set_value("哈希表是什么？").run()
+        go(at, "answer")
+        assert at.session_state["answer.last_trace"].contexts[0].ref.startswith("hash_map")
+
+
 def _damaged_course(kb_dir: Path, embedder) -> None:
     from rag.index import kb
 

@@ -116,6 +116,16 @@ def use(ss: MutableMapping, name: str) -> None:
     ss["corpus.kb"] = (name, settings.index_key(ss))
 
 
+def ask_about_base(ss: MutableMapping) -> None:
+    """Issue 65, item 2: a link with no question ran the bundled FAQ's example question on every page (the answer page
+    refused it) and the evaluation page the FAQ's golden set (every metric 0). On a class's base the pages ask for a
+    question, and the evaluation starts on the base's own test questions. Before the widgets are drawn only."""
+    if settings.question(ss) == settings.DEFAULT_QUESTION:
+        ss["question"] = ""
+    if ss.get("eval.source", "golden") == "golden":
+        ss["eval.source"] = "generate"
+
+
 def shared_index(ss: Mapping, key: str) -> Index | None:
     """A session copy of the shared index when the session is on a knowledge base with its own settings (`key`
     is the session's index key now); None otherwise, or when it can no longer be opened (the session then builds
@@ -154,6 +164,7 @@ def from_link(ss: MutableMapping, params: Mapping[str, str]) -> None:
                 f"the link's kb= is {len(name):,} characters long; a knowledge base's name has at most {NAME_SHOWN}",
                 f"链接里的 kb= 有 {len(name):,} 个字符；知识库的名字最多 {NAME_SHOWN} 个字符")
         use(ss, kb.check_name(name))
+        ask_about_base(ss)
     except RagError as e:
         ss["corpus.kb_error"] = e
         ss["corpus.kb_link"] = name  # kept in the URL (ui/links.publish): a reload tries it again

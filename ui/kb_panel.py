@@ -26,6 +26,7 @@ def picker(ss: MutableMapping) -> None:
     def _open_base() -> None:  # a callback: it runs before any widget whose value it sets is drawn
         try:
             kb.use(ss, ss["upload.kb_pick"])
+            kb.ask_about_base(ss)  # a callback: before the sidebar's question box is drawn
         except RagError as e:
             ss["corpus.kb_error"] = e
 

@@ -113,8 +113,14 @@ def upload_limit_note(widget_key: str, accepted: str) -> None:
 
 
 def need_question(question: str) -> None:
+    """Stop the page until there is a question; on a class knowledge base, name what its documents are about."""
     if not question:
         st.info(t("no_question"))
+        if st.session_state.get("corpus.kb"):
+            titles = [d.title or d.doc_id for d in st.session_state.get("corpus.docs", [])]
+            shown = "、".join(titles[:8]) if lang() == "zh" else ", ".join(titles[:8])
+            more = tr(zh=f" 等 {len(titles)} 篇", en=f" and {len(titles) - 8} more") if len(titles) > 8 else ""
+            st.caption(tr(zh="这个班级知识库的文档：", en="This class knowledge base's documents: ") + md_escape(shown) + more)
         st.stop()
 
 
