@@ -44,6 +44,7 @@ sidebar.render(here)
 waits_for = lesson.draw(here)  # a lesson's current step, above the page
 try:
     if not kb_panel.failed_link(st.session_state, here):  # a ?kb= that cannot be opened: said on every page
+        kb_panel.newer_build(st.session_state)  # the teacher rebuilt the session's knowledge base since it opened it
         page.run()
 finally:  # also when a page stops early (st.stop): the URL always says what this run used
     st.query_params.from_dict(links.publish(st.session_state))

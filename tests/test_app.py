@@ -866,6 +866,39 @@ def test_a_link_to_a_knowledge_base_with_no_question_asks_for_one(tmp_path, monk
         assert at.session_state["answer.last_trace"].contexts[0].ref.startswith("hash_map")
 
 
+def test_a_session_on_a_rebuilt_knowledge_base_is_told_and_loads_the_new_build(tmp_path, monkeypatch, embedder):
+    """Issue 65, item 7: a session open on `live` kept the old copy with no notice after the teacher rebuilt it, while
+    ui/kb.py's docstring said every session reloads it. It keeps its copy (mid-lesson answers stay consistent), every
+    page says a newer build exists, in the UI's language, and a button loads it."""
+    from rag.index import kb
+
+    monkeypatch.setenv("RAG_KB_DIR", str(tmp_path / "kbs"))
+    folder = tmp_path / "live"
+    folder.mkdir()
+    (folder / "hash_map.md").write_text("# 哈希表\n\n哈希表通过哈希函数把键映射到桶。\n", encoding="utf-8")
+    kb.build("live", [folder], embedder=embedder)
+    sessions = {}
+    for lang in ("zh", "en"):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params.update({"kb": "live", "ui.lang": lang, "question": "堆是什么？", "llm.generator": "extractive"})
+        at.run()
+        go(at, "answer")
+        assert not any("重新构建" in i.value or "rebuilt" in i.value for i in at.info)  # nothing newer yet
+        sessions[lang] = at
+    (folder / "heap.md").write_text("# 堆\n\n堆是一棵完全二叉树，大顶堆的每个节点都不小于它的子节点。\n", encoding="utf-8")
+    kb.build("live", [folder], embedder=embedder)
+    for lang, said in (("zh", "重新构建了班级知识库 live"), ("en", "rebuilt the class knowledge base live")):
+        at = sessions[lang]
+        go(at, "retrieval")
+        assert any(said in i.value for i in at.info), [i.value for i in at.info]
+        assert {d.doc_id for d in at.session_state["corpus.docs"]} == {"hash_map"}  # its copy, until it asks
+        at.button(key="kb.load_newer").click().run()
+        assert not at.exception and {d.doc_id for d in at.session_state["corpus.docs"]} == {"hash_map", "heap"}
+        assert not any(said in i.value for i in at.info)
+        go(at, "answer")
+        assert at.session_state["answer.last_trace"].contexts[0].ref.startswith("heap")
+
+
 def _damaged_course(kb_dir: Path, embedder) -> None:
     from rag.index import kb
 

@@ -69,7 +69,7 @@ def corpus_hash(docs: Sequence[Document]) -> str:
 
 def set_corpus(ss: MutableMapping, docs: Sequence[Document], name: str, files: list[dict]) -> None:
     """Make `docs` the session's corpus; it is no class knowledge base's any more (ui/kb.py `use` says when it is)."""
-    for key in ("corpus.kb", "corpus.kb_error", "corpus.kb_link"):
+    for key in ("corpus.kb", "corpus.kb_error", "corpus.kb_link", "corpus.kb_build"):
         if key in ss:  # `in` and `del`: any MutableMapping, AppTest's state too
             del ss[key]
     ss["corpus.docs"] = list(docs)

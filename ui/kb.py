@@ -2,7 +2,9 @@
 (`corpus = "kb:NAME"`), held once in memory for every session on this server.
 
 `SharedKnowledgeBases` keeps the loaded bundles (rag/index/kb.py), at most RAG_KB_CACHE of them (the least recently
-used is dropped), each loaded once however many sessions open it, and reloaded when the teacher rebuilds it. A session
+used is dropped), each loaded once however many sessions open it. When the teacher rebuilds it, the next session to
+open it loads the new build; a session already on it keeps the copy it opened (its pages and answers stay consistent
+mid-lesson) and every page tells it a newer build exists, with a button that loads it (`newer_build`). A session
 on a knowledge base gets a shallow copy of the shared index (its own attributes, the same chunks, vectors and BM25
 arrays), so a graph or an approximate index it adds stays its own and nothing it does reaches another session. Only
 while the session's chunker, embedder and index switches are the knowledge base's own (the index key recorded when it
@@ -114,6 +116,33 @@ def use(ss: MutableMapping, name: str) -> None:
                        ("index.tokenizer", "jieba")):
         ss[key] = value
     ss["corpus.kb"] = (name, settings.index_key(ss))
+    ss["corpus.kb_build"] = (m.build_id, m.created)
+
+
+def newer_build(ss: Mapping) -> str | None:
+    """When the teacher rebuilt the session's knowledge base after the session opened it: the new build's time; else
+    None (also when it cannot be read now: the session goes on with the copy it holds)."""
+    held, opened = ss.get("corpus.kb"), ss.get("corpus.kb_build")
+    if not held or not opened:
+        return None
+    try:
+        m = kb.manifest(held[0])
+    except RagError:
+        return None
+    return m.created if m.build_id != opened[0] else None
+
+
+def load_newer_build(ss: MutableMapping) -> None:
+    """The session's knowledge base opened again at its newest build (a button's callback)."""
+    held = ss.get("corpus.kb")
+    if not held:
+        return
+    try:
+        use(ss, held[0])
+    except RagError as e:
+        ss["corpus.kb_error"] = e
+        return
+    ss.pop("index.key", None)  # the session's index is the old build's, even when the files are the same
 
 
 def ask_about_base(ss: MutableMapping) -> None:

@@ -68,6 +68,20 @@ def failed_link(ss: MutableMapping, page: str) -> bool:
     return page != "upload"
 
 
+def newer_build(ss: MutableMapping) -> None:
+    """On every page of a session whose knowledge base the teacher rebuilt since it was opened: say so, with a button
+    that loads the new build (issue 65, item 7: the session kept the old copy with no notice)."""
+    created = kb.newer_build(ss)
+    if created is None:
+        return
+    name = md_escape(ss["corpus.kb"][0])
+    st.info(tr(zh=f"老师在 {md_escape(created)} 重新构建了班级知识库 {name}；这些页面还在用你打开时的那一版。",
+               en=f"The teacher rebuilt the class knowledge base {name} at {md_escape(created)}; these pages still use "
+               "the build you opened."), icon=":material/update:")
+    st.button(tr(zh="载入新版本", en="Load the new build"), key="kb.load_newer", icon=":material/refresh:",
+              on_click=kb.load_newer_build, args=(ss,))
+
+
 def notice(ss: MutableMapping) -> None:
     """Why a base could not be opened, or that the corpus is the class's shared base."""
     if ss.get("corpus.kb_error") is not None and not ss.get("corpus.kb_link"):  # a link's failure: failed_link says it
