@@ -16,6 +16,16 @@ from ui.i18n import lang, loc, t, tr
 from ui.render import attempt, html_table, md_escape, plain_text, short
 from ui.worker import run_in_worker
 
+
+def co_occurs() -> str:
+    """The stand-in's "no verb between them" relation, in the UI's language (stored as 同句; issue 65, item 14)."""
+    return tr(zh="同句", en="same sentence")
+
+
+def shown_line(r: dict, ref: str) -> str:
+    """relation_line as the page shows it: the co-occurrence relation named in the UI's language."""
+    return relation_line({**r, "relation": co_occurs()} if r["relation"] == extraction.CO_OCCURS else r, ref)
+
 ss = st.session_state
 
 
@@ -59,7 +69,7 @@ def walk_view(graph, index) -> None:
         highlight = set(list(walk.reached)[:40]) | {x.entity for x in walk.linked}
         walked = {e for e in walk.edges if e[0] in highlight and e[1] in highlight}
 
-    labels = {"edge": tr(zh="关系", en="relation"), "entity": tr(zh="实体", en="entity"), "community": tr(zh="社区", en="community"),
+    labels = {"co_occurs": co_occurs(), "edge": tr(zh="关系", en="relation"), "entity": tr(zh="实体", en="entity"), "community": tr(zh="社区", en="community"),
               "chunks": tr(zh="个块", en="chunks"), "checked": tr(zh="原句说了这条关系", en="its sentence states it"),
               "unchecked": tr(zh="未经原句证实", en="not stated by its sentence"),
               "caption": tr(zh="画出 {shown} / {total} 个实体（问题的子图和连接最多的）；实线：原句说了的关系；点线：原句没有证实的关系；点实体或边中间的菱形看来源",
@@ -76,7 +86,7 @@ def walk_view(graph, index) -> None:
                   f"{'' if x.how == 'in the question' else f' {x.score:.3f}'}{tr(zh='）', en=')')}" for x in walk.linked]
         st.caption(tr(zh="链接到的实体：", en="Linked entities: ") + md_escape(tr(zh="、", en=", ").join(linked) or tr(zh="无", en="none")))
         if walk.relations:
-            st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
+            st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): shown_line(r, index.chunk(r["chunk_id"]).ref),
                                               **checked(r), tr(zh="出自的句子", en="sentence"): r["sentence"]} for r in walk.relations])))
         st.html(html_table(pd.DataFrame([{"#": i, "ref": index.chunk(cid).ref, tr(zh="图分数", en="graph score"): f"{s:.3f}",
                                           tr(zh="开头", en="start"): short(index.chunk(cid).text, 70)}
@@ -101,7 +111,7 @@ def walk_view(graph, index) -> None:
         if clicked and clicked.startswith("edge:"):
             a, _, b = clicked[5:].partition("\t")
             st.markdown(f"**{tr(zh='边', en='Edge')}: {md_escape(a)} — {md_escape(b)}**")
-            st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
+            st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): shown_line(r, index.chunk(r["chunk_id"]).ref),
                                               **checked(r), tr(zh="出自的句子", en="sentence"): r["sentence"]} for r in graph.relations_between(a, b)])))
         with st.container(border=True):
             st.caption(tr(zh="提到它的块", en="Chunks that mention it"))
@@ -110,7 +120,7 @@ def walk_view(graph, index) -> None:
                 plain_text(index.chunk(cid).text)
         rels = [r for _, _, d in graph.g.edges(entity, data=True) for r in d.get("relations", [])]
         if rels:
-            st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): relation_line(r, index.chunk(r["chunk_id"]).ref),
+            st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): shown_line(r, index.chunk(r["chunk_id"]).ref),
                                               **checked(r), tr(zh="出自的句子", en="sentence"): r["sentence"]} for r in rels[:20]])))
 
 
@@ -134,8 +144,11 @@ def extraction_view(graph, index) -> None:
             st.caption(tr(zh="jieba 的抽取没有提示词：词性标注找名词和专名，同一句里的两个实体用它们之间的动词相连。",
                           en="jieba's extraction has no prompt: part-of-speech tags find nouns and names, and two entities "
                           "of one sentence are joined by the verb between them."))
-        st.dataframe(pd.DataFrame([{"name": e.name, "type": e.type} for e in ex.entities]), hide_index=True)
-        st.dataframe(pd.DataFrame([{"head": r.head, "relation": r.relation, "tail": r.tail, "sentence": r.sentence}
+        st.dataframe(pd.DataFrame([{tr(zh="名字", en="name"): e.name, tr(zh="类型", en="type"): e.type}
+                                   for e in ex.entities]), hide_index=True)
+        st.dataframe(pd.DataFrame([{tr(zh="头实体", en="head"): r.head,
+                                    tr(zh="关系", en="relation"): co_occurs() if r.relation == extraction.CO_OCCURS else r.relation,
+                                    tr(zh="尾实体", en="tail"): r.tail, tr(zh="出自的句子", en="sentence"): r.sentence}
                                    for r in ex.relations]), hide_index=True)
 
 

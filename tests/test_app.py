@@ -321,6 +321,22 @@ def test_graph_page_draws_the_shipped_graph_and_shows_an_entitys_sources(app):
     assert '"entities"' in code and "[1]" in code  # the extraction's raw JSON and its numbered prompt
 
 
+def test_the_graph_page_names_the_stand_ins_co_occurrence_in_the_ui_language(tmp_path):
+    """Issue 65, item 14: the English UI showed '同句' (the stored name of jieba's "no verb between them") in the graph's
+    relation table and hover text. It is "same sentence" in English, 同句 in Chinese."""
+    doc = "# 城市\n\n北京、上海和广州是中国的大城市，北京、上海的地铁很长。\n".encode()
+    for lang, shown, hidden in (("en", "same sentence", "同句"), ("zh", "同句", "same sentence")):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params.update({"ui.lang": lang, "question": "北京和上海"})
+        at.run()
+        go(at, "upload")
+        at.radio(key="upload.mode").set_value("replace").run()
+        at.file_uploader(key="upload.files").set_value([("cities.md", doc, "text/markdown")]).run()
+        go(at, "graph")
+        page = html_of(at) + json.dumps([json.loads(c.proto.spec) for c in plotly_charts(at)], ensure_ascii=False)
+        assert shown in page and hidden not in page
+
+
 def test_rerank_page_moves_bump_chart_and_why_each_chunk_moved(app):
     at = go(app, "rerank")
     assert any("learned ranker" in s.value and "不是交叉编码器" in s.value for s in at.success)  # zh: the UI's language

@@ -236,3 +236,53 @@ def test_an_endpoint_extracts_and_a_reply_that_is_not_the_json_falls_back_to_jie
     assert len(by_jieba) == failed  # only those chunks, and labelled
     assert chat.calls and all(c["grammar"] == extraction.GRAMMAR for c in chat.calls)
     kb_index.graph = None
+
+
+# ------------------------------------------------------------------ the graph without a model: prose, whole words
+
+TEXTBOOK = """## 长短期记忆网络
+
+遗忘门决定记忆元 $\\mathbf{C}_{t-1}$ 的内容保留多少，输入门控制候选记忆元 $\\tilde{\\mathbf{C}}_t$ 进入多少。
+
+```python
+import numpy as np
+import matplotlib.pyplot as plt
+from d2l import torch as d2l
+plt.figure(figsize=(3.5, 2.5))
+```
+
+$$\\hat{\\mathbf{y}} = \\frac{1}{n}\\sum_i \\mathbf{x}_i$$
+
+门控循环单元把遗忘门和输入门合并为更新门，计算量比长短期记忆网络小。
+"""
+
+
+def test_without_a_model_the_graph_takes_entities_from_prose_only():
+    """Issue 65, item 11: the graph without a model was built from formula and code words (mathbf, hat, frac,
+    figsize, numpy, plt, d2l). Entities come from the prose; a relation keeps its sentence as written."""
+    ex = jieba_extract(TEXTBOOK)
+    names = {e.name.casefold() for e in ex.entities}
+    assert not names & {"mathbf", "hat", "tilde", "frac", "sum", "figsize", "numpy", "plt", "d2l", "torch", "import",
+                        "matplotlib", "pyplot", "python", "figure"}, names
+    assert {"记忆网络", "循环单元"} <= names  # the prose's nouns, as jieba tags them
+    sentences = {r.sentence for r in ex.relations}
+    assert all(s in TEXTBOOK for s in sentences)  # the evidence is the text's own sentence, math and all
+    prose = extraction.prose_view(TEXTBOOK)  # what jieba reads: as long as the text, only its prose left
+    assert len(prose) == len(TEXTBOOK) and "mathbf" not in prose and "numpy" not in prose and "长短期记忆网络\n" not in prose
+    assert "遗忘门决定记忆元" in prose and "门控循环单元把遗忘门和输入门合并为更新门" in prose
+
+
+def test_an_english_question_links_whole_words_not_pieces_of_them():
+    """Issue 65, item 11: "what does the forget gate" linked "for", "the", "get" and "hat" (pieces of its words).
+    A Latin name is found only as whole words; a Chinese one still inside a sentence with no spaces."""
+    chunks = [_chunk("c1", "The forget gate decides what to keep. A hat is for the head. Get it."),
+              _chunk("c2", "遗忘门决定保留多少记忆。")]
+    exs = [Extraction([Entity("forget gate", "concept"), Entity("hat", "other"), Entity("for", "other"),
+                       Entity("get", "other"), Entity("head", "other")],
+                      [Relation("forget gate", "decides", "head", "The forget gate decides what to keep.")], "hand"),
+           Extraction([Entity("遗忘门", "concept"), Entity("记忆", "concept")],
+                      [Relation("遗忘门", "决定", "记忆", "遗忘门决定保留多少记忆。")], "hand")]
+    graph = build_graph(chunks, exs)
+    assert [x.entity for x in local_search(graph, "What does the forget gate do?").linked] == ["forget gate"]
+    assert [x.entity for x in local_search(graph, "什么是遗忘门？").linked] == ["遗忘门"]
+    assert [x.entity for x in local_search(graph, "LSTM的遗忘门和forget gate一样吗").linked] == ["forget gate", "遗忘门"]

@@ -14,6 +14,8 @@ from __future__ import annotations
 import networkx as nx
 import plotly.graph_objects as go
 
+from rag.graph.extraction import CO_OCCURS
+
 from .memo import memo
 
 PALETTE = ("#2563eb", "#16a34a", "#dc2626", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563",
@@ -133,7 +135,8 @@ def _relation_markers(sub, pos, labels: dict[str, str]) -> go.Scatter:
             mx.append((pos[a][0] + pos[b][0]) / 2)
             my.append((pos[a][1] + pos[b][1]) / 2)
             mark = labels["checked"] if facts else labels["unchecked"]
-            mtext.append(f"{r['head']} —{r['relation']}→ {r['tail']} ({len(d['relations'])}) · {mark}")
+            rel = labels.get("co_occurs", r["relation"]) if r["relation"] == CO_OCCURS else r["relation"]
+            mtext.append(f"{r['head']} —{rel}→ {r['tail']} ({len(d['relations'])}) · {mark}")
             mdata.append(f"edge:{a}\t{b}")
             mcolour.append("#475569" if facts else "#cbd5e1")
     return go.Scatter(x=mx, y=my, mode="markers", marker=dict(size=5, color=mcolour, symbol="diamond"),

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from rag.errors import LLMError
-from rag.index.tokenize import jieba_posseg
+from rag.index.tokenize import ENGLISH_STOPWORDS, jieba_posseg
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences
 from rag.messages import Msg
@@ -214,15 +214,40 @@ _NOUNS = {"n", "nz", "nr", "ns", "nt", "eng", "vn", "nrt", "nrfg"}
 _STOP = frozenset("问题 方法 时候 方式 情况 部分 结果 内容 东西 作用 能力 过程 一种 一个 这种".split())
 
 
+# Inline pieces of a prose sentence that are not words of it: math, code spans, LaTeX commands, links' targets.
+_INLINE_NOT_WORDS = re.compile(r"\$[^$\n]+\$|`[^`\n]+`|\\[A-Za-z]+|\]\([^)\s]*\)|https?://\S+")
+
+
+def prose_view(text: str) -> str:
+    """`text` with what is not prose blanked, its length and line breaks kept (so a sentence found in it is found
+    at the same place in `text`): code blocks, display formulas, tables, headings, captions (the Markdown reader's
+    nonprose_spans) and inline math, code spans and LaTeX commands. Issue 65, item 11: the graph without a model was
+    built from mathbf, hat, frac, figsize, numpy, plt and d2l."""
+    from rag.ingest.markdown import nonprose_spans
+
+    chars = list(text)
+    for a, b in nonprose_spans(text):
+        for i in range(a, b):
+            if chars[i] != "\n":
+                chars[i] = " "
+    masked = "".join(chars)
+    return _INLINE_NOT_WORDS.sub(lambda m: " " * len(m.group(0)), masked)
+
+
 def jieba_extract(text: str) -> Extraction:
-    """Entities from POS tags and noun runs, relations from sentence co-occurrence (see the module note)."""
+    """Entities from POS tags and noun runs over the text's prose only (`prose_view`), relations from sentence
+    co-occurrence (see the module note); a relation keeps the sentence as the text has it."""
     pseg = jieba_posseg()
     t0 = time.perf_counter()
     per_sentence: list[tuple[str, list[tuple[str, str, int]], list[tuple[str, str]]]] = []
     counts: Counter = Counter()
     types: dict[str, str] = {}
-    for sentence in numbered(text):
-        words = [(w.word, w.flag) for w in pseg.cut(sentence)]
+    prose, cursor = prose_view(text), 0
+    for seen in numbered(prose):
+        at = prose.find(seen, cursor)
+        cursor = at + len(seen) if at >= 0 else cursor
+        sentence = " ".join(text[at:at + len(seen)].split()) if at >= 0 else seen  # as written, for the evidence
+        words = [(w.word, w.flag) for w in pseg.cut(seen)]
         found: list[tuple[str, str, int]] = []  # (name, type, word position)
         run: list[tuple[str, str]] = []
 
@@ -232,7 +257,8 @@ def jieba_extract(text: str) -> Extraction:
             name = "".join(w for w, _ in run).strip()
             flags = [f for _, f in run]
             kind = next((_POS_TYPES[f] for f in flags if f in _POS_TYPES), "concept")
-            if 2 <= len(name) <= MAX_NAME and name not in _STOP and not name.isdigit():
+            if 2 <= len(name) <= MAX_NAME and name not in _STOP and not name.isdigit() and \
+                    name.casefold() not in ENGLISH_STOPWORDS:
                 found.append((name, kind, pos))
             run.clear()
 

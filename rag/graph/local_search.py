@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.graph.graph import CorpusGraph
-from rag.graph.resolve import normal
+from rag.graph.resolve import normal_with_gaps
 
 HOPS = 2
 HOP_DECAY = 0.5
@@ -55,9 +55,29 @@ class LocalResult:
                 "edges": [list(e) for e in self.edges], "relations": self.relations}
 
 
+def _latin(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
+def _whole(spelling: str, q: str, gaps: set[int]) -> bool:
+    """`spelling` in `q` (normal forms; `gaps`: where the question's words start and end), a Latin letter or digit at
+    either end of it only at a word's edge: "what does the forget gate" holds no "hat", "for" or "get" (issue 65,
+    item 11), while 注意力机制 is found inside 什么是注意力机制."""
+    start = 0
+    while (at := q.find(spelling, start)) >= 0:
+        end = at + len(spelling)
+        head_ok = at in gaps or not (_latin(spelling[0]) and _latin(q[at - 1]))
+        tail_ok = end in gaps or not (_latin(spelling[-1]) and _latin(q[end]))
+        if head_ok and tail_ok:
+            return True
+        start = at + 1
+    return False
+
+
 def link(graph: CorpusGraph, question: str, embedder=None) -> list[Linked]:
-    q = normal(question)
-    found = [(spelling, ent) for spelling, ent in graph.aliases.items() if len(spelling) >= 2 and spelling in q]
+    q, gaps = normal_with_gaps(question)
+    found = [(spelling, ent) for spelling, ent in graph.aliases.items()
+             if len(spelling) >= 2 and _whole(spelling, q, gaps)]
     found.sort(key=lambda t: -len(t[0]))
     kept: list[Linked] = []
     taken: list[str] = []

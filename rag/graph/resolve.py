@@ -50,6 +50,23 @@ def normal(name: str) -> str:
     return _DROP.sub("", unicodedata.normalize("NFKC", fold_script(name))).casefold()
 
 
+def normal_with_gaps(text: str) -> tuple[str, set[int]]:
+    """`normal(text)` and the positions in it where a dropped separator (a space, a dash, a quote) was, or its two
+    ends: where a word of `text` starts or ends, so a Latin name can be matched as a whole word."""
+    out: list[str] = []
+    gaps, gap = set(), True
+    for ch in unicodedata.normalize("NFKC", fold_script(text)):
+        if _DROP.fullmatch(ch):
+            gap = True
+            continue
+        if gap:
+            gaps.add(len(out))
+        gap = False
+        out.extend(ch.casefold())
+    gaps.add(len(out))
+    return "".join(out), gaps
+
+
 class _Groups:
     def __init__(self, names: Iterable[str]):
         self.parent = {n: n for n in names}

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag.graph.extraction import CO_OCCURS
 from rag.index.tokenize import jieba_posseg
 from rag.ingest.sentences import split_sentences
 from rag.messages import Msg
@@ -131,6 +132,9 @@ MAX_PREDICATE_CJK = 8  # Chinese characters: a longer "relation" is a clause ("�
 
 def predicate(relation: str) -> Msg | None:
     """Why `relation` is no predicate (a noun such as 模型 or 样式, a function word such as 让), or None."""
+    if relation == CO_OCCURS:  # the stand-in's "no verb between them", named in each language (issue 65, item 14)
+        return Msg(en="'same sentence' only says the two are in one sentence: it relates nothing",
+                   zh="“同句”只说明两者在同一句里：说不出两者的关系")
     if relation.isascii():  # an English relation ("founded", "is part of"): no Chinese tagger to ask
         return None
     if sum("\u4e00" <= ch <= "\u9fff" for ch in relation) > MAX_PREDICATE_CJK or "《" in relation:

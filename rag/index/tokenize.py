@@ -24,6 +24,12 @@ from rag.errors import ConfigError
 from rag.models.script import fold_script
 
 DEFAULT_STOPWORDS = Path(__file__).resolve().parents[2] / "data" / "stopwords_zh.txt"
+# English function words: never a term of a claim (the audit) nor an entity (the graph without a model).
+ENGLISH_STOPWORDS = frozenset(
+    "a an the is are was were be been being of to in on at by for with from as and or but not no it its "
+    "this that these those there here what which who whom how why when where do does did can could "
+    "should would will shall may might must than then so if into about over under".split()
+)
 
 _jieba = None  # the jieba module, imported and initialised on first use
 
