@@ -21,7 +21,7 @@ from ui import (
     settings,
     take_home,
 )
-from ui.audit_view import support_table_html
+from ui.audit_view import support_table_html, uncited_detail
 from ui.i18n import lang, loc, stage, t, tr
 from ui.render import (
     PART_COLOURS,
@@ -172,8 +172,7 @@ def audit_section(trace) -> None:
         rows = []
         for s in audit.sentences:
             if s.label == "no-citation":
-                detail = (tr(zh=f"未引用；最贴近的是 {s.best_ref}：{s.best_label}", en=f"uncited; closest is {s.best_ref}: {s.best_label}")
-                          if s.best_ref else tr(zh="未引用，也没有资料支撑", en="uncited, and no context supports it"))
+                detail = uncited_detail(s, lang())
                 rows.append((s.sentence, s.label, detail, s.support))
             else:
                 rows.append((s.sentence, s.label, ", ".join(s.refs), s.support))

@@ -247,3 +247,29 @@ def test_a_list_number_is_a_label_not_a_number_the_sentence_states():
     # a number and a space is a label only when the next sentence numbers on from it; a decimal never is
     assert without_list_markers(["60 是平滑常数。", "0.5 是概率。", "1.5 倍。"]) == ["60 是平滑常数。", "0.5 是概率。", "1.5 倍。"]
     assert without_list_markers(["1.1 甲。", "2.5 乙。"]) == ["1.1 甲。", "2.5 乙。"]
+
+
+def test_the_answers_own_quote_of_two_sentences_is_one_cited_claim():
+    """Issue 65, item 14: the answer quotes a chunk as 「A。B。」[ref]; split at the inner full stop, the quote's first
+    half had no citation and the audit called half of the app's own quote 未引用 (no-citation)."""
+    from rag.answer.citations import audit, sentence_claims
+    from rag.answer.fill_in import quoted
+
+    chunk = "哈希表通过哈希函数把键映射到桶。查询的平均时间复杂度是 O(1)。"
+    answer = quoted(chunk, "hash_map#1") + "两个键映射到同一个桶叫哈希冲突[hash_map#2]。"
+    result = audit(answer, {"hash_map#1": chunk, "hash_map#2": "两个不同的键映射到同一个桶，叫作哈希冲突。"})
+    assert [s.label for s in result.sentences] == ["supported", "supported"]
+    assert result.sentences[0].sentence == quoted(chunk, "hash_map#1")
+    assert len(sentence_claims(answer)) == 2  # the page reads the answer the same way
+
+
+def test_an_uncited_sentences_detail_is_in_the_ui_language():
+    """Issue 65, item 14: the Chinese audit table said "未引用；最贴近的是 faq_003：supported"."""
+    from rag.answer.citations import audit
+    from ui.audit_view import uncited_detail
+
+    chunk = "RRF 把每个检索器里的名次换成 1/(k+名次) 再相加，k 通常取 60。"
+    s = audit("RRF 把名次换成 1/(k+名次) 再相加，k 取 60。", {"faq_003": chunk}).sentences[0]
+    assert s.label == "no-citation" and s.best_ref == "faq_003" and s.best_label == "supported"
+    assert uncited_detail(s, "zh") == "未引用；最贴近的是 faq_003：有支撑"
+    assert uncited_detail(s, "en") == "uncited; closest is faq_003: supported"

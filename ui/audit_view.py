@@ -12,6 +12,7 @@ import html
 from collections.abc import Sequence
 
 from rag.messages import Msg
+from rag.trace import label_in
 
 from .i18n import lang, tr
 
@@ -57,6 +58,15 @@ def checks_html(support) -> str:
         rows.append(f"<div><span style='color:{colour};font-weight:600'>{mark}</span> "
                     f"<b>{html.escape(name)}</b>{'：' if ui == 'zh' else ': '}{html.escape(c.reason(ui))}</div>")
     return "".join(rows)
+
+
+def uncited_detail(s, ui: str) -> str:
+    """What the audit says of a sentence with no citation, all of it in the UI's language: the closest context and
+    its label ("supported" sat in the Chinese text; issue 65, item 14)."""
+    if not s.best_ref:
+        return "未引用，也没有资料支撑" if ui == "zh" else "uncited, and no context supports it"
+    best = label_in(s.best_label or "", ui)
+    return f"未引用；最贴近的是 {s.best_ref}：{best}" if ui == "zh" else f"uncited; closest is {s.best_ref}: {best}"
 
 
 def label_html(label: str, detail: str = "") -> str:

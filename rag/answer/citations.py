@@ -40,8 +40,8 @@ from rag.answer.checks.opinion import Opinion
 from rag.answer.fact_text import read
 from rag.answer.prompt import NOT_ENOUGH
 from rag.answer.support import Checker, Support
-from rag.index.tokenize import jieba_tokenize, load_stopwords
-from rag.ingest.sentences import sentence_spans, split_sentences
+from rag.index.tokenize import ENGLISH_STOPWORDS, jieba_tokenize, load_stopwords
+from rag.ingest.sentences import sentence_spans
 from rag.models.script import fold_script
 
 _ID = r"\w[\w.\-#:]*"
@@ -49,12 +49,6 @@ _SEP = r"\s*[,，、;；]\s*"
 # group 1 = the ids inside one bracket pair, e.g. "faq_001, faq_002"
 CITATION_RE = re.compile(rf"[\[【]\s*({_ID}(?:{_SEP}{_ID})*)\s*[\]】](?!\()")
 _SPLIT_IDS = re.compile(_SEP)
-
-_EN_STOPWORDS = frozenset(
-    "a an the is are was were be been being of to in on at by for with from as and or but not no it its "
-    "this that these those there here what which who whom how why when where do does did can could "
-    "should would will shall may might must than then so if into about over under".split()
-)
 
 
 NOT_SUPPORTED = ("unsupported", "contradicted", "restates-question")  # what unsupported_rate counts
@@ -167,10 +161,26 @@ def without_list_markers(claims: Sequence[str]) -> list[str]:
     return out
 
 
+def answer_spans(answer: str) -> list[tuple[int, int]]:
+    """The answer's sentences as the audit reads them: sentence_spans, with a quote kept whole. The answer's own
+    quote of a chunk, 「A。B。」[ref], is one cited claim; split at its inner full stop, its first half had no citation
+    and the audit called the app's own quote 未引用 (issue 65, item 14)."""
+    out: list[tuple[int, int]] = []
+    open_quotes = 0
+    for a, b in sentence_spans(answer, semicolons=False):
+        if open_quotes > 0 and out:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+        piece = answer[a:b]
+        open_quotes = max(0, open_quotes + piece.count("「") - piece.count("」"))
+    return out
+
+
 def sentence_claims(answer: str) -> list[tuple[int, int, str]]:
     """Each sentence of `answer` as (start, end, claim): the claim as the audit reads it, citations and a leading
     list number removed, stripped."""
-    spans = sentence_spans(answer, semicolons=False)
+    spans = answer_spans(answer)
     claims = without_list_markers([strip_citations(answer[a:b]).strip() for a, b in spans])
     return [(a, b, claim) for (a, b), claim in zip(spans, claims)]
 
@@ -197,7 +207,8 @@ def audit(
     (rag/answer/support.py)."""
     contexts = dict(contexts)
     checker = Checker(embedder=embedder, opinion=opinion)
-    sentences = split_sentences(answer or "", semicolons=False)  # "A；B[ref]。" is one cited claim
+    answer = answer or ""
+    sentences = [answer[a:b] for a, b in answer_spans(answer)]  # "A；B[ref]。" and 「A。B。」[ref] are one cited claim
     per_sentence = [_unique(parse_citations(s)) for s in sentences]
     cited = _unique(r for refs in per_sentence for r in refs)
     valid = [r for r in cited if r in contexts]
@@ -295,7 +306,7 @@ _STOPWORDS: frozenset[str] | None = None
 def _stopwords() -> frozenset[str]:
     global _STOPWORDS
     if _STOPWORDS is None:
-        _STOPWORDS = load_stopwords() | _EN_STOPWORDS
+        _STOPWORDS = load_stopwords() | ENGLISH_STOPWORDS
     return _STOPWORDS
 
 

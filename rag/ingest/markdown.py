@@ -223,6 +223,7 @@ class _Reader:
         if lang in ("math", "latex") or (lang == "" and code.startswith("\\begin")):
             self.add(MATH, lines[i], last, _display_math(code))
         elif code.strip() and not self._alternative(code):
+            code = "\n".join(t for t in code.split("\n") if not _BUILD_MARK.match(t)).strip("\n")  # d2l's "#@tab …"
             self.add(CODE, lines[i], last, _fenced(code, lang), lang=lang)
         return j + 1
 
@@ -311,6 +312,8 @@ class _Reader:
         while j < len(lines) and lines[j][0].strip() and (j == i or not _starts_block(lines[j][0])):
             j += 1
         parts = [t for t, _ in lines[i:j] if not _LABEL_LINE.match(t)]
+        if _LINK_ONLY.fullmatch(self.join(parts).strip()):
+            return j  # a paragraph that is one web link ("[Discussions](https://…)"): navigation, not prose
         self.add(PROSE, lines[i], lines[j - 1], self.inline(self.join(parts)))
         return j
 
@@ -395,6 +398,12 @@ def _images(line: str) -> list[str]:
 
 # --------------------------------------------------------------------------------------- inline
 
+_BUILD_MARK = re.compile(r"\s*#@(?:tab|save|hide)\b.*")  # a d2l build directive alone on a code line, not code
+_LINK_ONLY = re.compile(r"\[[^\]\n]+\]\(https?://[^)\s]+\)")
+# What a reference to another place is called when its target is not in this document (a role's key is not prose)
+_TARGET_KINDS = {"fig": ("图", " the figure"), "img": ("图", " the figure"), "tab": ("表", " the table"),
+                 "sec": ("另一节", " another section"), "subsec": ("另一节", " another section"),
+                 "chap": ("另一章", " another chapter"), "eq": ("那个式子", " the equation")}
 _ROLE = re.compile(r"\s?:(numref|ref|eqref|cite|citet|citep|label|eqlabel|width|doc|term|math)\s*:`([^`]*)`")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)(\{[^}]*\})?")
 _LINK = re.compile(r"(?<!!)\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
@@ -451,9 +460,8 @@ def _role(kind: str, target: str, labels: dict[str, str], zh: bool) -> str:
     target = target.strip()
     if kind in ("label", "eqlabel", "width"):
         return ""
-    if kind in ("cite", "citet", "citep"):
-        keys = ", ".join(k.strip() for k in target.split(",") if k.strip())
-        return f"（{keys}）" if zh else f" ({keys})"
+    if kind in ("cite", "citet", "citep"):  # a bibliography key ("Lin.Feng.Santos.ea.2017") is not prose: answers
+        return ""                             # quoted it (issue 65, item 13)
     if kind == "math":
         return f"${target}$"
     name = labels.get(target)
@@ -461,6 +469,9 @@ def _role(kind: str, target: str, labels: dict[str, str], zh: bool) -> str:
         return f"式（{target}）" if zh else f" equation ({target})"
     if name:
         return f"“{name}”" if zh else f' "{name}"'
+    kind_of = _TARGET_KINDS.get(re.split(r"[_:-]", target, maxsplit=1)[0].lower()) if kind in ("numref", "ref") else None
+    if kind_of:  # "回想一下fig_mlp中" read as it renders elsewhere: a figure, not its key
+        return kind_of[0] if zh else kind_of[1]
     return target if zh else f" {target}"
 
 
