@@ -25,6 +25,7 @@ from ui.render import (
     attempt,
     chunk_colour,
     error_text,
+    fenced_parts,
     legend_html,
     md_escape,
     md_with_math,
@@ -320,7 +321,11 @@ def _read_as(spans: list) -> None:
                 st.markdown(":material/bookmark: **" + md_escape(head) + "**")
             else:
                 body = shown.text
-            st.markdown(md_with_math(body))
+            for kind, part, language in fenced_parts(body):
+                if kind == "code":
+                    st.code(part, language=language or None)
+                else:
+                    st.markdown(md_with_math(part))
 
 
 

@@ -679,6 +679,28 @@ def test_a_link_carries_the_question_and_settings_and_bad_values_are_ignored():
     assert params.get("ui.lang") in ("en", ["en"]) and "retrieval.mode" in params and "rerank.top_k" not in params
 
 
+def test_what_a_chunk_reads_as_shows_its_code_as_code_not_fence_marks(tmp_path):
+    """Issue 65, item 13: the upload page's "what a chunk reads as" showed a code chunk with its literal fences
+    (```{.python .input} … ```) escaped into the text. The code is drawn as code, in the file's language, in both
+    languages; the words around it stay text."""
+    doc = ("# 门控循环单元\n\n门控循环单元是一个稍微简化的变体。\n\n```{.python .input}\n#@tab pytorch\n"
+           "def gru(inputs, state):\n    return state\n```\n").encode()
+    for lang in ("zh", "en"):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params.update({"ui.lang": lang})
+        at.run()
+        go(at, "upload")
+        at.radio(key="upload.mode").set_value("replace").run()
+        at.file_uploader(key="upload.files").set_value([("gru.md", doc, "text/markdown")]).run()
+        assert not at.exception, [e.value for e in at.exception]
+        codes = [c.value for c in at.code]
+        assert "def gru(inputs, state):\n    return state" in codes, codes
+        assert [c.language for c in at.code if "def gru" in c.value] == ["python"]
+        shown = " ".join(m.value for m in at.markdown)
+        assert "```" not in shown and "\\`\\`\\`" not in shown and "input}" not in shown
+        assert any("稍微简化的变体" in m.value for m in at.markdown)
+
+
 def test_a_hostile_file_name_is_shown_as_text_not_markdown():
     at = new_app()
     go(at, "upload")

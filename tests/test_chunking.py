@@ -322,6 +322,25 @@ def test_markdown_heading_paths_and_table_whole():
     assert refund[0].text == "用户手册 › 价格 › 退款\n七天内可退款。"
 
 
+@pytest.mark.parametrize("indent", ["", "    "])
+def test_a_long_code_block_is_cut_where_the_preview_draws_the_cut(indent):
+    """Issue 65, item 13: a code block over max_size is cut at line ends, but its source span was shared out in
+    proportion, so the preview drew each cut mid-line. Each piece's span now starts at the source line its first
+    line came from (a build mark the reader dropped and a code tab's indentation included) and ends where the next
+    starts."""
+    lines = [f"x{i} = {'y' * (i * 7 % 23)}" for i in range(60)]
+    code = ["```python", "#@save", *lines, "```"]
+    tab = '=== "Python"\n\n' if indent else ""  # hello_algo's code tabs indent their fences
+    text = "# T\n\n文字。\n\n" + tab + "".join(f"{indent}{x}\n" for x in code)
+    doc = Document("d", text, "T")
+    pieces = [c for c in chunk_documents([doc], "markdown", max_size=200).chunks if c.metadata["kind"] == "code"]
+    assert len(pieces) >= 4
+    for before, c in zip(pieces, pieces[1:]):
+        first = c.text.split("\n")[2]  # the title path, the fence, then the piece's first line of code
+        assert text[c.start - 1] == "\n" and text[c.start:c.end].lstrip().startswith(first + "\n"), (first, c.start)
+        assert before.end == c.start and text[before.start:before.end].rstrip().endswith(before.text.split("\n")[-2])
+
+
 def test_markdown_plain_text_is_one_section():
     doc = Document("p", "没有标题的纯文本。第二句。")
     [c] = chunk_documents([doc], "markdown").chunks

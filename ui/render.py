@@ -65,6 +65,25 @@ def md_with_math(text) -> str:
     out.append(md_escape(text[last:]))
     return "".join(out).replace("\n", "  \n")
 
+_FENCED = re.compile(r"^```([^\n`]*)\n(.*?)\n```$", re.M | re.S)
+
+
+def fenced_parts(text) -> list[tuple[str, str, str]]:
+    """A chunk's readable text as ("text", words, "") and ("code", code, language) parts in order: a page shows a
+    fenced block with st.code (its language as written in the file, a d2l "{.python .input}" read as python) and
+    the words between with md_with_math, so a student sees code, not its fence marks (issue 65, item 13)."""
+    text, out, last = str(text), [], 0
+    for m in _FENCED.finditer(text):
+        if text[last:m.start()].strip():
+            out.append(("text", text[last:m.start()].strip("\n"), ""))
+        words = re.findall(r"[A-Za-z][\w+#-]*", m.group(1))
+        out.append(("code", m.group(2), words[0].lower() if words else ""))
+        last = m.end()
+    if text[last:].strip():
+        out.append(("text", text[last:].strip("\n"), ""))
+    return out
+
+
 @overload
 def attempt(fn: Callable[..., T], *args, stop: Literal[True] = True, **kwargs) -> T: ...
 

@@ -79,13 +79,14 @@ def _units(b: Block, source: str, max_size: int) -> list[_Unit]:
     if len(b.text) <= max_size:
         return [_Unit(b.start, b.end, b.text, b.kind)]
     if b.kind in UNITS:
-        return _cut_lines(b, max_size)
+        return _cut_lines(b, source, max_size)
     return _cut_sentences(b, source)
 
 
-def _cut_lines(b: Block, max_size: int) -> list[_Unit]:
+def _cut_lines(b: Block, source: str, max_size: int) -> list[_Unit]:
     """Code over max_size cut at line ends (each piece fenced again); a table (its rows mean nothing without its
-    header) and a formula (one line) are kept whole, whatever their size."""
+    header) and a formula (one line) are kept whole, whatever their size. Each piece's source span starts at the
+    start of the source line its first line was read from, so the preview draws the cut where the chunk cuts."""
     if b.kind != CODE:
         return [_Unit(b.start, b.end, b.text, b.kind)]
     lines = b.text.split("\n")
@@ -97,13 +98,37 @@ def _cut_lines(b: Block, max_size: int) -> list[_Unit]:
         if groups[-1] and sum(len(x) + 1 for x in groups[-1]) + len(line) > max_size:
             groups.append([])
         groups[-1].append(line)
-    out, n = [], len(groups)
+    starts = _source_line_starts(source, b.start, b.end, groups)
+    out = []
     for k, g in enumerate(groups):
         text = "\n".join(g)
-        a = b.start + (b.end - b.start) * k // n  # the source span shared out in proportion: the preview's colours
-        e = b.start + (b.end - b.start) * (k + 1) // n
-        out.append(_Unit(a, e, f"{fence}\n{text}\n```" if fence else text, b.kind))
+        e = starts[k + 1] if k + 1 < len(groups) else b.end
+        out.append(_Unit(starts[k], e, f"{fence}\n{text}\n```" if fence else text, b.kind))
     return out
+
+
+def _source_line_starts(source: str, start: int, end: int, groups: list[list[str]]) -> list[int]:
+    """Where each group of code lines starts in source[start:end]: the first source line, at or after the previous
+    group's, that reads as the group's first non-blank line (indentation aside; the reader may have dropped build
+    marks, so lines are matched, not counted). A group not found starts at the line start nearest its share."""
+    offsets = [start] + [pos + 1 for pos in range(start, end - 1) if source[pos] == "\n"]  # each source line's start
+    found, cursor = [start], 0
+    for k, g in enumerate(groups[1:], 1):
+        first = next((x.strip() for x in g if x.strip()), "")
+        hit = next((i for i in range(cursor + 1, len(offsets))
+                    if first and _line_at(source, offsets[i], end).strip() == first), None)
+        if hit is None:
+            share = start + (end - start) * k // len(groups)
+            hit = min(range(len(offsets)), key=lambda i: abs(offsets[i] - share))
+            hit = max(hit, cursor + 1) if cursor + 1 < len(offsets) else cursor
+        cursor = hit
+        found.append(max(offsets[hit], found[-1]))
+    return found
+
+
+def _line_at(source: str, pos: int, end: int) -> str:
+    stop = source.find("\n", pos, end)
+    return source[pos:stop if stop >= 0 else end]
 
 
 def _cut_sentences(b: Block, source: str) -> list[_Unit]:
