@@ -249,6 +249,23 @@ def test_a_list_number_is_a_label_not_a_number_the_sentence_states():
     assert without_list_markers(["1.1 甲。", "2.5 乙。"]) == ["1.1 甲。", "2.5 乙。"]
 
 
+def test_an_outlines_numbers_are_labels_and_a_bare_number_belongs_to_its_item():
+    """Issue 65, item 14: an outline answer "1. …" then "1.1 …" had its "1." cut off as a sentence the audit called
+    uncited, and its "1.1" read as a number the evidence does not state (contradicted). A number standing alone
+    before its item is that item's label; 1 → 1.1 → 1.2 → 2 numbers on. A wrong number after the label is still
+    caught, and a decimal that numbers on from nothing stays a number."""
+    ctx = {"ch1#2": "初识算法 › 1.1 算法无处不在\n算法在日常生活中无处不在，查字典就是二分查找。",
+           "ch1#3": "初识算法 › 1.2 算法是什么\n算法是在有限时间内解决特定问题的一组指令。"}
+    outline = "1. 查字典就是二分查找[ch1#2]。\n1.1 算法是在有限时间内解决特定问题的一组指令[ch1#3]。"
+    result = audit(outline, ctx)
+    assert [(s.sentence.strip()[:4], s.label) for s in result.sentences] == [("1. 查", "supported"),
+                                                                             ("1.1 ", "supported")]
+    wrong = outline.replace("有限时间", "3 秒")
+    assert audit(wrong, ctx).sentences[1].label in ("contradicted", "unsupported")
+    assert without_list_markers(["1 甲。", "1.1 乙。", "1.2 丙。", "2 丁。"]) == ["甲。", "乙。", "丙。", "丁。"]
+    assert without_list_markers(["1. 甲。", "1.5 倍。"]) == ["甲。", "1.5 倍。"]
+
+
 def test_the_answers_own_quote_of_two_sentences_is_one_cited_claim():
     """Issue 65, item 14: the answer quotes a chunk as 「A。B。」[ref]; split at the inner full stop, the quote's first
     half had no citation and the audit called half of the app's own quote 未引用 (no-citation)."""

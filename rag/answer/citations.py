@@ -137,21 +137,28 @@ _MARKER = re.compile(r"\s*(?:[（(](?P<paren>[1-9]\d?)[)）]|(?P<num>[1-9]\d?(?:
                      r"(?:(?P<punct>[.、)）])(?!\d)|\s+(?=\D)))\s*")
 
 
+_LABEL_ONLY = re.compile(r"\s*(?:[（(][1-9]\d?[)）]|[1-9]\d?(?:\.[1-9]\d?)*[.、)）]?)\s*")
+
+
 def without_list_markers(claims: Sequence[str]) -> list[str]:
     """The claims less a leading list number, which is a label, not a number the sentence states: "1. …", "2、…",
     "(3) …" always; "1.1 …" or "2 …" (a number and a space) only when the sentences around it number on
-    from it ("1.1 LoRA 的秩 r 通常取 4 到 64。" then "1.2 学习率一般设 1e-5 到 5e-5。"): the bundled 0.5B numbers the
+    from it or it from them (an outline's "1." then "1.1" too, issue 65 item 14) ("1.1 LoRA 的秩 r 通常取 4 到 64。" then "1.2 学习率一般设 1e-5 到 5e-5。"): the bundled 0.5B numbers the
     parts of a two-part answer so, and the audit called both right sentences contradicted for saying 1.1 and 1.2.
     "60 是平滑常数" alone keeps its 60."""
     found = [_MARKER.match(c) for c in claims]
 
     def key(m) -> tuple[int, ...] | None:
-        return tuple(int(x) for x in m["num"].split(".")) if m and m["num"] and not m["punct"] else None
+        return tuple(int(x) for x in m["num"].split(".")) if m and m["num"] else None
 
     keys = [key(m) for m in found]
 
     def follows(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> bool:
-        return a is not None and b is not None and len(a) == len(b) and a[:-1] == b[:-1] and b[-1] == a[-1] + 1
+        """b numbers on from a: a's first sub-item (1 → 1.1), or the next item at a's level or above (1.1 → 1.2,
+        1.2 → 2)."""
+        if a is None or b is None:
+            return False
+        return b == a + (1,) or (len(b) <= len(a) and b[:-1] == a[:len(b) - 1] and b[-1] == a[len(b) - 1] + 1)
 
     out = []
     for i, (claim, m) in enumerate(zip(claims, found)):
@@ -164,14 +171,16 @@ def without_list_markers(claims: Sequence[str]) -> list[str]:
 def answer_spans(answer: str) -> list[tuple[int, int]]:
     """The answer's sentences as the audit reads them: sentence_spans, with a quote kept whole. The answer's own
     quote of a chunk, 「A。B。」[ref], is one cited claim; split at its inner full stop, its first half had no citation
-    and the audit called the app's own quote 未引用 (issue 65, item 14)."""
+    and the audit called the app's own quote 未引用 (issue 65, item 14). A list number alone ("1." before its item,
+    cut off by the splitter's full stop) is the label of the sentence after it, not a sentence without a citation."""
     out: list[tuple[int, int]] = []
-    open_quotes = 0
+    open_quotes, label_only = 0, False
     for a, b in sentence_spans(answer, semicolons=False):
-        if open_quotes > 0 and out:
+        if (open_quotes > 0 or label_only) and out:
             out[-1] = (out[-1][0], b)
         else:
             out.append((a, b))
+        label_only = bool(_LABEL_ONLY.fullmatch(answer[out[-1][0]:b]))
         piece = answer[a:b]
         open_quotes = max(0, open_quotes + piece.count("「") - piece.count("」"))
     return out
