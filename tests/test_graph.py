@@ -286,3 +286,6 @@ def test_an_english_question_links_whole_words_not_pieces_of_them():
     assert [x.entity for x in local_search(graph, "What does the forget gate do?").linked] == ["forget gate"]
     assert [x.entity for x in local_search(graph, "什么是遗忘门？").linked] == ["遗忘门"]
     assert [x.entity for x in local_search(graph, "LSTM的遗忘门和forget gate一样吗").linked] == ["forget gate", "遗忘门"]
+    # an inflected word is the name's word ("heads"), a longer word that starts with it is not ("header", "hatch")
+    assert [x.entity for x in local_search(graph, "Which heads does it use?").linked] == ["head"]
+    assert local_search(graph, "Which headline or hatch?").linked == []

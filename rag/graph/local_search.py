@@ -59,15 +59,24 @@ def _latin(ch: str) -> bool:
     return ch.isascii() and ch.isalnum()
 
 
+_INFLECTIONS = ("s", "es", "ed", "ing", "er", "ers")
+
+
+def _inflected(q: str, end: int, gaps: set[int]) -> bool:
+    """Does an English inflection end the word at `end` ("chunk" in "chunking", "vector" in "vectors")?"""
+    return any(q.startswith(x, end) and (end + len(x) in gaps or not _latin(q[end + len(x):end + len(x) + 1] or " "))
+               for x in _INFLECTIONS)
+
+
 def _whole(spelling: str, q: str, gaps: set[int]) -> bool:
     """`spelling` in `q` (normal forms; `gaps`: where the question's words start and end), a Latin letter or digit at
     either end of it only at a word's edge: "what does the forget gate" holds no "hat", "for" or "get" (issue 65,
-    item 11), while 注意力机制 is found inside 什么是注意力机制."""
+    item 11), while 注意力机制 is found inside 什么是注意力机制 and "chunk" inside "chunking" (an inflection)."""
     start = 0
     while (at := q.find(spelling, start)) >= 0:
         end = at + len(spelling)
         head_ok = at in gaps or not (_latin(spelling[0]) and _latin(q[at - 1]))
-        tail_ok = end in gaps or not (_latin(spelling[-1]) and _latin(q[end]))
+        tail_ok = end in gaps or not (_latin(spelling[-1]) and _latin(q[end])) or _inflected(q, end, gaps)
         if head_ok and tail_ok:
             return True
         start = at + 1
