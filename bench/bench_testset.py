@@ -166,7 +166,7 @@ def main() -> int:
         for gen, n in generators:
             made = {}
             for seed in (0, 1):
-                run = testset.generate(chunks, testset.Plan(n, gen, seed), testset.Asker(chat, embedder=index.embedder))
+                run = testset.generate(chunks, testset.Plan(n, gen, seed), testset.Asker(chat))
                 kept = [q for q in run.kept if q.answerable]
                 made[seed] = {"run": run, "kept": kept,
                               "scores": scores(index, as_queries(kept), strategies, reranker, settings, spans)

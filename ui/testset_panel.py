@@ -139,7 +139,7 @@ def _generate(index, method: str, n: int, chat) -> None:
             bar.progress(min(1.0, done / total), text=f"{done}/{total} · {left} · {ss['testset.partial'][-1].query}")
 
     def work(control, emit):
-        return testset.generate(index.chunks, testset.Plan(n, method), testset.Asker(chat, control, index.embedder),
+        return testset.generate(index.chunks, testset.Plan(n, method), testset.Asker(chat, control),
                                 on_question=lambda q: emit("question", q),
                                 progress=lambda done, total: emit("progress", (done, total)))
 
@@ -148,6 +148,16 @@ def _generate(index, method: str, n: int, chat) -> None:
     stop.empty()
     ss.pop("testset.partial", None)
     _store(run.questions, ss["index.key"], method)
+
+
+def _estimate(index, method: str, n: int) -> tuple[float, float]:
+    """testset.estimate_seconds for this index, kept per (index, method, n): it reads every chunk's prose."""
+    key = (ss.get("index.key"), method, n)
+    kept = ss.get("testset.estimate")
+    if not kept or kept[0] != key:
+        kept = (key, testset.estimate_seconds(index.chunks, testset.Plan(n, method)))
+        ss["testset.estimate"] = kept
+    return kept[1]
 
 
 def render(index, chat) -> list[Query] | None:
@@ -172,10 +182,18 @@ def render(index, chat) -> list[Query] | None:
         settings.clamp(f"testset.n.{method}", 1, max(1, cap))
         n = st.number_input(tr(zh="从多少个片段出题", en="Chunks to ask about"), 1, max(1, cap), key=f"testset.n.{method}")
         measured = ss.get(f"testset.rate.{method}")  # this session's last run, where there was one
-        secs = n * (measured or testset.SECONDS_PER_QUESTION[method])
-        took = tr(zh="不到 1 秒", en="under a second") if secs < 1 else tr(zh=f"约 {secs:.0f} 秒", en=f"about {secs:.0f} s")
-        basis = (tr(zh=f"按这里上次每题 {measured:.1f} 秒", en=f"at this session's last {measured:.1f} s a question") if measured
-                 else tr(zh="本机两核上测得；服务器忙时更久", en="measured on this 2-core machine; longer while the server is busy"))
+        low, high = _estimate(index, method, int(n))
+        if measured:  # that run's pace already holds its second tries
+            low = high = n * measured
+        took = (tr(zh="不到 1 秒", en="under a second") if high < 1 else
+                tr(zh=f"约 {low:.0f} 秒", en=f"about {low:.0f} s") if round(high) <= round(low) else
+                tr(zh=f"约 {low:.0f} 到 {high:.0f} 秒", en=f"about {low:.0f} to {high:.0f} s"))
+        retry = tr(zh="，第一个问题没保留的片段会再问一次，所以有上下两个数", en="; a chunk whose first question is dropped is "
+                   "asked again, hence the range") if high > low else ""
+        basis = (tr(zh=f"按这里上次每题 {measured:.1f} 秒", en=f"at this session's last {measured:.1f} s a question")
+                 if measured else
+                 tr(zh=f"按这些片段的长度，在两核机器上测得{retry}；服务器忙时更久",
+                    en=f"from these chunks' length, measured on a 2-core machine{retry}; longer while the server is busy"))
         st.caption(tr(zh=f"预计{took}（{basis}；生成时按本次的速度重新估计）。每次最多 {testset.PAGE_MAX_CHUNKS[method]} 个片段，"
                       f"本语料共 {len(index.chunks)} 个；更多请用命令行 rag testset generate。",
                       en=f"{took[0].upper() + took[1:]} ({basis}; re-estimated from this run's own pace as it goes). At most "

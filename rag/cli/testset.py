@@ -102,18 +102,20 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if problem:
         err(f"error: {problem}")
         return 2
-    chunks, emb = _chunks(args)
+    chunks, _ = _chunks(args)
     method, chat = _method(args)
-    if method == "llm" and emb is None:  # the answer gate reads the model's questions with the corpus's embedder
-        emb = embedder(args)
-    err(f"generating from {min(args.n, len(chunks))} of {len(chunks)} chunks with {method} ...")
-
-    def progress(done: int, total: int) -> None:
-        if sys.stderr.isatty() or done == total:
-            print(f"\r  {done}/{total}", end="\n" if done == total else "", file=sys.stderr)
-
     plan = testset.Plan(args.n, method, args.seed, max(0.0, args.near_misses))
-    run = testset.generate(chunks, plan, testset.Asker(chat, embedder=emb), progress=progress)
+    low, high = testset.estimate_seconds(chunks, plan)
+    took = "" if high < 1 else f" (about {low:.0f} s" + (f" to {high:.0f} s, the most if every chunk is asked twice"
+                                                        if round(high) > round(low) else "") + ")"
+    err(f"generating from {min(args.n, len(chunks))} of {len(chunks)} chunks with {method}{took} ...")
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:  # one line each when stderr is a log, not a terminal
+        print(f"\r  {done}/{total}" if tty else f"  {done}/{total}", end="\n" if done == total or not tty else "",
+              file=sys.stderr, flush=True)
+
+    run = testset.generate(chunks, plan, testset.Asker(chat), progress=progress)
     text = testset.to_jsonl(run.questions, kept_only=not args.all)
     kept = run.kept
     summary = {"generator": method, "chunks_sampled": min(args.n, len(chunks)), "questions": len(run.questions),

@@ -15,9 +15,10 @@ generated question can be trusted:
     short answer under a grammar (one question in the document's language, then one answer line); the answer is
     kept only where the project's own support check (rag/answer/support.py) finds it in the chunk, and the answer
     span is the chunk's own text that the check aligned it to (the model chooses; the span is never its words).
-    Where the check cannot find the model's answer (a paraphrase it cannot align: most of the drops), the question
-    is kept when the answer page's own gate (rag/answer/answerability.py), given the chunk alone, answers it from a
-    sentence of that chunk; that sentence is the span (`check_question`; needs the index's embedder).
+    A question whose answer the check cannot find is dropped (and asked again once, `second_try`). It was once kept
+    when the answer page's gate, given the chunk alone, found a sentence about it; read on 24 chunks of cmrc2018
+    trial (training data), 1 of 10 questions kept that way was answered by that sentence, against about 2 in 3 of
+    those the support check kept (issue 65 item 15: a teacher would keep about 2 of 9).
   - "keywords" (no model; the labelled fallback): the chunk's key sentence (most rare words) and its rarest noun
     phrase in a frame that fits it: 什么是 X？ for a sentence that defines X, 为什么要用 X？ for one that gives a
     reason, X 的作用是什么？ otherwise (What is X? / Why use X? / What does X do?); the key sentence is the answer
@@ -75,12 +76,18 @@ DUPLICATE_JACCARD = 0.6  # topic words shared with an earlier kept question (Jac
 MAX_QUESTION_CHARS = 80
 MIN_PROSE_CHARS = 40  # a chunk with less prose than this (a heading, a caption, a code listing) is not asked about
 LLM_MAX_TOKENS = 96
+PROMPT_CHARS = 1200  # the most of a chunk's prose the question prompt holds
 RETRY_TEMPERATURE = 0.7  # a second try samples (a common default for varied but fluent text; not tuned on a set)
 NEAR_MISS_SHARE = 0.2  # near misses, as a share of the kept questions
 # What a page lets one run ask for, and the seconds a question it quotes before starting (bench/bench_testset.py
 # measured the bundled 0.5B on 2 cores; a busy server is slower, and the page says so).
 PAGE_MAX_CHUNKS = {"keywords": 300, "llm": 60}
 SECONDS_PER_QUESTION = {"keywords": 0.05, "llm": 8.5}  # llm: the median of the five sets (6.5 to 11.8 s)
+# One model question's seconds (the question and answer written, then checked): the mean over every call of
+# bench/bench_testset_estimate.py on 24 chunks of the training sets (cmrc2018 trial, the xquad questions outside the
+# eval sample), the bundled 0.5B on 2 shared cores; the prose a call reads (up to PROMPT_CHARS) added nothing
+# measurable (a non-negative fit gave it 0.0000 s a character). Reported there on hello_algo, which chose nothing.
+SECONDS_PER_MODEL_CALL = 5.7
 # Function words of English questions: not topic words (the Chinese ones are in data/stopwords_zh.txt).
 _EN_FUNCTION = frozenset("the a an of in on at to is was were are be been being by for with as from that this these "
                          "those it its and or but which who whom what when where why how did does do done has have "
@@ -103,7 +110,7 @@ _FOREIGN = {
 class Verdict:
     """One filter's verdict on one generated question, with its reason in both UI languages."""
 
-    check: str  # unsupported | copied | names-document | duplicate | empty | cut-off | second-try (passes)
+    check: str  # unsupported | copied | markup | names-document | duplicate | empty | cut-off | second-try (passes)
     passed: bool
     why: Msg
 
@@ -230,6 +237,18 @@ def no_prose(chunks: Sequence[Chunk]) -> NoProse:
                    "own questions with `rag eval --queries`",
                    f"没有一块有 {MIN_PROSE_CHARS} 个字符以上的正文可以出题（代码、公式、表格、图注和标题不出题）：{listed_zh}。"
                    "请加入有成句文字的文档，或者自己写问题，用 `rag eval --queries` 评测")
+
+
+def estimate_seconds(chunks: Sequence[Chunk], plan: "Plan") -> tuple[float, float]:
+    """(at least, at most) seconds `generate` takes for `plan` on `chunks`, before it starts: the chunks it will
+    sample (a chunk with too little prose is not asked about), each asked once at the least and twice at the most (a
+    first question dropped on its own is asked again), SECONDS_PER_MODEL_CALL a call. Issue 65 item 15: a flat 8.5 s
+    a question quoted 68 s for a run that took 169 s, most of its chunks asked twice. Key words: SECONDS_PER_QUESTION."""
+    asked = len(sample_chunks(chunks, plan.n, plan.seed))
+    if plan.method != "llm":
+        return (asked * SECONDS_PER_QUESTION["keywords"],) * 2
+    once = asked * SECONDS_PER_MODEL_CALL
+    return once, once * (2 if plan.retry else 1)
 
 
 def sample_chunks(chunks: Sequence[Chunk], n: int, seed: int = 0, min_chars: int = MIN_PROSE_CHARS) -> list[Chunk]:
@@ -366,7 +385,7 @@ def question_grammar(lang: str) -> str:
 
 
 def question_messages(chunk: Chunk, lang: str) -> list[dict]:
-    text = prose(chunk)[:1200]
+    text = prose(chunk)[:PROMPT_CHARS]
     if lang == "zh":
         return [{"role": "system", "content": "你为检索系统出测试题。"},
                 {"role": "user", "content": f"资料：\n{text}\n\n就这段资料提一个它能回答的问题，用你自己的话问，不要照抄原句，"
@@ -400,20 +419,15 @@ def llm_question(chunk: Chunk, chat, control=None, lang: str | None = None, temp
 
 @dataclass(frozen=True)
 class Asker:
-    """The model side of a generation: the chat that writes questions, the run's control (Stop), and the index's
-    embedder for `check_question` (None: a model answer the support check cannot find drops)."""
+    """The model side of a generation: the chat that writes questions and the run's control (Stop)."""
 
     chat: Any
     control: Any = None
-    embedder: Any = None
 
     def question(self, qid: str, chunk: Chunk, lang: str | None = None, temperature: float = 0.0) -> TestQuestion:
-        """One model question for `chunk`, its written answer checked against the chunk (`check_answer`; when the
-        check cannot find it, `check_question`: the gate may still answer it from the chunk)."""
+        """One model question for `chunk`, its written answer checked against the chunk (`check_answer`)."""
         query, written = llm_question(chunk, self.chat, self.control, lang, temperature)
         verdict, span = check_answer(written, chunk, query)
-        if not verdict.passed and self.embedder is not None and query.strip():
-            verdict, span = check_question(query, chunk, self.embedder) or (verdict, span)
         return TestQuestion(qid, query, (chunk.doc_id,), chunk.chunk_id, span, "llm", verdicts=(verdict,),
                             model_answer=written)
 
@@ -458,29 +472,16 @@ def check_answer(answer: str, chunk: Chunk, question: str) -> tuple[Verdict, str
                    zh=f"资料不支持这个答案（{_LABEL_ZH.get(s.label, s.label)}：{why_zh}）")), span
 
 
-def check_question(question: str, chunk: Chunk, embedder) -> tuple[Verdict, str] | None:
-    """When the model's answer is not found in its chunk: does the chunk answer the question anyway, by the gate the
-    answer page runs (its best sentence about the question's words past the calibrated threshold, the word rule)?
-    -> (a passing verdict, the gate's sentence), or None."""
-    from rag.answer.answerability import decide
-
-    a = decide(question, [chunk], embedder)
-    if not a.answerable or a.best_ref != chunk.ref or not a.best_sentence or a.other_language:
-        return None
-    return Verdict("unsupported", True,
-                   Msg(en=f"the model's answer is not in its chunk, but the chunk answers the question: the answer gate finds "
-                   f"it in a sentence of the chunk ({a.score:.2f} >= {a.threshold:.2f})",
-                   zh=f"资料里找不到模型写的答案，但资料能回答这个问题：回答前的判断在其中一句里找到答案（{a.score:.2f} ≥ "
-                   f"{a.threshold:.2f}）")), a.best_sentence
-
-
 _LABEL_ZH = {"supported": "支持", "weak": "弱支持", "unsupported": "不支持", "contradicted": "矛盾",
              "restates-question": "复述问题"}
 
 
+_MARKUP = re.compile(r"\\[A-Za-z]{2,}|\$|[{}]")  # LaTeX: a command, a dollar sign, a brace (issue 65 item 15)
+
+
 def own_checks(q: TestQuestion, source: str) -> tuple[list[Verdict], float]:
-    """The verdicts a question earns on its own (added to those it came with): empty, cut off, copied, names the
-    document; and its overlap with its chunk `source` ("" when it has none). Whether it repeats an earlier question is
+    """The verdicts a question earns on its own (added to those it came with): empty, cut off, copied, formula
+    markup, names the document; and its overlap with its chunk `source` ("" when it has none). Whether it repeats an earlier question is
     `screen`'s to say. An empty or cut-off question gets no further checks."""
     verdicts = list(q.verdicts)
     if not q.query.strip():
@@ -500,6 +501,12 @@ def own_checks(q: TestQuestion, source: str) -> tuple[list[Verdict], float]:
             Msg(en=f"{run} of its {total} words in a row are copied from the chunk ({share:.2f}; human questions "
             f"stay at or below {COPY_RUN_MAX:.2f})",
             zh=f"连续 {run} 个词照抄资料，共 {total} 个词（{share:.2f}；人写的问题一般不超过 {COPY_RUN_MAX:.2f}）")))
+    markup = _MARKUP.search(q.query)
+    verdicts.append(Verdict(
+        "markup", markup is None,
+        Msg(en=f"it is written in the chapter's formula markup (\"{markup.group(0)}\"), which no student types" if markup
+            else "no formula markup", zh=f"它用了章节里的公式标记（“{markup.group(0)}”），学生不会这样打字" if markup
+            else "没有公式标记")))
     named = _NAMES_DOCUMENT.search(q.query)
     verdicts.append(Verdict(
         "names-document", named is None,
