@@ -60,6 +60,8 @@ VARIABLES: dict[str, Variable] = {v.name: v for v in (
     Variable("RAG_GATE", "learned|rules", "learned", "the answer gate: the learned classifier, or the earlier rules "
              "(a threshold and word shares; for comparison)"),
     Variable("RAG_KB_DIR", "path", DATA_ROOT / "kb", "where named knowledge bases are kept (rag kb build)"),
+    Variable("RAG_LESSON_DIR", "path", Path(__file__).resolve().parents[1] / "data" / "lessons",
+             "the folder of lesson files the home page lists (default: the bundled lessons)"),
     Variable("RAG_KB_CACHE", "int", 4, "knowledge bases the app keeps in memory at once, shared by every session", 1),
     Variable("RAG_TEACHER_KEY", "secret", "", "the key the upload page asks for before saving a knowledge base "
              "(unset: the app saves none)"),

@@ -718,6 +718,37 @@ def test_a_link_whose_knowledge_base_cannot_be_opened_says_so_where_it_lands(chr
             context.close()
 
 
+def test_a_malformed_lesson_file_is_listed_with_its_error_and_the_others_start(chromium, cache_dir, tmp_path_factory,
+                                                                                request):
+    """Issue 65, item 9, in a browser: a teacher's lesson folder (RAG_LESSON_DIR) with one file that is not TOML. The
+    home page lists that file and why, in either language; the other lessons are listed and one starts."""
+
+    folder = tmp_path_factory.mktemp("lessons")
+    for path in (ROOT / "data" / "lessons").glob("*.toml"):
+        shutil.copy(path, folder / path.name)
+    (folder / "zz_broken.toml").write_text('id = "broken"\ntitle = [\n', encoding="utf-8")
+    env = app_env(cache_dir, {"RAG_LESSON_DIR": str(folder), "RAG_GENERATOR": "extractive"})
+    with running(StreamlitServer("lessons", tmp_path_factory.mktemp("st-lessons"), env), request) as server:
+        for lang, said, start in (("zh", "读不出来", "开始这一课"), ("en", "does not read", "Start this lesson")):
+            context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+            page = context.new_page()
+            page.goto(f"{server.url}/?ui.lang={lang}")
+            alert = page.locator('[data-testid="stAlertContentError"]').filter(has_text="zz_broken.toml")
+            settle(page, alert, FIRST_RUN_MS)
+            text = alert.first.inner_text()
+            assert said in text and "TOML" in text, text
+            shoot(page, f"lesson_broken_home_{lang}")
+            buttons = page.get_by_role("button", name=start)
+            assert buttons.count() == 2  # the two bundled lessons still listed
+            buttons.first.click()
+            settle(page, page.get_by_text("第 1 /" if lang == "zh" else "step 1 of").first, RUN_MS)
+            assert page.locator('[data-testid="stException"]').count() == 0 and "Traceback" not in main_text(page)
+            errors = page.locator('[data-testid="stAlertContentError"]')
+            assert errors.count() == 1 and "zz_broken.toml" in errors.first.inner_text()  # the listing, nothing else
+            shoot(page, f"lesson_broken_started_{lang}")
+            context.close()
+
+
 # ------------------------------------------------------------------ a PDF's regions; the gate and the leading quote
 
 def test_a_pdf_upload_shows_the_regions_the_reader_found_in_both_languages(chromium, offline_app, tmp_path):

@@ -93,6 +93,7 @@ def test_bundled_lessons_are_written_in_both_languages():
     (MINIMAL + 'colour = "blue"\n', 8, "steps[1].colour", "unknown field"),
     (MINIMAL + 'expect = ["bm25_top"]\n', 8, "steps[1].expect", "not a yes/no fact"),
     (MINIMAL.replace('title = "T"', 'title = "T'), 2, "t.toml", "not valid TOML"),
+    ('id = "t"\ntitle = [\n', 2, "t.toml", "not valid TOML"),  # unclosed at the end: the last line, not none
     ('id = "t"\ntitle = "T"\n', 0, "steps", "at least one"),
     (MINIMAL.replace('id = "t"', 'id = "a b"'), 1, "id", "letters"),
 ])
@@ -103,6 +104,8 @@ def test_a_malformed_lesson_names_the_line_and_the_field(text, line, field, says
     assert says in e.value.message("en")
     zh = e.value.message("zh")
     assert CJK.search(zh) and (f"第 {line} 行" in zh or line == 0)
+    assert not re.search(r"\b(?:Invalid|Expected|Unclosed|at line)\b", zh), zh  # the parser's English stays in English
+    assert ("文件 t.toml" in zh) == (field == "t.toml") and ("字段 t.toml" not in zh)
 
 
 def test_every_page_has_stages_and_every_fact_a_page():
@@ -506,11 +509,11 @@ def test_a_malformed_lesson_file_in_the_lessons_folder_is_listed_with_its_error_
 
     import ui.lesson as panel
 
-    for path in panel.LESSON_DIR.glob("*.toml"):
+    for path in (ROOT / "data" / "lessons").glob("*.toml"):
         shutil.copy(path, tmp_path / path.name)
     (tmp_path / "zz_broken.toml").write_text(TEACHER.replace('answer = "bm25_top"', 'answer = "bm25_terms"'),
                                              encoding="utf-8")
-    monkeypatch.setattr(panel, "LESSON_DIR", tmp_path)
+    monkeypatch.setenv("RAG_LESSON_DIR", str(tmp_path))
     panel.catalog.cache_clear()
     try:
         lessons, broken = panel.catalog()

@@ -40,8 +40,7 @@ from . import corpus, indexing, links, memo, models, results, settings
 from .i18n import lang, t, tr
 from .render import error_text, md_escape
 
-LESSON_DIR = Path(__file__).resolve().parent.parent / "data" / "lessons"
-LONGFORM_DIR = LESSON_DIR.parent / "longform"
+LONGFORM_DIR = Path(__file__).resolve().parent.parent / "data" / "longform"
 STATE = ("lesson.id", "lesson.step", "lesson.passed", "lesson.present")
 NOT_SETTABLE = {"ui.lang", "lesson.id", "lesson.step", "lesson.passed", "lesson.present"}
 # Bigger type for a projector: Streamlit sizes its text in rem, so the root size scales the page.
@@ -59,12 +58,12 @@ def check_setting(key: str, value: Any) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def catalog() -> tuple[dict[str, Lesson], tuple[tuple[str, LessonError], ...]]:
-    """The lessons in data/lessons/ (the bundled ones, and any a teacher drops there), by id, and each file that does
+    """The lessons in RAG_LESSON_DIR (data/lessons/ unless set: the bundled ones, and any a teacher drops there), by id, and each file that does
     not read as a lesson with its error: one malformed file is listed with its line and field, and the others work
     (it broke every page of every session, its error only in the server's log)."""
     out: dict[str, Lesson] = {}
     broken: list[tuple[str, LessonError]] = []
-    for path in sorted(LESSON_DIR.glob("*.toml")):
+    for path in sorted(links.lesson_dir().glob("*.toml")):
         try:
             lesson = read_upload(path.name, path.read_bytes())
         except LessonError as exc:

@@ -45,15 +45,24 @@ MAX_URL_BYTES = 14_000
 MAX_SENTENCE = 500  # the answer page's own sentence to audit: one sentence, not a document
 
 
-def bundled_lesson_ids() -> list[str]:
-    """The ids of data/lessons/*.toml, read from the files' `id =` lines (the lessons themselves: ui/lesson.py)."""
-    import re
-    from pathlib import Path
+def lesson_dir():
+    """The folder of lesson files: RAG_LESSON_DIR, data/lessons/ unless set."""
+    from rag import config
 
-    folder = Path(__file__).resolve().parent.parent / "data" / "lessons"
+    return config.value("RAG_LESSON_DIR")
+
+
+def bundled_lesson_ids() -> list[str]:
+    """The ids of the lesson files (lesson_dir()/*.toml), read from their `id =` lines (the lessons themselves:
+    ui/lesson.py); a file that cannot be read has none."""
+    import re
+
     ids = []
-    for path in sorted(folder.glob("*.toml")):
-        m = re.search(r'^id\s*=\s*"([^"]+)"', path.read_text(encoding="utf-8"), re.M)
+    for path in sorted(lesson_dir().glob("*.toml")):
+        try:
+            m = re.search(r'^id\s*=\s*"([^"]+)"', path.read_text(encoding="utf-8"), re.M)
+        except (OSError, UnicodeDecodeError):
+            continue
         if m:
             ids.append(m.group(1))
     return ids

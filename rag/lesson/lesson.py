@@ -89,8 +89,10 @@ class LessonError(ValueError):
         super().__init__(self.message("en"))
 
     def message(self, lang: str) -> str:
-        where = ((f"第 {self.line} 行，" if self.line else "") + f"字段 {self.field}：") if lang == "zh" else \
-            ((f"line {self.line}, " if self.line else "") + f"field {self.field}: ")
+        whole = self.field.endswith(".toml")  # the file itself (not TOML, too big, not UTF-8): no field to name
+        where = ((f"第 {self.line} 行，" if self.line else "") + ("文件" if whole else "字段") + f" {self.field}：") \
+            if lang == "zh" else ((f"line {self.line}, " if self.line else "") + ("file" if whole else "field")
+                                  + f" {self.field}: ")
         return where + localized(self.problem, lang)
 
 
@@ -197,9 +199,10 @@ def parse(text: str, check_setting: Callable[[str, Any], Any], name: str = "less
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
-        raise LessonError(int(m.group(1)) if m else 0, name,
+        last = len(text.rstrip("\n").split("\n"))  # "at end of document": an unclosed quote or bracket
+        raise LessonError(int(m.group(1)) if m else last if "end of document" in str(exc) else 0, name,
                           Msg(en=f"not valid TOML ({exc}); check quotes, brackets and '=' signs",
-                              zh=f"不是有效的 TOML（{exc}）；检查引号、括号和等号")) from None
+                              zh="不是有效的 TOML；检查这一行及其上方的引号、括号和等号")) from None
     lines = _Lines(text)
     _unknown(raw, _TOP, lines, None, "")
     lesson_id = _need(raw, "id", str, lines, None, "id")
