@@ -290,3 +290,20 @@ def test_an_uncited_sentences_detail_is_in_the_ui_language():
     assert s.label == "no-citation" and s.best_ref == "faq_003" and s.best_label == "supported"
     assert uncited_detail(s, "zh") == "未引用；最贴近的是 faq_003：有支撑"
     assert uncited_detail(s, "en") == "uncited; closest is faq_003: supported"
+
+
+def test_each_audit_label_has_one_chinese_name_everywhere():
+    """Issue 66, item 3: 'weak' was 部分支撑 in the trace and 弱支持 in the test-set verdicts, 'supported' 有支撑 and 支持.
+    rag/trace.py's LABELS_ZH is the one table; no other file of rag/, ui/ or app_pages/ maps a label to Chinese."""
+    import re
+    from pathlib import Path
+
+    from rag.trace import LABELS_ZH
+    from ui.audit_view import LABEL_NAMES
+
+    assert {k: v.split(" ")[0] for k, v in LABEL_NAMES.items()} == LABELS_ZH
+    root = Path(__file__).resolve().parent.parent
+    pattern = re.compile(r"""["'](%s)["']\s*:\s*["'][\u4e00-\u9fff]{1,8}["']""" % "|".join(map(re.escape, LABELS_ZH)))
+    others = [f"{p.relative_to(root)}:{m.group(0)}" for d in ("rag", "ui", "app_pages") for p in (root / d).rglob("*.py")
+              if p != root / "rag" / "trace.py" for m in pattern.finditer(p.read_text(encoding="utf-8"))]
+    assert others == []

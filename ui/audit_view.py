@@ -12,7 +12,7 @@ import html
 from collections.abc import Sequence
 
 from rag.messages import Msg
-from rag.trace import label_in
+from rag.trace import LABELS_ZH, label_in
 
 from .i18n import lang, tr
 
@@ -24,9 +24,7 @@ CHECK_NAMES = {"numbers": Msg(zh="数字", en="numbers"), "binding": Msg(zh="数
                "verbatim": Msg(zh="逐字抄录", en="verbatim"), "echo": Msg(zh="复述提示词", en="echoes the prompt"),
                "apart": Msg(zh="拼接", en="apart"), "adds": Msg(zh="问题之外", en="beyond the question"),
                "no-claim": Msg(zh="没有陈述", en="no claim")}
-LABEL_NAMES = {"supported": "有支撑 supported", "weak": "部分支撑 weak", "unsupported": "无支撑 unsupported",
-               "contradicted": "与证据矛盾 contradicted", "restates-question": "只复述问题 restates the question",
-               "no-citation": "未引用 no-citation", "not-enough": "资料不足 not-enough"}
+LABEL_NAMES = {k: f"{zh} {k}" for k, zh in LABELS_ZH.items()}  # one Chinese name a label (rag/trace.py)
 
 
 def evidence_html(evidence) -> str:

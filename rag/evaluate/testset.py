@@ -58,6 +58,7 @@ from rag.ingest.markdown import nonprose_spans
 from rag.ingest.sentences import split_sentences
 from rag.messages import Msg
 from rag.search.rank_features import topic_words
+from rag.trace import label_in
 
 GENERATORS = ("keywords", "llm")
 METHODS = ("auto", *GENERATORS)  # auto: llm where a model runs, else keywords (said so)
@@ -465,15 +466,11 @@ def check_answer(answer: str, chunk: Chunk, question: str) -> tuple[Verdict, str
     span = s.evidence.text if s.evidence is not None else ""
     if s.label in ("supported", "weak") and span:
         return Verdict("unsupported", True, Msg(en=f"its chunk supports the answer ({s.label}, coverage {s.coverage:.2f})",
-                       zh=f"资料支持这个答案（{_LABEL_ZH.get(s.label, s.label)}，覆盖 {s.coverage:.2f}）")), span
+                       zh=f"资料支持这个答案（{label_in(s.label, 'zh')}，覆盖 {s.coverage:.2f}）")), span
     why_en = "; ".join(s.reasons("en")) or s.label
-    why_zh = "；".join(s.reasons("zh")) or _LABEL_ZH.get(s.label, s.label)
+    why_zh = "；".join(s.reasons("zh")) or label_in(s.label, 'zh')
     return Verdict("unsupported", False, Msg(en=f"its chunk does not support the answer ({s.label}: {why_en})",
-                   zh=f"资料不支持这个答案（{_LABEL_ZH.get(s.label, s.label)}：{why_zh}）")), span
-
-
-_LABEL_ZH = {"supported": "支持", "weak": "弱支持", "unsupported": "不支持", "contradicted": "矛盾",
-             "restates-question": "复述问题"}
+                   zh=f"资料不支持这个答案（{label_in(s.label, 'zh')}：{why_zh}）")), span
 
 
 _MARKUP = re.compile(r"\\[A-Za-z]{2,}|\$|[{}]")  # LaTeX: a command, a dollar sign, a brace (issue 65 item 15)
