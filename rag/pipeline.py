@@ -173,11 +173,12 @@ def _keep_notes(trace: Trace, control: RunControl) -> None:
 
 
 def gather(question: str, ctx: RunContext) -> Trace:
-    """The first half of `ask`: rewrites, retrieval, rerank and the contexts, in a new Trace.
+    """The first half of `ask`: rewrites, retrieval, rerank and the contexts, in a new Trace. It writes nothing, so
+    a retrieval-only context (no generator) is enough; the generator, where there is one, is named in the trace.
 
     Self-RAG and the agent loop (rag/loops/) call it, look at (and may drop) `trace.contexts`, then call
     `answer_from`."""
-    index, settings, generator, control = ctx.index, ctx.settings, ctx.writer, ctx.control
+    index, settings, generator, control = ctx.index, ctx.settings, ctx.generator, ctx.control
     reranker, chat = ctx.reranker, ctx.chat
     question = check_settings(question, settings, chat, generator)
     trace = Trace(question=question, settings=settings)
@@ -186,7 +187,8 @@ def gather(question: str, ctx: RunContext) -> Trace:
         trace.backends["index"] = Msg(en=f"knowledge base {index.origin}: chunks, vectors and BM25 tokens loaded from its "
                                       "bundle, nothing embedded but the question",
                                       zh=f"知识库 {index.origin}：块、向量和 BM25 词从它的存档读入，除问题外没有重新计算向量")
-    trace.backends["generator"] = generator.label
+    if generator is not None:
+        trace.backends["generator"] = generator.label
     _retrieve(trace, index, chat, control)
     _rerank(trace, index, reranker, control)
     _contexts(trace, index)

@@ -139,3 +139,17 @@ def test_one_evaluation_row_ranks_and_answers_with_the_same_retriever(sparse_ind
     assert [h.chunk_id for h in trace.candidates] == ranked
     assert set(trace.retrieval.weights) == lists
     assert bool(trace.retrieval.sparse) == (strategy == "hybrid3")
+
+
+def test_gathering_the_contexts_needs_no_writer(kb_index):
+    """Issue 66, item 2: `gather` writes nothing but demanded a writer, so the rewrite strategies' ranking built an
+    extractive generator "only for its label". A retrieval-only context gathers the same contexts, and its trace names
+    no generator."""
+    from rag.pipeline import gather
+
+    q = "RRF 的 k 取多少？"
+    settings = AskSettings(recall_n=20, rerank=False)
+    bare = gather(q, RunContext(kb_index, settings, None))
+    written = gather(q, RunContext(kb_index, settings, ExtractiveGenerator(kb_index.embedder)))
+    assert [c.chunk_id for c in bare.contexts] == [c.chunk_id for c in written.contexts] and bare.contexts
+    assert "generator" not in bare.backends and "generator" in written.backends

@@ -125,7 +125,7 @@ def ablation_rows(chunk_set: ChunkSet, embedder, questions: Sequence[Question], 
     app's default settings (hybrid retrieval, `reranker`, top 5). One index a gold passage is built for the ablated
     runs; the embedder's cache makes that a BM25 build, not a new embedding."""
     whole = build_index(chunk_set, embedder)
-    ctx = RunContext(whole, AskSettings(), ExtractiveGenerator(embedder), reranker=reranker)  # nothing is written
+    ctx = RunContext(whole, AskSettings(), None, reranker=reranker)  # retrieval only: nothing is written
     texts: dict[str, str] = {}
     for c in chunk_set.chunks:
         texts[c.doc_id] = texts.get(c.doc_id, "") + c.text

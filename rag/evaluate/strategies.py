@@ -141,11 +141,7 @@ def _rewrite_search(index: Index, strategy: str, chat, s: AskSettings, doc_of) -
     ranking = replace(s, rerank=False, recall_n=s.depth, top_k=s.depth)
 
     def search(q: str) -> list[str]:
-        from rag.answer.extractive import (
-            ExtractiveGenerator,  # gather needs a generator only for its label
-        )
-
-        trace = gather(q, RunContext(index, ranking, ExtractiveGenerator(index.embedder), chat=chat))
+        trace = gather(q, RunContext(index, ranking, None, chat=chat))  # retrieval only: no writer
         return doc_ranking(trace.candidates, doc_of)
 
     return search
