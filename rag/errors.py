@@ -2,8 +2,22 @@
 
 Every exception subclasses a built-in so callers can catch broadly, and every message says how to fix
 the problem. Pages turn these into `st.error(...)`; the CLI prints them and exits non-zero.
+The errors a page shows in its UI language hold their message as one Msg (`Bilingual`): str(e) is the English text
+the CLI prints, `e.localized(lang)` the one a page shows.
 Not handled here: logging (nothing in `rag/` logs secrets or swallows an error).
 """
+
+from rag.messages import Msg, localized
+
+
+class Bilingual:
+    """An error whose message is a Msg (`text`), the project's one bilingual text (issue 66, item 3: three errors each
+    kept their own `.zh` and the page found `localized` by getattr)."""
+
+    text: Msg
+
+    def localized(self, lang: str) -> str:
+        return localized(self.text, lang)
 
 
 class RagError(Exception):
@@ -14,34 +28,26 @@ class ConfigError(RagError, ValueError):
     """A parameter or setting is invalid (e.g. overlap >= chunk_size, unknown backend name)."""
 
 
-class NothingToAsk(ConfigError):
-    """A corpus that holds nothing a test question can be asked about; `zh` says the same in Chinese, so a page
-    shows it in its UI language with `e.localized(lang)`."""
+class NothingToAsk(Bilingual, ConfigError):
+    """A corpus that holds nothing a test question can be asked about; said in both languages."""
 
     def __init__(self, message: str, zh: str):
         super().__init__(message)
-        self.zh = zh
-
-    def localized(self, lang: str) -> str:
-        return self.zh if lang == "zh" and self.zh else str(self)
+        self.text = Msg(en=message, zh=zh or message)
 
 
-class LoaderError(RagError, ValueError):
+class LoaderError(Bilingual, RagError, ValueError):
     """One input file cannot be read (empty, binary, bad encoding, malformed PDF/JSON/CSV).
 
-    `str(e)` is the English message (the CLI, logs); `zh` is the same message in Chinese, so a page can
-    show it in its UI language with `e.localized(lang)`. Every loader message comes in both.
+    `str(e)` is the English message (the CLI, logs), "source: reason"; `e.localized("zh")` the same in Chinese (English
+    where no Chinese text was given). Every loader message comes in both.
     """
 
     def __init__(self, source: str, message: str, zh: str = ""):
         self.source = source
         self.reason = message
-        self.zh = zh
-        super().__init__(f"{source}: {message}")
-
-    def localized(self, lang: str) -> str:
-        """The message in `lang` ("zh" or "en"); English where no Chinese text was given."""
-        return f"{self.source}：{self.zh}" if lang == "zh" and self.zh else str(self)
+        self.text = Msg(en=f"{source}: {message}", zh=f"{source}：{zh}" if zh else f"{source}: {message}")
+        super().__init__(str(self.text))
 
 
 class ModelUnavailableError(RagError, RuntimeError):

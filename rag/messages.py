@@ -10,7 +10,7 @@ operations is plain English again, so a message that should stay bilingual is ma
 It is the project's one bilingual text: backend notes, the audit's check reasons, test-set verdicts, lesson texts
 and glossary entries all hold one, always built with keywords (`Msg(en=..., zh=...)`: no argument order to get
 wrong). The pages' inline text, `ui.i18n.tr(zh=..., en=...)`, is keyword-only too.
-Not handled here: choosing the language (ui/i18n.py), error messages (rag/errors.py's LoaderError carries its own).
+Not handled here: choosing the language (ui/i18n.py); the errors a page shows hold a Msg too (rag/errors.py, Bilingual).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.answer.citations import CITATION_RE, parse_citations
-from rag.errors import RagError
+from rag.errors import Bilingual, RagError
 from rag.ingest.preview import Segment
 from rag.search.hits import Hit
 
@@ -108,8 +108,7 @@ def attempt(fn: Callable[..., T], *args, stop: bool = True, **kwargs) -> T | Non
 
 def error_text(exc: Exception) -> str:
     """An error's message in the session's UI language where the backend gave one (loader errors)."""
-    localized = getattr(exc, "localized", None)  # loader and knowledge-base errors carry both languages
-    return localized(lang()) if callable(localized) else str(exc)
+    return exc.localized(lang()) if isinstance(exc, Bilingual) else str(exc)
 
 
 NAME_MAX_BYTES = 2000  # measured in Chromium: 2,044 bytes of UTF-8 upload, 2,104 do not (Streamlit's multipart parser)

@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from rag import config, defaults
-from rag.errors import ConfigError, ModelUnavailableError
+from rag.errors import Bilingual, ConfigError, ModelUnavailableError
 from rag.index.bm25 import BM25
 from rag.index.build import Index
 from rag.index.token_cache import tokenize_many
@@ -39,6 +39,7 @@ from rag.index.vectorstore import VectorStore
 from rag.ingest.chunking import Chunk, ChunkSet, chunk_documents
 from rag.ingest.contextual import index_text
 from rag.ingest.documents import LOADERS, Document, LoadReport, load_files
+from rag.messages import Msg
 from rag.models.embedding import Embedder, default_embedder_name, load_embedder
 
 VERSION = 1
@@ -48,16 +49,13 @@ FILES = ("documents.jsonl", "chunks.jsonl", "vectors.npy", "tokens.jsonl")
 _NAME = re.compile(r"[^\W_][\w.-]{0,63}")  # whole names only (fullmatch): "abc\n" is not one
 
 
-class KnowledgeBaseError(ConfigError):
-    """A knowledge base that cannot be built or opened; `zh` says the same in Chinese (a page shows
-    `localized(lang)`), and both say what to run."""
+class KnowledgeBaseError(Bilingual, ConfigError):
+    """A knowledge base that cannot be built or opened, said in both languages (a page shows `localized(lang)`); both
+    say what to run."""
 
     def __init__(self, message: str, zh: str = ""):
         super().__init__(message)
-        self.zh = zh
-
-    def localized(self, lang: str) -> str:
-        return self.zh if lang == "zh" and self.zh else str(self)
+        self.text = Msg(en=message, zh=zh or message)
 
 
 @dataclass
