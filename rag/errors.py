@@ -31,22 +31,22 @@ class ConfigError(RagError, ValueError):
 class NothingToAsk(Bilingual, ConfigError):
     """A corpus that holds nothing a test question can be asked about; said in both languages."""
 
-    def __init__(self, message: str, zh: str):
-        super().__init__(message)
-        self.text = Msg(en=message, zh=zh or message)
+    def __init__(self, text: Msg):
+        super().__init__(str(text))
+        self.text = text
 
 
 class LoaderError(Bilingual, RagError, ValueError):
     """One input file cannot be read (empty, binary, bad encoding, malformed PDF/JSON/CSV).
 
-    `str(e)` is the English message (the CLI, logs), "source: reason"; `e.localized("zh")` the same in Chinese (English
-    where no Chinese text was given). Every loader message comes in both.
+    `str(e)` is the English message (the CLI, logs), "source: reason"; `e.localized("zh")` the same in Chinese. Every
+    loader message comes in both (`reason`, a Msg).
     """
 
-    def __init__(self, source: str, message: str, zh: str = ""):
+    def __init__(self, source: str, reason: Msg):
         self.source = source
-        self.reason = message
-        self.text = Msg(en=f"{source}: {message}", zh=f"{source}：{zh}" if zh else f"{source}: {message}")
+        self.reason = reason
+        self.text = Msg(en=f"{source}: {reason.en}", zh=f"{source}：{reason.zh}")
         super().__init__(str(self.text))
 
 

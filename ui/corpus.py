@@ -132,8 +132,8 @@ def sync_uploads(ss: MutableMapping, files: Sequence[tuple[str, bytes]] | Callab
 
 
 def clash_error(clash: Sequence[str]) -> LoaderError:
-    return LoaderError(", ".join(clash[:5]), "already in the corpus; these documents were not added (rename the file "
-                       "or use 'replace')", "已经在语料里了，这些文档没有加入（请给文件改名，或选“替换”）")
+    return LoaderError(", ".join(clash[:5]), Msg(en="already in the corpus; these documents were not added (rename the file "
+                       "or use 'replace')", zh="已经在语料里了，这些文档没有加入（请给文件改名，或选“替换”）"))
 
 
 # How a browser writes three characters of a file's name into an upload's form data (the HTML standard's

@@ -190,9 +190,9 @@ def from_link(ss: MutableMapping, params: Mapping[str, str]) -> None:
     name = str(name)
     try:
         if len(name) > NAME_SHOWN:  # refused without quoting the whole of it
-            raise kb.KnowledgeBaseError(
-                f"the link's kb= is {len(name):,} characters long; a knowledge base's name has at most {NAME_SHOWN}",
-                f"链接里的 kb= 有 {len(name):,} 个字符；知识库的名字最多 {NAME_SHOWN} 个字符")
+            raise kb.KnowledgeBaseError(Msg(
+                en=f"the link's kb= is {len(name):,} characters long; a knowledge base's name has at most {NAME_SHOWN}",
+                zh=f"链接里的 kb= 有 {len(name):,} 个字符；知识库的名字最多 {NAME_SHOWN} 个字符"))
         use(ss, kb.check_name(name))
         ask_about_base(ss)
     except RagError as e:

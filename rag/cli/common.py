@@ -28,6 +28,7 @@ from rag.ingest.documents import (
     load_path,
     unread_pages_warning,
 )
+from rag.messages import Msg
 from rag.models.embedding import default_embedder_name, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
 from rag.models.llm import ChatBackend
@@ -100,7 +101,8 @@ def load_corpus(path: str | None) -> list[Document]:
         for e in report.errors + report.warnings:
             err(f"warning: {e}")
         if not report.documents:
-            raise LoaderError(path, "no file in this folder could be read; see the warnings above")
+            raise LoaderError(path, Msg(en="no file in this folder could be read; see the warnings above",
+                                        zh="这个文件夹里没有一个文件能读取；见上面的警告"))
         return report.documents
     docs = load_path(path)
     for doc in docs:

@@ -23,6 +23,7 @@ from typing import Callable, Iterable, Sequence
 
 from rag.errors import ConfigError, LoaderError
 from rag.ingest.documents import MAX_FILE_BYTES, too_big
+from rag.messages import Msg
 from rag.search.hits import Hit
 
 
@@ -46,8 +47,8 @@ def load_queries(path: str | Path) -> list[Query]:
             raise too_big(path.name, path.stat().st_size)
         lines = path.read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise LoaderError(str(path), f"cannot read queries file ({exc}); expected UTF-8 JSONL",
-                          f"无法读取查询文件（{exc}）：应当是 UTF-8 编码的 JSONL") from exc
+        raise LoaderError(str(path), Msg(en=f"cannot read queries file ({exc}); expected UTF-8 JSONL",
+                                         zh=f"无法读取查询文件（{exc}）：应当是 UTF-8 编码的 JSONL")) from exc
     out: list[Query] = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -77,18 +78,18 @@ def load_queries(path: str | Path) -> list[Query]:
                              answer, str(rec.get("type", "")), str(rec.get("reference", "")),
                              tuple(tuple(str(x) for x in f) for f in facts)))
         except RecursionError as exc:  # not Python's own words: they name no line and no fix
-            raise LoaderError(str(path), f"line {n} is nested too deeply to read (more than about 1,000 levels of "
-                              "[ or {); each line is one flat query record with id, query, gold_ids",
-                              f"第 {n} 行嵌套太深，无法读取（[ 或 {{ 超过约 1000 层）：每行应是含 id、query、gold_ids 的查询记录"
+            raise LoaderError(str(path), Msg(en=f"line {n} is nested too deeply to read (more than about 1,000 levels of "
+                                             "[ or {); each line is one flat query record with id, query, gold_ids",
+                                             zh=f"第 {n} 行嵌套太深，无法读取（[ 或 {{ 超过约 1000 层）：每行应是含 id、query、gold_ids 的查询记录")
                               ) from exc
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise LoaderError(
-                str(path), f"line {n} is not a query record ({exc}); each line needs id, query, gold_ids",
-                f"第 {n} 行不是查询记录（{exc}）：每行需要 id、query、gold_ids",
+                str(path), Msg(en=f"line {n} is not a query record ({exc}); each line needs id, query, gold_ids",
+                               zh=f"第 {n} 行不是查询记录（{exc}）：每行需要 id、query、gold_ids"),
             ) from exc
     if not out:
-        raise LoaderError(str(path), "no queries found; expected JSONL lines with id, query, gold_ids",
-                          "没有找到查询：应当是每行含 id、query、gold_ids 的 JSONL")
+        raise LoaderError(str(path), Msg(en="no queries found; expected JSONL lines with id, query, gold_ids",
+                                         zh="没有找到查询：应当是每行含 id、query、gold_ids 的 JSONL"))
     return out
 
 

@@ -233,11 +233,11 @@ def no_prose(chunks: Sequence[Chunk]) -> NoProse:
                        for name, cs in list(docs.items())[:10]) or "no chunks at all"
     listed_zh = "；".join(f"{name}：{len(cs)} 块里共 {sum(len(prose(c)) for c in cs)} 个字符的正文"
                           for name, cs in list(docs.items())[:10]) or "一块也没有"
-    return NoProse(f"no chunk has {MIN_PROSE_CHARS} characters of prose to ask about (code, formulas, tables, captions "
-                   f"and headings are not asked about): {listed}. Add documents with sentences of text, or ask your "
-                   "own questions with `rag eval --queries`",
-                   f"没有一块有 {MIN_PROSE_CHARS} 个字符以上的正文可以出题（代码、公式、表格、图注和标题不出题）：{listed_zh}。"
-                   "请加入有成句文字的文档，或者自己写问题，用 `rag eval --queries` 评测")
+    return NoProse(Msg(en=f"no chunk has {MIN_PROSE_CHARS} characters of prose to ask about (code, formulas, tables, "
+                       f"captions and headings are not asked about): {listed}. Add documents with sentences of text, "
+                       "or ask your own questions with `rag eval --queries`",
+                       zh=f"没有一块有 {MIN_PROSE_CHARS} 个字符以上的正文可以出题（代码、公式、表格、图注和标题不出题）：{listed_zh}。"
+                       "请加入有成句文字的文档，或者自己写问题，用 `rag eval --queries` 评测"))
 
 
 def estimate_seconds(chunks: Sequence[Chunk], plan: "Plan") -> tuple[float, float]:

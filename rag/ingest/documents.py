@@ -22,6 +22,7 @@ from pathlib import Path, PurePath
 from typing import Any, Iterable
 
 from rag.errors import LoaderError
+from rag.messages import Msg
 
 # The one per-file limit. MB are 10**6 bytes, as the uploader's file chips count them (on Linux and macOS),
 # so a file the chip calls "20.5MB" is the one this calls 20.5 MB. A bigger file is almost always the wrong one.
@@ -69,8 +70,8 @@ def decode_bytes(data: bytes, source: str) -> tuple[str, str]:
     as themselves. When no decoding is plausible the file is refused; mojibake is never loaded as success.
     """
     if not data.strip():
-        raise LoaderError(source, "the file is empty; add some text or remove it from the upload",
-                          "文件是空的：请加入文字，或把它从上传列表中移除")
+        raise LoaderError(source, Msg(en="the file is empty; add some text or remove it from the upload",
+                                      zh="文件是空的：请加入文字，或把它从上传列表中移除"))
     if data.startswith(b"\xef\xbb\xbf"):
         text, encoding = data.decode("utf-8-sig", errors="strict"), "utf-8-sig"
     elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -80,8 +81,8 @@ def decode_bytes(data: bytes, source: str) -> tuple[str, str]:
         text, encoding = _detect(data, source)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
-        raise LoaderError(source, "the file is empty (only whitespace); add some text or remove it",
-                          "文件只有空白字符：请加入文字，或把它移除")
+        raise LoaderError(source, Msg(en="the file is empty (only whitespace); add some text or remove it",
+                                      zh="文件只有空白字符：请加入文字，或把它移除"))
     return text, encoding
 
 
@@ -107,11 +108,11 @@ def _detect(data: bytes, source: str) -> tuple[str, str]:
         best = _prefer(list(from_bytes(data)))
     if best is None or best.chaos > 0.2:  # chaos: share of the decoded text that looks like noise
         _reject_binary(data, source)
-        raise LoaderError(source, _UNDECODABLE, _UNDECODABLE_ZH)
+        raise LoaderError(source, Msg(en=_UNDECODABLE, zh=_UNDECODABLE_ZH))
     text = str(best)
     controls = sum(1 for ch in text[:4096] if ord(ch) < 32 and ch not in "\t\n\r\f")
     if controls > 0.02 * min(len(text), 4096):
-        raise LoaderError(source, f"looks binary, not text; accepted formats are {_ACCEPTED}", _BINARY_ZH)
+        raise LoaderError(source, Msg(en=f"looks binary, not text; accepted formats are {_ACCEPTED}", zh=_BINARY_ZH))
     return text, best.encoding
 
 
@@ -134,19 +135,19 @@ def _reject_containers(data: bytes, source: str) -> None:
     head = data[:8]
     if head.startswith(b"PK\x03\x04"):
         raise LoaderError(
-            source, f"looks like a ZIP/Office file (.docx/.xlsx?); export it as PDF or text ({_ACCEPTED})",
-            f"看起来是 ZIP/Office 文件（.docx/.xlsx？）：请导出为 PDF 或文本（{_ACCEPTED}）",
+            source, Msg(en=f"looks like a ZIP/Office file (.docx/.xlsx?); export it as PDF or text ({_ACCEPTED})",
+                        zh=f"看起来是 ZIP/Office 文件（.docx/.xlsx？）：请导出为 PDF 或文本（{_ACCEPTED}）"),
         )
     if head.startswith(b"%PDF-"):
-        raise LoaderError(source, "is a PDF with the wrong extension; rename it to .pdf",
-                          "其实是 PDF，但扩展名不对：请改名为 .pdf")
+        raise LoaderError(source, Msg(en="is a PDF with the wrong extension; rename it to .pdf",
+                                      zh="其实是 PDF，但扩展名不对：请改名为 .pdf"))
 
 
 def _reject_binary(data: bytes, source: str) -> None:
     head = data[:8192]
     controls = sum(1 for b in head if (b < 32 and b not in _TEXT_CONTROL) or b == 127)
     if b"\x00" in head or controls > 0.1 * len(head):
-        raise LoaderError(source, f"looks binary, not text; accepted formats are {_ACCEPTED}", _BINARY_ZH)
+        raise LoaderError(source, Msg(en=f"looks binary, not text; accepted formats are {_ACCEPTED}", zh=_BINARY_ZH))
 
 
 # ------------------------------------------------------------------------------------ dispatching
@@ -159,8 +160,8 @@ def load_bytes(name: str, data: bytes) -> list[Document]:
     loader = LOADERS.get(suffix)
     if loader is None:
         shown, shown_zh = (f"'{suffix}'", f"“{suffix}”") if suffix else ("no extension", "没有扩展名")
-        raise LoaderError(name, f"unsupported file type ({shown}); supported extensions: {', '.join(LOADERS)}",
-                          f"不支持这种文件类型（{shown_zh}）；支持的扩展名：{', '.join(LOADERS)}")
+        raise LoaderError(name, Msg(en=f"unsupported file type ({shown}); supported extensions: {', '.join(LOADERS)}",
+                                    zh=f"不支持这种文件类型（{shown_zh}）；支持的扩展名：{', '.join(LOADERS)}"))
     if len(data) > MAX_FILE_BYTES:
         raise too_big(name, len(data))
     return _dedupe(loader(name, data), set())
@@ -169,8 +170,8 @@ def load_bytes(name: str, data: bytes) -> list[Document]:
 def too_big(name: str, size: int) -> LoaderError:
     """The one message for a file over MAX_FILE_MB, wherever it is caught."""
     mb = math.ceil(size / 10**5) / 10  # rounded up: a file just over the limit never reads "20.0 MB"
-    return LoaderError(name, f"is {mb:.1f} MB; the limit is {MAX_FILE_MB} MB per file: split it into smaller files",
-                       f"有 {mb:.1f} MB，超过了每个文件 {MAX_FILE_MB} MB 的上限：请拆成几个小文件再上传")
+    return LoaderError(name, Msg(en=f"is {mb:.1f} MB; the limit is {MAX_FILE_MB} MB per file: split it into smaller files",
+                                 zh=f"有 {mb:.1f} MB，超过了每个文件 {MAX_FILE_MB} MB 的上限：请拆成几个小文件再上传"))
 
 
 def load_path(path) -> list[Document]:
@@ -181,8 +182,8 @@ def load_path(path) -> list[Document]:
             raise too_big(path.name, size)
         data = path.read_bytes()
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        raise LoaderError(str(path), f"cannot be read ({type(e).__name__}); check the path",
-                          f"无法读取（{type(e).__name__}）：请检查路径") from e
+        raise LoaderError(str(path), Msg(en=f"cannot be read ({type(e).__name__}); check the path",
+                                         zh=f"无法读取（{type(e).__name__}）：请检查路径")) from e
     return load_bytes(path.name, data)
 
 
@@ -204,8 +205,8 @@ def load_files(files: Iterable[tuple[str, bytes]]) -> LoadReport:
             errors.append(e)
             continue
         except Exception as e:  # a loader bug or a library crash must not sink the other files
-            errors.append(LoaderError(name, f"could not be read ({type(e).__name__}: {e}); try saving it as .txt",
-                                      f"无法读取（{type(e).__name__}: {e}）；试试另存为 .txt"))
+            errors.append(LoaderError(name, Msg(en=f"could not be read ({type(e).__name__}: {e}); try saving it as .txt",
+                                                zh=f"无法读取（{type(e).__name__}: {e}）；试试另存为 .txt")))
             continue
         docs = _dedupe(docs, taken)
         documents.extend(docs)
@@ -218,16 +219,16 @@ def load_jsonl_corpus(path) -> list[Document]:
     """A JSONL passage corpus ({"id", "title", "text"} per line), e.g. ../shared/eval/*/corpus.jsonl."""
     path = Path(path)
     if not path.is_file():
-        raise LoaderError(str(path), "not found; check the path to the corpus.jsonl file",
-                          "找不到：请检查 corpus.jsonl 文件的路径")
+        raise LoaderError(str(path), Msg(en="not found; check the path to the corpus.jsonl file",
+                                         zh="找不到：请检查 corpus.jsonl 文件的路径"))
     return _dedupe(_load_jsonl(path.name, path.read_bytes()), set())
 
 
 def load_knowledge_base() -> list[Document]:
     """The bundled FAQ knowledge base (data/faq.jsonl)."""
     if not KNOWLEDGE_BASE_PATH.is_file():
-        raise LoaderError(str(KNOWLEDGE_BASE_PATH), "the bundled knowledge base is missing; restore data/faq.jsonl",
-                          "内置知识库不见了：请恢复 data/faq.jsonl")
+        raise LoaderError(str(KNOWLEDGE_BASE_PATH), Msg(en="the bundled knowledge base is missing; restore data/faq.jsonl",
+                                                        zh="内置知识库不见了：请恢复 data/faq.jsonl"))
     return load_jsonl_corpus(KNOWLEDGE_BASE_PATH)
 
 
@@ -278,28 +279,28 @@ def _pdf_pages(name: str, data: bytes) -> tuple[Any, list]:
     try:
         import pypdf
     except ImportError as e:
-        raise LoaderError(name, "PDF support needs pypdf: pip install pypdf", "读取 PDF 需要 pypdf：pip install pypdf") from e
+        raise LoaderError(name, Msg(en="PDF support needs pypdf: pip install pypdf", zh="读取 PDF 需要 pypdf：pip install pypdf")) from e
     if not data.lstrip().startswith(b"%PDF-"):
-        raise LoaderError(name, "is not a PDF (no %PDF- header); re-export it as PDF or upload it as .txt",
-                          "不是 PDF（没有 %PDF- 文件头）：请重新导出为 PDF，或改传 .txt")
+        raise LoaderError(name, Msg(en="is not a PDF (no %PDF- header); re-export it as PDF or upload it as .txt",
+                                    zh="不是 PDF（没有 %PDF- 文件头）：请重新导出为 PDF，或改传 .txt"))
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):  # "" opens a PDF with only an owner password
-            raise LoaderError(name, "is password-protected; save an unprotected copy and upload that",
-                              "有打开密码：请另存一份不加密的副本再上传")
+            raise LoaderError(name, Msg(en="is password-protected; save an unprotected copy and upload that",
+                                        zh="有打开密码：请另存一份不加密的副本再上传"))
         return reader, list(reader.pages)
     except LoaderError:
         raise
     except pypdf.errors.DependencyError as e:  # AES without `cryptography`: not a damaged file
-        raise LoaderError(name, f"is AES-encrypted and opening it needs the cryptography package: "
-                                f"pip install 'cryptography>=42' ({e})",
-                          f"使用了 AES 加密，打开它需要 cryptography 包：pip install 'cryptography>=42'（{e}）") from e
+        raise LoaderError(name, Msg(en=f"is AES-encrypted and opening it needs the cryptography package: "
+                                    f"pip install 'cryptography>=42' ({e})",
+                                    zh=f"使用了 AES 加密，打开它需要 cryptography 包：pip install 'cryptography>=42'（{e}）")) from e
     except Exception as e:  # pypdf raises many types for damaged files
         raise LoaderError(
             name,
-            f"is a damaged or malformed PDF ({type(e).__name__}: {e}); "
-            "re-export it ('Save as PDF') or upload it as .txt",
-            f"是损坏或格式不对的 PDF（{type(e).__name__}: {e}）：请重新导出（“另存为 PDF”），或改传 .txt",
+            Msg(en=f"is a damaged or malformed PDF ({type(e).__name__}: {e}); "
+                "re-export it ('Save as PDF') or upload it as .txt",
+                zh=f"是损坏或格式不对的 PDF（{type(e).__name__}: {e}）：请重新导出（“另存为 PDF”），或改传 .txt"),
         ) from e
 
 
@@ -365,14 +366,14 @@ def _load_pdf_text_layer(name: str, reader, pages: list, fallback: bool = False)
     if not any(texts):
         if len(unread) == len(pages) and pages:
             raise LoaderError(
-                name, "pypdf could not extract text from any page; re-export the PDF or upload it as .txt",
-                "pypdf 没能从任何一页取出文字：请重新导出 PDF，或改传 .txt",
+                name, Msg(en="pypdf could not extract text from any page; re-export the PDF or upload it as .txt",
+                          zh="pypdf 没能从任何一页取出文字：请重新导出 PDF，或改传 .txt"),
             )
         raise LoaderError(
-            name, f"has no extractable text in {len(pages)} page(s): probably scanned images; run OCR first "
-            "(e.g. `ocrmypdf in.pdf out.pdf`) or paste the text into a .txt file",
-            f"{len(pages)} 页里都没有可提取的文字，可能是扫描图片：请先做 OCR（如 `ocrmypdf in.pdf out.pdf`），"
-            "或把文字粘贴到 .txt 文件里",
+            name, Msg(en=f"has no extractable text in {len(pages)} page(s): probably scanned images; run OCR first "
+                      "(e.g. `ocrmypdf in.pdf out.pdf`) or paste the text into a .txt file",
+                      zh=f"{len(pages)} 页里都没有可提取的文字，可能是扫描图片：请先做 OCR（如 `ocrmypdf in.pdf out.pdf`），"
+            "或把文字粘贴到 .txt 文件里"),
         )
     # Page k starts at page_starts[k-1] in the joined text, so a chunk can say which page it came from.
     starts, pos = [], 0
@@ -442,10 +443,10 @@ def unread_pages_warning(doc: Document) -> LoaderError | None:
     why = doc.metadata.get("pages_unread_why", "")
     return LoaderError(
         doc.source or doc.doc_id,
-        f"loaded only in part: the text of page(s) {pages} of {total} could not be read ({why}); the other pages are "
-        "in the corpus. Re-export the PDF ('Save as PDF'), or OCR it if those pages are scans",
-        f"只载入了一部分：{total} 页中第 {pages} 页的文字读不出来（{why}），其余页已进入语料。"
-        "请重新导出 PDF（“另存为 PDF”）；如果这些页是扫描图片，请先做 OCR")
+        Msg(en=f"loaded only in part: the text of page(s) {pages} of {total} could not be read ({why}); the other pages are "
+            "in the corpus. Re-export the PDF ('Save as PDF'), or OCR it if those pages are scans",
+            zh=f"只载入了一部分：{total} 页中第 {pages} 页的文字读不出来（{why}），其余页已进入语料。"
+        "请重新导出 PDF（“另存为 PDF”）；如果这些页是扫描图片，请先做 OCR"))
 
 
 # -------------------------------------------------------------------------------------- records
@@ -475,15 +476,15 @@ def _where_zh(where: str) -> str:
 def record_to_document(record: dict, name: str, n: int, where: str) -> Document:
     """One record -> Document. `n` is the 1-based record number, `where` names it in errors."""
     if not isinstance(record, dict):
-        raise LoaderError(name, f"{where} is a {type(record).__name__}, not an object with a 'text' field",
-                          f"{_where_zh(where)}是 {type(record).__name__}，不是带 'text' 字段的对象")
+        raise LoaderError(name, Msg(en=f"{where} is a {type(record).__name__}, not an object with a 'text' field",
+                                    zh=f"{_where_zh(where)}是 {type(record).__name__}，不是带 'text' 字段的对象"))
     text = _first(record, TEXT_KEYS)
     rid = _first(record, ID_KEYS)
     label = f"{where} (id {rid!r})" if rid is not None else where
     label_zh = f"{_where_zh(where)}（id {rid!r}）" if rid is not None else _where_zh(where)
     if text is None or not _as_str(text).strip():
-        raise LoaderError(name, f"{label} has no text; give every record a non-empty 'text' (or 'answer') field",
-                          f"{label_zh}没有正文：每条记录都要有非空的 'text'（或 'answer'）字段")
+        raise LoaderError(name, Msg(en=f"{label} has no text; give every record a non-empty 'text' (or 'answer') field",
+                                    zh=f"{label_zh}没有正文：每条记录都要有非空的 'text'（或 'answer'）字段"))
     title = _as_str(_first(record, TITLE_KEYS) or "").strip()
     body = _as_str(text).replace("\r\n", "\n").strip()
     meta = {"source": name, "format": PurePath(name).suffix.lower().lstrip(".")}
@@ -501,9 +502,9 @@ def record_to_document(record: dict, name: str, n: int, where: str) -> Document:
 
 def _too_deep(name: str, lineno: int | None = None) -> LoaderError:
     where, where_zh = (f"line {lineno}: ", f"第 {lineno} 行：") if lineno else ("", "")
-    return LoaderError(name, f"{where}the JSON is nested too deeply to read (more than about 1,000 levels of [ or {{); "
-                       "a record is a flat object with a 'text' field",
-                       f"{where_zh}JSON 嵌套太深，无法读取（[ 或 {{ 超过约 1000 层）；每条记录应是带 'text' 字段的扁平对象")
+    return LoaderError(name, Msg(en=f"{where}the JSON is nested too deeply to read (more than about 1,000 levels of [ or {{); "
+                                 "a record is a flat object with a 'text' field",
+                                 zh=f"{where_zh}JSON 嵌套太深，无法读取（[ 或 {{ 超过约 1000 层）；每条记录应是带 'text' 字段的扁平对象"))
 
 
 def _load_json(name: str, data: bytes) -> list[Document]:
@@ -513,9 +514,9 @@ def _load_json(name: str, data: bytes) -> list[Document]:
     except json.JSONDecodeError as e:
         raise LoaderError(
             name,
-            f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}; "
-            "fix it (check it with `python -m json.tool FILE`)",
-            f"JSON 格式错误，在第 {e.lineno} 行第 {e.colno} 列：{e.msg}；请修正（可用 `python -m json.tool 文件` 检查）",
+            Msg(en=f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}; "
+                "fix it (check it with `python -m json.tool FILE`)",
+                zh=f"JSON 格式错误，在第 {e.lineno} 行第 {e.colno} 列：{e.msg}；请修正（可用 `python -m json.tool 文件` 检查）"),
         ) from e
     except RecursionError as e:
         raise _too_deep(name) from e
@@ -526,11 +527,11 @@ def _load_json(name: str, data: bytes) -> list[Document]:
         elif _first(obj, TEXT_KEYS) is not None:
             obj = [obj]  # a single record
     if not isinstance(obj, list):
-        raise LoaderError(name, 'expected a list of records or an object with a "records"/"data"/"items" list',
-                          '应当是记录的列表，或带 "records"/"data"/"items" 列表的对象')
+        raise LoaderError(name, Msg(en='expected a list of records or an object with a "records"/"data"/"items" list',
+                                    zh='应当是记录的列表，或带 "records"/"data"/"items" 列表的对象'))
     if not obj:
-        raise LoaderError(name, "contains no records; add objects with a 'text' field",
-                          "里面没有记录：请加入带 'text' 字段的对象")
+        raise LoaderError(name, Msg(en="contains no records; add objects with a 'text' field",
+                                    zh="里面没有记录：请加入带 'text' 字段的对象"))
     return [record_to_document(r, name, i, f"record {i}") for i, r in enumerate(obj, 1)]
 
 
@@ -544,8 +545,8 @@ def _load_jsonl(name: str, data: bytes) -> list[Document]:
             record = json.loads(line)
         except json.JSONDecodeError as e:
             raise LoaderError(
-                name, f"line {lineno}: malformed JSON ({e.msg}, column {e.colno}); each line must be one JSON object",
-                f"第 {lineno} 行 JSON 格式错误（{e.msg}，第 {e.colno} 列）：每行必须是一个 JSON 对象",
+                name, Msg(en=f"line {lineno}: malformed JSON ({e.msg}, column {e.colno}); each line must be one JSON object",
+                          zh=f"第 {lineno} 行 JSON 格式错误（{e.msg}，第 {e.colno} 列）：每行必须是一个 JSON 对象"),
             ) from e
         except RecursionError as e:
             raise _too_deep(name, lineno) from e
@@ -564,8 +565,8 @@ def _load_csv(name: str, data: bytes) -> list[Document]:
         fields = [(f or "").strip().lower() for f in (reader.fieldnames or [])]
         if not any(k in fields for k in TEXT_KEYS):
             found = ", ".join(fields)
-            raise LoaderError(name, f"has no 'text' (or 'answer') column; columns found: {found or 'none'}",
-                              f"没有 'text'（或 'answer'）列；找到的列：{found or '无'}")
+            raise LoaderError(name, Msg(en=f"has no 'text' (or 'answer') column; columns found: {found or 'none'}",
+                                        zh=f"没有 'text'（或 'answer'）列；找到的列：{found or '无'}"))
         for row in reader:
             record = {(k or "").strip().lower(): v for k, v in row.items() if k is not None}
             if not any((v or "").strip() for v in record.values() if isinstance(v, str)):
@@ -573,12 +574,12 @@ def _load_csv(name: str, data: bytes) -> list[Document]:
             docs.append(record_to_document(record, name, len(docs) + 1, f"row {reader.line_num}"))
     except csv.Error as e:
         raise LoaderError(
-            name, f"malformed CSV near line {reader.line_num} ({e}); check the quoting or save it as UTF-8 CSV",
-            f"CSV 格式错误，在第 {reader.line_num} 行附近（{e}）：请检查引号，或另存为 UTF-8 CSV",
+            name, Msg(en=f"malformed CSV near line {reader.line_num} ({e}); check the quoting or save it as UTF-8 CSV",
+                      zh=f"CSV 格式错误，在第 {reader.line_num} 行附近（{e}）：请检查引号，或另存为 UTF-8 CSV"),
         ) from e
     if not docs:
-        raise LoaderError(name, "has a header but no rows; add rows or remove the file",
-                          "只有表头，没有数据行：请加入数据行，或移除这个文件")
+        raise LoaderError(name, Msg(en="has a header but no rows; add rows or remove the file",
+                                    zh="只有表头，没有数据行：请加入数据行，或移除这个文件"))
     return docs
 
 
