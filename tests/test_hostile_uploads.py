@@ -148,7 +148,10 @@ def test_every_loader_error_has_its_chinese_message():
         tree = ast.parse((root / rel).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "LoaderError":
-                assert len(node.args) + len(node.keywords) >= 3, f"{rel}:{node.lineno}: LoaderError without zh"
+                reason = node.args[1] if len(node.args) == 2 else None  # (source, Msg(en=..., zh=...))
+                said = isinstance(reason, ast.Call) and getattr(reason.func, "id", None) == "Msg" and \
+                    {k.arg for k in reason.keywords} == {"en", "zh"}
+                assert said or isinstance(reason, ast.Name), f"{rel}:{node.lineno}: LoaderError without zh"
     for name, data, zh, _ in BAD_FILES:
         with pytest.raises(LoaderError) as e:
             load_bytes(name, data)
