@@ -192,8 +192,9 @@ def render(index, chat) -> list[Query] | None:
                    "asked again, hence the range") if high > low else ""
         basis = (tr(zh=f"按这里上次每题 {measured:.1f} 秒", en=f"at this session's last {measured:.1f} s a question")
                  if measured else
-                 tr(zh=f"按这些片段的长度，在两核机器上测得{retry}；服务器忙时更久",
-                    en=f"from these chunks' length, measured on a 2-core machine{retry}; longer while the server is busy"))
+                 tr(zh=f"按要问的片段数，在两核机器上测得{retry}；服务器忙时更久",
+                    en=f"from the number of chunks it will ask about, measured on a 2-core machine{retry}; longer while "
+                    "the server is busy"))
         st.caption(tr(zh=f"预计{took}（{basis}；生成时按本次的速度重新估计）。每次最多 {testset.PAGE_MAX_CHUNKS[method]} 个片段，"
                       f"本语料共 {len(index.chunks)} 个；更多请用命令行 rag testset generate。",
                       en=f"{took[0].upper() + took[1:]} ({basis}; re-estimated from this run's own pace as it goes). At most "
