@@ -160,6 +160,30 @@ def _estimate(index, method: str, n: int) -> tuple[float, float]:
     return kept[1]
 
 
+def _time_quote(index, method: str, n: int) -> str:
+    """What a run of `n` chunks should take, before it starts: this session's last pace where there is one, else
+    testset.estimate_seconds (each chunk asked once to twice), with the run's cap."""
+    measured = ss.get(f"testset.rate.{method}")  # this session's last run, where there was one
+    low, high = _estimate(index, method, n)
+    if measured:  # that run's pace already holds its second tries
+        low = high = n * measured
+    took = (tr(zh="不到 1 秒", en="under a second") if high < 1 else
+            tr(zh=f"约 {low:.0f} 秒", en=f"about {low:.0f} s") if round(high) <= round(low) else
+            tr(zh=f"约 {low:.0f} 到 {high:.0f} 秒", en=f"about {low:.0f} to {high:.0f} s"))
+    retry = tr(zh="，第一个问题没保留的片段会再问一次，所以有上下两个数", en="; a chunk whose first question is dropped is "
+               "asked again, hence the range") if high > low else ""
+    basis = (tr(zh=f"按这里上次每题 {measured:.1f} 秒", en=f"at this session's last {measured:.1f} s a question")
+             if measured else
+             tr(zh=f"按要问的片段数，在两核机器上测得{retry}；服务器忙时更久",
+                en=f"from the number of chunks it will ask about, measured on a 2-core machine{retry}; longer while "
+                "the server is busy"))
+    cap = testset.PAGE_MAX_CHUNKS[method]
+    return tr(zh=f"预计{took}（{basis}；生成时按本次的速度重新估计）。每次最多 {cap} 个片段，"
+              f"本语料共 {len(index.chunks)} 个；更多请用命令行 rag testset generate。",
+              en=f"{took[0].upper() + took[1:]} ({basis}; re-estimated from this run's own pace as it goes). At most "
+              f"{cap} chunks a run, of this corpus's {len(index.chunks)}; for more use the CLI: rag testset generate.")
+
+
 def render(index, chat) -> list[Query] | None:
     """The panel; the kept, answerable questions as Queries once a set is there (else None)."""
     corpus_lang = detect_lang(" ".join(c.text for c in index.chunks[:50]))
@@ -181,25 +205,7 @@ def render(index, chat) -> list[Query] | None:
     with c2:
         settings.clamp(f"testset.n.{method}", 1, max(1, cap))
         n = st.number_input(tr(zh="从多少个片段出题", en="Chunks to ask about"), 1, max(1, cap), key=f"testset.n.{method}")
-        measured = ss.get(f"testset.rate.{method}")  # this session's last run, where there was one
-        low, high = _estimate(index, method, int(n))
-        if measured:  # that run's pace already holds its second tries
-            low = high = n * measured
-        took = (tr(zh="不到 1 秒", en="under a second") if high < 1 else
-                tr(zh=f"约 {low:.0f} 秒", en=f"about {low:.0f} s") if round(high) <= round(low) else
-                tr(zh=f"约 {low:.0f} 到 {high:.0f} 秒", en=f"about {low:.0f} to {high:.0f} s"))
-        retry = tr(zh="，第一个问题没保留的片段会再问一次，所以有上下两个数", en="; a chunk whose first question is dropped is "
-                   "asked again, hence the range") if high > low else ""
-        basis = (tr(zh=f"按这里上次每题 {measured:.1f} 秒", en=f"at this session's last {measured:.1f} s a question")
-                 if measured else
-                 tr(zh=f"按要问的片段数，在两核机器上测得{retry}；服务器忙时更久",
-                    en=f"from the number of chunks it will ask about, measured on a 2-core machine{retry}; longer while "
-                    "the server is busy"))
-        st.caption(tr(zh=f"预计{took}（{basis}；生成时按本次的速度重新估计）。每次最多 {testset.PAGE_MAX_CHUNKS[method]} 个片段，"
-                      f"本语料共 {len(index.chunks)} 个；更多请用命令行 rag testset generate。",
-                      en=f"{took[0].upper() + took[1:]} ({basis}; re-estimated from this run's own pace as it goes). At most "
-                      f"{testset.PAGE_MAX_CHUNKS[method]} chunks a run, of this corpus's {len(index.chunks)}; for more "
-                      "use the CLI: rag testset generate."))
+        st.caption(_time_quote(index, method, int(n)))
     st.caption(trust_line(method, corpus_lang))
     b1, b2 = st.columns([1, 2])
     go = b1.button(tr(zh="生成测试题", en="Generate test questions"), icon=":material/auto_awesome:", key="testset.go",
