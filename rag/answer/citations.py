@@ -137,14 +137,16 @@ _MARKER = re.compile(r"\s*(?:[（(](?P<paren>[1-9]\d?)[)）]|(?P<num>[1-9]\d?(?:
                      r"(?:(?P<punct>[.、)）])(?!\d)|\s+(?=\D)))\s*")
 
 
+# A span that is a list label and nothing else ("1.", "1.1", "(2)"): _MARKER's numbers, its punctuation optional
 _LABEL_ONLY = re.compile(r"\s*(?:[（(][1-9]\d?[)）]|[1-9]\d?(?:\.[1-9]\d?)*[.、)）]?)\s*")
 
 
 def without_list_markers(claims: Sequence[str]) -> list[str]:
     """The claims less a leading list number, which is a label, not a number the sentence states: "1. …", "2、…",
-    "(3) …" always; "1.1 …" or "2 …" (a number and a space) only when the sentences around it number on
-    from it or it from them (an outline's "1." then "1.1" too, issue 65 item 14) ("1.1 LoRA 的秩 r 通常取 4 到 64。" then "1.2 学习率一般设 1e-5 到 5e-5。"): the bundled 0.5B numbers the
-    parts of a two-part answer so, and the audit called both right sentences contradicted for saying 1.1 and 1.2.
+    "(3) …" always; "1.1 …" or "2 …" (a number and a space) only when the sentences around it number on from it or
+    it from them ("1.1 LoRA 的秩 r 通常取 4 到 64。" then "1.2 学习率一般设 1e-5 到 5e-5。", or an outline's "1." then
+    "1.1", issue 65 item 14): the bundled 0.5B numbers the parts of a two-part answer so, and the audit called both
+    right sentences contradicted for saying 1.1 and 1.2.
     "60 是平滑常数" alone keeps its 60."""
     found = [_MARKER.match(c) for c in claims]
 
