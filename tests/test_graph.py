@@ -289,3 +289,13 @@ def test_an_english_question_links_whole_words_not_pieces_of_them():
     # an inflected word is the name's word ("heads"), a longer word that starts with it is not ("header", "hatch")
     assert [x.entity for x in local_search(graph, "Which heads does it use?").linked] == ["head"]
     assert local_search(graph, "Which headline or hatch?").linked == []
+
+
+def test_the_form_with_word_gaps_is_the_normal_form():
+    """resolve.normal_with_gaps keeps where words end so linking can match whole Latin words; its text must stay the
+    very form `normal` gives (the entities' keys), in both scripts and through case folding."""
+    from rag.graph.resolve import normal, normal_with_gaps
+
+    for text in ("What does the Forget-Gate do?", "倒數排名融合（RRF）", "Straße · “BM25”  top_k", "交叉编码器 cross-encoder"):
+        form, gaps = normal_with_gaps(text)
+        assert form == normal(text) and 0 in gaps and len(form) in gaps, text
