@@ -259,3 +259,74 @@ def test_a_textbooks_keys_build_marks_and_forum_links_are_not_read_as_its_text()
     code = texts(doc, CODE)[0]
     assert "from d2l import torch as d2l" in code and "def train(net):  #@save" in code  # code stays code
     assert "PyTorch 文档" in text
+
+
+COMMONMARK = """Lecture notes
+=============
+
+A paragraph that introduces the code.
+
+    indented = "code after a paragraph"
+
+1. Install it:
+
+   ```bash
+   pip install rag
+   ```
+
+2. Run it, then read [the guide][guide].
+
+Part two
+--------
+
+<div class="note">
+Text inside a div is still text.
+</div>
+
+| Decade | Memory |
+| :-- | :- |
+| 1970 | 1 KB |
+:label:`tab_memory`
+
+- A summary point.
+:end_tab:
+
+[guide]: https://example.org/guide
+"""
+
+
+def test_what_commonmark_says_a_file_holds_is_what_the_reader_reads():
+    """Issue 64, part 3: the reader walks a CommonMark parser's tree (markdown-it-py). Each case here was read wrong
+    by the line-by-line reader before: a setext heading was a paragraph "Lecture notes =====" (no title, no path),
+    code indented under a paragraph was prose, a list item's fence kept the item's indent, an alignment row and a
+    :label: line were table rows, a :end_tab: marker was the last words of a list item, a link reference definition
+    was a sentence."""
+    doc = read_markdown(COMMONMARK, zh=False)
+    assert doc.title == "Lecture notes"
+    assert next(b for b in doc.blocks if "div is still" in b.text).path == ("Part two",)
+    code = texts(doc, CODE)
+    assert code[0] == '```\nindented = "code after a paragraph"\n```' and code[1] == "```bash\npip install rag\n```"
+    assert texts(doc, TABLE) == ["| Decade | Memory |\n| 1970 | 1 KB |"]
+    prose = texts(doc, PROSE)
+    assert "A summary point." in prose and "Text inside a div is still text." in prose
+    everything = "\n".join(texts(doc))
+    for markup in ("=====", "-----", ":end_tab:", ":label:", "[guide]:", "https://example.org", "<div"):
+        assert markup not in everything, markup
+    for b in doc.blocks:  # the offsets still point at the construct as written
+        assert COMMONMARK[b.start:b.end].strip(), b
+    fence = next(b for b in doc.blocks if b.kind == CODE and "pip install" in b.text)
+    assert COMMONMARK[fence.start:fence.end].startswith("```bash") and COMMONMARK[fence.start:fence.end].endswith("```")
+
+
+def test_a_display_formula_may_follow_its_sentence_and_be_followed_by_text_on_its_closing_line():
+    doc = read_markdown("The loss is\n$$\nL = \\sum_i (y_i - \\hat y_i)^2\n$$ where $y_i$ is the label.\n", zh=False)
+    assert [(b.kind, b.text) for b in doc.blocks] == [
+        (PROSE, "The loss is"), (MATH, "$$L = \\sum_i (y_i - \\hat y_i)^2$$"), (PROSE, "where $y_i$ is the label.")]
+
+
+def test_markdown_nested_past_the_parsers_limit_keeps_every_word():
+    """A hostile upload: 500 nested quotes crashed the line-by-line reader (RecursionError), and the parser's own
+    nesting limit drops what lies deeper; such a file is read as paragraphs, no word lost."""
+    for source in ("> " * 500 + "deep\n\nafter\n", "- " * 99 + "deep\n\nafter\n"):
+        prose = texts(read_markdown(source, zh=False), PROSE)
+        assert prose[-1] == "after" and "deep" in prose[0], prose

@@ -5,6 +5,8 @@
   "auto": the one the document's form asks for) and the `Chunk` / `ChunkSet` every later stage cites.
 - `markdown.py`: a Markdown file read as a document: blocks with their source spans, kinds (prose, code, formula,
   table, caption) and readable text (roles, images, admonitions, tabs and HTML as text); what is not prose.
+- `markdown_rules.py`: the CommonMark parser (markdown-it-py) that reader walks, with front matter, admonitions,
+  content tabs and display formulas between $$.
 - `sections.py`: Markdown cut by its structure: heading sections packed by sentence, units kept whole, each chunk
   opening with its title path.
 - `pdf_layout.py`: a PDF read as a page layout: running headers and footers, margin notes, figures, formulas, code

@@ -21,6 +21,10 @@ $O(n \\log n)$), and the pages draw $…$ as formulas.
 Readable text marks what is not prose, so no quote, test question or audit span is built from it
 (`nonprose_spans`): code stays fenced (```lang … ```), a display formula is one line of its own between $$, a
 table keeps its | rows, a caption is wrapped as above. The same marks hold in any text, so the rule is one.
+The structure is CommonMark's: the reader walks the tree markdown-it-py parses (rag/ingest/markdown_rules.py adds
+front matter, admonitions, content tabs and display formulas), so setext headings, indented code, a list item's
+fence, HTML blocks and link reference definitions read as any renderer reads them; this module says what each node
+is as a block of a chapter. The text inside a block (roles, links, emphasis) is read by `inline_text`'s rules.
 Offsets: every Block keeps [start, end) in the source, so the upload page's preview shows the file as written.
 Not handled here: HTML documents, reStructuredText, Jupyter notebooks; packing blocks into chunks (chunking.py).
 """
@@ -59,27 +63,18 @@ class MarkdownDoc:
         return [b for b in self.blocks if b.kind != HEADING]
 
 
-# ------------------------------------------------------------------------------------------ lines
+# ---------------------------------------------------------------------------------------- reading
 
-_Line = tuple[str, int]  # (the line as read, its offset in the source): indented bodies are read dedented
+_Line = tuple[str, int]  # (a line of the source, its offset)
 
-_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*(.*)$")
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-_TABLE_ROW = re.compile(r"^\s*\|")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_ADMONITION = re.compile(r"^(!!!|\?\?\?\+?)\s+([\w-]+)(?:\s+\"(.*)\")?\s*$")
-_TAB = re.compile(r"^===\+?\s+\"(.*)\"\s*$")
-_LIST = re.compile(r"^(\s{0,3})([-*+]|\d{1,3}[.)])\s+(.*)$")
-_QUOTE = re.compile(r"^\s{0,3}>\s?(.*)$")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")  # for the label pass (_labels)
 _LABEL_LINE = re.compile(r"^\s*:(label|eqlabel|width|height|begin_tab|end_tab)\s*:(`[^`]*`)?\s*$")
 _INCLUDE = re.compile(r"^\s*(--8<--|\{%\s*include|\[file\]\{)")
-_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
-_COMMENT_OPEN = re.compile(r"^\s*<!--")
-_HTML_ONLY = re.compile(r"^\s*</?[A-Za-z][^>]*>\s*$")
 _CAPTION_P = re.compile(r"^\s*<p[^>]*>\s*(表|图|Table|Figure|Fig\.)\s*(?:<id>|[\w.\-]*)\s*(?:&nbsp;|\s)*(.*?)\s*</p>\s*$",
                         re.I)
 _IMAGE_LINE = re.compile(r"^\s*(!\[[^\]]*\]\([^)]*\)\s*)+(\{[^}]*\})?\s*$")
-_MATH_OPEN = re.compile(r"^\s*\$\$")
+_HTML_ONLY = re.compile(r"^\s*</?[A-Za-z][^>]*>\s*$")
+_COMMENT_LINES = re.compile(r"<!--.*?(-->|\Z)", re.S)
 
 
 def _lines(text: str) -> list[_Line]:
@@ -90,35 +85,14 @@ def _lines(text: str) -> list[_Line]:
     return out
 
 
-def _indented(lines: list[_Line], i: int) -> tuple[list[_Line], int]:
-    """The indented body starting at lines[i] (blank lines or lines indented 4+ spaces / a tab), dedented, and
-    the index after it (trailing blank lines are left for the caller)."""
-    body: list[_Line] = []
-    j = i
-    while j < len(lines):
-        line, at = lines[j]
-        if not line.strip():
-            body.append(("", at))
-        elif line.startswith("    "):
-            body.append((line[4:], at + 4))
-        elif line.startswith("\t"):
-            body.append((line[1:], at + 1))
-        else:
-            break
-        j += 1
-    while body and not body[-1][0].strip():
-        body.pop()
-        j -= 1
-    return body, j
-
-
-# ---------------------------------------------------------------------------------------- parsing
-
-
 class _Reader:
-    """One pass over the lines, blocks appended in order; indented bodies read by a nested pass."""
+    """A walk over markdown-it's syntax tree (rag/ingest/markdown_rules.py), blocks appended in order. The tree
+    gives the structure (CommonMark's, so setext headings, reference links, lists holding code, indented code
+    and escapes read as any renderer reads them); this class says what each node is as a block of the chapter,
+    with its offsets in the source."""
 
-    def __init__(self, labels: dict[str, str], zh: bool):
+    def __init__(self, source: str, labels: dict[str, str], zh: bool):
+        self.lines = _lines(source)
         self.blocks: list[Block] = []
         self.labels = labels
         self.zh = zh
@@ -128,75 +102,75 @@ class _Reader:
     def heading_path(self) -> tuple[str, ...]:
         return tuple(t for _, t in self.path)
 
-    def add(self, kind: str, first: _Line, last: _Line, text: str, **extra) -> None:
+    def add(self, kind: str, start: int, end: int, text: str, **extra) -> None:
         text = text.strip()
         if text:
-            self.blocks.append(Block(kind, first[1], last[1] + len(last[0]), text, self.heading_path(), **extra))
+            self.blocks.append(Block(kind, start, end, text, self.heading_path(), **extra))
 
-    def read(self, lines: list[_Line]) -> None:
-        i = 0
-        while i < len(lines):
-            i = self._one(lines, i)
+    def span(self, first: int, last: int, head: str = "") -> tuple[int, int]:
+        """[start, end) of source lines first..last: from where `head` (the node's first text) sits on the first
+        line, or its first non-blank character, to the last line's end."""
+        line, at = self.lines[first]
+        col = line.find(head) if head else -1
+        if col < 0:
+            col = len(line) - len(line.lstrip())
+        last_line, last_at = self.lines[min(last, len(self.lines) - 1)]
+        return at + col, last_at + len(last_line)
 
-    def _one(self, lines: list[_Line], i: int) -> int:  # noqa: C901 - a dispatch over the line's kind, one branch each
-        line, _ = lines[i]
-        if not line.strip():
-            return i + 1
-        if i == 0 and line.strip() == "---" and lines[0][1] == 0:  # YAML front matter
-            end = next((j for j in range(1, len(lines)) if lines[j][0].strip() in ("---", "...")), None)
-            if end is not None:
-                return end + 1
-        if (m := _FENCE.match(line)) is not None:
-            return self._fence(lines, i, m)
-        if _MATH_OPEN.match(line):
-            return self._math(lines, i)
-        if (m := _HEADING.match(line)) is not None:
-            self._heading(lines[i], len(m.group(1)), m.group(2))
-            return i + 1
-        if _COMMENT_OPEN.match(line):
-            j = i
-            while j < len(lines) and "-->" not in lines[j][0]:
-                j += 1
-            rest = lines[j][0].split("-->", 1)[1] if j < len(lines) else ""
-            if rest.strip():
-                self.read([(rest, lines[j][1] + lines[j][0].index("-->") + 3)])
-            return j + 1
-        if (m := _ADMONITION.match(line)) is not None:
-            return self._admonition(lines, i, m)
-        if (m := _TAB.match(line)) is not None:
-            return self._tabs(lines, i)
-        if _LABEL_LINE.match(line) or _INCLUDE.match(line) or _RULE.match(line):
-            return i + 1
-        if (m := _CAPTION_P.match(line)) is not None:
-            self.add(CAPTION, lines[i], lines[i], self.caption(m.group(1), self.inline(m.group(2))))
-            return i + 1
-        if _TABLE_ROW.match(line):
-            return self._table(lines, i)
-        if _IMAGE_LINE.match(line):
-            for alt in _images(line):
-                self.add(CAPTION, lines[i], lines[i], self.caption("图", alt))
-            return i + 1
-        if _HTML_ONLY.match(line):
-            return i + 1
-        if (m := _LIST.match(line)) is not None:
-            return self._list_item(lines, i, m)
-        if _QUOTE.match(line):
-            j = i
-            while j < len(lines) and _QUOTE.match(lines[j][0]):
-                j += 1
-            inner = [(_QUOTE.match(t).group(1), at + t.index(_QUOTE.match(t).group(1)) if _QUOTE.match(t).group(1) else at)  # type: ignore[union-attr]
-                     for t, at in lines[i:j]]
-            self.read(inner)
-            return j
-        if line.startswith(("    ", "\t")) and not self.blocks:  # an indented code block (rare in course books)
-            body, j = _indented(lines, i)
-            self.add(CODE, lines[i], lines[j - 1], _fenced("\n".join(t for t, _ in body), ""))
-            return j
-        return self._paragraph(lines, i)
+    def read(self, source: str, base: int = 0) -> None:
+        """Parse `source` (the file, or lines base.. of it re-read) and walk its tree."""
+        from markdown_it.tree import SyntaxTreeNode
+
+        from rag.ingest.markdown_rules import MAX_NESTING, parser
+
+        tokens = parser().parse(source)
+        if any(t.level >= MAX_NESTING - 2 for t in tokens):  # nested past the parser's limit: what lies deeper
+            self._plain(source, base)                          # would be lost, so the file is read as paragraphs
+            return
+        for node in SyntaxTreeNode(tokens).children:
+            self.node(node, base)
+
+    def _plain(self, source: str, base: int) -> None:
+        """`source` as paragraphs between blank lines, markup read by the inline rules only."""
+        run: list[tuple[int, str]] = []
+        for k, line in enumerate([*source.split("\n"), ""]):
+            if line.strip():
+                run.append((base + k, line.lstrip(" >-*+")))
+            elif run:
+                self.add(PROSE, *self.span(run[0][0], run[-1][0]), self.inline(self.join([t for _, t in run])))
+                run = []
+
+    def node(self, node, base: int) -> None:  # noqa: C901 - a dispatch over the node's kind, one branch each
+        kind = node.type
+        first, end = (node.map[0] + base, node.map[1] + base) if node.map else (0, 0)
+        if kind == "heading":
+            self._heading(first, int(node.tag[1]), node.children[0].content)
+        elif kind == "paragraph":  # a list item that is one link is a reading list's entry, kept
+            self._paragraph(first, node.children[0].content, links=node.parent.type == "list_item")
+        elif kind in ("fence", "code_block"):
+            self._code(node, first, end)
+        elif kind == "math_display":
+            self.add(MATH, *self.span(first, end - 1), _display_math(node.content))
+            after = node.meta["after"]
+            if after.strip() and not _LABEL_LINE.match(after):  # "$$ … $$ 其中…" on the closing line
+                self._paragraph(node.meta["after_line"] + base, after.strip())
+        elif kind == "table":
+            self._table(node, first, end)
+        elif kind == "html_block":
+            self._html(node.content, first)
+        elif kind == "admonition":
+            self._admonition(node, base)
+        elif kind == "tab":
+            self._tab(node, base)
+        elif kind in ("bullet_list", "ordered_list", "list_item", "blockquote"):
+            # a list's numbers are the renderer's (every item may say "1."), and "1." would read as a sentence
+            for child in node.children:
+                self.node(child, base)
+        # front matter, a thematic break, a link reference definition: nothing to read
 
     # -- block kinds
 
-    def _heading(self, line: _Line, level: int, raw: str) -> None:
+    def _heading(self, line: int, level: int, raw: str) -> None:
         text = self.inline(raw)
         if level == 1 and not self.title:
             self.title = text
@@ -206,26 +180,21 @@ class _Reader:
             self.path.pop()
         if text:
             self.path.append((level, text))
-            self.blocks.append(Block(HEADING, line[1], line[1] + len(line[0]), text, self.heading_path(), level=level))
+            start, end = self.span(line, line)
+            self.blocks.append(Block(HEADING, start, end, text, self.heading_path(), level=level))
 
-    def _fence(self, lines: list[_Line], i: int, m: re.Match) -> int:
-        marker = m.group(2)
-        info = m.group(3).strip()
-        j = i + 1
-        while j < len(lines) and not lines[j][0].strip().startswith(marker[0] * len(marker)):
-            j += 1
-        body = [t for t, _ in lines[i + 1:j]]
-        last = lines[min(j, len(lines) - 1)]
-        lang = _fence_lang(info)
-        code = "\n".join(body).strip("\n")
+    def _code(self, node, first: int, end: int) -> None:
+        lang = _fence_lang(node.info) if node.type == "fence" else ""
+        code = node.content.strip("\n")
+        start, stop = self.span(first, end - 1)
+        body = code.split("\n")
         if lang in ("src", "") and code and all(_INCLUDE.match(t) or not t.strip() for t in body):
-            return j + 1  # an include marker: the code is not in this file
+            return  # an include marker: the code is not in this file
         if lang in ("math", "latex") or (lang == "" and code.startswith("\\begin")):
-            self.add(MATH, lines[i], last, _display_math(code))
+            self.add(MATH, start, stop, _display_math(code))
         elif code.strip() and not self._alternative(code):
-            code = "\n".join(t for t in code.split("\n") if not _BUILD_MARK.match(t)).strip("\n")  # d2l's "#@tab …"
-            self.add(CODE, lines[i], last, _fenced(code, lang), lang=lang)
-        return j + 1
+            code = "\n".join(t for t in body if not _BUILD_MARK.match(t)).strip("\n")  # d2l's "#@tab …"
+            self.add(CODE, start, stop, _fenced(code, lang), lang=lang)
 
     def _alternative(self, code: str) -> bool:
         """d2l's framework variants: a code block opening "#@tab pytorch" right after another code block is the
@@ -234,88 +203,89 @@ class _Reader:
         return (head.startswith("#@tab") and "all" not in head and bool(self.blocks)
                 and self.blocks[-1].kind == CODE)
 
-    def _math(self, lines: list[_Line], i: int) -> int:
-        first = lines[i][0].strip()
-        if first != "$$" and first.endswith("$$") and len(first) > 4:  # $$ … $$ on one line
-            self.add(MATH, lines[i], lines[i], _display_math(first[2:-2]))
-            return i + 1
-        j = i + 1
-        while j < len(lines) and "$$" not in lines[j][0]:
-            j += 1
-        j = min(j, len(lines) - 1)
-        body = "\n".join([first[2:]] + [t for t, _ in lines[i + 1:j]] + [lines[j][0].split("$$", 1)[0]])
-        self.add(MATH, lines[i], lines[j], _display_math(body))
-        after = lines[j][0].split("$$", 1)[1] if "$$" in lines[j][0] and j > i else ""
-        if after.strip() and not _LABEL_LINE.match(after):  # "$$ … $$ 其中…" on the closing line
-            self.read([(after, lines[j][1] + lines[j][0].index("$$") + 2)])
-        return j + 1
+    def _paragraph(self, first: int, content: str, links: bool = False) -> None:
+        """A paragraph's lines (one per source line): a line of images is their captions, a caption paragraph
+        (<p>表 …</p>) a caption, a label or include line nothing; the lines between are prose, joined."""
+        run: list[tuple[int, str]] = []
 
-    def _admonition(self, lines: list[_Line], i: int, m: re.Match) -> int:
-        kind, title = m.group(2).lower(), m.group(3)
-        body, j = _indented(lines, i + 1)
-        if kind in ("pythontutor",):  # a visualiser's link, thousands of characters of noise
-            return j
-        if title:
-            self.add(PROSE, lines[i], lines[i], self.inline(title))
-        self.read(body)
-        return j
+        def flush() -> None:
+            if run:
+                text = self.join([t for _, t in run])
+                if links or not _LINK_ONLY.fullmatch(text.strip()):  # one web link ("[Discussions](…)"): navigation
+                    self.add(PROSE, *self.span(run[0][0], run[-1][0], run[0][1]), self.inline(text))
+                run.clear()
 
-    def _tabs(self, lines: list[_Line], i: int) -> int:
-        """A group of content tabs. Tabs that hold only code are the same program in other languages: the first
-        stands for them. Other tabs (an image carousel, prose) are each read."""
-        group: list[tuple[_Line, list[_Line]]] = []
-        j = i
-        while j < len(lines) and _TAB.match(lines[j][0]) is not None:
-            body, k = _indented(lines, j + 1)
-            group.append((lines[j], body))
-            j = k
-            while j < len(lines) and not lines[j][0].strip():
-                j += 1
-        code_only = all(_only_code(body) for _, body in group)
-        for n, (_, body) in enumerate(group):
-            if code_only and n > 0:
-                break
-            self.read(body)
-        return j
+        for k, text in enumerate(content.split("\n")):
+            line = first + k
+            if _IMAGE_LINE.match(text):
+                flush()
+                start, end = self.span(line, line)
+                for alt in _images(text):
+                    self.add(CAPTION, start, end, self.caption("图", alt))
+            elif (m := _CAPTION_P.match(text)) is not None:
+                flush()
+                self.add(CAPTION, *self.span(line, line), self.caption(m.group(1), self.inline(m.group(2))))
+            elif _LABEL_LINE.match(text) or _INCLUDE.match(text) or _HTML_ONLY.match(text):
+                flush()
+            else:
+                run.append((line, text))
+        flush()
 
-    def _table(self, lines: list[_Line], i: int) -> int:
-        j = i
+    def _html(self, content: str, first: int) -> None:
+        """An HTML block: a caption paragraph is a caption, comments and lines of tags are dropped, and what is
+        left (a sentence inside a <div>, a table under a caption) is Markdown read again, at its own lines."""
+        content = _COMMENT_LINES.sub(lambda m: "\n" * m.group(0).count("\n"), content)
+        rest = []
+        for k, text in enumerate(content.split("\n")):
+            if (m := _CAPTION_P.match(text)) is not None:
+                self.add(CAPTION, *self.span(first + k, first + k), self.caption(m.group(1), self.inline(m.group(2))))
+                text = ""
+            elif _HTML_ONLY.match(text):
+                text = ""
+            rest.append(text)
+        if any(t.strip() for t in rest) and "\n".join(rest) != content:  # re-read only what changed
+            indent = min(len(t) - len(t.lstrip()) for t in rest if t.strip())
+            self.read("\n".join(_TAG.sub("", t[indent:]) if t.strip() else "" for t in rest), first)
+
+    def _table(self, node, first: int, end: int) -> None:
         rows = []
-        while j < len(lines) and _TABLE_ROW.match(lines[j][0]):
-            if not _TABLE_RULE.match(lines[j][0]):
-                cells = [self.inline(c) for c in lines[j][0].strip().strip("|").split("|")]
-                rows.append("| " + " | ".join(cells) + " |")
-            j += 1
-        self.add(TABLE, lines[i], lines[j - 1], "\n".join(rows))
-        return j
+        for section in node.children:
+            for tr in section.children:
+                cells = [self.inline(cell.children[0].content if cell.children else "") for cell in tr.children]
+                if any(cells):  # a :label: line under the table reads as a row of nothing
+                    rows.append("| " + " | ".join(cells) + " |")
+        self.add(TABLE, *self.span(first, end - 1), "\n".join(rows))
 
-    def _list_item(self, lines: list[_Line], i: int, m: re.Match) -> int:
-        """One item: its first line, its lazy continuation lines, then its indented body (nested items, a
-        paragraph) read as blocks of their own."""
-        first = [(m.group(3), lines[i][1] + m.start(3))]
-        j = i + 1
-        while j < len(lines) and lines[j][0].strip() and not _starts_block(lines[j][0]) \
-                and not lines[j][0].startswith(("    ", "\t")):
-            first.append((lines[j][0].strip(), lines[j][1] + len(lines[j][0]) - len(lines[j][0].lstrip())))
-            j += 1
-        # the marker is not read: a list's numbers are the renderer's (every item may say "1."), and "1." would
-        # read as a sentence of its own
-        self.add(PROSE, first[0], first[-1], self.inline(self.join([t for t, _ in first])))
-        body, k = _indented(lines, j)
-        if body:
-            self.read(body)
-            return k
-        return j
+    def _admonition(self, node, base: int) -> None:
+        if node.meta.get("tag") == "pythontutor":  # a visualiser's link, thousands of characters of noise
+            return
+        for child in node.children:
+            if child.type == "admonition_title" and '"' not in node.info:
+                continue  # no title written: the parser's default (the kind's name, "Tip") is not the book's text
+            if child.type == "admonition_title":
+                inline = child.children[0]
+                line = inline.map[0] + base
+                self.add(PROSE, *self.span(line, line), self.inline(inline.content))
+            else:
+                self.node(child, base)
 
-    def _paragraph(self, lines: list[_Line], i: int) -> int:
-        j = i
-        while j < len(lines) and lines[j][0].strip() and (j == i or not _starts_block(lines[j][0])):
-            j += 1
-        parts = [t for t, _ in lines[i:j] if not _LABEL_LINE.match(t)]
-        if _LINK_ONLY.fullmatch(self.join(parts).strip()):
-            return j  # a paragraph that is one web link ("[Discussions](https://…)"): navigation, not prose
-        self.add(PROSE, lines[i], lines[j - 1], self.inline(self.join(parts)))
-        return j
+    def _tab(self, node, base: int) -> None:
+        """A content tab. Of a run of tabs that hold only code (the same program in other languages) the first
+        stands for the others; other tabs (an image carousel, prose) are each read."""
+        siblings = node.parent.children
+        at = siblings.index(node)
+        group_start = at
+        while group_start > 0 and siblings[group_start - 1].type == "tab":
+            group_start -= 1
+        group = [siblings[group_start]]
+        for sibling in siblings[group_start + 1:]:
+            if sibling.type != "tab":
+                break
+            group.append(sibling)
+        if at > group_start and all(_only_code(tab) for tab in group):
+            return
+        for child in node.children:
+            self.node(child, base)
 
     # -- text
 
@@ -342,25 +312,9 @@ class _Reader:
         return f"（{word}：{text}）" if self.zh else f"({word}: {text})"
 
 
-def _starts_block(line: str) -> bool:
-    return bool(_FENCE.match(line) or _HEADING.match(line) or _MATH_OPEN.match(line) or _ADMONITION.match(line)
-                or _TAB.match(line) or _TABLE_ROW.match(line) or _LIST.match(line) or _IMAGE_LINE.match(line)
-                or _CAPTION_P.match(line) or _COMMENT_OPEN.match(line) or _HTML_ONLY.match(line)
-                or _QUOTE.match(line))
-
-
-def _only_code(body: list[_Line]) -> bool:
-    """A tab's body that is nothing but fenced code (blank lines aside)."""
-    texts = [t for t, _ in body if t.strip()]
-    if not texts or not _FENCE.match(texts[0]):
-        return False
-    inside = False
-    for t in texts:
-        if _FENCE.match(t):
-            inside = not inside
-        elif not inside:
-            return False
-    return True
+def _only_code(tab) -> bool:
+    """A tab whose body is nothing but fenced code."""
+    return bool(tab.children) and all(child.type == "fence" for child in tab.children)
 
 
 def _fence_lang(info: str) -> str:
@@ -503,8 +457,8 @@ def read_markdown(text: str, zh: bool | None = None) -> MarkdownDoc:
     if zh is None:
         letters = [ch for ch in text[:20000] if ch.isalpha()]
         zh = bool(letters) and sum(_cjk(ch) for ch in letters) / len(letters) > 0.2
-    reader = _Reader(_labels(text), zh)
-    reader.read(_lines(text))
+    reader = _Reader(text, _labels(text), zh)
+    reader.read(text)
     return MarkdownDoc(reader.title, reader.blocks)
 
 
