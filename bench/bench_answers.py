@@ -104,7 +104,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=20261201)
     p.add_argument("--reranker", help="the reranker (default: the app's, defaults.RERANKER), e.g. sentence-maxsim")
     p.add_argument("--dump", metavar="FILE", help="also write one JSON line per question (its contexts' documents in "
-                   "order, the answer, the model's own text, each cited sentence's refs and audit label) to FILE")
+                   "order, the answer, the model's own text, each cited sentence's refs and audit label, the model's own sentences with "
+                   "their audit label and the text of the chunk each cites first) to FILE")
     return p.parse_args()
 
 
@@ -185,6 +186,9 @@ def run_one(index, q, settings, gen, rr, dump=None) -> dict:
         dump.write(json.dumps({"question": q.query, "gold": list(q.gold_ids), "contexts": [[c.ref, c.doc_id] for c in trace.contexts],
                                "answer": trace.answer, "model_answer": trace.model_answer,
                                "sentences": [[s.sentence, s.refs, s.label] for s in (trace.audit.sentences if trace.audit else [])],
+                               "model_sentences": [[s.sentence, s.refs, s.label, next((c.text for c in trace.contexts
+                                                                                       if s.refs and c.ref == s.refs[0]), "")]
+                                                   for s in (trace.model_audit.sentences if trace.model_audit else [])],
                                "rebound": len(trace.rebound), "tokens": trace.generation.get("tokens"),
                                "gate": trace.answerability.probability if trace.answerability else None,
                                "seconds": round(time.perf_counter() - t0, 2)}, ensure_ascii=False) + "\n")
