@@ -330,3 +330,16 @@ def test_markdown_nested_past_the_parsers_limit_keeps_every_word():
     for source in ("> " * 500 + "deep\n\nafter\n", "- " * 99 + "deep\n\nafter\n"):
         prose = texts(read_markdown(source, zh=False), PROSE)
         assert prose[-1] == "after" and "deep" in prose[0], prose
+
+
+def test_the_text_inside_a_block_is_read_as_commonmark_reads_it():
+    """Issue 64, part 3, second step: the text inside a block goes through markdown-it's inline parser. Before, a
+    reference link kept its brackets ("[the docs][d]"), an escaped star was read as a backslash ("\\not emphasis\\"),
+    "90\\%" kept its backslash, and a formula between $$ inside a slide mark lost its subscripts' underscores."""
+    doc = read_markdown("See [the docs][d], a\\_b and \\*not emphasis\\*: 90\\% sure.\n\n[d]: https://example.org\n",
+                        zh=False)
+    assert texts(doc) == ["See the docs, a_b and *not emphasis*: 90% sure."]
+    assert inline_text("(**$$\\|\\mathbf{x}\\|_2 = \\sqrt{\\sum_{i=1}^n x_i^2}$$**)") == \
+        "$$\\|\\mathbf{x}\\|_2 = \\sqrt{\\sum_{i=1}^n x_i^2}$$"
+    # what CommonMark leaves beside Chinese punctuation is still read as its words, code still as written
+    assert inline_text("这是**“词元”**的例子，<https://x.org> 和 `a*b*c`。") == "这是“词元”的例子，https://x.org 和 `a*b*c`。"

@@ -31,7 +31,6 @@ Not handled here: HTML documents, reStructuredText, Jupyter notebooks; packing b
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass, field
 
@@ -98,6 +97,7 @@ class _Reader:
         self.zh = zh
         self.path: list[tuple[int, str]] = []
         self.title = ""
+        self.env: dict = {}  # the parser's environment: the file's link reference definitions
 
     def heading_path(self) -> tuple[str, ...]:
         return tuple(t for _, t in self.path)
@@ -123,7 +123,9 @@ class _Reader:
 
         from rag.ingest.markdown_rules import MAX_NESTING, parser
 
-        tokens = parser().parse(source)
+        env: dict = {}
+        tokens = parser().parse(source, env)
+        self.env.setdefault("references", {}).update(env.get("references", {}))  # [text][ref] links resolve
         if any(t.level >= MAX_NESTING - 2 for t in tokens):  # nested past the parser's limit: what lies deeper
             self._plain(source, base)                          # would be lost, so the file is read as paragraphs
             return
@@ -301,7 +303,7 @@ class _Reader:
         return out
 
     def inline(self, text: str) -> str:
-        return inline_text(text, self.labels, self.zh)
+        return inline_text(text, self.labels, self.zh, self.env)
 
     def caption(self, kind: str, text: str) -> str:
         text = text.strip()
@@ -360,11 +362,10 @@ _TARGET_KINDS = {"fig": ("图", " the figure"), "img": ("图", " the figure"), "
                  "chap": ("另一章", " another chapter"), "eq": ("那个式子", " the equation")}
 _ROLE = re.compile(r"\s?:(numref|ref|eqref|cite|citet|citep|label|eqlabel|width|doc|term|math)\s*:`([^`]*)`")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)(\{[^}]*\})?")
-_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
-_AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_DISPLAY_SPAN = re.compile(r"(?<!\\)\$\$(?!\$)(.+?)(?<!\\)\$\$")
 _MATH_SPAN = re.compile(r"(?<![\\$])\$(?!\$)(.+?)(?<![\\$])\$")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EMPH = re.compile(r"(?<!\*)\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?!\*)")  # 引入了*记忆元*: inside a word, too
@@ -378,36 +379,67 @@ _SPACE_AFTER_FULLWIDTH = re.compile(r"(?<=[（「『“]) +")
 _SPACE_BETWEEN_CJK = re.compile(r"(?<=[\u3000-\u9fff\uff00-\uffef]) +(?=[\u3000-\u9fff\uff00-\uffef])")
 
 
-def inline_text(text: str, labels: dict[str, str] | None = None, zh: bool = True) -> str:
+def inline_text(text: str, labels: dict[str, str] | None = None, zh: bool = True, env: dict | None = None) -> str:
     """One line of Markdown as readable text (see the module docstring). Code spans and $…$ are kept as they
-    are; everything else of theirs is not touched by the other rules."""
+    are; everything else of theirs is not touched by the other rules. Emphasis, links (inline, by reference with
+    `env`, the file's link definitions, and autolinks), inline HTML, escapes and entities are read by markdown-it's
+    inline parser; the dialects' roles, slide marks and images are read before it, and the emphasis CommonMark leaves
+    as it is beside Chinese punctuation (**“词元”**的) after it."""
     labels = labels or {}
     kept: list[str] = []
 
     def keep(m: re.Match) -> str:
-        kept.append(m.group(0))
-        return f"\x00{len(kept) - 1}\x00"
+        return keep_text(m.group(0))
+
+    def keep_text(piece: str) -> str:
+        kept.append(piece)
+        return f"{_KEEP_OPEN}{len(kept) - 1}{_KEEP_CLOSE}"
 
     text = _COMMENT.sub("", text)
     text = _ROLE.sub(lambda m: _role(m.group(1), m.group(2), labels, zh), text)  # before code spans: `…` is its target
     text = _CODE_SPAN.sub(keep, text)
+    text = _DISPLAY_SPAN.sub(keep, text)  # $$ … $$ inside a sentence (a slide mark round a formula)
     text = _MATH_SPAN.sub(keep, text)
     text = _IMAGE.sub(lambda m: "", text)
-    text = _LINK.sub(lambda m: m.group(1), text)
     text = _SLIDE_MARK.sub(lambda m: m.group(1) or m.group(2), text)
+    text = "".join(_inline_pieces(text, env, keep_text))
     text = _CJK_BRACKETS.sub(lambda m: m.group(1), text)
-    text = _AUTOLINK.sub(lambda m: m.group(1), text)
-    text = _TAG.sub("", text)
-    text = html.unescape(text).replace("\u00a0", " ")
-    for _ in range(2):  # ***x*** and **x *y***
-        text = _STRONG.sub(lambda m: m.group(2), text)
-        text = _EMPH.sub(lambda m: m.group(1), text)
-        text = _EMPH_U.sub(lambda m: m.group(1), text)
-    text = re.sub(r"\x00(\d+)\x00", lambda m: kept[int(m.group(1))], text)
+    text = re.sub(f"{_KEEP_OPEN}(\\d+){_KEEP_CLOSE}", lambda m: kept[int(m.group(1))], text)
+    text = text.replace("\u00a0", " ")
     text = _SPACE_BEFORE_FULLWIDTH.sub("", text)
     text = _SPACE_AFTER_FULLWIDTH.sub("", text)
     text = _SPACE_BETWEEN_CJK.sub("", text)  # "其中 <u>遗忘门</u> 决定": the spaces were the markup's
     return re.sub(r"[ \t]{2,}", " ", text).strip()
+
+
+_KEEP_OPEN, _KEEP_CLOSE = "\ue000", "\ue001"  # private-use marks around a kept span's number (no text holds them)
+
+
+def _inline_pieces(text: str, env: dict | None, keep) -> list[str]:
+    """The text markdown-it's inline parser reads in `text`: words kept, markup dropped; an escaped character or an
+    entity is kept as the character it stands for, out of reach of the emphasis rules after it."""
+    from rag.ingest.markdown_rules import inline_parser
+
+    pieces: list[str] = []
+    for token in inline_parser().parseInline(text, dict(env or {}))[0].children or []:
+        if token.type == "text":
+            pieces.append(_leftover_emphasis(token.content))
+        elif token.type == "text_special":
+            pieces.append(keep(token.content))
+        elif token.type in ("softbreak", "hardbreak"):
+            pieces.append(" ")
+        elif token.type == "code_inline":  # only a code span the pattern above did not take (`` `x` ``)
+            pieces.append(keep(f"{token.markup}{token.content}{token.markup}"))
+    return pieces
+
+
+def _leftover_emphasis(text: str) -> str:
+    """Emphasis CommonMark does not open or close beside punctuation with no space (**“词元”**的), read as its words."""
+    for _ in range(2):  # ***x*** and **x *y***
+        text = _STRONG.sub(lambda m: m.group(2), text)
+        text = _EMPH.sub(lambda m: m.group(1), text)
+        text = _EMPH_U.sub(lambda m: m.group(1), text)
+    return text
 
 
 def _role(kind: str, target: str, labels: dict[str, str], zh: bool) -> str:

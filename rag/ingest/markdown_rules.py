@@ -9,7 +9,7 @@ plugin reads as these books write it:
   `$$` again, or `$$ … $$` on one line. It may interrupt a paragraph (a formula under the sentence that introduces
   it), and the text after the closing `$$` ("$$ … $$ 其中…", or a `:eqlabel:` role) is kept in `meta["after"]`
   with its line; mdit-py-plugins' dollarmath wants `$$` alone on its lines and does neither.
-The parser is built once and only read after that (markdown-it's parse keeps its state in a per-call object).
+`inline_parser` reads the text inside a block. Each parser is built once and only read after that (markdown-it's parse keeps its state in a per-call object).
 """
 
 from __future__ import annotations
@@ -100,4 +100,13 @@ def parser() -> MarkdownIt:
     alt: RuleOptionsType = {"alt": ["paragraph", "reference", "blockquote", "list"]}
     md.block.ruler.before("fence", "content_tab", _tab, alt)
     md.block.ruler.before("fence", "display_math", _display_math, alt)
+    return md
+
+
+@lru_cache(maxsize=1)
+def inline_parser() -> MarkdownIt:
+    """The parser a block's text is read with: CommonMark's inline rules, an escaped character or an entity left as a
+    token of its own (`text_special`, not joined into the text around it) so the reader can keep it as written."""
+    md = MarkdownIt("commonmark", {"html": True})
+    md.disable("text_join")
     return md
