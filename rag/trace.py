@@ -155,7 +155,7 @@ def label_in(label: str, lang: str) -> str:
 
 
 def _hit_table(hits: list[Hit], trace: Trace, w, limit: int = 10) -> list[str]:
-    rows = [f"| {w('rank', '名次')} | {w('chunk', '块')} | {w('score', '分数')} | {w('text', '文本')} |", "|---|---|---|---|"]
+    rows = [f"| {w(en='rank', zh='名次')} | {w(en='chunk', zh='块')} | {w(en='score', zh='分数')} | {w(en='text', zh='文本')} |", "|---|---|---|---|"]
     by_id = {c.chunk_id: c for c in trace.contexts}
     for h in hits[:limit]:
         text = by_id[h.chunk_id].text if h.chunk_id in by_id else ""
@@ -199,15 +199,15 @@ def _cell(text: str | None) -> str:
 
 
 def words(lang: str):
-    """w(en, zh): the handout's words in `lang`."""
-    return (lambda en, zh: zh) if lang == "zh" else (lambda en, zh: en)
+    """w(en=..., zh=...): the handout's words in `lang`."""
+    return (lambda *, en, zh: zh) if lang == "zh" else (lambda *, en, zh: en)
 
 
 def render_markdown(trace: Trace, lang: str = "en") -> str:
     """A readable handout of one question's journey, in `lang` ("en" or "zh"); the corpus, the prompt and the
     answers stay in their own language."""
     w = words(lang)
-    out = [f"# {w('RAG trace', 'RAG 全过程')}: {trace.question}", ""]
+    out = [f"# {w(en='RAG trace', zh='RAG 全过程')}: {trace.question}", ""]
     for section in (_md_settings, _md_rewrites, _md_retrieval, _md_rerank, _md_answerability, _md_contexts,
                     _md_prompt, _md_answer, _md_audit, _md_no_rag, _md_timings):
         out += section(trace, lang, w)
@@ -216,19 +216,19 @@ def render_markdown(trace: Trace, lang: str = "en") -> str:
 
 def _md_settings(trace: Trace, lang: str, w) -> list[str]:
     s = trace.settings
-    out = [f"## {w('Settings and backends', '设置与后端')}", ""]
+    out = [f"## {w(en='Settings and backends', zh='设置与后端')}", ""]
     out += [f"- **{k}**: {localized(v, lang)}" for k, v in trace.backends.items()]
-    out += [f"- **{w('retrieval', '检索')}**: mode={s.mode}, recall_n={s.recall_n}, top_k={s.top_k}, depth={s.depth}, "
+    out += [f"- **{w(en='retrieval', zh='检索')}**: mode={s.mode}, recall_n={s.recall_n}, top_k={s.top_k}, depth={s.depth}, "
             f"RRF k={s.rrf_k}, weights={dict(s.weights)}, rerank={s.rerank}, rewrite={s.rewrite}"]
-    return out + [f"- {w('note', '说明')}: {localized(n, lang)}" for n in trace.notes]
+    return out + [f"- {w(en='note', zh='说明')}: {localized(n, lang)}" for n in trace.notes]
 
 
 def _md_rewrites(trace: Trace, lang: str, w) -> list[str]:
     if not trace.rewrites:
         return []
-    out = ["", f"## {w('Query rewriting', '查询改写')}", ""]
+    out = ["", f"## {w(en='Query rewriting', zh='查询改写')}", ""]
     if "hyde" in trace.rewrites:
-        out += [w("HyDE hypothetical answer:", "HyDE 写的假设回答："), "",
+        out += [w(en="HyDE hypothetical answer:", zh="HyDE 写的假设回答："), "",
                 "> " + str(trace.rewrites["hyde"]).replace("\n", "\n> ")]
     return out + [f"{i}. {q}" for i, q in enumerate(trace.rewrites.get("queries", []), 1)]
 
@@ -238,7 +238,7 @@ def _md_retrieval(trace: Trace, lang: str, w) -> list[str]:
         return []
     out = []
     for name in ("dense", "bm25", "hybrid"):
-        out += ["", f"## {w('Retrieval', '检索')}: {name}", ""] + _hit_table(getattr(trace.retrieval, name), trace, w)
+        out += ["", f"## {w(en='Retrieval', zh='检索')}: {name}", ""] + _hit_table(getattr(trace.retrieval, name), trace, w)
     return out
 
 
@@ -246,12 +246,12 @@ def _md_rerank(trace: Trace, lang: str, w) -> list[str]:
     if trace.rerank is None:
         return []
     why = {x.chunk_id: x for x in trace.rerank.why}  # the learned ranker's largest contributions
-    extra = (f" {w('main reasons (feature contributions)', '主要原因（特征贡献）')} |", "---|") if why else ("", "")
-    out = ["", f"## {w('Rerank', '重排')} ({localized(trace.rerank.reranker, lang)})", "",
-           f"| {w('chunk', '块')} | {w('before', '重排前')} | {w('after', '重排后')} | {w('score', '分数')} |" + extra[0],
+    extra = (f" {w(en='main reasons (feature contributions)', zh='主要原因（特征贡献）')} |", "---|") if why else ("", "")
+    out = ["", f"## {w(en='Rerank', zh='重排')} ({localized(trace.rerank.reranker, lang)})", "",
+           f"| {w(en='chunk', zh='块')} | {w(en='before', zh='重排前')} | {w(en='after', zh='重排后')} | {w(en='score', zh='分数')} |" + extra[0],
            "|---|---|---|---|" + extra[1]]
     for m in trace.rerank.moves:
-        after = m.after if m.after is not None else w("dropped", "落选")
+        after = m.after if m.after is not None else w(en="dropped", zh="落选")
         reasons = " " + ", ".join(why[m.chunk_id].reasons(3)) + " |" if why else ""
         score = "-" if not math.isfinite(m.score) else f"{m.score:.4f}"
         out.append(f"| `{m.chunk_id}` | {m.before} | {after} | {score} |{reasons}")
@@ -262,18 +262,18 @@ def _md_answerability(trace: Trace, lang: str, w) -> list[str]:
     a = trace.answerability
     if a is None:
         return []
-    out = ["", f"## {w('Answerability (before generating)', '能否回答（生成之前）')}", "",
-           f"- {w('decision', '决定')}: {a.reason(lang)}"]
+    out = ["", f"## {w(en='Answerability (before generating)', zh='能否回答（生成之前）')}", "",
+           f"- {w(en='decision', zh='决定')}: {a.reason(lang)}"]
     if a.best_sentence:
-        out.append(f"- {w('best sentence', '最相关的句子')} [{a.best_ref}]: {a.best_sentence}")
+        out.append(f"- {w(en='best sentence', zh='最相关的句子')} [{a.best_ref}]: {a.best_sentence}")
     return out + [f"- {k}: {v:.3f}" for k, v in a.signals.items()]
 
 
 def _md_contexts(trace: Trace, lang: str, w) -> list[str]:
-    out = ["", f"## {w('Contexts given to the generator', '交给生成器的资料')}", ""]
+    out = ["", f"## {w(en='Contexts given to the generator', zh='交给生成器的资料')}", ""]
     if trace.compression is not None:
         out += [localized(trace.compression.summary(), lang)
-                + w("; ~~struck~~ sentences were not shown to the model", "；~~划掉的~~句子模型没有看到"), ""]
+                + w(en="; ~~struck~~ sentences were not shown to the model", zh="；~~划掉的~~句子模型没有看到"), ""]
     kept = {c.ref: c for c in trace.compression.chunks} if trace.compression is not None else {}
     for i, c in enumerate(trace.contexts, 1):
         shown = c.text
@@ -286,39 +286,39 @@ def _md_contexts(trace: Trace, lang: str, w) -> list[str]:
 def _md_prompt(trace: Trace, lang: str, w) -> list[str]:
     if trace.prompt is None:
         return []
-    out = [f"## {w('Exact prompt', '确切的提示词')}", ""]
+    out = [f"## {w(en='Exact prompt', zh='确切的提示词')}", ""]
     for m in trace.prompt.messages:
         out += [f"**{m['role']}**", "", "```", m["content"], "```", ""]
     return out
 
 
 def _md_answer(trace: Trace, lang: str, w) -> list[str]:
-    out = [f"## {w('Answer', '回答')}", "", trace.answer or w("(empty)", "（空）"), ""]
+    out = [f"## {w(en='Answer', zh='回答')}", "", trace.answer or w(en="(empty)", zh="（空）"), ""]
     if trace.garbled is not None:
-        out += [w(f"The model's answer was garbled ({localized(trace.garbled, 'en')}); the answer above is the extractive "
-                  "stand-in's picks. What the model wrote:", f"模型的回答是乱的（{localized(trace.garbled, 'zh')}），上面是抽取式"
+        out += [w(en=f"The model's answer was garbled ({localized(trace.garbled, 'en')}); the answer above is the extractive "
+                  "stand-in's picks. What the model wrote:", zh=f"模型的回答是乱的（{localized(trace.garbled, 'zh')}），上面是抽取式"
                   "替身挑出的句子。模型写的是："), "", "> " + (trace.model_answer or "").replace("\n", "\n> "), ""]
     elif trace.model_answer is not None:
-        out += [w("The model wrote the text before the first corner bracket; the quoted sentences after it are the extractive "
+        out += [w(en="The model wrote the text before the first corner bracket; the quoted sentences after it are the extractive "
                   "stand-in's picks that the model's answer left out.",
-                  "第一个「之前是模型写的；之后加引号的句子是抽取式替身挑出、而模型回答漏掉的原文。"), ""]
+                  zh="第一个「之前是模型写的；之后加引号的句子是抽取式替身挑出、而模型回答漏掉的原文。"), ""]
     if trace.lead is not None:
         lead, n = trace.lead.lead, len(trace.lead.candidates)
-        out += [w(f"Everything the model wrote was set aside; the model chose which quote leads: [{lead.ref}], the highest "
+        out += [w(en=f"Everything the model wrote was set aside; the model chose which quote leads: [{lead.ref}], the highest "
                   f"per-token probability as its reply ({lead.per_token:.2f}) of {n}.",
-                  f"模型写的句子都已搁置；领头的原文由模型选出：[{lead.ref}]，把它当作回复时每个 token 的平均概率最高"
+                  zh=f"模型写的句子都已搁置；领头的原文由模型选出：[{lead.ref}]，把它当作回复时每个 token 的平均概率最高"
                   f"（{lead.per_token:.2f}，共 {n} 句）。"), ""]
-    for aside, why in ((trace.restated, w("Set aside (the model's sentences that state nothing: they only restate the "
+    for aside, why in ((trace.restated, w(en="Set aside (the model's sentences that state nothing: they only restate the "
                                           "question or the prompt, or are a bare number or ref):",
-                                          "已搁置（模型写的、没有陈述事实的句子：只是复述问题或提示词，或只有一个编号）：")),
-                       (trace.off_question, w("Set aside (the model's sentences off the question: they cite only entries "
+                                          zh="已搁置（模型写的、没有陈述事实的句子：只是复述问题或提示词，或只有一个编号）：")),
+                       (trace.off_question, w(en="Set aside (the model's sentences off the question: they cite only entries "
                                               "the stand-in quotes nothing from and name none of the question's words the "
                                               "entry the stand-in's answer rests on lacks):",
-                                              "已搁置（模型写的、偏离问题的句子：只引用了抽取式替身没有摘录的资料，也没有提到问题里"
+                                              zh="已搁置（模型写的、偏离问题的句子：只引用了抽取式替身没有摘录的资料，也没有提到问题里"
                                               "替身答案所依据的主条资料缺少的词）：")),
-                       (trace.unsupported, w("Set aside (the model's sentences the audit does not call supported by the "
+                       (trace.unsupported, w(en="Set aside (the model's sentences the audit does not call supported by the "
                                              "chunk they cite, or that leave empty what the question asks):",
-                                             "已搁置（模型写的、没有得到所引资料支撑，或没有回答问题所问内容的句子）："))):
+                                             zh="已搁置（模型写的、没有得到所引资料支撑，或没有回答问题所问内容的句子）："))):
         if aside:
             out += [why, ""] + [f"- ~~{s}~~" for s in aside] + [""]
     return out
@@ -328,12 +328,12 @@ def _md_audit(trace: Trace, lang: str, w) -> list[str]:
     a = trace.audit
     if a is None:
         return []
-    out = [f"## {w('Citation audit', '引用审计')}", "",
-           f"- {w('cited', '引用')}: {', '.join(a.cited) or '-'}",
-           f"- {w('valid', '有效')}: {', '.join(a.valid) or '-'}",
-           f"- {w('hallucinated', '幻觉')}: {', '.join(a.hallucinated) or '-'}",
-           f"- {w('unused', '未用')}: {', '.join(a.unused) or '-'}", "",
-           w("| sentence | refs | evidence span | coverage | label | why |", "| 句子 | 引用 | 证据片段 | 覆盖率 | 判定 | 原因 |"),
+    out = [f"## {w(en='Citation audit', zh='引用审计')}", "",
+           f"- {w(en='cited', zh='引用')}: {', '.join(a.cited) or '-'}",
+           f"- {w(en='valid', zh='有效')}: {', '.join(a.valid) or '-'}",
+           f"- {w(en='hallucinated', zh='幻觉')}: {', '.join(a.hallucinated) or '-'}",
+           f"- {w(en='unused', zh='未用')}: {', '.join(a.unused) or '-'}", "",
+           w(en="| sentence | refs | evidence span | coverage | label | why |", zh="| 句子 | 引用 | 证据片段 | 覆盖率 | 判定 | 原因 |"),
            "|---|---|---|---|---|---|"]
     for ss in a.sentences:
         span = ss.support.evidence.text if ss.support is not None and ss.support.evidence else ""
@@ -345,13 +345,13 @@ def _md_audit(trace: Trace, lang: str, w) -> list[str]:
 def _md_no_rag(trace: Trace, lang: str, w) -> list[str]:
     if trace.no_rag_answer is None:
         return []
-    out = ["", f"## {w('Without RAG (same question, no context)', '无 RAG（同一个问题，不给资料）')}", "",
+    out = ["", f"## {w(en='Without RAG (same question, no context)', zh='无 RAG（同一个问题，不给资料）')}", "",
            trace.no_rag_answer]
     if trace.no_rag_grounding:
-        out += ["", w("| sentence | support found in the corpus |", "| 句子 | 语料里找到的支撑 |"), "|---|---|"]
+        out += ["", w(en="| sentence | support found in the corpus |", zh="| 句子 | 语料里找到的支撑 |"), "|---|---|"]
         out += [f"| {_cell(g.sentence)} | {grounding_text(g, lang)} |" for g in trace.no_rag_grounding]
     return out
 
 
 def _md_timings(trace: Trace, lang: str, w) -> list[str]:
-    return ["", f"## {w('Timings (s)', '耗时（秒）')}", ""] + [f"- {k}: {v:.3f}" for k, v in trace.timings.items()]
+    return ["", f"## {w(en='Timings (s)', zh='耗时（秒）')}", ""] + [f"- {k}: {v:.3f}" for k, v in trace.timings.items()]

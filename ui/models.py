@@ -16,25 +16,26 @@ from rag import config
 from rag.backends import Choice, choose_reranker
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.ingest.documents import Document, load_knowledge_base
+from rag.messages import Msg
 from rag.models.embedding import EMBEDDERS, Embedder, load_embedder
 from rag.models.embedding_cache import CachedEmbedder
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import LocalChat
 from rag.search.rerank import load_reranker
 
-from .i18n import tr
+from .i18n import loc, tr
 
 # (kind, name) this server has loaded, so only a first load shows a spinner: names only, no session's data, and
 # bounded (a name is added after a successful load; past 64 the set starts again, which costs one more spinner)
 _loaded: set[tuple[str, str]] = set()
 
 
-def _announced(kind: str, name: str, zh: str, en: str, load):
-    """`load()`, with a spinner that says what is loading the first time this server loads it (a first visit
-    is never a silent wait)."""
+def _announced(kind: str, name: str, says: Msg, load):
+    """`load()`, with a spinner that says what is loading (`says`) the first time this server loads it (a first
+    visit is never a silent wait)."""
     if (kind, name) in _loaded:
         return load()
-    with st.spinner(tr(zh=zh, en=en)):
+    with st.spinner(loc(says)):
         out = load()
     if len(_loaded) >= 64:
         _loaded.clear()
@@ -111,8 +112,9 @@ def embedder(name: str) -> Embedder:
     typed name past the limits: admit_typed_model)."""
     counted = name not in EMBEDDERS and admit_typed_model(name)
     try:
-        return _announced("embedder", name, f"正在加载向量模型 {name}（服务器第一次用它）…",
-                          f"Loading the embedder {name} (the server's first use of it)…", lambda: _embedder(name))
+        return _announced("embedder", name, Msg(zh=f"正在加载向量模型 {name}（服务器第一次用它）…",
+                                                en=f"Loading the embedder {name} (the server's first use of it)…"),
+                          lambda: _embedder(name))
     except Exception:
         if counted:
             forget_typed_model(name)
@@ -142,8 +144,9 @@ def local_chat(model: str) -> LocalChat:
     """The bundled local LLM, one per model for the whole server: it serialises generations itself
     (a lock; a waiting session hears "queued"). Only a successful load is cached: an exception is not,
     so a later session tries again."""
-    return _announced("llm", model, f"正在加载随附的语言模型 {model}（服务器第一次用它，几秒钟）…",
-                      f"Loading the bundled language model {model} (the server's first use of it: a few seconds)…",
+    return _announced("llm", model, Msg(zh=f"正在加载随附的语言模型 {model}（服务器第一次用它，几秒钟）…",
+                                        en=f"Loading the bundled language model {model} (the server's first use of it: "
+                                           "a few seconds)…"),
                       lambda: _local_chat(model))
 
 
@@ -161,8 +164,8 @@ def server_chat(model: str):
     # the answer rules in both languages, evaluated into the slots before the class asks (the rules do not
     # depend on the question or the contexts: only the system message is kept): three slots in four Chinese
     heads = [build_prompt("?", [], lang).messages[:1] for lang in ("zh", "zh", "zh", "en")]
-    return _announced("server", model, f"正在启动 llama.cpp 服务器（模型 {model}，第一次要几秒钟）…",
-                      f"Starting llama.cpp's server with {model} (the first time: a few seconds)…",
+    return _announced("server", model, Msg(zh=f"正在启动 llama.cpp 服务器（模型 {model}，第一次要几秒钟）…",
+                                           en=f"Starting llama.cpp's server with {model} (the first time: a few seconds)…"),
                       lambda: shared_chat(model, prime=heads))
 
 

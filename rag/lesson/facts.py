@@ -61,10 +61,10 @@ class Fact:
 FACTS: dict[str, Fact] = {}
 
 
-def fact(name: str, kind: str, needs: str, en: str, zh: str):
+def fact(name: str, kind: str, needs: str, means: Msg):
     def register(fn: Callable[[Run], Any]) -> Callable[[Run], Any]:
         assert kind in KINDS and needs in STAGES, (name, kind, needs)
-        FACTS[name] = Fact(name, kind, needs, Msg(en=en, zh=zh), fn)
+        FACTS[name] = Fact(name, kind, needs, means, fn)
         return fn
     return register
 
@@ -100,38 +100,38 @@ def _need(run: Run, stage: str) -> None:
 # ------------------------------------------------------------------------------------------------ index
 
 
-@fact("question", "text", "index", "the question being asked", "当前的问题")
+@fact("question", "text", "index", Msg(en="the question being asked", zh="当前的问题"))
 def _question(run: Run) -> str:
     return run.question
 
 
-@fact("chunk_count", "number", "index", "chunks in the index", "索引里的块数")
+@fact("chunk_count", "number", "index", Msg(en="chunks in the index", zh="索引里的块数"))
 def _chunk_count(run: Run) -> int:
     return len(run.index.chunks)
 
 
-@fact("doc_count", "number", "index", "documents in the corpus", "语料里的文档数")
+@fact("doc_count", "number", "index", Msg(en="documents in the corpus", zh="语料里的文档数"))
 def _doc_count(run: Run) -> int:
     return len({c.doc_id for c in run.index.chunks})
 
 
-@fact("chunker", "text", "index", "the chunking method the index was built with", "建索引用的切块方法")
+@fact("chunker", "text", "index", Msg(en="the chunking method the index was built with", zh="建索引用的切块方法"))
 def _chunker(run: Run) -> str:
     return run.index.chunk_set.method
 
 
-@fact("longest_chunk_chars", "number", "index", "characters in the longest chunk", "最长的块有多少字符")
+@fact("longest_chunk_chars", "number", "index", Msg(en="characters in the longest chunk", zh="最长的块有多少字符"))
 def _longest(run: Run) -> int:
     return max((len(c.text) for c in run.index.chunks), default=0)
 
 
-@fact("mean_chunk_chars", "number", "index", "mean characters per chunk (rounded)", "平均每块的字符数（取整）")
+@fact("mean_chunk_chars", "number", "index", Msg(en="mean characters per chunk (rounded)", zh="平均每块的字符数（取整）"))
 def _mean(run: Run) -> int:
     chunks = run.index.chunks
     return round(sum(len(c.text) for c in chunks) / len(chunks)) if chunks else 0
 
 
-@fact("embedder", "text", "index", "the embedding model", "向量模型")
+@fact("embedder", "text", "index", Msg(en="the embedding model", zh="向量模型"))
 def _embedder(run: Run) -> Msg | str:
     return run.index.embedder.label
 
@@ -155,19 +155,22 @@ def _rank_in(run: Run, retriever: str, chunk_id: str) -> int:
 
 
 for _r in RETRIEVERS:
-    fact(f"{_r}_top", "chunk", "retrieval", f"the chunk the {_r} list ranks first", f"{_r} 列表排第一的块")(
+    fact(f"{_r}_top", "chunk", "retrieval", Msg(en=f"the chunk the {_r} list ranks first", zh=f"{_r} 列表排第一的块"))(
         lambda run, r=_r: _list(run, r)[0].chunk_id)
-    fact(f"{_r}_top_score", "number", "retrieval", f"the {_r} list's first score", f"{_r} 列表第一名的分数")(
+    fact(f"{_r}_top_score", "number", "retrieval", Msg(en=f"the {_r} list's first score", zh=f"{_r} 列表第一名的分数"))(
         lambda run, r=_r: _list(run, r)[0].score)
 
 
-@fact("rrf_k", "number", "retrieval", "RRF's k: each list adds w / (k + rank)", "RRF 的 k：每个列表加上 w / (k + 名次)")
+@fact("rrf_k", "number", "retrieval",
+      Msg(en="RRF's k: each list adds w / (k + rank)",
+          zh="RRF 的 k：每个列表加上 w / (k + 名次)"))
 def _rrf_k(run: Run) -> int:
     return run.retrieval.rrf_k
 
 
-@fact("hybrid_top_sum", "text", "retrieval", "the fused list's first chunk's RRF sum, term by term",
-      "融合列表第一名的 RRF 求和，逐项写出")
+@fact("hybrid_top_sum", "text", "retrieval",
+      Msg(en="the fused list's first chunk's RRF sum, term by term",
+          zh="融合列表第一名的 RRF 求和，逐项写出"))
 def _hybrid_sum(run: Run) -> str:
     top = _list(run, "hybrid")[0]
     k = run.retrieval.rrf_k
@@ -176,8 +179,8 @@ def _hybrid_sum(run: Run) -> str:
 
 
 for _r in ("dense", "bm25"):
-    fact(f"hybrid_top_{_r}_rank", "number", "retrieval", f"where the {_r} list ranks the fused list's first chunk",
-         f"融合列表第一名在 {_r} 列表里排第几")(lambda run, r=_r: _rank_in(run, r, _list(run, "hybrid")[0].chunk_id))
+    fact(f"hybrid_top_{_r}_rank", "number", "retrieval", Msg(en=f"where the {_r} list ranks the fused list's first chunk",
+                                                             zh=f"融合列表第一名在 {_r} 列表里排第几"))(lambda run, r=_r: _rank_in(run, r, _list(run, "hybrid")[0].chunk_id))
 
 
 def _bm25_row(run: Run):
@@ -190,39 +193,47 @@ def _bm25_row(run: Run):
     return max(terms, key=lambda t: t.contribution)
 
 
-@fact("bm25_top_term", "text", "retrieval", "the question word that adds most to BM25's first chunk's score",
-      "对 BM25 第一名得分贡献最大的问题词")
+@fact("bm25_top_term", "text", "retrieval",
+      Msg(en="the question word that adds most to BM25's first chunk's score",
+          zh="对 BM25 第一名得分贡献最大的问题词"))
 def _bm25_term(run: Run) -> str:
     return _bm25_row(run).term
 
 
-@fact("bm25_top_term_tf", "number", "retrieval", "how often that word occurs in that chunk", "这个词在那个块里出现几次")
+@fact("bm25_top_term_tf", "number", "retrieval", Msg(en="how often that word occurs in that chunk", zh="这个词在那个块里出现几次"))
 def _bm25_tf(run: Run) -> int:
     return _bm25_row(run).tf
 
 
-@fact("bm25_terms", "text", "retrieval", "the question's BM25 tokens (jieba's cut, stop words removed when on)",
-      "问题的 BM25 词（jieba 分词，开了停用词时去掉停用词）")
+@fact("bm25_terms", "text", "retrieval",
+      Msg(en="the question's BM25 tokens (jieba's cut, stop words removed when on)",
+          zh="问题的 BM25 词（jieba 分词，开了停用词时去掉停用词）"))
 def _bm25_terms(run: Run) -> str:
     return " / ".join(run.index.bm25.tokenize(run.question))
 
 
-@fact("bm25_term_count", "number", "retrieval", "how many words BM25 sees in the question", "BM25 在问题里看到几个词")
+@fact("bm25_term_count", "number", "retrieval", Msg(en="how many words BM25 sees in the question", zh="BM25 在问题里看到几个词"))
 def _bm25_count(run: Run) -> int:
     return len(run.index.bm25.tokenize(run.question))
 
 
-@fact("dense_top_chars", "number", "retrieval", "characters in the chunk dense search ranks first", "向量检索第一名的块有多少字符")
+@fact("dense_top_chars", "number", "retrieval",
+      Msg(en="characters in the chunk dense search ranks first",
+          zh="向量检索第一名的块有多少字符"))
 def _dense_top_chars(run: Run) -> int:
     return len(run.index.by_id[_list(run, "dense")[0].chunk_id].text)
 
 
-@fact("lists_disagree", "yes-no", "retrieval", "dense and BM25 put different chunks first", "向量和 BM25 排第一的块不同")
+@fact("lists_disagree", "yes-no", "retrieval",
+      Msg(en="dense and BM25 put different chunks first",
+          zh="向量和 BM25 排第一的块不同"))
 def _disagree(run: Run) -> bool:
     return _list(run, "dense")[0].chunk_id != _list(run, "bm25")[0].chunk_id
 
 
-@fact("top_k_overlap", "number", "retrieval", "chunks that dense's and BM25's top k share", "向量和 BM25 前 k 名共有的块数")
+@fact("top_k_overlap", "number", "retrieval",
+      Msg(en="chunks that dense's and BM25's top k share",
+          zh="向量和 BM25 前 k 名共有的块数"))
 def _overlap(run: Run) -> int:
     k = run.top_k
     return len({h.chunk_id for h in run.retrieval.dense[:k]} & {h.chunk_id for h in run.retrieval.bm25[:k]})
@@ -237,18 +248,22 @@ def _gold(run: Run) -> str:
     return run.gold
 
 
-@fact("gold", "chunk", "index", "the chunk that answers the question, as the lesson names it", "课程指定的、回答这个问题的块")
+@fact("gold", "chunk", "index",
+      Msg(en="the chunk that answers the question, as the lesson names it",
+          zh="课程指定的、回答这个问题的块"))
 def _gold_fact(run: Run) -> str:
     return _gold(run)
 
 
 for _r in RETRIEVERS:
-    fact(f"gold_rank_{_r}", "number", "retrieval", f"the gold chunk's rank in the {_r} list", f"标准答案块在 {_r} 列表里的名次")(
+    fact(f"gold_rank_{_r}", "number", "retrieval",
+         Msg(en=f"the gold chunk's rank in the {_r} list", zh=f"标准答案块在 {_r} 列表里的名次"))(
         lambda run, r=_r: _rank_in(run, r, _gold(run)))
 
 
-@fact("gold_best_retriever", "retriever", "retrieval", "the retriever that ranks the gold chunk highest (ties: each)",
-      "把标准答案块排得最高的检索器（并列时都算）")
+@fact("gold_best_retriever", "retriever", "retrieval",
+      Msg(en="the retriever that ranks the gold chunk highest (ties: each)",
+          zh="把标准答案块排得最高的检索器（并列时都算）"))
 def _gold_best(run: Run) -> frozenset[str]:
     gold = _gold(run)
     ranks = {}
@@ -263,7 +278,9 @@ def _gold_best(run: Run) -> frozenset[str]:
     return frozenset(r for r, v in ranks.items() if v == best)
 
 
-@fact("gold_in_top_k", "yes-no", "retrieval", "the gold chunk is in the fused list's top k", "标准答案块在融合列表的前 k 名里")
+@fact("gold_in_top_k", "yes-no", "retrieval",
+      Msg(en="the gold chunk is in the fused list's top k",
+          zh="标准答案块在融合列表的前 k 名里"))
 def _gold_top_k(run: Run) -> bool:
     gold = _gold(run)
     return any(h.chunk_id == gold for h in run.retrieval.mode_list()[: run.top_k])
@@ -272,28 +289,31 @@ def _gold_top_k(run: Run) -> bool:
 # ------------------------------------------------------------------------------------------------ rerank
 
 
-@fact("reranker", "text", "rerank", "the reranker that ran", "运行的重排器")
+@fact("reranker", "text", "rerank", Msg(en="the reranker that ran", zh="运行的重排器"))
 def _reranker(run: Run) -> Msg | str:
     return run.rerank.reranker  # a Msg: shown in the UI's language
 
 
-@fact("rerank_top", "chunk", "rerank", "the chunk the reranker puts first", "重排后排第一的块")
+@fact("rerank_top", "chunk", "rerank", Msg(en="the chunk the reranker puts first", zh="重排后排第一的块"))
 def _rerank_top(run: Run) -> str:
     return run.rerank.hits[0].chunk_id
 
 
-@fact("rerank_changed_top", "yes-no", "rerank", "the reranker put another chunk first", "重排换了第一名")
+@fact("rerank_changed_top", "yes-no", "rerank", Msg(en="the reranker put another chunk first", zh="重排换了第一名"))
 def _changed_top(run: Run) -> bool:
     return run.rerank.hits[0].chunk_id != next(m.chunk_id for m in run.rerank.moves if m.before == 1)
 
 
-@fact("moved_count", "number", "rerank", "chunks of the reranked top k whose rank changed", "重排后前 k 名里名次变了的块数")
+@fact("moved_count", "number", "rerank",
+      Msg(en="chunks of the reranked top k whose rank changed",
+          zh="重排后前 k 名里名次变了的块数"))
 def _moved(run: Run) -> int:
     return sum(1 for m in run.rerank.moves if m.after is not None and m.after != m.before)
 
 
-@fact("entered_count", "number", "rerank", "chunks in the reranked top k that were not in the top k before",
-      "重排后进入前 k 名、之前不在前 k 名的块数")
+@fact("entered_count", "number", "rerank",
+      Msg(en="chunks in the reranked top k that were not in the top k before",
+          zh="重排后进入前 k 名、之前不在前 k 名的块数"))
 def _entered(run: Run) -> int:
     k = len(run.rerank.hits)
     return sum(1 for m in run.rerank.moves if m.after is not None and m.before > k)
@@ -306,23 +326,24 @@ def _riser(run: Run):
     return max(risen, key=lambda m: (m.before - m.after, -m.after))
 
 
-@fact("biggest_riser", "chunk", "rerank", "the chunk that rose most", "上升最多的块")
+@fact("biggest_riser", "chunk", "rerank", Msg(en="the chunk that rose most", zh="上升最多的块"))
 def _riser_id(run: Run) -> str:
     return _riser(run).chunk_id
 
 
-@fact("biggest_riser_before", "number", "rerank", "its rank before the rerank", "它重排前的名次")
+@fact("biggest_riser_before", "number", "rerank", Msg(en="its rank before the rerank", zh="它重排前的名次"))
 def _riser_before(run: Run) -> int:
     return _riser(run).before
 
 
-@fact("biggest_riser_after", "number", "rerank", "its rank after the rerank", "它重排后的名次")
+@fact("biggest_riser_after", "number", "rerank", Msg(en="its rank after the rerank", zh="它重排后的名次"))
 def _riser_after(run: Run) -> int:
     return _riser(run).after
 
 
-@fact("biggest_riser_reason", "text", "rerank", "the feature that pushed it up most (learned ranker only)",
-      "把它推上去最多的特征（只有学习型排序器有）")
+@fact("biggest_riser_reason", "text", "rerank",
+      Msg(en="the feature that pushed it up most (learned ranker only)",
+          zh="把它推上去最多的特征（只有学习型排序器有）"))
 def _riser_reason(run: Run) -> str:
     m = _riser(run)
     why = {w.chunk_id: w for w in run.rerank.why}.get(m.chunk_id)
@@ -335,7 +356,7 @@ def _riser_reason(run: Run) -> str:
     return f"{ups[0][0]} {ups[0][1]:+.2f}"
 
 
-@fact("gold_rank_rerank", "number", "rerank", "the gold chunk's rank after the rerank", "标准答案块重排后的名次")
+@fact("gold_rank_rerank", "number", "rerank", Msg(en="the gold chunk's rank after the rerank", zh="标准答案块重排后的名次"))
 def _gold_rerank(run: Run) -> int:
     gold = _gold(run)
     for m in run.rerank.moves:
@@ -349,12 +370,12 @@ def _gold_rerank(run: Run) -> int:
 # ------------------------------------------------------------------------------------------------ answer
 
 
-@fact("answer", "text", "answer", "the answer with RAG", "有 RAG 的回答")
+@fact("answer", "text", "answer", Msg(en="the answer with RAG", zh="有 RAG 的回答"))
 def _answer(run: Run) -> str:
     return run.trace.answer
 
 
-@fact("no_rag_answer", "text", "answer", "the same model's answer without retrieval", "同一个模型不检索时的回答")
+@fact("no_rag_answer", "text", "answer", Msg(en="the same model's answer without retrieval", zh="同一个模型不检索时的回答"))
 def _no_rag(run: Run) -> str:
     if run.trace.no_rag_answer is None:
         raise NotInRun(Msg(en="the answer without RAG is off (turn on 'Also answer without RAG')",
@@ -362,8 +383,9 @@ def _no_rag(run: Run) -> str:
     return run.trace.no_rag_answer.strip().rstrip("。.！!")  # a notice quotes it and closes the quote itself ("…”。")
 
 
-@fact("no_rag_unsupported_count", "number", "answer", "sentences of the no-RAG answer nothing in the corpus supports",
-      "无 RAG 回答里语料中找不到支撑的句子数")
+@fact("no_rag_unsupported_count", "number", "answer",
+      Msg(en="sentences of the no-RAG answer nothing in the corpus supports",
+          zh="无 RAG 回答里语料中找不到支撑的句子数"))
 def _no_rag_unsupported(run: Run) -> int:
     _no_rag(run)
     if not run.trace.no_rag_grounding:
@@ -378,13 +400,14 @@ def _gate(run: Run):
     return run.trace.answerability
 
 
-@fact("answered", "yes-no", "answer", "the gate let the model answer (no: it refused before generating)",
-      "拒答判断放行了模型作答（否：生成之前就拒答了）")
+@fact("answered", "yes-no", "answer",
+      Msg(en="the gate let the model answer (no: it refused before generating)",
+          zh="拒答判断放行了模型作答（否：生成之前就拒答了）"))
 def _answered(run: Run) -> bool:
     return bool(_gate(run).answerable)
 
 
-@fact("gate_score", "number", "answer", "the best context sentence's score at the gate", "拒答判断时最相关句子的得分")
+@fact("gate_score", "number", "answer", Msg(en="the best context sentence's score at the gate", zh="拒答判断时最相关句子的得分"))
 def _gate_score(run: Run) -> float:
     a = _gate(run)
     if a.score is None:
@@ -392,13 +415,15 @@ def _gate_score(run: Run) -> float:
     return a.score
 
 
-@fact("gate_threshold", "number", "answer", "the gate's threshold", "拒答判断的阈值")
+@fact("gate_threshold", "number", "answer", Msg(en="the gate's threshold", zh="拒答判断的阈值"))
 def _gate_threshold(run: Run) -> float:
     return _gate(run).threshold
 
 
-@fact("below_threshold", "yes-no", "answer", "the best context sentence scored below the gate's threshold (no: it reached "
-      "it; the gate may still refuse for the first context's words)", "最相关句子的得分低于拒答阈值（否：达到了阈值；仍可能因第一条资料缺问题的词而拒答）")
+@fact("below_threshold", "yes-no", "answer",
+      Msg(en="the best context sentence scored below the gate's threshold (no: it reached it; the gate may "
+             "still refuse for the first context's words)",
+          zh="最相关句子的得分低于拒答阈值（否：达到了阈值；仍可能因第一条资料缺问题的词而拒答）"))
 def _below_threshold(run: Run) -> bool:
     a = _gate(run)
     return a.score is None or a.score < a.threshold
@@ -411,26 +436,31 @@ def _missing(run: Run) -> tuple[str, ...]:
     return a.missing
 
 
-@fact("gate_missing", "text", "answer", "the question's words the first context lacks, when the gate refused for them",
-      "拒答判断因第一条资料缺词而拒答时，缺的那些问题词")
+@fact("gate_missing", "text", "answer",
+      Msg(en="the question's words the first context lacks, when the gate refused for them",
+          zh="拒答判断因第一条资料缺词而拒答时，缺的那些问题词"))
 def _gate_missing(run: Run) -> str:
     return ", ".join(_missing(run))
 
 
-@fact("gate_missing_count", "number", "answer", "how many of the question's words the first context lacks, when the "
-      "gate refused for them", "拒答判断因第一条资料缺词而拒答时，缺了几个问题词")
+@fact("gate_missing_count", "number", "answer",
+      Msg(en="how many of the question's words the first context lacks, when the gate refused for them",
+          zh="拒答判断因第一条资料缺词而拒答时，缺了几个问题词"))
 def _gate_missing_count(run: Run) -> int:
     return len(_missing(run))
 
 
-@fact("gate_unnamed", "text", "answer", "the names of the question the documents never use, when the gate refused for "
-      "them (a near miss: the documents cover something next to it)", "拒答判断因问题里的名字资料从没出现而拒答时，那些名字")
+@fact("gate_unnamed", "text", "answer",
+      Msg(en="the names of the question the documents never use, when the gate refused for them (a near "
+             "miss: the documents cover something next to it)",
+          zh="拒答判断因问题里的名字资料从没出现而拒答时，那些名字"))
 def _gate_unnamed(run: Run) -> str:
     return ", ".join(n.text for n in _unnamed(run))
 
 
-@fact("gate_unnamed_count", "number", "answer", "how many names of the question the documents never use, when the gate "
-      "refused for them", "拒答判断因名字资料从没出现而拒答时，这样的名字有几个")
+@fact("gate_unnamed_count", "number", "answer",
+      Msg(en="how many names of the question the documents never use, when the gate refused for them",
+          zh="拒答判断因名字资料从没出现而拒答时，这样的名字有几个"))
 def _gate_unnamed_count(run: Run) -> int:
     return len(_unnamed(run))
 
@@ -449,12 +479,12 @@ def _audit(run: Run):
     return run.trace.audit
 
 
-@fact("sentence_count", "number", "answer", "sentences in the answer", "回答的句子数")
+@fact("sentence_count", "number", "answer", Msg(en="sentences in the answer", zh="回答的句子数"))
 def _sentences(run: Run) -> int:
     return len(_audit(run).sentences)
 
 
-@fact("supported_count", "number", "answer", "answer sentences the audit labels supported", "审计判为“有支撑”的句子数")
+@fact("supported_count", "number", "answer", Msg(en="answer sentences the audit labels supported", zh="审计判为“有支撑”的句子数"))
 def _supported(run: Run) -> int:
     return sum(1 for s in _audit(run).sentences if s.label == "supported")
 
@@ -466,22 +496,24 @@ def _flagged(run: Run):
     raise NotInRun(Msg(en="the audit flagged no sentence: every one is supported", zh="审计没有标出问题句：每句都有支撑"))
 
 
-@fact("audit_flagged", "yes-no", "answer", "the audit flagged at least one sentence", "审计至少标出了一句")
+@fact("audit_flagged", "yes-no", "answer", Msg(en="the audit flagged at least one sentence", zh="审计至少标出了一句"))
 def _any_flagged(run: Run) -> bool:
     return any(s.label != "supported" for s in _audit(run).sentences)
 
 
-@fact("flagged_sentence", "text", "answer", "the first sentence the audit did not label supported", "审计第一句没判为有支撑的句子")
+@fact("flagged_sentence", "text", "answer",
+      Msg(en="the first sentence the audit did not label supported",
+          zh="审计第一句没判为有支撑的句子"))
 def _flagged_sentence(run: Run) -> str:
     return _flagged(run).sentence
 
 
-@fact("flagged_label", "label", "answer", "that sentence's label", "那句话的判定")
+@fact("flagged_label", "label", "answer", Msg(en="that sentence's label", zh="那句话的判定"))
 def _flagged_label(run: Run) -> str:
     return _flagged(run).label
 
 
-@fact("flagged_reason", "text", "answer", "the audit's reason for that label", "审计给那个判定的理由")
+@fact("flagged_reason", "text", "answer", Msg(en="the audit's reason for that label", zh="审计给那个判定的理由"))
 def _flagged_reason(run: Run) -> Msg:
     s = _flagged(run)
     if s.support is None:
@@ -505,12 +537,12 @@ def _mine(run: Run):
     return run.extra["mine"]
 
 
-@fact("my_label", "label", "answer", "the audit's label for your own sentence", "审计给你写的句子的判定")
+@fact("my_label", "label", "answer", Msg(en="the audit's label for your own sentence", zh="审计给你写的句子的判定"))
 def _my_label(run: Run) -> str:
     return _mine(run).label
 
 
-@fact("my_reason", "text", "answer", "the audit's reason for that label", "审计给那个判定的理由")
+@fact("my_reason", "text", "answer", Msg(en="the audit's reason for that label", zh="审计给那个判定的理由"))
 def _my_reason(run: Run) -> Msg:
     s = _mine(run)
     if s.support is None:
@@ -518,17 +550,19 @@ def _my_reason(run: Run) -> Msg:
     return Msg(en="; ".join(s.support.reasons("en")), zh="；".join(s.support.reasons("zh")))
 
 
-@fact("hallucinated_count", "number", "answer", "cited refs that were not among the contexts", "引用了但不在资料里的 ref 数")
+@fact("hallucinated_count", "number", "answer",
+      Msg(en="cited refs that were not among the contexts",
+          zh="引用了但不在资料里的 ref 数"))
 def _hallucinated(run: Run) -> int:
     return len(run.trace.audit.hallucinated) if run.trace.audit else 0
 
 
-@fact("generator", "text", "answer", "the generator that answered", "作答的生成器")
+@fact("generator", "text", "answer", Msg(en="the generator that answered", zh="作答的生成器"))
 def _generator(run: Run) -> Msg | str:
     return run.trace.backends.get("generator", "")
 
 
-@fact("slowest_stage", "stage", "answer", "the stage that took longest", "最耗时的阶段")
+@fact("slowest_stage", "stage", "answer", Msg(en="the stage that took longest", zh="最耗时的阶段"))
 def _slowest(run: Run) -> str:
     from rag.waterfall import stages
 
@@ -538,7 +572,7 @@ def _slowest(run: Run) -> str:
     return max(rows, key=lambda r: r.seconds).stage
 
 
-@fact("total_s", "number", "answer", "seconds from question to audited answer", "从提问到审计完的秒数")
+@fact("total_s", "number", "answer", Msg(en="seconds from question to audited answer", zh="从提问到审计完的秒数"))
 def _total(run: Run) -> float:
     from rag.waterfall import stages
 
@@ -549,18 +583,21 @@ def _total(run: Run) -> float:
 # ------------------------------------------------------------------------------------------------ the embedding map
 
 
-@fact("pca_variance_kept", "number", "pca", "the share of the vectors' variance the 2-D/3-D picture keeps (percent)",
-      "二维/三维图保留的方差占比（百分数）")
+@fact("pca_variance_kept", "number", "pca",
+      Msg(en="the share of the vectors' variance the 2-D/3-D picture keeps (percent)",
+          zh="二维/三维图保留的方差占比（百分数）"))
 def _variance(run: Run) -> float:
     return float(run.extra["pca"].projection.explained_variance_ratio.sum() * 100)
 
 
-@fact("pca_faithful", "yes-no", "pca", "the picture's nearest points are the true cosine top-k", "图上最近的点就是真正的余弦 top-k")
+@fact("pca_faithful", "yes-no", "pca",
+      Msg(en="the picture's nearest points are the true cosine top-k",
+          zh="图上最近的点就是真正的余弦 top-k"))
 def _faithful(run: Run) -> bool:
     return not run.extra["pca"].check.distorted
 
 
-@fact("pca_dims", "number", "pca", "dimensions of the embedding space", "向量空间的维数")
+@fact("pca_dims", "number", "pca", Msg(en="dimensions of the embedding space", zh="向量空间的维数"))
 def _dims(run: Run) -> int:
     return int(run.index.vectors.vectors.shape[1])
 
@@ -568,18 +605,19 @@ def _dims(run: Run) -> int:
 # ------------------------------------------------------------------------------------------------ graph
 
 
-@fact("graph_entities", "number", "graph", "entities in the corpus graph", "语料图里的实体数")
+@fact("graph_entities", "number", "graph", Msg(en="entities in the corpus graph", zh="语料图里的实体数"))
 def _entities(run: Run) -> int:
     return int(run.index.graph.summary()["entities"])
 
 
-@fact("graph_relations", "number", "graph", "relations extracted into the graph", "抽取进图的关系数")
+@fact("graph_relations", "number", "graph", Msg(en="relations extracted into the graph", zh="抽取进图的关系数"))
 def _relations(run: Run) -> int:
     return int(run.index.graph.summary()["relations"])
 
 
-@fact("graph_stated_relations", "number", "graph", "relations their source sentence states (drawn as facts)",
-      "原句证实了的关系数（画成事实的）")
+@fact("graph_stated_relations", "number", "graph",
+      Msg(en="relations their source sentence states (drawn as facts)",
+          zh="原句证实了的关系数（画成事实的）"))
 def _stated(run: Run) -> int:
     return int(run.index.graph.summary()["verified_relations"])
 
@@ -593,7 +631,7 @@ def _walk(run: Run):
     return walk
 
 
-@fact("question_entities", "text", "graph", "the graph's entities the question was linked to", "问题链接到的图中实体")
+@fact("question_entities", "text", "graph", Msg(en="the graph's entities the question was linked to", zh="问题链接到的图中实体"))
 def _linked(run: Run) -> str:
     linked = _walk(run).linked
     if not linked:
@@ -601,7 +639,7 @@ def _linked(run: Run) -> str:
     return " / ".join(getattr(x, "entity", str(x)) for x in linked)
 
 
-@fact("graph_top", "chunk", "graph", "the chunk the graph's two-hop walk ranks first", "图的两跳游走排第一的块")
+@fact("graph_top", "chunk", "graph", Msg(en="the chunk the graph's two-hop walk ranks first", zh="图的两跳游走排第一的块"))
 def _graph_top(run: Run) -> str:
     chunks = _walk(run).chunks
     if not chunks:
@@ -621,11 +659,12 @@ def _loop(run: Run, name: str):
 
 
 for _name, _key in (("self-rag", "self_rag"), ("agent", "agent"), ("plain", "plain")):
-    fact(f"{_key}_searches", "number", "loops", f"searches {_name} made", f"{_name} 检索的次数")(
+    fact(f"{_key}_searches", "number", "loops", Msg(en=f"searches {_name} made", zh=f"{_name} 检索的次数"))(
         lambda run, n=_name: _loop(run, n).searches)
-    fact(f"{_key}_steps", "number", "loops", f"steps {_name} took", f"{_name} 走的步数")(
+    fact(f"{_key}_steps", "number", "loops", Msg(en=f"steps {_name} took", zh=f"{_name} 走的步数"))(
         lambda run, n=_name: len(_loop(run, n).steps))
-    fact(f"{_key}_answer", "text", "loops", f"{_name}'s answer", f"{_name} 的回答")(lambda run, n=_name: _loop(run, n).answer)
+    fact(f"{_key}_answer", "text", "loops", Msg(en=f"{_name}'s answer", zh=f"{_name} 的回答"))(
+        lambda run, n=_name: _loop(run, n).answer)
 
 
 # ------------------------------------------------------------------------------------------------ showing them

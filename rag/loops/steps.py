@@ -83,24 +83,24 @@ class LoopTrace:
         """A handout in `lang`: the timeline, step by step with every verdict, then the answer's own trace."""
         w = words(lang)
         out = [f"# {self.strategy}: {self.question}", "",
-               w(f"- steps: {len(self.steps)} (budget {self.budget}), searches: {self.searches}, "
+               w(en=f"- steps: {len(self.steps)} (budget {self.budget}), searches: {self.searches}, "
                  f"retrieved: {'yes' if self.retrieved else 'no'}, {self.seconds:.1f} s",
-                 f"- 步数：{len(self.steps)}（预算 {self.budget}），检索次数：{self.searches}，"
+                 zh=f"- 步数：{len(self.steps)}（预算 {self.budget}），检索次数：{self.searches}，"
                  f"{'检索了' if self.retrieved else '没有检索'}，{self.seconds:.1f} 秒")]
-        out += [f"- {w('note', '说明')}: {localized(n, lang)}" for n in self.notes]
+        out += [f"- {w(en='note', zh='说明')}: {localized(n, lang)}" for n in self.notes]
         for st in self.steps:
             out += ["", f"## {st.n}. {st.kind} ({st.seconds:.1f} s)", ""]
             if st.thought:
-                out.append(f"- {w('thought', '想法')}: {st.thought}")
+                out.append(f"- {w(en='thought', zh='想法')}: {st.thought}")
             if st.query:
-                out.append(f"- {w('query', '查询')}: {st.query}")
-            out += [f"- {w('hit', '结果')} [{h.ref}] {h.score:.4f} {h.title or h.snippet}" for h in st.hits]
-            out += [f"- {w('verdict', '判定')}: {w('yes', '是') if v.answer else w('no', '否')} · {localized(v.asked, lang)} · {v.raw}"
+                out.append(f"- {w(en='query', zh='查询')}: {st.query}")
+            out += [f"- {w(en='hit', zh='结果')} [{h.ref}] {h.score:.4f} {h.title or h.snippet}" for h in st.hits]
+            out += [f"- {w(en='verdict', zh='判定')}: {w(en='yes', zh='是') if v.answer else w(en='no', zh='否')} · {localized(v.asked, lang)} · {v.raw}"
                     for v in st.verdicts]
             sep = "；" if lang == "zh" else "; "
-            out += [f"- {w('support', '支撑')}: {label_in(x.label, lang)} · {x.sentence} · {sep.join(x.reasons(lang))}"
+            out += [f"- {w(en='support', zh='支撑')}: {label_in(x.label, lang)} · {x.sentence} · {sep.join(x.reasons(lang))}"
                     for x in st.supports]
-            out.append(f"- {w('decision', '决定')}: {localized(st.decision, lang)}")
+            out.append(f"- {w(en='decision', zh='决定')}: {localized(st.decision, lang)}")
             if st.raw and st.kind in ("search", "read", "answer", "rewrite", "repeat"):
                 out += ["", "```", st.raw, "```"]
         if self.final is not None:
