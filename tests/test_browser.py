@@ -527,6 +527,49 @@ def test_upload_a_good_and_a_bad_file(chromium, offline_app, tmp_path):
         context.close()
 
 
+LECTURE_COMMONMARK = """数据库讲义
+==========
+
+索引让查询不必扫描整张表。
+
+第二部分：B+ 树
+---------------
+
+B+ 树的叶子节点按键的顺序相连，范围查询沿着叶子走即可，详见[课程主页][home]。
+
+    SELECT * FROM t WHERE id BETWEEN 1 AND 9;
+
+[home]: https://example.org/db
+"""
+
+
+def test_a_markdown_lecture_with_setext_headings_reads_as_its_renderer_shows_it(chromium, offline_app, tmp_path):
+    """Issue 64, part 3: a lecture written with setext headings (a title over ====, a section over ----), a reference
+    link and an indented code block, uploaded in each language: the chunks carry the title path the headings give
+    (the line-by-line reader read "数据库讲义 ==========" as a sentence, so the file had no title path and the page no
+    "what a chunk reads as"), and the underline is no chunk's text. Screenshots: upload_commonmark_zh.png, _en.png."""
+    lecture = tmp_path / "db_lecture.md"
+    lecture.write_text(LECTURE_COMMONMARK, encoding="utf-8")
+    for lang in ("zh", "en"):
+        context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN" if lang == "zh" else "en-US")
+        try:
+            page = context.new_page()
+            page.goto(offline_app.url + "/upload" + ("?ui.lang=en" if lang == "en" else ""))
+            settle(page, page.get_by_text("索引就绪" if lang == "zh" else "Index ready"), FIRST_RUN_MS)
+            page.locator('.st-key-upload-files input[type="file"]').set_input_files([str(lecture)])
+            settle(page, page.get_by_text("db_lecture#1"), RUN_MS)
+            assert_clean(page, f"upload (CommonMark lecture, {lang})")
+            preview = page.locator("[data-testid='stHtml']", has_text="db_lecture#1").first.inner_text()
+            assert "第二部分：B+ 树" in preview and "范围查询沿着叶子走即可" in preview  # the file as written
+            page.get_by_text("一块读成什么" if lang == "zh" else "What a chunk reads as").click()
+            read = page.get_by_test_id("stExpander").filter(has_text="一块读成什么" if lang == "zh" else "What a chunk reads as") \
+                .get_by_test_id("stExpanderDetails").inner_text()  # the first chunk, as it reads
+            assert "数据库讲义" in read and "索引让查询不必扫描整张表。" in read and "=====" not in read, read
+            shoot(page, f"upload_commonmark_{lang}")
+        finally:
+            context.close()
+
+
 def test_an_upload_stays_the_corpus_when_the_user_comes_back_to_the_upload_page(chromium, offline_app):
     """Upload a Markdown file, visit the retrieval page (which searches it), come back to the upload page through
     the sidebar: the uploader is drawn empty (Streamlit forgets it), but the corpus is still the file, and says so."""
