@@ -129,8 +129,21 @@ class _Reader:
         if any(t.level >= MAX_NESTING - 2 for t in tokens):  # nested past the parser's limit: what lies deeper
             self._plain(source, base)                          # would be lost, so the file is read as paragraphs
             return
-        for node in SyntaxTreeNode(tokens).children:
-            self.node(node, base)
+        self.walk(SyntaxTreeNode(tokens).children, base)
+
+    def walk(self, nodes: list, base: int) -> None:
+        """Sibling nodes in order; a run of content tabs is read as one group (`_tabs`)."""
+        i = 0
+        while i < len(nodes):
+            j = i
+            while j < len(nodes) and nodes[j].type == "tab":
+                j += 1
+            if j > i:
+                self._tabs(nodes[i:j], base)
+                i = j
+            else:
+                self.node(nodes[i], base)
+                i += 1
 
     def _plain(self, source: str, base: int) -> None:
         """`source` as paragraphs between blank lines, markup read by the inline rules only."""
@@ -162,12 +175,9 @@ class _Reader:
             self._html(node.content, first)
         elif kind == "admonition":
             self._admonition(node, base)
-        elif kind == "tab":
-            self._tab(node, base)
         elif kind in ("bullet_list", "ordered_list", "list_item", "blockquote"):
             # a list's numbers are the renderer's (every item may say "1."), and "1." would read as a sentence
-            for child in node.children:
-                self.node(child, base)
+            self.walk(node.children, base)
         # front matter, a thematic break, a link reference definition: nothing to read
 
     # -- block kinds
@@ -261,33 +271,18 @@ class _Reader:
     def _admonition(self, node, base: int) -> None:
         if node.meta.get("tag") == "pythontutor":  # a visualiser's link, thousands of characters of noise
             return
-        for child in node.children:
-            if child.type == "admonition_title" and '"' not in node.info:
-                continue  # no title written: the parser's default (the kind's name, "Tip") is not the book's text
-            if child.type == "admonition_title":
-                inline = child.children[0]
-                line = inline.map[0] + base
-                self.add(PROSE, *self.span(line, line), self.inline(inline.content))
-            else:
-                self.node(child, base)
+        titled = bool(node.children) and node.children[0].type == "admonition_title"
+        if titled and '"' in node.info:  # none written: the parser's default (the kind's name, "Tip") is not the book's
+            inline = node.children[0].children[0]
+            line = inline.map[0] + base
+            self.add(PROSE, *self.span(line, line), self.inline(inline.content))
+        self.walk(node.children[1:] if titled else node.children, base)
 
-    def _tab(self, node, base: int) -> None:
-        """A content tab. Of a run of tabs that hold only code (the same program in other languages) the first
+    def _tabs(self, group: list, base: int) -> None:
+        """A run of content tabs. Of tabs that hold only code (the same program in other languages) the first
         stands for the others; other tabs (an image carousel, prose) are each read."""
-        siblings = node.parent.children
-        at = siblings.index(node)
-        group_start = at
-        while group_start > 0 and siblings[group_start - 1].type == "tab":
-            group_start -= 1
-        group = [siblings[group_start]]
-        for sibling in siblings[group_start + 1:]:
-            if sibling.type != "tab":
-                break
-            group.append(sibling)
-        if at > group_start and all(_only_code(tab) for tab in group):
-            return
-        for child in node.children:
-            self.node(child, base)
+        for tab in group[:1] if all(_only_code(tab) for tab in group) else group:
+            self.walk(tab.children, base)
 
     # -- text
 
