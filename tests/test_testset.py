@@ -97,6 +97,37 @@ def test_the_support_check_keeps_a_supported_answer_and_drops_a_wrong_one():
     assert not none.passed
 
 
+HASHING = ("# 哈希冲突\n\n哈希冲突是指两个不同的键被哈希函数映射到同一个桶。链式地址将单个元素转换为链表，把发生冲突的键值对都存储在"
+           "同一链表中。开放寻址不引入额外的数据结构，而是通过多次探测来处理哈希冲突。\n")
+
+
+def test_a_model_question_whose_own_answer_its_chunk_does_not_support_is_dropped_though_the_chunk_could_answer_it(
+        tmp_path, monkeypatch, fake_llm, capsys):
+    """Issue 65, item 15: of nine model questions a teacher would keep about two; several were kept because the
+    answer gate, given the chunk alone, found a sentence about the question's words, and that sentence became the
+    span, though nothing showed the model's question and answer went together. Now the model's own answer must be
+    supported by its chunk. Here the model asks what the chunk answers but answers with nothing the chunk says: the
+    CLI (which passed the index's embedder to that fallback) drops it, twice, and no verdict says the gate kept it."""
+    from rag.cli.main import main
+
+    doc = tmp_path / "hashing.md"
+    doc.write_text(HASHING, encoding="utf-8")
+    fake_llm.default_content = "问题：链式地址法是怎样处理哈希冲突的？\n答案：它用一种非常巧妙的办法，把这个麻烦彻底解决了。"
+    for name, value in fake_llm.env().items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "set.jsonl"
+    assert main(["testset", "generate", "--corpus", str(doc), "--n", "1", "--method", "llm", "--all",
+                 "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    record = next(r for r in records if r["provenance"]["generator"] == "llm")
+    assert record["query"] == "链式地址法是怎样处理哈希冲突的？" and summary["kept"] == 0, (summary, record)
+    assert len(records) == 1  # no near miss is made from a dropped question
+    checks = {c["check"]: c for c in record["provenance"]["checks"]}
+    assert not record["provenance"]["kept"] and checks["unsupported"]["passed"] is False, record
+    assert len(fake_llm.chat_requests) == 2  # the second try, sampled, got the same reply and was dropped too
+
+
 def test_a_question_the_grammar_cut_off_at_its_length_limit_is_dropped():
     """"哈希冲突会导致查询结果错误，…此方法简单粗暴且有效，但效率太？": the model copied its chunk until the grammar's limit
     closed the question mid-sentence; people's questions on hello_algo are at most 55 characters."""
