@@ -1,7 +1,7 @@
 """How often Ragas's verdicts agree with our judge's (rag/evaluate/judge.py), on answers we already judged.
 
     # 1. answers with our judge's figures (any set; the README used a golden sample):
-    .venv/bin/python -m rag eval --queries data/golden.jsonl --sample 20 --strategy plain --judge \
+    .venv/bin/python -m rag eval --queries data/golden.jsonl --sample 20 --loops plain --judge \
         --generator local --json > judged.json
     # 2. Ragas in its own environment (it pins langchain and openai versions of its own):
     python3 -m venv /tmp/rv && /tmp/rv/bin/pip install ragas==0.4.3 langchain-community==0.3.31
@@ -118,7 +118,7 @@ def _serve(model_path: Path, port: int, threads: int, log: Path) -> subprocess.P
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("judged", help="JSON from `rag eval --strategy plain --judge --json`")
+    ap.add_argument("judged", help="JSON from `rag eval --loops plain --judge --json`")
     ap.add_argument("--ragas-python", required=True, help="the interpreter of a venv with ragas installed")
     ap.add_argument("--model", default="0.5b")
     ap.add_argument("--threads", type=int, default=1)

@@ -169,16 +169,28 @@ def test_a_bad_index_name_is_refused_before_any_work(capsys):
     assert e.value.code == 2 and "annoy" in capsys.readouterr().err
 
 
-def test_eval_strategy_compares_answer_strategies_and_the_loops_need_a_model(capsys, kb_index):
-    out = _json_out(capsys, ["eval", "--queries", "data/multihop.jsonl", "--limit", "2", "--strategy", "plain",
+def test_eval_loops_compares_answer_loops_and_the_loops_need_a_model(capsys, kb_index):
+    out = _json_out(capsys, ["eval", "--queries", "data/multihop.jsonl", "--limit", "2", "--loops", "plain",
                              "--generator", "extractive", "--json"])
     row = out["strategies"][0]
     assert row["strategy"] == "plain" and 0 <= row["facts found"] <= 1 and 0 <= row["evidence recall"] <= 1
     assert row["searches"] == 1 and len(out["runs"]) == 2 and out["runs"][0]["loop"]["steps"][0]["kind"] == "retrieve"
-    assert main(["eval", "--queries", "data/multihop.jsonl", "--strategy", "react"]) == 2
+    assert main(["eval", "--queries", "data/multihop.jsonl", "--loops", "react"]) == 2
     assert "plain, self-rag, agent" in capsys.readouterr().err
-    assert main(["ask", "你好", "--strategy", "self-rag", "--generator", "extractive"]) == 2
+    assert main(["ask", "你好", "--loop", "self-rag", "--generator", "extractive"]) == 2
     assert "needs a language model" in capsys.readouterr().err
+
+
+def test_the_old_name_of_the_loop_flags_still_works_and_says_so(capsys, kb_index):
+    """Issue 66, item 6: "strategy" named both a retrieval strategy (eval --strategies) and an answer loop (ask
+    --strategy, eval --strategy); the loops are --loop and --loops now, and a script or a note that says --strategy
+    still runs, told the new name."""
+    assert main(["ask", "你好", "--strategy", "self-rag", "--generator", "extractive"]) == 2
+    err = capsys.readouterr().err
+    assert "--strategy is now --loop" in err and "needs a language model" in err
+    out = _json_out(capsys, ["eval", "--queries", "data/multihop.jsonl", "--limit", "1", "--strategy", "plain",
+                             "--generator", "extractive", "--json"])
+    assert out["strategies"][0]["strategy"] == "plain"
 
 
 def test_a_long_eval_with_answers_says_its_progress_and_the_time_left(tmp_path, capsys, monkeypatch):
@@ -212,7 +224,7 @@ def test_the_console_script_names_the_cli_entry_point():
 
 
 def test_eval_over_a_folder_of_markdown_keeps_the_fields_a_grader_reads(capsys, tmp_path):
-    """`rag eval --corpus FOLDER --queries F --strategy plain --json` over a teacher's Markdown: each run's final trace
+    """`rag eval --corpus FOLDER --queries F --loops plain --json` over a teacher's Markdown: each run's final trace
     keeps its answer, the model's own text, the contexts (ref and readable text), the audited sentences and the gate."""
     from tests.test_markdown import CHAPTER
 
@@ -222,7 +234,7 @@ def test_eval_over_a_folder_of_markdown_keeps_the_fields_a_grader_reads(capsys, 
     queries = tmp_path / "q.jsonl"
     queries.write_text(json.dumps({"id": "q1", "query": "LSTM 的门的值在什么范围？", "gold_ids": ["lstm"],
                                    "facts": [["(0, 1)"]]}, ensure_ascii=False) + "\n", encoding="utf-8")
-    out = _json_out(capsys, ["eval", "--corpus", str(folder), "--queries", str(queries), "--strategy", "plain",
+    out = _json_out(capsys, ["eval", "--corpus", str(folder), "--queries", str(queries), "--loops", "plain",
                              "--generator", "extractive", "--json"])
     final = out["runs"][0]["loop"]["final"]
     assert isinstance(final["answer"], str) and final["answer"].strip() and "model_answer" in final

@@ -95,7 +95,7 @@ def test_the_cells_cover_every_offered_pair():
 
 
 def argv(cell: dict) -> list[str]:
-    out = ["ask", QUESTION, "--json", "--strategy", cell["strategy"], "--generator", cell["generator"],
+    out = ["ask", QUESTION, "--json", "--loop", cell["strategy"], "--generator", cell["generator"],
            "--top-k", "3", "--recall-n", "8"]
     if cell["rewrite"] != "none":
         out += ["--rewrite", cell["rewrite"]]

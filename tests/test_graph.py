@@ -1,6 +1,6 @@
 """GraphRAG (rag/graph/, rag/loops/graph_rag.py): extraction under the grammar with the real model, parsing
 against the text, jieba's fallback, resolution and Leiden on small hand-made graphs with known answers, local
-search on a two-hop case, the graph retrieval modes, the CLI's `ask --strategy graph --json`, and the shipped
+search on a two-hop case, the graph retrieval modes, the CLI's `ask --loop graph --json`, and the shipped
 extractions, summaries and two-hop set."""
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def test_the_two_hop_set_is_what_its_builder_writes():
 def test_ask_strategy_graph_json_returns_the_answer_linked_entities_and_subgraph(capsys, cache_dir):
     from rag.cli.main import main
 
-    rc = main(["ask", "大莱龙铁路是哪条铁路干线的组成部分？那条干线全长多少公里？", "--strategy", "graph", "--json",
+    rc = main(["ask", "大莱龙铁路是哪条铁路干线的组成部分？那条干线全长多少公里？", "--loop", "graph", "--json",
                "--corpus", str(ROOT / "data/graph_multihop/corpus.jsonl"), "--chunker", "document"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)

@@ -74,13 +74,13 @@ SAMPLE_VALUES = {  # a valid value for every option any subcommand takes (True: 
     "--index": "hnsw", "--mode": "bm25", "--k": "3", "--generator": "extractive", "--local-model": "0.5b",
     "--cite": "free", "--no-rag": True, "--compare": True, "--recall-n": "5", "--top-k": "2",
     "--reranker": "sentence-maxsim", "--no-rerank": True, "--second-opinion": "0.5b", "--rewrite": "hyde",
-    "--offline": True, "--strategy": None, "--budget": "1", "--queries": "{queries}", "--limit": "1", "--sample": "1",
+    "--offline": True, "--strategy": None, "--loop": None, "--loops": None, "--budget": "1", "--queries": "{queries}", "--limit": "1", "--sample": "1",
     "--rerank": True, "--answers": True, "--strategies": "hybrid", "--no-rewrites": True, "--judge": "local",
     "--judge-model": "0.5b", "--pairs": "{pairs}", "--opinion": "0.5b", "--extractor": "jieba", "--summaries": True,
     "--entity": "过拟合", "--community": "0", "--global": True, "--kb": "tiny",
     "--method": "keywords", "--n": "2", "--seed": "1", "--near-misses": "0.5", "--out": "{corpus}.set.jsonl", "--all": True,
 }
-STRATEGY = {"ask": "self-rag", "eval": "plain"}  # --strategy takes other values in ask and eval
+STRATEGY = {"ask": "self-rag", "eval": "plain"}  # --loop / --loops (and their old name --strategy) in ask and eval
 BASE = {"search": ["什么是过拟合？", "--corpus", "{corpus}"], "ask": ["什么是过拟合？", "--corpus", "{corpus}"],
         "eval": ["--queries", "{queries}", "--corpus", "{corpus}"], "audit": ["--pairs", "{pairs}", "--corpus", "{corpus}"],
         "graph build": ["--corpus", "{corpus}"], "graph show": ["--corpus", "{corpus}"],
@@ -157,7 +157,7 @@ def test_every_subcommand_runs_with_each_model_flag_it_accepts(command, flag, ti
 def _run_flag(command, flag, tiny_files, capsys, monkeypatch) -> None:
     monkeypatch.setenv("RAG_LLM_MAX_TOKENS", "24")  # short model answers: this is about the flags, not them
     monkeypatch.setenv("RAG_KB_DIR", str(Path(tiny_files["corpus"]).parent / "kbs"))  # never the user's own
-    value = STRATEGY.get(command) if flag == "--strategy" else SAMPLE_VALUES[flag]
+    value = STRATEGY.get(command) if flag in ("--strategy", "--loop", "--loops") else SAMPLE_VALUES[flag]
     argv = command.split() + [a.format(**tiny_files) for a in BASE[command]]
     if flag not in argv:
         argv += [flag] if value is True else [flag, str(value).format(**tiny_files)]

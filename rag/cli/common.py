@@ -66,6 +66,18 @@ positive = at_least(1, "1 or more")
 non_negative = at_least(0, "0 (all) or more")
 
 
+def renamed(new: str) -> type[argparse.Action]:
+    """An argparse action for a flag's old name: it sets the new flag's value and says, on stderr, that the flag is
+    now called `new` (the old name keeps working: scripts and notes that use it still run)."""
+
+    class Renamed(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            err(f"note: {option_string} is now {new} (the old name still works)")
+            setattr(namespace, self.dest, values)
+
+    return Renamed
+
+
 def question_text(text: str) -> str:
     """argparse type for a question or query: not empty, and not longer than the app allows."""
     if not text.strip():

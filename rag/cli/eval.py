@@ -1,7 +1,7 @@
 """`python -m rag eval`: one queries file, three kinds of comparison, each its own function.
 
     eval --chunker a,b,c | all          chunkers on span metrics, overall and per kind of question
-    eval --strategy plain,self-rag,...  answer strategies (loops.py), with --judge the LLM judge
+    eval --loops plain,self-rag,...     answer loops (loops.py), with --judge the LLM judge
     eval [--strategies ...]             retrieval strategies: Hit@k, MRR, nDCG, spans, answers (--answers),
                                         fusion vs each list query by query, an approximate --index vs exact
 
@@ -56,7 +56,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             err(f"error: --chunker {', '.join(bad)}: choose from {', '.join(CHUNKERS)} (comma-separated, or all)")
             return 2
         return eval_chunkers(args, names)
-    if args.strategy is not None or args.judge:
+    if args.loops is not None or args.judge:
         return eval_answer_strategies(args)
     return eval_retrieval(args)
 
@@ -115,10 +115,10 @@ def eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
 
 
 def eval_answer_strategies(args: argparse.Namespace) -> int:
-    """eval --strategy plain,self-rag,agent [--judge]: answer strategies compared (rag/cli/loops.py)."""
+    """eval --loops plain,self-rag,agent [--judge]: answer loops compared (rag/cli/loops.py)."""
     from rag.cli.loops import cmd_eval_strategies, parse_strategies
 
-    names = parse_strategies(args.strategy if args.strategy is not None else "plain")
+    names = parse_strategies(args.loops if args.loops is not None else "plain")
     if names is None:
         return 2
     queries = _queries(args)

@@ -2,7 +2,7 @@
 
     python -m rag graph build [--extractor shipped|model|jieba]     entities, relations, merges, communities, cost
     python -m rag graph show [--entity RRF] [--community 0]         one entity's neighbours and source chunks
-    python -m rag graph ask "大莱龙铁路是哪条干线的一部分？" [--global]  = ask --strategy graph (or graph-global)
+    python -m rag graph ask "大莱龙铁路是哪条干线的一部分？" [--global]  = ask --loop graph (or graph-global)
 
 shipped (default): the bundled model's shipped or cached extractions, jieba's for chunks without one; model:
 the bundled (or configured) model extracts every chunk it has not (slow: about 17 s a chunk with the 0.5B);
@@ -160,7 +160,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     index = build(args)
     gen_choice, chat = generator(args, index.embedder)
     rr = reranker(args, index.embedder, chat)
-    args.strategy = "graph-global" if args.global_ else "graph"
+    args.loop = "graph-global" if args.global_ else "graph"
     args.budget = None
     ask_settings = settings(args, top_k=args.top_k, rerank=rr.backend is not None)
     return cmd_ask_strategy(args, RunContext(index, ask_settings, gen_choice.backend, chat=chat, reranker=rr.backend,

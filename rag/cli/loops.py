@@ -1,4 +1,5 @@
-"""`python -m rag ask --strategy self-rag|agent` and `python -m rag eval --strategy ... [--judge]`.
+"""`python -m rag ask --loop self-rag|agent` and `python -m rag eval --loops ... [--judge]` (`--strategy`, their old
+name, still works and says so).
 
 The loop strategies print their timeline (one line a step, every verdict under it); eval prints one row
 per strategy and, with --judge, the judge's figures and how its faithfulness verdicts fall on the
@@ -47,8 +48,8 @@ def print_loop(lt) -> None:
 
 
 def cmd_ask_strategy(args, ctx: RunContext) -> int:
-    """`rag ask --strategy NAME`: one answer strategy on the question, with `ctx`, printed or as JSON."""
-    lt = run_strategy(args.strategy, args.question, ctx)
+    """`rag ask --loop NAME`: one answer loop on the question, with `ctx`, printed or as JSON."""
+    lt = run_strategy(args.loop, args.question, ctx)
     if args.json:
         print(lt.to_json())
     else:
@@ -60,13 +61,13 @@ def parse_strategies(text: str | None) -> list[str] | None:
     names = [n.strip() for n in (text or "").split(",") if n.strip()]
     bad = [n for n in names if n not in STRATEGIES]
     if bad or (text is not None and not names):
-        err(f"error: --strategy {text!r}: choose from {', '.join(STRATEGIES)} (comma-separated)")
+        err(f"error: --loops {text!r}: choose from {', '.join(STRATEGIES)} (comma-separated)")
         return None
     return names
 
 
 def cmd_eval_strategies(args, ctx: RunContext, queries, names, generator_label: str) -> int:
-    """`rag eval --strategy a,b`: each answer strategy on each query, with `ctx`, judged with --judge."""
+    """`rag eval --loops a,b`: each answer loop on each query, with `ctx`, judged with --judge."""
     index, chat = ctx.index, ctx.chat
     judge = None
     if args.judge:

@@ -3,11 +3,11 @@
     python -m rag search "什么是 RRF" [--corpus FILE] [--mode dense|bm25|hybrid] [--k 5] [--json]
     python -m rag ask "什么是过拟合？怎么缓解？" [--no-rag] [--corpus FILE] [--json]
     python -m rag eval --corpus ../shared/eval/cmrc2018_dev/corpus.jsonl --queries .../queries.jsonl
-    python -m rag ask "你好" --strategy self-rag|agent             (the loop's timeline, every decision)
-    python -m rag eval --queries data/multihop.jsonl --strategy plain,self-rag,agent [--judge]
+    python -m rag ask "你好" --loop self-rag|agent                 (the loop's timeline, every decision)
+    python -m rag eval --queries data/multihop.jsonl --loops plain,self-rag,agent [--judge]
     python -m rag audit --pairs data/support_pairs.jsonl [--json]   (the fact checker on sentence/chunk pairs)
     python -m rag graph build|show|ask ...                           (GraphRAG: rag/cli/graph.py)
-    python -m rag ask "<a two-hop question>" --strategy graph --json
+    python -m rag ask "<a two-hop question>" --loop graph --json
 
 Tables by default, JSON with --json. Errors from the backend are printed with their fix and exit 2.
 Not handled here: anything the pipeline computes; this file only parses arguments and prints.
@@ -30,6 +30,7 @@ from rag.cli.common import (
     non_negative,
     positive,
     question_text,
+    renamed,
     reranker,
     settings,
     short,
@@ -134,19 +135,19 @@ def ask_conflicts(args: argparse.Namespace) -> str | None:
     """The first pair of `ask` flags that cannot go together, said with the fix; None when they all can."""
     if args.top_k > args.recall_n:
         return f"--top-k {args.top_k} must be <= --recall-n {args.recall_n} (the reranker picks top_k of recall_n)"
-    if args.strategy != "plain" and (args.no_rag or args.compare):
-        return f"--no-rag and --compare go with --strategy plain, not --strategy {args.strategy}"
-    if args.strategy in STRATEGY_MODES and args.mode is not None:
-        return (f"--strategy {args.strategy} retrieves with {STRATEGY_MODES[args.strategy]}, so --mode {args.mode} "
-                f"would be ignored: drop --mode, or use --strategy plain --mode {args.mode}")
-    if args.strategy == "graph-global" and (args.rewrite != "none" or args.reranker):
+    if args.loop != "plain" and (args.no_rag or args.compare):
+        return f"--no-rag and --compare go with --loop plain, not --loop {args.loop}"
+    if args.loop in STRATEGY_MODES and args.mode is not None:
+        return (f"--loop {args.loop} retrieves with {STRATEGY_MODES[args.loop]}, so --mode {args.mode} "
+                f"would be ignored: drop --mode, or use --loop plain --mode {args.mode}")
+    if args.loop == "graph-global" and (args.rewrite != "none" or args.reranker):
         flag = "--rewrite" if args.rewrite != "none" else "--reranker"
-        return (f"--strategy graph-global ranks the graph's communities by their summaries and reads their chunks: "
-                f"{flag} does not apply to it; drop {flag}, or use --strategy graph")
+        return (f"--loop graph-global ranks the graph's communities by their summaries and reads their chunks: "
+                f"{flag} does not apply to it; drop {flag}, or use --loop graph")
     if args.no_rag and (args.mode is not None or args.rewrite != "none" or args.reranker or args.no_rerank):
         return "--no-rag answers without retrieval: --mode, --rewrite, --reranker and --no-rerank do not apply; drop them"
-    if args.budget is not None and args.strategy not in ("self-rag", "agent"):
-        return f"--budget sets Self-RAG's rounds or the agent's steps; --strategy {args.strategy} has no budget"
+    if args.budget is not None and args.loop not in ("self-rag", "agent"):
+        return f"--budget sets Self-RAG's rounds or the agent's steps; --loop {args.loop} has no budget"
     return None
 
 
@@ -167,7 +168,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         rr = reranker(args, index.embedder, chat) if not args.no_rerank else None
         ask_settings = settings(args, mode=args.mode, top_k=args.top_k, rerank=rr is not None, rewrite=args.rewrite,
                                 compare_no_rag=args.compare, second_opinion=args.second_opinion != "none")
-        if args.strategy != "plain":
+        if args.loop != "plain":
             from rag.cli.loops import cmd_ask_strategy
 
             return cmd_ask_strategy(args, RunContext(index, ask_settings, gen_choice.backend, chat=chat,
@@ -298,11 +299,13 @@ def _add_ask(sub, common, gen) -> None:
     a.add_argument("--offline", action="store_true",
                    help="ignore any configured LLM endpoint (the bundled local model still runs; "
                         "--generator extractive for the stand-in)")
-    a.add_argument("--strategy", choices=LOOP_STRATEGIES, default="plain",
-                   help="plain: retrieve once, answer once; self-rag: the model decides whether to retrieve, grades "
-                        "the chunks, checks its sentences and searches again; agent: the model calls search / read "
-                        "as JSON actions until it answers; graph: hybrid+graph retrieval plus the walked "
+    a.add_argument("--loop", choices=LOOP_STRATEGIES, default="plain",
+                   help="the answer loop: plain: retrieve once, answer once; self-rag: the model decides whether to "
+                        "retrieve, grades the chunks, checks its sentences and searches again; agent: the model calls "
+                        "search / read as JSON actions until it answers; graph: hybrid+graph retrieval plus the walked "
                         "relations in the prompt; graph-global: community summaries, map then reduce")
+    a.add_argument("--strategy", choices=LOOP_STRATEGIES, dest="loop", action=renamed("--loop"),
+                   help="the old name of --loop (a retrieval strategy is eval --strategies)")
     a.add_argument("--budget", type=positive, default=None,
                    help=f"self-rag: retrieval rounds (default {BUDGETS['self-rag']}); agent: steps "
                         f"(default {BUDGETS['agent']})")
@@ -327,8 +330,10 @@ def _add_eval(sub, common, gen) -> None:
     e.add_argument("--strategies", help="comma-separated subset, e.g. hybrid+rerank (default: all that can run)")
     e.add_argument("--no-rewrites", action="store_true",
                    help="skip the HyDE / multi-query strategies even when an LLM is configured")
-    e.add_argument("--strategy", help=f"answer strategies to compare, comma-separated: {', '.join(LOOP_STRATEGIES)} "
-                                      "(facts found, evidence recall, searches, steps, seconds)")
+    e.add_argument("--loops", help=f"answer loops to compare, comma-separated: {', '.join(LOOP_STRATEGIES)} "
+                                   "(facts found, evidence recall, searches, steps, seconds)")
+    e.add_argument("--strategy", dest="loops", action=renamed("--loops"),
+                   help="the old name of --loops (retrieval strategies are --strategies)")
     e.add_argument("--budget", type=positive, default=None, help="self-rag rounds / agent steps")
     e.add_argument("--judge", nargs="?", const="local", choices=JUDGES, default=None,
                    help="LLM-judged faithfulness, answer relevancy, context precision and recall: the bundled local "
