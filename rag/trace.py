@@ -145,13 +145,33 @@ def to_plain(obj: Any) -> Any:
     return obj
 
 
-# The audit's labels in Chinese (the handout's zh version; English uses the labels themselves).
-LABELS_ZH = {"supported": "有支撑", "weak": "部分支撑", "unsupported": "无支撑", "contradicted": "与证据矛盾",
-             "restates-question": "只复述了问题", "not-enough": "资料不足", "no-citation": "未引用"}
+# The audit's labels, one Msg a label (English is the label itself, as the JSON trace holds it).
+AUDIT_LABELS: dict[str, Msg] = {
+    "supported": Msg(en="supported", zh="有支撑"), "weak": Msg(en="weak", zh="部分支撑"),
+    "unsupported": Msg(en="unsupported", zh="无支撑"), "contradicted": Msg(en="contradicted", zh="与证据矛盾"),
+    "restates-question": Msg(en="restates-question", zh="只复述了问题"), "not-enough": Msg(en="not-enough", zh="资料不足"),
+    "no-citation": Msg(en="no-citation", zh="未引用")}
+
+# What served each stage (Trace.backends' keys) and the stages timed (Trace.timings' keys), named for tables in
+# either language: one Msg a key (the waterfall's finer stages: rag/waterfall.py STAGE_NAMES; a test checks that no
+# English term has two Chinese renderings across the app's label tables).
+COMPONENTS: dict[str, Msg] = {
+    "embedder": Msg(en="embedder", zh="向量模型"), "generator": Msg(en="generator", zh="生成器"),
+    "reranker": Msg(en="reranker", zh="重排模型"), "index": Msg(en="knowledge base", zh="知识库"),
+    "rewrite": Msg(en="query rewrite", zh="查询改写"), "retrieve": Msg(en="retrieval", zh="检索"),
+    "rerank": Msg(en="rerank", zh="重排"), "gate": Msg(en="answerable?", zh="能否回答"),
+    "answerability": Msg(en="answerable?", zh="能否回答"), "compression": Msg(en="compression", zh="资料压缩"),
+    "compress": Msg(en="compression", zh="资料压缩"), "citations": Msg(en="citations", zh="引用"),
+    "second opinion": Msg(en="second opinion", zh="模型复核"), "graph": Msg(en="knowledge graph", zh="图谱"),
+    "generate": Msg(en="generation", zh="生成"), "audit": Msg(en="citation audit", zh="引用审计"),
+    "fill_in": Msg(en="fill-in", zh="补上漏掉的原文"), "lead": Msg(en="model picks the lead quote", zh="模型选领头原文"),
+    "rebind": Msg(en="citation rebinding", zh="核对引用指向"),
+    "generate_no_rag": Msg(en="answer without RAG", zh="无 RAG 回答"),
+    "ground_no_rag": Msg(en="no-RAG answer vs corpus", zh="无 RAG 回答对照语料"), "answer": Msg(en="answer", zh="回答")}
 
 
 def label_in(label: str, lang: str) -> str:
-    return LABELS_ZH.get(label, label) if lang == "zh" else label
+    return localized(AUDIT_LABELS.get(label, label), lang)
 
 
 def _hit_table(hits: list[Hit], trace: Trace, w, limit: int = 10) -> list[str]:

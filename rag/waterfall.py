@@ -11,19 +11,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag.messages import Msg, localized
+
 STAGE_ORDER = ("rewrite", "embed", "dense", "bm25", "sparse", "graph", "fusion", "retrieve", "rerank", "gate",
                "compress", "first_token", "decode", "rebind", "fill_in", "lead", "audit", "no_rag",
                "no_rag_check")
-STAGE_ZH = {"rewrite": "查询改写", "embed": "问题向量化", "dense": "向量检索", "bm25": "BM25 检索", "sparse": "稀疏检索",
-            "graph": "图检索", "fusion": "RRF 融合", "retrieve": "检索（其余）", "rerank": "重排", "gate": "能否回答",
-            "compress": "压缩资料", "first_token": "读提示、出首字", "decode": "逐字生成", "rebind": "核对引用指向",
-            "fill_in": "补上漏掉的原文", "lead": "模型选领头原文",
-            "audit": "引用审计", "no_rag": "无 RAG 回答", "no_rag_check": "无 RAG 回答对照语料"}
-STAGE_EN = {"rewrite": "query rewrite", "embed": "embed the question", "dense": "dense search", "bm25": "BM25 search",
-            "sparse": "sparse search", "graph": "graph search", "fusion": "RRF fusion", "retrieve": "retrieval (rest)",
-            "rerank": "rerank", "gate": "answerable?", "compress": "compression", "first_token": "read prompt, first token",
-            "decode": "decode", "rebind": "citation rebinding", "fill_in": "fill-in", "lead": "model picks the lead quote", "audit": "citation audit", "no_rag": "answer without RAG",
-            "no_rag_check": "no-RAG answer vs corpus"}
+STAGE_NAMES: dict[str, Msg] = {  # one Msg a stage (the terms rag/trace.py COMPONENTS shares read the same)
+    "rewrite": Msg(en="query rewrite", zh="查询改写"), "embed": Msg(en="embed the question", zh="问题向量化"),
+    "dense": Msg(en="dense search", zh="向量检索"), "bm25": Msg(en="BM25 search", zh="BM25 检索"),
+    "sparse": Msg(en="sparse search", zh="稀疏检索"), "graph": Msg(en="graph search", zh="图检索"),
+    "fusion": Msg(en="RRF fusion", zh="RRF 融合"), "retrieve": Msg(en="retrieval (rest)", zh="检索（其余）"),
+    "rerank": Msg(en="rerank", zh="重排"), "gate": Msg(en="answerable?", zh="能否回答"),
+    "compress": Msg(en="compression", zh="资料压缩"), "first_token": Msg(en="read prompt, first token", zh="读提示、出首字"),
+    "decode": Msg(en="decode", zh="逐字生成"), "rebind": Msg(en="citation rebinding", zh="核对引用指向"),
+    "fill_in": Msg(en="fill-in", zh="补上漏掉的原文"), "lead": Msg(en="model picks the lead quote", zh="模型选领头原文"),
+    "audit": Msg(en="citation audit", zh="引用审计"), "no_rag": Msg(en="answer without RAG", zh="无 RAG 回答"),
+    "no_rag_check": Msg(en="no-RAG answer vs corpus", zh="无 RAG 回答对照语料")}
 _TRACE_KEYS = {"rewrite": "rewrite", "rerank": "rerank", "gate": "gate", "compress": "compress", "rebind": "rebind",
                "fill_in": "fill_in", "lead": "lead",
                "audit": "audit", "generate_no_rag": "no_rag", "ground_no_rag": "no_rag_check"}
@@ -37,7 +40,7 @@ class Row:
 
 
 def stage_name(stage: str, lang: str) -> str:
-    return (STAGE_ZH if lang == "zh" else STAGE_EN).get(stage, stage)
+    return localized(STAGE_NAMES.get(stage, stage), lang)
 
 
 def measured(trace) -> dict[str, float]:

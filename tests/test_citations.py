@@ -294,16 +294,49 @@ def test_an_uncited_sentences_detail_is_in_the_ui_language():
 
 def test_each_audit_label_has_one_chinese_name_everywhere():
     """Issue 66, item 3: 'weak' was 部分支撑 in the trace and 弱支持 in the test-set verdicts, 'supported' 有支撑 and 支持.
-    rag/trace.py's LABELS_ZH is the one table; no other file of rag/, ui/ or app_pages/ maps a label to Chinese."""
+    rag/trace.py's AUDIT_LABELS is the one table; no other file of rag/, ui/ or app_pages/ maps a label to Chinese."""
     import re
     from pathlib import Path
 
-    from rag.trace import LABELS_ZH
+    from rag.trace import AUDIT_LABELS
     from ui.audit_view import LABEL_NAMES
 
-    assert {k: v.split(" ")[0] for k, v in LABEL_NAMES.items()} == LABELS_ZH
+    assert {k: v.split(" ")[0] for k, v in LABEL_NAMES.items()} == {k: m.zh for k, m in AUDIT_LABELS.items()}
     root = Path(__file__).resolve().parent.parent
-    pattern = re.compile(r"""["'](%s)["']\s*:\s*["'][\u4e00-\u9fff]{1,8}["']""" % "|".join(map(re.escape, LABELS_ZH)))
+    pattern = re.compile(r"""["'](%s)["']\s*:\s*["'][\u4e00-\u9fff]{1,8}["']""" % "|".join(map(re.escape, AUDIT_LABELS)))
     others = [f"{p.relative_to(root)}:{m.group(0)}" for d in ("rag", "ui", "app_pages") for p in (root / d).rglob("*.py")
               if p != root / "rag" / "trace.py" for m in pattern.finditer(p.read_text(encoding="utf-8"))]
     assert others == []
+
+
+def test_no_term_has_two_chinese_renderings():
+    """Issue 66, item 3: the app's label tables (every module-level dict of rag/ and ui/ whose values are Msg) give one
+    Chinese rendering to one English term: "compression" was 压缩资料 in the waterfall and 资料压缩 in the backends
+    table, "fill-in" 补上漏掉的原文 and 补原文, while those tables were plain dicts of Chinese this test could not read; the
+    audit's "model" check (模型复核) read as the settings' "model" (模型)."""
+    import importlib
+    import pkgutil
+
+    import rag
+    import ui
+    from rag.messages import Msg
+
+    renderings: dict[str, dict[str, list[str]]] = {}
+    seen: set[int] = set()
+    for package in (rag, ui):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if info.name.endswith("__main__"):  # running it is the CLI
+                continue
+            module = importlib.import_module(info.name)
+            for name, value in vars(module).items():
+                if (isinstance(value, dict) and len(value) > 1 and id(value) not in seen  # imported elsewhere: once
+                        and all(isinstance(v, Msg) for v in value.values())):
+                    seen.add(id(value))
+                    for key, msg in value.items():
+                        en = str(msg).strip().casefold()
+                        zh = msg.zh.strip()  # the pages' labels gloss a term with its English: "向量模型 Embedder"
+                        zh = zh[: -len(en)].rstrip() if zh.casefold().endswith(" " + en) else zh
+                        renderings.setdefault(en, {}).setdefault(zh, []).append(f"{info.name}.{name}[{key!r}]")
+    assert len(seen) >= 5  # AUDIT_LABELS, COMPONENTS, STAGE_NAMES, ui.i18n.LABELS, the models' signal descriptions...
+    two = {en: where for en, where in renderings.items() if len(where) > 1}
+    assert two == {}

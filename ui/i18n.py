@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag.messages import Msg, localized
+from rag.trace import COMPONENTS
 
 LANGS = {"zh": "中文", "en": "English"}
 
@@ -81,12 +82,6 @@ def plural(n: int, en_one: str, en_many: str, zh_unit: str) -> str:
     return f"{n} {zh_unit}" if lang() == "zh" else f"{n} {en_one if n == 1 else en_many}"
 
 
-# The trace's stage names (Trace.backends and Trace.timings keys), for tables in the UI's language.
-STAGES = {"embedder": "向量模型", "generator": "生成器", "reranker": "重排模型", "rewrite": "查询改写", "retrieve": "检索",
-          "rerank": "重排", "gate": "能否回答", "answerability": "能否回答", "compression": "资料压缩", "compress": "资料压缩",
-          "citations": "引用", "second opinion": "模型复核", "graph": "图谱", "generate": "生成", "audit": "引用审计",
-          "fill_in": "补原文", "lead": "模型选领头原文", "generate_no_rag": "无 RAG 生成", "ground_no_rag": "无 RAG 的支撑检查", "answer": "回答"}
-
-
 def stage(name: str) -> str:
-    return STAGES.get(name, name) if lang() == "zh" else name
+    """A Trace.backends or Trace.timings key named in the session's language (rag/trace.py COMPONENTS)."""
+    return localized(COMPONENTS.get(name, name), lang())

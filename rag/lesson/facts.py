@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag.messages import Msg, localized
-from rag.trace import LABELS_ZH
+from rag.trace import label_in
 
 STAGES = ("index", "retrieval", "rerank", "answer", "graph", "loops", "pca")  # what a page computes (lesson.PAGE_STAGES)
 KINDS = ("chunk", "retriever", "number", "label", "yes-no", "stage", "text")
@@ -704,11 +704,11 @@ def shown(v: Any, kind: str, lang: str, spec: str = "") -> str:
     if kind == "yes-no" or isinstance(v, bool):
         return ("是" if v else "否") if lang == "zh" else ("yes" if v else "no")
     if kind == "label":
-        return LABELS_ZH.get(v, v) if lang == "zh" else v
+        return label_in(v, lang)
     if kind == "stage" and lang == "zh":
-        from rag.waterfall import STAGE_ZH
+        from rag.waterfall import stage_name
 
-        return STAGE_ZH.get(v, v)
+        return stage_name(v, "zh")
     if isinstance(v, float):
         return format(v, spec or ".3f")
     if spec and isinstance(v, int):
