@@ -56,7 +56,7 @@ def test_ask_no_rag_offline_says_it_has_no_knowledge(capsys):
     from rag.answer.extractive import NO_RAG_MESSAGE
 
     trace = _json_out(capsys, ["ask", "什么是过拟合？", "--no-rag", "--json", "--generator", "extractive"])
-    assert trace["no_rag_answer"] == NO_RAG_MESSAGE["zh"] and trace["contexts"] == []  # says so, invents nothing
+    assert trace["no_rag_answer"] == NO_RAG_MESSAGE.zh and trace["contexts"] == []  # says so, invents nothing
     assert "extractive" in trace["backends"]["generator"]
 
 

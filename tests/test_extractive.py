@@ -117,9 +117,9 @@ def test_no_rag_prompt_gets_the_honest_message(embedder):
     gen = ExtractiveGenerator(embedder)
     for lang in ("zh", "en"):
         answer, pieces = _answer(gen, build_no_rag_prompt("什么是过拟合？", lang=lang))
-        assert answer == NO_RAG_MESSAGE[lang] and len(pieces) == 1
+        assert answer == NO_RAG_MESSAGE.localized(lang) and len(pieces) == 1
         assert parse_citations(answer) == []
-    assert "抽取式" in NO_RAG_MESSAGE["zh"] and "no language model" in NO_RAG_MESSAGE["en"]
+    assert "抽取式" in NO_RAG_MESSAGE.zh and "no language model" in NO_RAG_MESSAGE.en
 
 
 def test_no_contexts_means_not_enough():

@@ -81,11 +81,10 @@ MARGIN = 0.03  # keep sentences scoring within MARGIN of the best one
 MIN_CHARS = 4  # a candidate sentence needs at least this many letters/digits
 DUPLICATE_JACCARD = 0.7  # character-bigram Jaccard at or above this = near-duplicate of a kept sentence
 
-NO_RAG_MESSAGE = {
-    "zh": "（抽取式生成器，无语言模型）没有检索到的资料时无法作答：抽取式生成器只能从给定资料中摘句，没有自己的知识。",
-    "en": "(Extractive generator, no language model) It cannot answer without retrieved context: it can only "
-    "quote sentences from the given context and has no knowledge of its own.",
-}
+NO_RAG_MESSAGE = Msg(  # its answer without retrieval, in the question's language
+    zh="（抽取式生成器，无语言模型）没有检索到的资料时无法作答：抽取式生成器只能从给定资料中摘句，没有自己的知识。",
+    en="(Extractive generator, no language model) It cannot answer without retrieved context: it can only "
+    "quote sentences from the given context and has no knowledge of its own.")
 _FULL_STOP = {"zh": "。", "en": "."}
 _JOIN = {"zh": "", "en": " "}
 _TERMINATORS = "。！？!?.…；;”’\"')）】」』》"
@@ -311,7 +310,7 @@ class ExtractiveGenerator:
         it quotes, so a citation grammar has nothing to add and is ignored; `control` is not needed
         either: quoting takes milliseconds."""
         if not prompt.rag:
-            yield NO_RAG_MESSAGE[prompt.lang if prompt.lang in NOT_ENOUGH else "zh"]
+            yield NO_RAG_MESSAGE.localized(prompt.lang if prompt.lang in NOT_ENOUGH else "zh")
             return
         yield from self.quotes(prompt, self.score_sentences(prompt))
 
