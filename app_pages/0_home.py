@@ -81,10 +81,10 @@ def _auto_chose(method: str) -> str:
 chunks = attempt(indexing.chunk_set, ss, method, params)
 embedder = attempt(models.embedder, ss["applied.embedder"])
 rows = [
-    choice_line(t("corpus"), f"{loc(ss['corpus.name'])}: {plural(len(ss['corpus.docs']), 'document', 'documents', '篇文档')}",
+    choice_line(t("corpus"), f"{loc(ss['corpus.name'])}: {plural(len(ss['corpus.docs']), one='document', many='documents', zh='篇文档')}",
                 None),
     choice_line(t("chunker"), f"{method}{_auto_chose(method)} {params_text(params)} → "
-                              f"{plural(len(chunks.chunks), 'chunk', 'chunks', '块')}", None),
+                              f"{plural(len(chunks.chunks), one='chunk', many='chunks', zh='块')}", None),
     choice_line(t("embedder"), embedder.label, False),
     choice_line("BM25", (tr(zh="jieba 分词", en="jieba tokens") if ss["index.tokenizer"] == "jieba"
                          else tr(zh="只按空格切词", en="split on spaces only")) + tr(zh=" · 停用词 ", en=" · stop words ")

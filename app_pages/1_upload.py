@@ -131,7 +131,7 @@ def corpus_section() -> None:
     for warning in ss.get("corpus.warnings", []):
         st.warning(md_escape(error_text(warning)), icon=":material/warning:")
     docs = ss["corpus.docs"]
-    st.markdown(f"**{md_escape(loc(ss['corpus.name']))}** · {plural(len(docs), 'document', 'documents', '篇文档')} · "
+    st.markdown(f"**{md_escape(loc(ss['corpus.name']))}** · {plural(len(docs), one='document', many='documents', zh='篇文档')} · "
                 f"{sum(len(d.text) for d in docs):,} {tr(zh='字符', en='characters')}")
     with st.expander(tr(zh="文件 Files", en="Files"), expanded=False):
         st.dataframe(pd.DataFrame(ss["corpus.files"]), hide_index=True)
@@ -422,7 +422,7 @@ def index_section() -> None:
     st.success(tr(
         zh=f"索引就绪：{len(index.chunks)} 块 · {method_applied} {params_text(params_applied)} · {loc(index.embedder.label)} · "
         f"{index.vectors.vectors.shape[1]} 维 · BM25 停用词 {'开' if index.bm25.stopwords else '关'}",
-        en=f"Index ready: {plural(len(index.chunks), 'chunk', 'chunks', '块')} · {method_applied} {params_text(params_applied)} · "
+        en=f"Index ready: {plural(len(index.chunks), one='chunk', many='chunks', zh='块')} · {method_applied} {params_text(params_applied)} · "
         f"{loc(index.embedder.label)} · "
         f"{index.vectors.vectors.shape[1]} dimensions · BM25 stop words {'on' if index.bm25.stopwords else 'off'}",
     ))

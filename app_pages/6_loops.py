@@ -70,7 +70,7 @@ if run:
                     st.error(md_escape(error_text(exc)))
                     st.stop()
                 raise
-            box.update(label=f"{names[name]} · {plural(len(lt.steps), 'step', 'steps', '步')} · {lt.seconds:.1f} s",
+            box.update(label=f"{names[name]} · {plural(len(lt.steps), one='step', many='steps', zh='步')} · {lt.seconds:.1f} s",
                        state="complete", expanded=False)
         memo.remember("loop", keys[name], lt)
 
@@ -104,9 +104,10 @@ for tab, (name, lt) in zip(tabs, done.items()):
             st.html(support_table_html([(x.sentence, x.label, ", ".join(x.refs), x.support) for x in audit.sentences]))
         for note in dict.fromkeys(notes):
             st.caption(":material/info: " + md_escape(loc(note)))
-        unit = {"self-rag": ("round", "rounds", "轮"), "graph-global": ("community", "communities", "个社区")}.get(
-            name, ("step", "steps", "步"))
-        st.markdown(f"**{tr(zh='时间线 Timeline', en='Timeline')}** · {tr(zh='预算', en='budget')} {plural(lt.budget, *unit)}")
+        unit = {"self-rag": dict(one="round", many="rounds", zh="轮"),
+                "graph-global": dict(one="community", many="communities", zh="个社区")}.get(
+            name, dict(one="step", many="steps", zh="步"))
+        st.markdown(f"**{tr(zh='时间线 Timeline', en='Timeline')}** · {tr(zh='预算', en='budget')} {plural(lt.budget, **unit)}")
         for step in lt.steps:
             render_step(step, model_thoughts=name == "agent")
         d1, d2 = st.columns(2)

@@ -67,8 +67,8 @@ def t(key: str) -> str:
 
 
 def tr(*, zh: str, en: str) -> str:
-    """Inline text in both languages, by keyword (as rag.messages.Msg); the session's language picks one."""
-    return zh if lang() == "zh" else en
+    """Inline text in both languages: a Msg (by keyword) in the session's language, `loc(Msg(en=en, zh=zh))`."""
+    return Msg(en=en, zh=zh).localized(lang())
 
 
 def loc(text: object) -> str:
@@ -77,9 +77,9 @@ def loc(text: object) -> str:
     return localized(text, lang())
 
 
-def plural(n: int, en_one: str, en_many: str, zh_unit: str) -> str:
-    """"1 chunk" / "3 chunks" in English, "3 个块" in Chinese."""
-    return f"{n} {zh_unit}" if lang() == "zh" else f"{n} {en_one if n == 1 else en_many}"
+def plural(n: int, *, one: str, many: str, zh: str) -> str:
+    """"1 chunk" / "3 chunks" in English, "3 个块" in Chinese: plural(n, one="chunk", many="chunks", zh="个块")."""
+    return f"{n} {zh}" if lang() == "zh" else f"{n} {one if n == 1 else many}"
 
 
 def stage(name: str) -> str:

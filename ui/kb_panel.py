@@ -35,8 +35,8 @@ def picker(ss: MutableMapping) -> None:
     if pick in rows:
         r = rows[pick]
         st.caption(tr(zh=f"{r['documents']} 篇文档 · {r['chunks']} 块 · {r['chunker']} · {r['embedder']}",
-                      en=f"{plural(r['documents'], 'document', 'documents', '篇文档')} · "
-                      f"{plural(r['chunks'], 'chunk', 'chunks', '块')} · {r['chunker']} · {r['embedder']}"))
+                      en=f"{plural(r['documents'], one='document', many='documents', zh='篇文档')} · "
+                      f"{plural(r['chunks'], one='chunk', many='chunks', zh='块')} · {r['chunker']} · {r['embedder']}"))
     st.button(tr(zh="打开这个知识库", en="Open this knowledge base"), icon=":material/school:", width="stretch",
               key="upload.kb_open", on_click=_open_base)
 
