@@ -119,19 +119,18 @@ def check_settings(question: str, settings: AskSettings, chat: ChatBackend | Non
     return question
 
 
-def ask(question: str, ctx: RunContext, *, on_delta: Callable[[str], None] | None = None,
-        opinion_chat: ChatBackend | None = None) -> Trace:
+def ask(question: str, ctx: RunContext, *, on_delta: Callable[[str], None] | None = None) -> Trace:
     """Answer `question` from `ctx.index` with `ctx.settings`, `ctx.writer`, `ctx.reranker` and `ctx.chat` (the
     rewrites' model); every intermediate result lands in the returned Trace.
 
     `ctx.control` is the one handle of the whole run: every model call in it (rewrite, LLM-judge rerank, answer,
     no-RAG answer, the audit's second opinion) is queued with a notice, can be stopped (GenerationCancelled
     is raised, the model is freed, nothing after it starts) and reports what it could not honour.
-    `opinion_chat` is the model asked for the audit's second opinion when `settings.second_opinion` is on.
+    `ctx.opinion` is the model asked for the audit's second opinion when `settings.second_opinion` is on.
     A failure after the answer (the no-RAG call, its grounding) is a note: the answer and its audit stand."""
     index, settings, generator, control = ctx.index, ctx.settings, ctx.writer, ctx.control
     trace = gather(question, ctx)
-    answer_from(trace, index, generator, control, on_delta, opinion_chat)
+    answer_from(trace, ctx, on_delta)
     if settings.compare_no_rag and trace.error is None:  # a failing endpoint: one wait, not two
         control.check("the run")
         control.status("no-rag")
@@ -143,7 +142,7 @@ def ask(question: str, ctx: RunContext, *, on_delta: Callable[[str], None] | Non
             if not generator.is_fallback:  # the stand-in's fixed "cannot answer without context" note states no fact
                 with _timed(trace, "ground_no_rag"):
                     trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index, question=trace.question,
-                                                              opinion=_opinion(trace, opinion_chat, control))
+                                                              opinion=_opinion(trace, ctx.opinion, control))
         except GenerationCancelled:
             raise
         except LLMError as exc:
@@ -195,10 +194,11 @@ def gather(question: str, ctx: RunContext) -> Trace:
     return trace
 
 
-def answer_from(trace: Trace, index: Index, generator: Generator, control: RunControl | None = None,
-                on_delta: Callable[[str], None] | None = None, opinion_chat: ChatBackend | None = None) -> Trace:
-    """The second half of `ask`: the prompt over `trace.contexts`, the streamed answer, the citation audit."""
-    control = control if control is not None else RunControl()
+def answer_from(trace: Trace, ctx: RunContext, on_delta: Callable[[str], None] | None = None) -> Trace:
+    """The second half of `ask`: the prompt over `trace.contexts`, the streamed answer (`ctx.writer`), the citation
+    audit (with `ctx.opinion`'s second opinion where the settings ask for one). `trace.settings` rule it, not
+    `ctx.settings`: a loop may have gathered with changed ones."""
+    index, generator, control = ctx.index, ctx.writer, ctx.control
     lang = _lang(trace)
     scores = _Scores(trace, index)
     started = time.perf_counter()
@@ -218,7 +218,7 @@ def answer_from(trace: Trace, index: Index, generator: Generator, control: RunCo
         _say_rebound(trace)
     with _timed(trace, "audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
-                            question=trace.question, opinion=_opinion(trace, opinion_chat, control),
+                            question=trace.question, opinion=_opinion(trace, ctx.opinion, control),
                             instructions=_rules(trace))
         _asked(trace)
     _keep_notes(trace, control)

@@ -1,6 +1,6 @@
 """One context object for a run: what every strategy, loop, comparison and judge call needs besides its question.
 
-    RunContext(index, settings, generator, chat=None, reranker=None, control=RunControl(), budget=None)
+    RunContext(index, settings, generator, chat=None, reranker=None, control=RunControl(), budget=None, opinion=None)
       -> ask(question, ctx) / gather(question, ctx)  rag/pipeline.py (the one-shot pipeline and its first half)
       -> run_strategy(name, question, ctx)          rag/loops/strategies.py (plain, self-rag, agent, graph, graph-global)
       -> compare_strategies(queries, names, ctx)    rag/loops/compare.py (each query, each strategy, judged)
@@ -33,7 +33,8 @@ class RunContext:
     """The parts of one run. `generator` writes the answers (None: a retrieval-only run, such as compare() without
     answer figures; `writer` then says so); `chat` is the model the loops' decisions and the judge ask (None: no
     model, and a strategy that needs one says so); `budget` overrides a loop's rounds (self-rag), steps (agent) or communities
-    (graph-global), None for the strategy's own."""
+    (graph-global), None for the strategy's own; `opinion` is the model asked for the audit's second opinion when
+    `settings.second_opinion` is on (None: the audit's rules alone)."""
 
     index: Index
     settings: AskSettings
@@ -42,6 +43,7 @@ class RunContext:
     reranker: Reranker | None = None
     control: RunControl = field(default_factory=RunControl)
     budget: int | None = None
+    opinion: ChatBackend | None = None
 
     def with_(self, **changes: Any) -> RunContext:
         """A copy with `changes` (field=value); this one is unchanged."""

@@ -53,8 +53,8 @@ def ask_streaming(question: str, index, settings: AskSettings, generator, rerank
             note.caption(tr(zh="正在生成“无 RAG”对照回答…", en="Now answering without RAG, for comparison…"))
 
     def work(control, emit) -> Trace:
-        return ask(question, RunContext(index, settings, generator, chat, reranker, control),
-                   on_delta=lambda d: emit("delta", d), opinion_chat=opinion_chat)
+        return ask(question, RunContext(index, settings, generator, chat, reranker, control, opinion=opinion_chat),
+                   on_delta=lambda d: emit("delta", d))
 
     try:
         return run_in_worker(work, on_event, name="rag-ask", observe=observe)

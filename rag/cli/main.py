@@ -175,9 +175,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
                                                      reranker=rr.backend if rr else None, budget=args.budget))
         streaming = not args.json and sys.stdout.isatty()
         trace = ask(args.question, RunContext(index, ask_settings, gen_choice.backend, chat=chat,
-                                              reranker=rr.backend if rr else None),
-                    on_delta=(lambda d: print(d, end="", flush=True)) if streaming else None,
-                    opinion_chat=_opinion_chat(args, chat))
+                                              reranker=rr.backend if rr else None, opinion=_opinion_chat(args, chat)),
+                    on_delta=(lambda d: print(d, end="", flush=True)) if streaming else None)
         trace.notes += fallback_notes(gen_choice, rr)
         if streaming:
             print("\n")

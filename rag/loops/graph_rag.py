@@ -53,7 +53,7 @@ def graph_block(relations: list[dict], refs: dict[str, str]) -> str:
 def graph_local(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None,
                 on_delta: Callable[[str], None] | None = None) -> LoopTrace:
     """GraphRAG's local search: hybrid retrieval plus the graph walk from the question's entities, one answer."""
-    index, settings, generator, control = ctx.index, ctx.settings, ctx.writer, ctx.control
+    index, settings = ctx.index, ctx.settings
     t0 = time.perf_counter()
     graph = attach(index)
     lt = LoopTrace("graph", question, budget=1)
@@ -86,7 +86,7 @@ def graph_local(question: str, ctx: RunContext, *, on_step: Callable[[Step], Non
             seconds=sum(v for k, v in trace.timings.items() if k in ("retrieve", "rerank")))
     trace.graph_block = graph_block(walk.relations, {c.chunk_id: c.ref for c in trace.contexts})
     trace.backends["graph"] = graph.extractor
-    answer_from(trace, index, generator, control, on_delta)
+    answer_from(trace, ctx, on_delta)
     rec.add(kind="draft", thought="Answer from the chunks and the relations.", decision=Msg(en="answered", zh="已回答"),
             prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
             seconds=trace.timings.get("generate", 0.0))
@@ -101,7 +101,7 @@ def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], No
                  on_delta: Callable[[str], None] | None = None) -> LoopTrace:
     """GraphRAG's global search: community summaries mapped to points by the model, then one answer from them. The
     context's reranker is not used: the contexts are the chosen communities' chunks, not a ranked list."""
-    index, settings, generator, chat, control = ctx.index, ctx.settings, ctx.writer, ctx.chat, ctx.control
+    index, settings, chat, control = ctx.index, ctx.settings, ctx.chat, ctx.control
     t0 = time.perf_counter()
     graph = attach(index)
     lt = LoopTrace("graph-global", question, budget=GLOBAL_COMMUNITIES)
@@ -135,7 +135,7 @@ def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], No
     trace.graph_block = "\n".join(lines)
     trace.backends["graph"] = Msg(en=f"{graph.extractor}; community summaries by {written_by}",
                                   zh=f"{localized(graph.extractor, 'zh')}；社区概要由 {localized(written_by, 'zh')} 写")
-    answer_from(trace, index, generator, control, on_delta)
+    answer_from(trace, ctx, on_delta)
     rec.add(kind="draft", thought="Reduce: answer from the communities' points.", decision=Msg(en="answered", zh="已回答"),
             prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
             seconds=trace.timings.get("generate", 0.0))

@@ -187,7 +187,7 @@ def _draft(loop: _Loop, trace, kept: list, dropped: list, rnd: int) -> None:
         trace.notes.append(Msg(en="Self-RAG judged no retrieved chunk relevant in any round: the prompt has no context",
                                zh="Self-RAG 在每一轮都判定检索到的块无关：提示词里没有资料"))
     t0 = time.perf_counter()
-    answer_from(trace, loop.ctx.index, loop.ctx.writer, loop.ctx.control)
+    answer_from(trace, loop.ctx)
     loop.rec.add(kind="draft", thought=f"Draft an answer from the {len(kept)} kept chunks.",
             decision=Msg(en=f"draft {rnd} written", zh=f"写好了第 {rnd} 稿"), prompt=trace.prompt.messages if trace.prompt else None,
             raw=trace.answer, seconds=time.perf_counter() - t0)
