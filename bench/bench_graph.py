@@ -78,7 +78,7 @@ def bridges(index, queries) -> float:
 
 
 def evidence(index, queries, strategy: str, second_hop: bool) -> dict[str, float]:
-    search = strategy_search(index, strategy, settings=AskSettings())
+    search = strategy_search(RunContext(index, AskSettings(), None), strategy)
     rec, all2, all5, hop2, mrr = [], [], [], [], []
     for q in queries:
         docs = search(q.query)

@@ -33,11 +33,11 @@ def test_strategy_search_matches_the_retrievers_it_names(kb_index, queries):
     doc_of = lambda cid: kb_index.chunk(cid).doc_id  # noqa: E731
     for mode in ("dense", "bm25", "hybrid"):
         expected = doc_ranking(retrieve(kb_index, q, Search(mode, k=50, depth=50, rrf_k=60)).ranked(), doc_of)
-        assert strategy_search(kb_index, mode)(q) == expected
+        assert strategy_search(RunContext(kb_index, AskSettings(), None), mode)(q) == expected
     with pytest.raises(ConfigError, match="reranker"):
-        strategy_search(kb_index, "hybrid+rerank")
+        strategy_search(RunContext(kb_index, AskSettings(), None), "hybrid+rerank")
     with pytest.raises(ConfigError, match="unknown strategy"):
-        strategy_search(kb_index, "magic")
+        strategy_search(RunContext(kb_index, AskSettings(), None), "magic")
 
 
 def test_compare_scores_every_strategy_and_reports_progress(kb_index, queries):
@@ -134,7 +134,7 @@ def test_one_evaluation_row_ranks_and_answers_with_the_same_retriever(sparse_ind
 
     q = "RRF 的 k 取多少？"
     base = AskSettings(recall_n=20, depth=50, rerank=False)
-    ranked = [h.chunk_id for h in hit_search(sparse_index, strategy, None, base)(q)][:20]
+    ranked = [h.chunk_id for h in hit_search(RunContext(sparse_index, base, None), strategy)(q)][:20]
     trace = gather(q, RunContext(sparse_index, settings_for(strategy, base), ExtractiveGenerator(sparse_index.embedder)))
     assert [h.chunk_id for h in trace.candidates] == ranked
     assert set(trace.retrieval.weights) == lists

@@ -76,12 +76,12 @@ def settings_for(strategy: str, base: AskSettings) -> AskSettings:
                    sparse=strategy in SPARSE_STRATEGIES or strategy == "m3", depth=max(base.depth, base.recall_n))
 
 
-def hit_search(index: Index, strategy: str, reranker=None, settings: AskSettings | None = None
-               ) -> Callable[[str], list[Hit]]:
-    """query -> the ranked chunk hits of one strategy (not the rewrite ones): what document ranks and span
-    ranks are both read from. The ranking is the strategy's list cut at `depth` (hybrid+rerank: the top
-    `recall_n`, reranked)."""
-    s = settings_for(strategy, settings or AskSettings())
+def hit_search(ctx: RunContext, strategy: str) -> Callable[[str], list[Hit]]:
+    """query -> the ranked chunk hits of one strategy (not the rewrite ones) over `ctx.index`, from `ctx.settings`:
+    what document ranks and span ranks are both read from. The ranking is the strategy's list cut at `depth`
+    (hybrid+rerank: the top `recall_n`, reranked by `ctx.reranker`)."""
+    index, reranker = ctx.index, ctx.reranker
+    s = settings_for(strategy, ctx.settings)
     if strategy in REWRITE_STRATEGIES:
         raise ConfigError(f"{strategy} ranks documents through rewrites; chunk hits come from "
                           f"{', '.join(STRATEGIES + SPARSE_STRATEGIES)}")
@@ -116,45 +116,48 @@ def _multivector_search(index: Index, strategy: str, s: AskSettings) -> Callable
     return search
 
 
-def strategy_search(index: Index, strategy: str, reranker=None, settings: AskSettings | None = None, chat=None,
-                    hits: Callable[[str], list[Hit]] | None = None) -> Search:
-    """query -> ranked document ids for one strategy (`hits`: an already built hit_search to read from)."""
+def strategy_search(ctx: RunContext, strategy: str, hits: Callable[[str], list[Hit]] | None = None) -> Search:
+    """query -> ranked document ids for one strategy (`hits`: an already built hit_search to read from); the rewrite
+    strategies' rewrites are written by `ctx.chat`."""
     _check_strategy(strategy)
+    index = ctx.index
     doc_of = lambda cid: index.chunk(cid).doc_id  # noqa: E731
-    s = settings_for(strategy, settings or AskSettings())
+    s = settings_for(strategy, ctx.settings)
     if strategy in REWRITE_STRATEGIES:
-        return _rewrite_search(index, strategy, chat, s, doc_of)
-    hits = hits or hit_search(index, strategy, reranker, s)
+        return _rewrite_search(ctx.with_(settings=s), strategy, doc_of)
+    hits = hits or hit_search(ctx, strategy)
     return lambda q: doc_ranking(hits(q), doc_of)
 
 
-def _rewrite_search(index: Index, strategy: str, chat, s: AskSettings, doc_of) -> Search:
+def _rewrite_search(ctx: RunContext, strategy: str, doc_of) -> Search:
     """Document ranks through the pipeline's own rewrite step, so they rank what the answers are written from."""
     from rag.errors import LLMUnavailableError
     from rag.pipeline import gather
 
-    if chat is None:
+    s = ctx.settings
+    if ctx.chat is None:
         raise LLMUnavailableError(
             f"the {strategy} strategy needs a language model to write rewrites; install the bundled local "
             "model or set OPENAI_BASE_URL (and OPENAI_API_KEY / OPENAI_MODEL)"
         )
-    ranking = replace(s, rerank=False, recall_n=s.depth, top_k=s.depth)
+    ranking = ctx.with_(settings=replace(s, rerank=False, recall_n=s.depth, top_k=s.depth), generator=None,
+                        reranker=None)  # retrieval only: nothing is written, the ranking is not reranked
 
     def search(q: str) -> list[str]:
-        trace = gather(q, RunContext(index, ranking, None, chat=chat))  # retrieval only: no writer
+        trace = gather(q, ranking)
         return doc_ranking(trace.candidates, doc_of)
 
     return search
 
 
-def chunk_search(index: Index, strategy: str, reranker=None, settings: AskSettings | None = None,
-                 hits: Callable[[str], list[Hit]] | None = None):
+def chunk_search(ctx: RunContext, strategy: str, hits: Callable[[str], list[Hit]] | None = None):
     """query -> the texts the LLM would read for each retrieved chunk, best first (a child's parent once)."""
     from rag.ingest.chunking import context_for
 
     if strategy in REWRITE_STRATEGIES:
         raise ConfigError("span metrics run on dense, bm25, hybrid, hybrid+rerank, sparse and hybrid3")
-    hits = hits or hit_search(index, strategy, reranker, settings)
+    index = ctx.index
+    hits = hits or hit_search(ctx, strategy)
 
     def texts(q: str) -> list[str]:
         seen: dict[str, str] = {}
@@ -166,9 +169,9 @@ def chunk_search(index: Index, strategy: str, reranker=None, settings: AskSettin
     return texts
 
 
-def strategy_label(index: Index, strategy: str, reranker=None, settings: AskSettings | None = None, chat=None) -> Msg:
-    """What a strategy ran, in words (English, and Chinese beside it)."""
-    s = settings or AskSettings()
+def strategy_label(ctx: RunContext, strategy: str) -> Msg:
+    """What a strategy ran over `ctx` (its index, settings, reranker and chat), in words (English, Chinese beside)."""
+    index, reranker, chat, s = ctx.index, ctx.reranker, ctx.chat, ctx.settings
     rrf_k, recall_n = s.rrf_k, s.recall_n
     z = lambda x: localized(x, "zh")  # noqa: E731
     # each a name in both languages: a backend's label (a Msg, or a plain name the same in both) or a Msg of ours
@@ -316,7 +319,7 @@ def compare(ctx: RunContext, queries: Sequence[Query], strategies: Sequence[str]
     With a generator (`ctx.generator`; None for retrieval figures only), each strategy's answers are made once
     per citation mode in `cites`, and the answer-level figures are keyed "<figure> · <mode>" when there are
     several, side by side in one report."""
-    index, generator, chat = ctx.index, ctx.generator, ctx.chat
+    generator = ctx.generator
     cites = tuple(cites) or ("free",)
     if not strategies:
         raise ConfigError("choose at least one strategy to evaluate")
@@ -328,18 +331,18 @@ def compare(ctx: RunContext, queries: Sequence[Query], strategies: Sequence[str]
     for s_i, name in enumerate(strategies):
         s = settings_for(name, ctx.settings)
         # one retrieval (and rerank) per query, read for document ranks and span ranks alike
-        hits = None if name in REWRITE_STRATEGIES else \
-            functools.lru_cache(maxsize=None)(hit_search(index, name, reranker, s))
-        search = strategy_search(index, name, reranker, s, chat, hits=hits)
+        run = ctx.with_(settings=s, reranker=reranker)
+        hits = None if name in REWRITE_STRATEGIES else functools.lru_cache(maxsize=None)(hit_search(run, name))
+        search = strategy_search(run, name, hits=hits)
         base = s_i * per
         step = (lambda d, _t, b=base, n=name: progress(b + d, total, n)) if progress else None
-        label = strategy_label(index, name, reranker, s, chat)
+        label = strategy_label(run, name)
         # A set of only unanswerable questions (data/out_of_scope.jsonl) has answer figures but no ranking to score.
         report = evaluate_strategy(name, label, queries, search, step) if answerable or generator is None \
             else StrategyReport(name, label)
         spans = [q for q in answerable if q.answer]
         if spans and name not in REWRITE_STRATEGIES:  # does a retrieved context hold the answer span?
-            contexts = chunk_search(index, name, reranker, s, hits=hits)
+            contexts = chunk_search(run, name, hits=hits)
             found = {q.query_id: contexts(q.query) for q in spans}
             report.span_ranks = {q.query_id: span_rank(found[q.query_id], q.answer) for q in spans}
             figures = [span_figures(r) for r in report.span_ranks.values()]
@@ -349,7 +352,7 @@ def compare(ctx: RunContext, queries: Sequence[Query], strategies: Sequence[str]
         for c_i, mode in enumerate(cites if generator is not None else ()):
             after = base + len(answerable) + c_i * len(queries)
             answer_step = (lambda d, _t, b=after, n=name: progress(b + d, total, n)) if progress else None
-            answered = answer_figures(ctx.with_(settings=replace(s, cite=mode), reranker=reranker), queries, name,
+            answered = answer_figures(run.with_(settings=replace(s, cite=mode)), queries, name,
                                       progress=answer_step)
             suffix = f" · {mode}" if len(cites) > 1 else ""
             report.extra.update({f"{k}{suffix}": v for k, v in answered.items()})
