@@ -8,6 +8,7 @@ import streamlit as st
 
 from rag import waterfall
 from rag.answer.citations import audit as audit_text
+from rag.answer.verifier import answer_checker
 from rag.backends import fallback_notes
 from ui import (
     answer_panels,
@@ -200,14 +201,17 @@ def own_sentence(trace, index, q: str) -> None:
                     f"below in brackets, e.g. [{example}]"), key="answer.my_sentence", max_chars=links.MAX_SENTENCE, height=70)
     mine = ss["answer.my_sentence"].strip()
     if mine:
-        my_audit = audit_text(mine, {c.ref: c.text for c in trace.contexts}, index.embedder, question=q)
+        my_audit = audit_text(mine, {c.ref: c.text for c in trace.contexts}, index.embedder, question=q,
+                              checker=answer_checker())
         if my_audit.hallucinated:
             st.warning(tr(zh="这些引用不在资料里：", en="These refs are not among the contexts: ")
                        + md_escape(", ".join(my_audit.hallucinated)), icon=":material/warning:")
         st.html(support_table_html([(x.sentence, x.label, ", ".join(x.refs), x.support) for x in my_audit.sentences]))
-        st.caption(tr(zh="同样的检查：你的句子先对齐到所引资料里最贴近的句子，再核对数字、否定、反义词和新名词。",
+        st.caption(tr(zh="同样的检查：你的句子先对齐到所引资料里最贴近的句子，再核对数字、否定、反义词和新名词；问题是中文时，"
+                         "学习型核对器再看一遍规则判为有支撑的句子。",
                       en="The same checks: your sentence is aligned to the closest sentences of the chunk it cites, then its "
-                      "numbers, negations, opposites and new names are checked."))
+                      "numbers, negations, opposites and new names are checked; for a Chinese question the learned verifier "
+                      "then looks again at what the rules call supported."))
 
 
 def contexts_section(trace, valid: set) -> None:

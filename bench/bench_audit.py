@@ -117,6 +117,12 @@ def main() -> None:
     results = {r.pair.pair_id: r for r in audit_pairs(pairs, chunks_of, checker)}
     for pid, r in results.items():
         verdicts["checks"][pid] = r.support.label == "supported"
+    from rag.answer.verifier import learned_verifier
+
+    verifier = learned_verifier()  # the answer's audit adds it (rag/answer/verifier.py): what it costs faithful pairs
+    if verifier is not None:
+        for r in audit_pairs(pairs, chunks_of, replace(checker, verifier=verifier)):
+            verdicts["checks + learned verifier (the answer's audit)"][r.pair.pair_id] = r.support.label == "supported"
 
     costs: dict[str, float] = {}
     p_yes: dict[str, dict[str, float]] = defaultdict(dict)

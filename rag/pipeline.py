@@ -52,6 +52,7 @@ from rag.answer.prompt import (
 from rag.answer.rebind import rebind
 from rag.answer.shape import RepetitionGuard, garbled
 from rag.answer.unnamed import unnamed
+from rag.answer.verifier import answer_checker
 from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError, ModelUnavailableError
 from rag.index.build import Index
 from rag.ingest.chunking import context_for
@@ -218,8 +219,8 @@ def answer_from(trace: Trace, ctx: RunContext, on_delta: Callable[[str], None] |
         _say_rebound(trace)
     with _timed(trace, "audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
-                            question=trace.question, opinion=_opinion(trace, ctx.opinion, control),
-                            instructions=_rules(trace))
+                            question=trace.question, instructions=_rules(trace),
+                            checker=answer_checker(_opinion(trace, ctx.opinion, control)))
         _asked(trace)
     _keep_notes(trace, control)
     return trace

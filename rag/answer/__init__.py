@@ -9,6 +9,8 @@
 - `support.py`: the one fact checker behind every "supported" in the app: align a sentence to its
   evidence span, then check numbers, bindings, swapped terms, negations, new names and restatements;
   a model's yes/no as an optional second opinion.
+- `verifier.py`: a learned verifier behind the rules (the answer's audit, Chinese questions): LightGBM over where a
+  sentence's words sit against the question's subject, learned from claims made out of public QA data; it only doubts.
 - `checks/`: the checks that read a sentence against its chunk, one concept a file (a number said of the thing
   it measures, a condition's scope), each a `Check` with its reason in both languages.
 - `fact_text.py`: text as the checks read it: numbers by value, names, content words, clauses.

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rag.answer.checks.opinion import Opinion
 from rag.answer.fact_text import read
@@ -202,22 +202,26 @@ def is_not_enough(text: str) -> bool:
     return any(norm == _normalise(v) for v in NOT_ENOUGH.values())
 
 
+RULES = Checker()  # the checks alone (frozen: a safe default)
+
+
 def audit(
     answer: str,
     contexts: Mapping[str, str],
     embedder=None,
     question: str = "",
-    opinion: Opinion | None = None,
     instructions: str = "",
+    checker: Checker = RULES,
 ) -> CitationAudit:
     """Check an answer's citations against `contexts` (ref -> chunk text, in prompt order).
 
     `embedder` adds the cosine to each evidence span (bare [n] markers: `numbered_refs` first); `question` lets a
     sentence that only restates it be labelled so, and `instructions` (the prompt's rules) one that only repeats
-    them; `opinion` asks a model for its second opinion on each sentence the checks call supported
-    (rag/answer/support.py)."""
+    them; `checker` carries what looks again at each sentence the checks call supported (a model's second opinion,
+    the learned verifier: the answer's audit takes rag/answer/verifier.py's `answer_checker`; its embedder is
+    `embedder`)."""
     contexts = dict(contexts)
-    checker = Checker(embedder=embedder, opinion=opinion)
+    checker = replace(checker, embedder=embedder)
     answer = answer or ""
     sentences = [answer[a:b] for a, b in answer_spans(answer)]  # "A；B[ref]。" and 「A。B。」[ref] are one cited claim
     per_sentence = [_unique(parse_citations(s)) for s in sentences]

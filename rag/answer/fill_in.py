@@ -51,6 +51,7 @@ from rag.answer.citations import (
 from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, quote, telling, with_antecedent
 from rag.answer.prompt import Prompt
 from rag.answer.shape import states_nothing
+from rag.answer.verifier import answer_checker
 from rag.ingest.sections import PATH_SEP
 from rag.ingest.sentences import sentence_spans
 
@@ -235,7 +236,7 @@ def set_aside_unsupported(answer: str, question: str, texts: Mapping[str, str], 
     sentences as written, the audit of the answer as written). A small model's sentence is shown beside the quote that
     answers only when it is supported and says what was asked; the audit's reasons for the rest stay in the trace.
     `texts`: each context's text by ref."""
-    result = audit(answer, texts, embedder, question=question, instructions=rules)
+    result = audit(answer, texts, embedder, question=question, instructions=rules, checker=answer_checker())
     spans = sentence_claims(answer)
     if len(result.sentences) != len(spans):  # one splitter for both: a mismatch would pair the wrong labels
         return answer, [], result

@@ -23,6 +23,9 @@
          (below SUPPORTED_COVERAGE) | supported
       -> optional second opinion: a model's yes/no on the sentence and the span alone (its P(yes) kept);
          see `checks/opinion.py` for what it does to the label.
+      -> the learned verifier (the answer's audit, where a Chinese question is given: what it was trained on): a model over
+         these checks and where the sentence's new words sit against the question's subject, learned from public
+         question answering (verifier.py); a "supported" it gives less than its operating point is "weak".
 
 The old audit asked how many of the sentence's words occur anywhere in the chunk, so a sentence that
 reused the chunk's words to say something false ("RRF 的 k 通常取 10" against "通常取 60") passed.
@@ -40,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rag.answer.checks import binding as binding_check
 from rag.answer.checks import novelty as novelty_check
@@ -54,6 +57,7 @@ from rag.answer.checks import units as units_check
 from rag.answer.checks.opinion import Opinion
 from rag.answer.checks.verdict import Check, Evidence
 from rag.answer.fact_text import Reading, read, soft_break
+from rag.ingest.language import detect_lang
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg
 from rag.models.script import fold_script
@@ -94,9 +98,18 @@ class Support:
 
 
 
+class Verifier(Protocol):
+    """What the audit asks of a learned verifier (rag/answer/verifier.py LearnedVerifier): its probability that a
+    sentence the rules call supported is right, and the point below which that is a doubt."""
+
+    point: float
+
+    def probability(self, sentence: str, chunk: str, question: str, support: Support) -> float: ...
+
+
 @dataclass(frozen=True)
 class Checker:
-    """The settings of one audit: the embedder for the cosine column and the optional model opinion."""
+    """The settings of one audit: the embedder for the cosine column, the optional model opinion and verifier."""
 
     embedder: object | None = None
     opinion: Opinion | None = None
@@ -104,6 +117,7 @@ class Checker:
     supported_coverage: float = SUPPORTED_COVERAGE
     weak_coverage: float = WEAK_COVERAGE
     beyond_question: bool = True  # read what the sentence adds to the question on its own (`_adds`); rebind.py does not
+    verifier: Verifier | None = None  # the answer's audit passes verifier.learned_verifier()
 
     def check(self, sentence: str, chunks: Mapping[str, str], question: str = "", instructions: str = "") -> Support:
         """The best support `sentence` finds among `chunks` (ref -> text): see the module docstring."""
@@ -138,15 +152,35 @@ def check_sentence(sentence: str, chunks: Mapping[str, str], question: str = "",
     cosine = novelty_check.cosine(checker.embedder, claim, evidence.text) if checker.embedder and evidence else None
     best = Support(claim, best.label, evidence, best.checks, best.coverage, cosine, heuristic_label=best.label)
     if checker.opinion is not None and best.label == "supported" and best.evidence is not None:
-        verdict = checker.opinion(claim, best.evidence.text, lang)
-        p = verdict.p_yes
-        doubt = (p is not None and p < checker.doubt_below) or (p is None and not verdict.answer)
-        shown = f"P(yes)={p:.2f}" if p is not None else verdict.raw
-        check = Check("model", not doubt, Msg(zh=f"模型的第二意见：{'存疑' if doubt else '支持'}（{shown}）",
-                      en=f"the model's second opinion: {'doubts it' if doubt else 'supports it'} ({shown})"))
-        best = Support(best.sentence, "weak" if doubt else best.label, best.evidence, best.checks + (check,),
-                       best.coverage, cosine, verdict, best.label)
+        best = _with_opinion(best, checker, lang)
+    asked = bool(question) and detect_lang(question) == "zh"  # the verifier learned claims answering Chinese questions
+    if checker.verifier is not None and best.label == "supported" and best.evidence is not None and asked:
+        best = _verified(best, chunks[best.evidence.ref], question, checker.verifier)
     return best
+
+
+def _with_opinion(best: Support, checker: Checker, lang: str) -> Support:
+    """`best` (labelled supported, with evidence) with the model's second opinion: "weak" where it doubts."""
+    assert checker.opinion is not None and best.evidence is not None
+    verdict = checker.opinion(best.sentence, best.evidence.text, lang)
+    p = verdict.p_yes
+    doubt = (p is not None and p < checker.doubt_below) or (p is None and not verdict.answer)
+    shown = f"P(yes)={p:.2f}" if p is not None else verdict.raw
+    check = Check("model", not doubt, Msg(zh=f"模型的第二意见：{'存疑' if doubt else '支持'}（{shown}）",
+                  en=f"the model's second opinion: {'doubts it' if doubt else 'supports it'} ({shown})"))
+    return Support(best.sentence, "weak" if doubt else best.label, best.evidence, best.checks + (check,),
+                   best.coverage, best.cosine, verdict, best.label)
+
+
+def _verified(best: Support, chunk: str, question: str, verifier: Verifier) -> Support:
+    """`best` (labelled supported) with the learned verifier's check: "weak" where it gives less than its point."""
+    p = verifier.probability(best.sentence, chunk, question, best)
+    doubt = p < verifier.point
+    check = Check("verifier", not doubt, Msg(
+        zh=f"学习型核对器（在公开问答数据上训练）{'存疑' if doubt else '认可'}：P={p:.2f}，阈值 {verifier.point:.2f}",
+        en=f"the learned verifier (trained on public QA data) {'doubts it' if doubt else 'agrees'}: P={p:.2f}, "
+           f"point {verifier.point:.2f}"))
+    return replace(best, label="weak" if doubt else best.label, checks=best.checks + (check,))
 
 
 def as_read(text: str) -> str:

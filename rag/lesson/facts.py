@@ -524,13 +524,15 @@ def _flagged_reason(run: Run) -> Msg:
 def _mine(run: Run):
     """The citation audit of the student's own sentence, against the answer's contexts."""
     from rag.answer.citations import audit
+    from rag.answer.verifier import answer_checker
 
     sentence = (run.extra.get("my_sentence") or "").strip()
     if not sentence:
         raise NotInRun(Msg(en="no sentence of your own to audit: write one under “Audit a sentence of your own”",
                            zh="还没有要审计的句子：在“审计你自己写的句子”里写一句"))
     if "mine" not in run.extra:
-        a = audit(sentence, {c.ref: c.text for c in run.trace.contexts}, run.index.embedder, question=run.question)
+        a = audit(sentence, {c.ref: c.text for c in run.trace.contexts}, run.index.embedder, question=run.question,
+                  checker=answer_checker())
         run.extra["mine"] = a.sentences[0] if a.sentences else None
     if run.extra["mine"] is None:
         raise NotInRun(Msg(en="your text has no sentence to audit", zh="你写的内容里没有可审计的句子"))
