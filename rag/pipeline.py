@@ -52,7 +52,7 @@ from rag.answer.prompt import (
 from rag.answer.rebind import rebind
 from rag.answer.shape import RepetitionGuard, garbled
 from rag.answer.unnamed import unnamed
-from rag.answer.verifier import answer_checker
+from rag.answer.verifier import answer_checker, learned_verifier
 from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError, ModelUnavailableError
 from rag.index.build import Index
 from rag.ingest.chunking import context_for
@@ -221,6 +221,9 @@ def answer_from(trace: Trace, ctx: RunContext, on_delta: Callable[[str], None] |
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
                             question=trace.question, instructions=_rules(trace),
                             checker=answer_checker(_opinion(trace, ctx.opinion, control)))
+        verifier = learned_verifier()
+        if verifier is not None and detect_lang(trace.question) == "zh":  # where the audit ran it (support.py)
+            trace.backends["verifier"] = verifier.label
         _asked(trace)
     _keep_notes(trace, control)
     return trace

@@ -162,7 +162,7 @@ COMPONENTS: dict[str, Msg] = {
     "rerank": Msg(en="rerank", zh="重排"), "gate": Msg(en="answerable?", zh="能否回答"),
     "answerability": Msg(en="answerable?", zh="能否回答"), "compression": Msg(en="compression", zh="资料压缩"),
     "compress": Msg(en="compression", zh="资料压缩"), "citations": Msg(en="citations", zh="引用"),
-    "second opinion": Msg(en="second opinion", zh="模型复核"), "graph": Msg(en="knowledge graph", zh="图谱"),
+    "second opinion": Msg(en="second opinion", zh="模型复核"), "verifier": Msg(en="learned verifier", zh="学习型核对"), "graph": Msg(en="knowledge graph", zh="图谱"),
     "generate": Msg(en="generation", zh="生成"), "audit": Msg(en="citation audit", zh="引用审计"),
     "fill_in": Msg(en="fill-in", zh="补上漏掉的原文"), "lead": Msg(en="model picks the lead quote", zh="模型选领头原文"),
     "rebind": Msg(en="citation rebinding", zh="核对引用指向"),

@@ -831,8 +831,10 @@ def test_a_pdf_upload_shows_the_regions_the_reader_found_in_both_languages(chrom
 
 def test_the_answer_page_shows_the_gate_and_the_quote_that_leads_in_both_languages(chromium, llm_app):
     """With a model answering (the fake endpoint), the gate's panel gives P(the contexts answer) against its operating
-    point and the signals that drove it, and the answer opens with the quote the selector chose, drawn apart."""
-    for lang, gate, lead in (("zh", "学习型闸门", "回答问题的那一句"), ("en", "learned gate", "The sentence that answers")):
+    point and the signals that drove it, the answer opens with the quote the selector chose, drawn apart, and the audit
+    shows the learned verifier's check beside the rules'."""
+    for lang, gate, lead, verifier in (("zh", "学习型闸门", "回答问题的那一句", "学习型核对"),
+                                       ("en", "learned gate", "The sentence that answers", "learned verifier")):
         context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
         try:
             page = context.new_page()
@@ -842,6 +844,7 @@ def test_the_answer_page_shows_the_gate_and_the_quote_that_leads_in_both_languag
             text = main_text(page)
             assert gate in text and lead in text
             assert ("工作点" in text) if lang == "zh" else ("operating point" in text)
+            assert verifier in text  # the audit's learned verifier, with its P, beside the rules' checks
             shoot(page, f"answer_gate_lead_{lang}")
         finally:
             context.close()

@@ -89,3 +89,16 @@ def test_a_two_part_question_is_read_by_the_part_the_sentence_answers():
     s = check_sentence(CLAIM, {"c": BLACK}, two)
     row = dict(zip(VERIFY_FEATURES, verify_values(s.sentence, BLACK, two, s)[0]))
     assert row["q_longest_in_chunk"] == 1.0 and row["q_in_chunk"] == 1.0
+
+
+def test_rag_verifier_off_leaves_the_rules_alone(monkeypatch):
+    monkeypatch.setenv("RAG_VERIFIER", "off")
+    learned_verifier.cache_clear()
+    try:
+        assert learned_verifier() is None
+        s = audit(f"{CLAIM}[灰海鸥]", {"灰海鸥": GREY}, question=QUESTION, checker=answer_checker()).sentences[0]
+        assert s.label == "supported" and not any(c.name == "verifier" for c in s.support.checks)
+    finally:
+        monkeypatch.delenv("RAG_VERIFIER")
+        learned_verifier.cache_clear()
+    assert learned_verifier() is not None

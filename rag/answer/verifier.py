@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rag import config
 from rag.answer.answer_form import question_parts_of
 from rag.answer.asked import question_words
 from rag.answer.checks.opinion import Opinion
@@ -35,6 +36,7 @@ from rag.errors import ModelUnavailableError
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg
 from rag.models.gbdt import BoostedModel, sigmoid
+from rag.models.script import fold_script
 
 MODEL_FILE = Path(__file__).resolve().parents[2] / "data" / "answering" / "verifier" / "verifier.txt"
 RETRAIN = "python scripts/train_verifier.py"
@@ -68,7 +70,9 @@ def _title(chunk: str) -> str:
 def verify_values(sentence: str, chunk: str, question: str, support) -> np.ndarray:
     """The VERIFY_FEATURES row of `sentence` cited to `chunk` for `question`, given the audit's `support` (a Support).
     Of a question that asks two things, the part the sentence is about (`_part_about`): the claims it learned from
-    answer one question each."""
+    answer one question each. All three are read as simplified (fold_script), as the audit reads them: a sentence that
+    mixes scripts ("历史长達") would otherwise hold words its traditional chunk does not."""
+    sentence, chunk, question = fold_script(sentence), fold_script(chunk), fold_script(question)
     question = _part_about(question, sentence)
     topic = question_words(question) if question else []
     q_set = set(content_tokens(question)) if question else set()
@@ -125,6 +129,13 @@ class LearnedVerifier:
         self.model = BoostedModel(model_file, VERIFY_FEATURES, RETRAIN)
         self.point = float(self.model.recipe["operating_point"])
 
+    @property
+    def label(self) -> Msg:
+        return Msg(en=f"learned verifier (LightGBM, {len(VERIFY_FEATURES)} signals, trained on claims made from public "
+                      f"QA data; doubts a supported sentence below P {self.point:.2f}; Chinese questions)",
+                   zh=f"学习型核对器（LightGBM，{len(VERIFY_FEATURES)} 个信号，在由公开问答数据构造的陈述上训练；"
+                      f"P 低于 {self.point:.2f} 时把有支撑改为存疑；用于中文问题）")
+
     def probability(self, sentence: str, chunk: str, question: str, support) -> float:
         return sigmoid(float(self.model.raw(verify_values(sentence, chunk, question, support))[0]))
 
@@ -137,7 +148,10 @@ def answer_checker(opinion: Opinion | None = None) -> Checker:
 
 @lru_cache(maxsize=1)
 def learned_verifier() -> LearnedVerifier | None:
-    """The verifier, loaded once and then only read (shared by every session); None where its file is missing."""
+    """The verifier, loaded once and then only read (shared by every session); None where its file is missing or
+    RAG_VERIFIER is off (the rules alone)."""
+    if config.value("RAG_VERIFIER") == "off":
+        return None
     try:
         return LearnedVerifier()
     except ModelUnavailableError:  # no model file or no lightgbm: the rules alone, as before it existed
