@@ -110,18 +110,24 @@ def save_rows(path: Path, gate, select, embedder: str) -> None:
         s_y=np.concatenate([g.labels for g in select]))
 
 
-def train_gate(d, seed: int):
+def fit_binary(x, y, parts, features, params: dict, seed: int):
+    """(a LightGBM binary model fitted on the rows whose part is "train", stopped early on "valid", and the parts' row
+    masks). scripts/train_verifier.py fits its verifier the same way."""
     import lightgbm as lgb
 
+    sets = {k: parts == k for k in ("train", "valid", "held")}
+    dtrain = lgb.Dataset(x[sets["train"]], y[sets["train"]], feature_name=list(features), free_raw_data=False)
+    dvalid = lgb.Dataset(x[sets["valid"]], y[sets["valid"]], reference=dtrain)
+    booster = lgb.train({**params, "seed": seed}, dtrain, num_boost_round=MAX_ROUNDS, valid_sets=[dvalid],
+                        callbacks=[lgb.early_stopping(EARLY_STOP, verbose=False)])
+    return booster, sets
+
+
+def train_gate(d, seed: int):
     from rag.answer.learned_gate import GATE_FEATURES
 
-    parts = np.array([part(g) for g in d["g_gold"]])
     x, y = d["g_x"], d["g_y"]
-    sets = {k: parts == k for k in ("train", "valid", "held")}
-    dtrain = lgb.Dataset(x[sets["train"]], y[sets["train"]], feature_name=list(GATE_FEATURES), free_raw_data=False)
-    dvalid = lgb.Dataset(x[sets["valid"]], y[sets["valid"]], reference=dtrain)
-    booster = lgb.train({**GATE_PARAMS, "seed": seed}, dtrain, num_boost_round=MAX_ROUNDS, valid_sets=[dvalid],
-                        callbacks=[lgb.early_stopping(EARLY_STOP, verbose=False)])
+    booster, sets = fit_binary(x, y, np.array([part(g) for g in d["g_gold"]]), GATE_FEATURES, GATE_PARAMS, seed)
     held = sets["held"]
     p = booster.predict(x[held], num_iteration=booster.best_iteration)
     yh, variant = y[held], d["g_variant"][held]

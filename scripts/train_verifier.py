@@ -47,7 +47,6 @@ FALSE_DOUBTS = 0.05  # the held-apart right claims the operating point may doubt
 PARAMS = {"objective": "binary", "metric": "binary_logloss", "learning_rate": 0.05, "num_leaves": 15,
           "min_data_in_leaf": 40, "feature_fraction": 0.9, "lambda_l2": 1.0, "verbosity": -1, "num_threads": 1,
           "deterministic": True, "force_col_wise": True}
-MAX_ROUNDS, EARLY_STOP = 600, 50
 # where a Chinese question asks: its interrogative, replaced by the answer to make the claim
 _ASKS = re.compile(r"哪一年|哪年|哪一天|哪天|哪一个|哪个|哪些|哪里|哪儿|哪位|哪种|哪家|哪国|哪座|哪部|哪所|哪条|哪一|哪|"
                    r"什么时候|什么地方|什么|是谁|谁|多少|多久|多长|多大|多高|几|何时|何地|何处|何人|啥")
@@ -171,16 +170,11 @@ def build_rows(per_set: int, seed: int):
 
 
 def train(x, y, kinds, keys, seed: int):
-    import lightgbm as lgb
+    from train_answering import fit_binary  # the gate's fitting (early stopping on the validation part)
 
     from rag.answer.verifier import VERIFY_FEATURES
 
-    parts = np.array([part(k) for k in keys])
-    sets = {k: parts == k for k in ("train", "valid", "held")}
-    dtrain = lgb.Dataset(x[sets["train"]], y[sets["train"]], feature_name=list(VERIFY_FEATURES), free_raw_data=False)
-    dvalid = lgb.Dataset(x[sets["valid"]], y[sets["valid"]], reference=dtrain)
-    booster = lgb.train({**PARAMS, "seed": seed}, dtrain, num_boost_round=MAX_ROUNDS, valid_sets=[dvalid],
-                        callbacks=[lgb.early_stopping(EARLY_STOP, verbose=False)])
+    booster, sets = fit_binary(x, y, np.array([part(k) for k in keys]), VERIFY_FEATURES, PARAMS, seed)
     held = sets["held"]
     p = booster.predict(x[held], num_iteration=booster.best_iteration)
     yh, kh = y[held], kinds[held]
