@@ -61,8 +61,7 @@ if run:
             # a rerun or leaving the page stops it at the next token, also between two of its steps.
             try:
                 lt = run_in_worker(lambda control, emit, n=name: run_strategy(
-                    n, q, RunContext(index, s, gen.backend, chat=chat, reranker=rr.backend if rr else None,
-                                     control=control, budget=budgets[n]),
+                    n, q, RunContext.chosen(index, s, gen, rr, chat=chat, control=control, budget=budgets[n]),
                     on_step=lambda step: emit("step", step)), lambda kind, step: box.write(step_summary(step)))
             except BaseException as exc:  # Stop, a rerun, an error: the box must not keep spinning
                 box.update(label=f"{names[name]} · {tr(zh='已停止', en='stopped')}", state="error", expanded=False)

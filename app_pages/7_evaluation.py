@@ -190,8 +190,7 @@ if st.button(tr(zh="运行评估", en="Run the evaluation"), type="primary", ico
         bar.progress(min(1.0, done / total) if total else 1.0, text=f"{name}: {done}/{total}")
 
     reports = attempt(run_in_worker, lambda control, emit: compare(
-        RunContext(index, s, answer_gen.backend if answer_gen else None, chat=chat,
-                   reranker=rr.backend if rr else None, control=control),
+        RunContext.chosen(index, s, answer_gen, rr, chat=chat, control=control),
         queries, strategies, cites=cites, progress=lambda d, n, name: emit("progress", (d, n, name))),
         lambda kind, p: progress(*p))
     bar.empty()

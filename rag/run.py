@@ -22,6 +22,7 @@ from rag.models.control import RunControl
 
 if TYPE_CHECKING:
     from rag.answer.generation import Generator
+    from rag.backends import Choice
     from rag.index.build import Index
     from rag.models.llm import ChatBackend
     from rag.search.rerank import Reranker
@@ -44,6 +45,15 @@ class RunContext:
     control: RunControl = field(default_factory=RunControl)
     budget: int | None = None
     opinion: ChatBackend | None = None
+
+    @classmethod
+    def chosen(cls, index: Index, settings: AskSettings, generator: Choice | None, reranker: Choice | None = None,
+               **more: Any) -> RunContext:
+        """The context of a run from what the app's session or the CLI chose (rag/backends.py Choice: the backend and
+        its label; None: no writer, a retrieval-only run, or no reranker); `more` sets the other fields (chat,
+        control, budget, opinion). The one builder both use."""
+        return cls(index, settings, generator.backend if generator is not None else None,
+                   reranker=reranker.backend if reranker is not None else None, **more)
 
     def with_(self, **changes: Any) -> RunContext:
         """A copy with `changes` (field=value); this one is unchanged."""

@@ -85,8 +85,7 @@ def _judge(index, gen, chat, queries, local: bool):
         st.caption(":material/info: " + md_escape(judge.reason))
     strategy, ask = ss["judge.strategy"], settings.ask_settings()  # the worker must not touch session_state
     results = attempt(run_in_worker, lambda control, emit: compare_strategies(
-        queries, [strategy], RunContext(index, ask, gen.backend, chat=chat, reranker=rr.backend if rr else None,
-                                        control=control),
+        queries, [strategy], RunContext.chosen(index, ask, gen, rr, chat=chat, control=control),
         judge=judge.backend if judge else chat, progress=lambda d, n, name: emit("progress", (d, n, name))),
         lambda kind, p: progress(*p))
     bar.empty()

@@ -125,7 +125,7 @@ def eval_answer_strategies(args: argparse.Namespace) -> int:
     index = build(args)
     gen_choice, chat = generator(args, index.embedder)
     rr = reranker(args, index.embedder, chat)
-    ctx = RunContext(index, settings(args), gen_choice.backend, chat=chat, reranker=rr.backend, budget=args.budget)
+    ctx = RunContext.chosen(index, settings(args), gen_choice, rr, chat=chat, budget=args.budget)
     return cmd_eval_strategies(args, ctx, queries, names, gen_choice.label)
 
 
@@ -174,11 +174,10 @@ def eval_retrieval(args: argparse.Namespace) -> int:
     gen_choice, chat = generator(args, index.embedder)
     names = _strategy_names(args, chat) or []  # checked above: the names were valid then and still are
     rr = reranker(args, index.embedder, chat) if args.rerank or "hybrid+rerank" in names else None
-    answers = gen_choice.backend if args.answers else None
     if args.answers:
         err(f"answer-level figures with {gen_choice.label}, citations {args.cite}")
-    run = RunContext(index, settings(args, depth=max(args.depth, args.k)), answers, chat=chat,
-                     reranker=rr.backend if rr else None)
+    run = RunContext.chosen(index, settings(args, depth=max(args.depth, args.k)), gen_choice if args.answers else None,
+                            rr, chat=chat)  # without --answers, retrieval figures only: no writer
     reports = compare(run, queries, names, cites=(args.cite,), progress=Progress("evaluating"))
     reports, agreement = with_exact_reference(run, queries, reports, args.k)
     judged = [r for r in reports if not r.strategy.endswith("[exact]")]

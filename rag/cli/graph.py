@@ -163,5 +163,4 @@ def cmd_ask(args: argparse.Namespace) -> int:
     args.loop = "graph-global" if args.global_ else "graph"
     args.budget = None
     ask_settings = settings(args, top_k=args.top_k, rerank=rr.backend is not None)
-    return cmd_ask_strategy(args, RunContext(index, ask_settings, gen_choice.backend, chat=chat, reranker=rr.backend,
-                                             budget=args.budget))
+    return cmd_ask_strategy(args, RunContext.chosen(index, ask_settings, gen_choice, rr, chat=chat, budget=args.budget))

@@ -171,11 +171,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if args.loop != "plain":
             from rag.cli.loops import cmd_ask_strategy
 
-            return cmd_ask_strategy(args, RunContext(index, ask_settings, gen_choice.backend, chat=chat,
-                                                     reranker=rr.backend if rr else None, budget=args.budget))
+            return cmd_ask_strategy(args, RunContext.chosen(index, ask_settings, gen_choice, rr, chat=chat,
+                                                            budget=args.budget))
         streaming = not args.json and sys.stdout.isatty()
-        trace = ask(args.question, RunContext(index, ask_settings, gen_choice.backend, chat=chat,
-                                              reranker=rr.backend if rr else None, opinion=_opinion_chat(args, chat)),
+        trace = ask(args.question, RunContext.chosen(index, ask_settings, gen_choice, rr, chat=chat,
+                                                     opinion=_opinion_chat(args, chat)),
                     on_delta=(lambda d: print(d, end="", flush=True)) if streaming else None)
         trace.notes += fallback_notes(gen_choice, rr)
         if streaming:
