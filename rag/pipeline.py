@@ -51,6 +51,7 @@ from rag.answer.prompt import (
 )
 from rag.answer.rebind import rebind
 from rag.answer.shape import RepetitionGuard, garbled
+from rag.answer.support import verifies
 from rag.answer.unnamed import unnamed
 from rag.answer.verifier import answer_checker, learned_verifier
 from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError, ModelUnavailableError
@@ -222,7 +223,7 @@ def answer_from(trace: Trace, ctx: RunContext, on_delta: Callable[[str], None] |
                             question=trace.question, instructions=_rules(trace),
                             checker=answer_checker(_opinion(trace, ctx.opinion, control)))
         verifier = learned_verifier()
-        if verifier is not None and detect_lang(trace.question) == "zh":  # where the audit ran it (support.py)
+        if verifier is not None and verifies(trace.question):  # where the audit runs it
             trace.backends["verifier"] = verifier.label
         _asked(trace)
     _keep_notes(trace, control)

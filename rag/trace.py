@@ -29,6 +29,7 @@ from rag.messages import Msg, localized
 from rag.search.hits import Hit
 from rag.search.rerank import RerankResult
 from rag.search.retrieval import Mode, RetrievalResult, Search
+from rag.waterfall import STAGE_NAMES, TRACE_KEYS
 
 Rewrite = Literal["none", "hyde", "multi-query"]  # REWRITES (rag/pipeline.py)
 AnswerLang = Literal["auto", "zh", "en"]
@@ -153,21 +154,17 @@ AUDIT_LABELS: dict[str, Msg] = {
     "no-citation": Msg(en="no-citation", zh="未引用")}
 
 # What served each stage (Trace.backends' keys) and the stages timed (Trace.timings' keys), named for tables in
-# either language: one Msg a key (the waterfall's finer stages: rag/waterfall.py STAGE_NAMES; a test checks that no
-# English term has two Chinese renderings across the app's label tables).
+# either language: one Msg a key. A timed stage is named as the waterfall names it (rag/waterfall.py TRACE_KEYS,
+# STAGE_NAMES); a test checks that no English term has two Chinese renderings across the app's label tables.
 COMPONENTS: dict[str, Msg] = {
     "embedder": Msg(en="embedder", zh="向量模型"), "generator": Msg(en="generator", zh="生成器"),
     "reranker": Msg(en="reranker", zh="重排模型"), "index": Msg(en="knowledge base", zh="知识库"),
-    "rewrite": Msg(en="query rewrite", zh="查询改写"), "retrieve": Msg(en="retrieval", zh="检索"),
-    "rerank": Msg(en="rerank", zh="重排"), "gate": Msg(en="answerable?", zh="能否回答"),
-    "answerability": Msg(en="answerable?", zh="能否回答"), "compression": Msg(en="compression", zh="资料压缩"),
-    "compress": Msg(en="compression", zh="资料压缩"), "citations": Msg(en="citations", zh="引用"),
-    "second opinion": Msg(en="second opinion", zh="模型复核"), "verifier": Msg(en="learned verifier", zh="学习型核对"), "graph": Msg(en="knowledge graph", zh="图谱"),
-    "generate": Msg(en="generation", zh="生成"), "audit": Msg(en="citation audit", zh="引用审计"),
-    "fill_in": Msg(en="fill-in", zh="补上漏掉的原文"), "lead": Msg(en="model picks the lead quote", zh="模型选领头原文"),
-    "rebind": Msg(en="citation rebinding", zh="核对引用指向"),
-    "generate_no_rag": Msg(en="answer without RAG", zh="无 RAG 回答"),
-    "ground_no_rag": Msg(en="no-RAG answer vs corpus", zh="无 RAG 回答对照语料"), "answer": Msg(en="answer", zh="回答")}
+    "retrieve": Msg(en="retrieval", zh="检索"), "answerability": Msg(en="answerable?", zh="能否回答"),
+    "compression": Msg(en="compression", zh="资料压缩"), "citations": Msg(en="citations", zh="引用"),
+    "second opinion": Msg(en="second opinion", zh="模型复核"), "verifier": Msg(en="learned verifier", zh="学习型核对"),
+    "graph": Msg(en="knowledge graph", zh="图谱"), "generate": Msg(en="generation", zh="生成"),
+    "answer": Msg(en="answer", zh="回答"),
+    **{key: STAGE_NAMES[stage] for key, stage in TRACE_KEYS.items()}}
 
 
 def label_in(label: str, lang: str) -> str:

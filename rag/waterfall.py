@@ -16,7 +16,7 @@ from rag.messages import Msg, localized
 STAGE_ORDER = ("rewrite", "embed", "dense", "bm25", "sparse", "graph", "fusion", "retrieve", "rerank", "gate",
                "compress", "first_token", "decode", "rebind", "fill_in", "lead", "audit", "no_rag",
                "no_rag_check")
-STAGE_NAMES: dict[str, Msg] = {  # one Msg a stage (the terms rag/trace.py COMPONENTS shares read the same)
+STAGE_NAMES: dict[str, Msg] = {  # one Msg a stage (rag/trace.py COMPONENTS names the timed ones by these)
     "rewrite": Msg(en="query rewrite", zh="查询改写"), "embed": Msg(en="embed the question", zh="问题向量化"),
     "dense": Msg(en="dense search", zh="向量检索"), "bm25": Msg(en="BM25 search", zh="BM25 检索"),
     "sparse": Msg(en="sparse search", zh="稀疏检索"), "graph": Msg(en="graph search", zh="图检索"),
@@ -27,9 +27,9 @@ STAGE_NAMES: dict[str, Msg] = {  # one Msg a stage (the terms rag/trace.py COMPO
     "fill_in": Msg(en="fill-in", zh="补上漏掉的原文"), "lead": Msg(en="model picks the lead quote", zh="模型选领头原文"),
     "audit": Msg(en="citation audit", zh="引用审计"), "no_rag": Msg(en="answer without RAG", zh="无 RAG 回答"),
     "no_rag_check": Msg(en="no-RAG answer vs corpus", zh="无 RAG 回答对照语料")}
-_TRACE_KEYS = {"rewrite": "rewrite", "rerank": "rerank", "gate": "gate", "compress": "compress", "rebind": "rebind",
-               "fill_in": "fill_in", "lead": "lead",
-               "audit": "audit", "generate_no_rag": "no_rag", "ground_no_rag": "no_rag_check"}
+TRACE_KEYS = {"rewrite": "rewrite", "rerank": "rerank", "gate": "gate", "compress": "compress", "rebind": "rebind",
+              "fill_in": "fill_in", "lead": "lead",
+              "audit": "audit", "generate_no_rag": "no_rag", "ground_no_rag": "no_rag_check"}  # Trace.timings -> stage
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def measured(trace) -> dict[str, float]:
     """stage -> seconds, every figure the trace holds, split as finely as it was measured."""
     t = dict(trace.timings)
     out: dict[str, float] = {}
-    for key, stage in _TRACE_KEYS.items():
+    for key, stage in TRACE_KEYS.items():
         if key in t:
             out[stage] = t[key]
     retrieve = t.get("retrieve")

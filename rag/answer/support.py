@@ -153,8 +153,7 @@ def check_sentence(sentence: str, chunks: Mapping[str, str], question: str = "",
     best = Support(claim, best.label, evidence, best.checks, best.coverage, cosine, heuristic_label=best.label)
     if checker.opinion is not None and best.label == "supported" and best.evidence is not None:
         best = _with_opinion(best, checker, lang)
-    asked = bool(question) and detect_lang(question) == "zh"  # the verifier learned claims answering Chinese questions
-    if checker.verifier is not None and best.label == "supported" and best.evidence is not None and asked:
+    if checker.verifier is not None and best.label == "supported" and best.evidence is not None and verifies(question):
         best = _verified(best, chunks[best.evidence.ref], question, checker.verifier)
     return best
 
@@ -170,6 +169,12 @@ def _with_opinion(best: Support, checker: Checker, lang: str) -> Support:
                   en=f"the model's second opinion: {'doubts it' if doubt else 'supports it'} ({shown})"))
     return Support(best.sentence, "weak" if doubt else best.label, best.evidence, best.checks + (check,),
                    best.coverage, best.cosine, verdict, best.label)
+
+
+def verifies(question: str) -> bool:
+    """Does a learned verifier look at the answers to `question`? Where one is given and Chinese: the claims it learned
+    from answer Chinese questions (the pipeline names it among what ran by the same test)."""
+    return bool(question) and detect_lang(question) == "zh"
 
 
 def _verified(best: Support, chunk: str, question: str, verifier: Verifier) -> Support:

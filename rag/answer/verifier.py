@@ -8,12 +8,14 @@ the chunk's title. A model trained on such cases, made at scale from public read
 where the sentence's new words sit against the question's subject, instead of a rule tuned to a handful of sentences.
 The verifier is a LightGBM binary model over VERIFY_FEATURES, signals of the sentence, its evidence span, its chunk
 and the question (no model, no embedder: any index gets it). Trained by scripts/train_verifier.py on claims built from
-public questions (cmrc2018 trial and dev rest, xquad's zh rest): the question with its answer put where it asks
-(supported, against its gold chunk); the same claim against the chunk most like the question from another passage,
-the claim with another span of the gold chunk as its answer, and the chunk's title alone (not supported). Its
+public questions (cmrc2018 trial and dev rest, xquad's zh rest): the question with its answer put where it asks, the
+bare answer and the chunk's own answering sentence (supported, against the gold chunk); the claim against the chunk
+most like the question from another passage, the question and claim with their name swapped for another of the
+corpus, the claim with another span of the gold chunk as its answer, and the chunk's title alone (not supported). Its
 operating point and figures are in its recipe (data/answering/verifier/recipe.json); docs/answers.md reports it on
-the labelled sample of the bundled model's own sentences, which chose nothing.
-It only doubts: a sentence the rules call supported and the verifier gives less than its point is "weak" (support.py).
+the labelled sentences of the bundled model, DRCD's among them, which chose nothing.
+It only doubts, and only answers to a Chinese question (support.verifies): a sentence the rules call supported and the
+verifier gives less than its point is "weak" (support.py).
 Not handled here: the rules (checks/), the label (support.py), training (scripts/train_verifier.py).
 """
 
