@@ -16,6 +16,7 @@ import time
 from collections.abc import Generator as StreamOf
 from contextlib import contextmanager
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Callable, Iterator
 
 from rag import config
@@ -56,15 +57,17 @@ from rag.answer.unnamed import unnamed
 from rag.answer.verifier import answer_checker, learned_verifier
 from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError, ModelUnavailableError
 from rag.index.build import Index
-from rag.ingest.chunking import context_for
+from rag.ingest.chunking import Chunk, context_for
 from rag.ingest.language import detect_lang
 from rag.messages import Msg, localized
 from rag.models.control import RunControl
 from rag.models.llm import ChatBackend
 from rag.run import RunContext
+from rag.search.hits import Hit
 from rag.search.rerank import Reranker, rerank_candidates
-from rag.search.retrieval import Search, retrieve, retrieve_many
+from rag.search.retrieval import RetrievalResult, Search, retrieve, retrieve_many
 from rag.search.rewrite import hyde, hyde_vector, multi_query
+from rag.stages import Clock, Report, Reranked, Retrieved, Rewritten, joined
 from rag.trace import AskSettings, Trace, label_in
 
 REWRITES = ("none", "hyde", "multi-query")
@@ -182,18 +185,25 @@ def gather(question: str, ctx: RunContext) -> Trace:
     index, settings, generator, control = ctx.index, ctx.settings, ctx.generator, ctx.control
     reranker, chat = ctx.reranker, ctx.chat
     question = check_settings(question, settings, chat, generator)
-    trace = Trace(question=question, settings=settings)
-    trace.backends["embedder"] = index.embedder.label
+    retrieved = _retrieve(question, settings, index, chat, control)
+    reranked = _rerank(question, settings, retrieved.candidates, index, reranker, control)
+    report = joined(Report(backends=_serving(index, generator)), retrieved.report, reranked.report)
+    return Trace(question=question, settings=settings, backends=dict(report.backends), notes=list(report.notes),
+                 rewrites=dict(retrieved.rewrites), retrieval=retrieved.retrieval, per_query=list(retrieved.per_query),
+                 candidates=list(retrieved.candidates), rerank=reranked.rerank, final=list(reranked.final),
+                 contexts=list(_contexts(reranked.final, index)), timings=dict(report.timings))
+
+
+def _serving(index: Index, generator: Generator | None) -> dict[str, str | Msg]:
+    """What serves the run before any stage: the embedder, a knowledge base's bundle, the writer."""
+    served: dict[str, str | Msg] = {"embedder": index.embedder.label}
     if index.origin is not None:
-        trace.backends["index"] = Msg(en=f"knowledge base {index.origin}: chunks, vectors and BM25 tokens loaded from its "
-                                      "bundle, nothing embedded but the question",
-                                      zh=f"知识库 {index.origin}：块、向量和 BM25 词从它的存档读入，除问题外没有重新计算向量")
+        served["index"] = Msg(en=f"knowledge base {index.origin}: chunks, vectors and BM25 tokens loaded from its "
+                              "bundle, nothing embedded but the question",
+                              zh=f"知识库 {index.origin}：块、向量和 BM25 词从它的存档读入，除问题外没有重新计算向量")
     if generator is not None:
-        trace.backends["generator"] = generator.label
-    _retrieve(trace, index, chat, control)
-    _rerank(trace, index, reranker, control)
-    _contexts(trace, index)
-    return trace
+        served["generator"] = generator.label
+    return served
 
 
 def answer_from(trace: Trace, ctx: RunContext, on_delta: Callable[[str], None] | None = None) -> Trace:
@@ -483,105 +493,113 @@ def search_for(settings: AskSettings, index: Index) -> Search:
                    sparse=settings.sparse and index.sparse is not None)
 
 
-def _retrieve(trace: Trace, index: Index, chat: ChatBackend | None, control: RunControl) -> None:
-    """HyDE / multi-query rewrites (if asked) and retrieval -> trace.retrieval, per_query, candidates. A rewrite
+def _retrieve(question: str, s: AskSettings, index: Index, chat: ChatBackend | None, control: RunControl) -> Retrieved:
+    """HyDE / multi-query rewrites (if asked) and retrieval -> the lists, per query, and the candidates. A rewrite
     that fails is a note, and the question alone is searched, in the same mode, weights and lists."""
-    s, question = trace.settings, trace.question
     search = search_for(s, index)
+    notes: list[Msg] = []
     if s.sparse and not search.sparse:
-        trace.notes.append(Msg(en="the settings ask for the learned-sparse list, but this index has none: fused without it",
-                               zh="设置要求加入学习型稀疏检索，但这个索引里没有：融合时没有用它"))
-    query_vector = None
+        notes.append(Msg(en="the settings ask for the learned-sparse list, but this index has none: fused without it",
+                         zh="设置要求加入学习型稀疏检索，但这个索引里没有：融合时没有用它"))
     if s.rewrite != "none" and chat is None:  # check_settings says so before anything runs; kept true here
         raise no_model_error(f"{s.rewrite} needs a language model to write the rewrites", None)
+    rewritten = Rewritten()
     if s.rewrite == "hyde" and chat is not None:
-        query_vector = _hyde(trace, index, chat, control)
-    with _timed(trace, "retrieve"):
-        trace.retrieval = retrieve(index, question, search, query_vector)
-        candidates = trace.retrieval.ranked()
+        rewritten = _hyde(question, index, chat, control)
+    clock = Clock()
+    with clock("retrieve"):
+        retrieval = retrieve(index, question, search, rewritten.query_vector)
+        candidates = retrieval.ranked()
+    per_query: tuple[RetrievalResult, ...] = ()
     if s.rewrite == "multi-query" and chat is not None:
-        _multi_query(trace, chat, control)
-        with _timed(trace, "retrieve"):
-            trace.per_query, fused = retrieve_many(index, trace.rewrites["queries"], search)
-            candidates = fused[: s.recall_n]
-    trace.candidates = list(candidates)
+        rewritten = _multi_query(question, s, chat, control)
+        with clock("retrieve"):
+            many, fused = retrieve_many(index, rewritten.rewrites["queries"], search)
+            per_query, candidates = tuple(many), fused[: s.recall_n]
+    # in the order things ran: HyDE before the search, multi-query's rewordings after the question's own
+    first, seconds = Report(notes=tuple(notes)), Report(timings=clock.read())
+    order = (first, rewritten.report, seconds) if s.rewrite == "hyde" else (first, seconds, rewritten.report)
+    return Retrieved(retrieval, tuple(candidates), per_query, rewritten.rewrites, joined(*order))
 
 
-def _hyde(trace: Trace, index: Index, chat: ChatBackend, control: RunControl):
+def _hyde(question: str, index: Index, chat: ChatBackend, control: RunControl) -> Rewritten:
     """HyDE's passage -> the query vector (None: search with the question alone, and a note says why)."""
-    question = trace.question
-    with _timed(trace, "rewrite"):
-        trace.backends["rewrite"] = Msg(en=f"HyDE via {chat.label}", zh=f"HyDE，由 {chat.label} 改写")
+    notes: list[Msg] = []
+    clock = Clock()
+    with clock("rewrite"):
         try:
             hypothesis = hyde(question, chat, control=control, stop=RepetitionGuard().feed)
         except GenerationCancelled:
             raise
         except LLMError as exc:
             hypothesis = ""
-            trace.notes.append(Msg(en=f"HyDE failed ({exc}); searched with the question alone",
-                                   zh=f"HyDE 失败了（{exc}）；只用问题本身检索"))
+            notes.append(Msg(en=f"HyDE failed ({exc}); searched with the question alone",
+                             zh=f"HyDE 失败了（{exc}）；只用问题本身检索"))
         mess = garbled(hypothesis)  # a loop or a list of refs is no passage (None for an empty one)
         if mess is not None:
-            trace.notes.append(Msg(en=f"HyDE's passage was garbled ({mess}); searched with the question alone",
-                                   zh=f"HyDE 写的段落是乱的（{localized(mess, 'zh')}）；只用问题本身检索"))
+            notes.append(Msg(en=f"HyDE's passage was garbled ({mess}); searched with the question alone",
+                             zh=f"HyDE 写的段落是乱的（{localized(mess, 'zh')}）；只用问题本身检索"))
             hypothesis = ""
-        trace.rewrites["hyde"] = hypothesis
-        if not hypothesis.strip() and not any(n.startswith("HyDE failed") for n in trace.notes):
-            trace.notes.append(Msg(en="HyDE returned nothing usable; searched with the question alone",
-                                   zh="HyDE 没有写出可用的内容；只用问题本身检索"))
-        return hyde_vector(index, question, hypothesis) if hypothesis.strip() else None
+        if not hypothesis.strip() and not any(n.startswith("HyDE failed") for n in notes):
+            notes.append(Msg(en="HyDE returned nothing usable; searched with the question alone",
+                             zh="HyDE 没有写出可用的内容；只用问题本身检索"))
+        vector = hyde_vector(index, question, hypothesis) if hypothesis.strip() else None
+    backend = Msg(en=f"HyDE via {chat.label}", zh=f"HyDE，由 {chat.label} 改写")
+    return Rewritten(MappingProxyType({"hyde": hypothesis}), vector,
+                     Report(tuple(notes), MappingProxyType({"rewrite": backend}), clock.read()))
 
 
-def _multi_query(trace: Trace, chat: ChatBackend, control: RunControl) -> None:
-    """The model's rewordings -> trace.rewrites["queries"] (the question first); a garbled one (a loop, a list of
-    refs, a bare number: shape.garbled) is left out, as HyDE's garbled passage is, and a note says so."""
-    question, s = trace.question, trace.settings
-    with _timed(trace, "rewrite"):
-        trace.backends["rewrite"] = Msg(en=f"multi-query via {chat.label}", zh=f"多查询，由 {chat.label} 改写")
+def _multi_query(question: str, s: AskSettings, chat: ChatBackend, control: RunControl) -> Rewritten:
+    """The model's rewordings -> rewrites["queries"] (the question first); a garbled one (a loop, a list of refs, a
+    bare number: shape.garbled) is left out, as HyDE's garbled passage is, and a note says so."""
+    notes: list[Msg] = []
+    clock = Clock()
+    with clock("rewrite"):
         try:
             variants = multi_query(question, chat, s.n_queries, control=control, stop=RepetitionGuard().feed)
         except GenerationCancelled:
             raise
         except LLMError as exc:
             variants = []
-            trace.notes.append(Msg(en=f"multi-query failed ({exc}); used the original question only",
-                                   zh=f"多查询改写失败了（{exc}）；只用原问题检索"))
+            notes.append(Msg(en=f"multi-query failed ({exc}); used the original question only",
+                             zh=f"多查询改写失败了（{exc}）；只用原问题检索"))
         marks = {v: garbled(v) for v in variants}  # why each rewording is garbled, or None
         dropped = [v for v in variants if marks[v] is not None]
         if dropped:
             why = marks[dropped[0]]
-            trace.notes.append(Msg(en=f"multi-query: left out {len(dropped)} garbled rewrite(s) ({why}), such as "
-                                   f"\"{dropped[0][:40]}\"", zh=f"多查询：略去了 {len(dropped)} 条乱掉的改写"
-                                   f"（{localized(why, 'zh')}），例如“{dropped[0][:40]}”"))
+            notes.append(Msg(en=f"multi-query: left out {len(dropped)} garbled rewrite(s) ({why}), such as "
+                             f"\"{dropped[0][:40]}\"", zh=f"多查询：略去了 {len(dropped)} 条乱掉的改写"
+                             f"（{localized(why, 'zh')}），例如“{dropped[0][:40]}”"))
         variants = [v for v in variants if marks[v] is None]
-        trace.rewrites["queries"] = [question, *variants]
-        if not variants and not any(n.startswith("multi-query failed") for n in trace.notes):
-            trace.notes.append(Msg(en="multi-query produced no usable variants; used the original question only",
-                                   zh="多查询没有写出可用的改写；只用原问题检索"))
+        if not variants and not any(n.startswith("multi-query failed") for n in notes):
+            notes.append(Msg(en="multi-query produced no usable variants; used the original question only",
+                             zh="多查询没有写出可用的改写；只用原问题检索"))
+    backend = Msg(en=f"multi-query via {chat.label}", zh=f"多查询，由 {chat.label} 改写")
+    return Rewritten(MappingProxyType({"queries": [question, *variants]}), None,
+                     Report(tuple(notes), MappingProxyType({"rewrite": backend}), clock.read()))
 
 
-def _rerank(trace: Trace, index: Index, reranker: Reranker | None, control: RunControl) -> None:
-    s, candidates = trace.settings, trace.candidates
+def _rerank(question: str, s: AskSettings, candidates: tuple[Hit, ...], index: Index, reranker: Reranker | None,
+            control: RunControl) -> Reranked:
+    """The top_k hits: the reranker's, where the settings ask for one and there is one, else the retrieval order's."""
     if s.rerank and reranker is not None and candidates:
-        with _timed(trace, "rerank"):
-            trace.rerank = rerank_candidates(trace.question, candidates, index, reranker, s.top_k, control=control)
-            trace.final = trace.rerank.hits
-        trace.backends["reranker"] = reranker.label
-        if trace.rerank.note:
-            trace.notes.append(Msg(en=f"rerank: {trace.rerank.note}", zh=f"重排：{localized(trace.rerank.note, 'zh')}"))
-    else:
-        trace.final = list(candidates[: s.top_k])
-        trace.backends["reranker"] = Msg(en="none (retrieval order kept)", zh="无（保留检索的顺序）")
+        clock = Clock()
+        with clock("rerank"):
+            result = rerank_candidates(question, list(candidates), index, reranker, s.top_k, control=control)
+        notes = (Msg(en=f"rerank: {result.note}", zh=f"重排：{localized(result.note, 'zh')}"),) if result.note else ()
+        return Reranked(tuple(result.hits), result,
+                        Report(notes, MappingProxyType({"reranker": reranker.label}), clock.read()))
+    kept = Msg(en="none (retrieval order kept)", zh="无（保留检索的顺序）")
+    return Reranked(tuple(candidates[: s.top_k]), None, Report(backends=MappingProxyType({"reranker": kept})))
 
 
-def _contexts(trace: Trace, index: Index) -> None:
+def _contexts(final: tuple[Hit, ...], index: Index) -> tuple[Chunk, ...]:
     """The chunks the generator will see: each final hit, or its parent for parent-child chunks, once."""
-    seen: dict[str, None] = {}
-    for h in trace.final:
+    seen: dict[str, Chunk] = {}
+    for h in final:
         ctx = context_for(index.chunk_set, index.chunk(h.chunk_id))
-        if ctx.chunk_id not in seen:
-            seen[ctx.chunk_id] = None
-            trace.contexts.append(ctx)
+        seen.setdefault(ctx.chunk_id, ctx)
+    return tuple(seen.values())
 
 
 def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores: _Scores) -> None:
