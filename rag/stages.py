@@ -7,8 +7,8 @@ seconds it took (`timings`: stage -> seconds). The Trace keeps one dict and one 
 ran, so the pages read the same fields as before.
 
     rewrite + retrieve -> Retrieved    rerank -> Reranked    contexts -> a tuple of chunks
-
-Not handled here: the answer's stages (prompt, generation, audit), which still write to the Trace in pipeline.py.
+    gate -> Gated    prompt -> Prompted    generate -> Generated    rebind -> Rebinding    fill-in -> FilledIn
+    the lead -> Led
 """
 
 from __future__ import annotations
@@ -20,11 +20,17 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from rag.answer.answerability import Answerability
+from rag.answer.citations import CitationAudit, CitationEvent
+from rag.answer.compress import Compression
+from rag.answer.fill_in import FillIn
+from rag.answer.lead import LeadChoice
+from rag.answer.prompt import Prompt
+from rag.answer.rebind import Rebound
 from rag.messages import Msg
 from rag.search.hits import Hit
 from rag.search.rerank import RerankResult
 from rag.search.retrieval import RetrievalResult
-
 
 
 def _none() -> Mapping[str, Any]:
@@ -35,7 +41,7 @@ def _none() -> Mapping[str, Any]:
 class Report:
     """What every stage says besides its result: notes, what served it, and its seconds."""
 
-    notes: tuple[Msg, ...] = ()
+    notes: tuple[str, ...] = ()  # Msg where it has a Chinese text (a backend's own note may not)
     backends: Mapping[str, str | Msg] = field(default_factory=_none)  # stage -> what served it
     timings: Mapping[str, float] = field(default_factory=_none)  # stage -> seconds
 
@@ -93,7 +99,7 @@ class Reranked:
 def joined(*reports: Report) -> Report:
     """The reports of stages run one after the other: notes in order, backends and seconds merged (a stage name
     seen twice adds up its seconds, a backend named twice keeps the later label in the earlier place)."""
-    notes: list[Msg] = []
+    notes: list[str] = []
     backends: dict[str, str | Msg] = {}
     timings: dict[str, float] = {}
     for r in reports:
@@ -102,3 +108,74 @@ def joined(*reports: Report) -> Report:
         for stage, seconds in r.timings.items():
             timings[stage] = timings.get(stage, 0.0) + seconds
     return Report(tuple(notes), MappingProxyType(backends), MappingProxyType(timings))
+
+
+@dataclass(frozen=True)
+class Gated:
+    """The answerability gate: its decision and the evidence behind it."""
+
+    answerability: Answerability
+    report: Report = field(default_factory=Report)
+
+    @property
+    def refused(self) -> bool:
+        return not self.answerability.answerable
+
+
+@dataclass(frozen=True)
+class Prompted:
+    """The prompt stage: the prompt the model reads (over the compressed contexts when asked), what compression left
+    out, and the contexts' refs a model window too small for them dropped (whole blocks, the lowest-ranked first)."""
+
+    prompt: Prompt
+    compression: Compression | None = None
+    dropped: tuple[str, ...] = ()
+    report: Report = field(default_factory=Report)
+
+
+@dataclass(frozen=True)
+class Rebinding:
+    """The answer with each model citation moved to the chunk that states its sentence, and the moves."""
+
+    answer: str
+    moves: tuple[Rebound, ...] = ()
+    report: Report = field(default_factory=Report)
+
+
+@dataclass(frozen=True)
+class Generated:
+    """The generation stage: the answer shown (the stand-in's picks where the model's was garbled), the citation
+    events as they streamed, the model's figures (first token, tokens, decode speed), and what went wrong: `error`
+    (it broke mid-answer; `answer` is what arrived) or `garbled` (why the model's text was no answer; it is kept in
+    `model_answer`)."""
+
+    answer: str
+    events: tuple[CitationEvent, ...] = ()
+    figures: Mapping[str, float] = field(default_factory=_none)
+    error: str | None = None
+    garbled: str | None = None
+    model_answer: str | None = None
+    report: Report = field(default_factory=Report)
+
+
+@dataclass(frozen=True)
+class FilledIn:
+    """Fill-in: the model's sentences that state nothing, come off the question or are unsupported, set aside; the
+    stand-in's quotes the rest does not state, appended (the learned selector's sentence leading)."""
+
+    answer: str
+    fill_in: tuple[FillIn, ...] = ()
+    restated: tuple[str, ...] = ()
+    off_question: tuple[str, ...] = ()
+    unsupported: tuple[str, ...] = ()
+    model_audit: CitationAudit | None = None  # the audit of what the model wrote, before anything was set aside
+    model_answer: str | None = None  # what the model wrote, where something was set aside or appended
+    report: Report = field(default_factory=Report)
+
+
+@dataclass(frozen=True)
+class Led:
+    """The model's choice of the quote that leads (None: no choice was made)."""
+
+    choice: LeadChoice | None = None
+    report: Report = field(default_factory=Report)

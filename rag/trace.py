@@ -29,6 +29,7 @@ from rag.messages import Msg, localized
 from rag.search.hits import Hit
 from rag.search.rerank import RerankResult
 from rag.search.retrieval import Mode, RetrievalResult, Search
+from rag.stages import Report
 from rag.waterfall import STAGE_NAMES, TRACE_KEYS
 
 Rewrite = Literal["none", "hyde", "multi-query"]  # REWRITES (rag/pipeline.py)
@@ -104,6 +105,14 @@ class Trace:
     error: str | None = None  # the generation broke off mid-answer: `answer` is what arrived
     garbled: str | None = None  # why the model's answer was no answer (rag/answer/shape.py): the stand-in's shown
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+
+    def add(self, report: Report) -> None:
+        """A stage's report after what is here: its notes, the backends it names, its seconds (added to a stage's
+        seconds seen before). rag/pipeline.py's assembling functions call it, the stages do not."""
+        self.notes.extend(report.notes)
+        self.backends.update(report.backends)
+        for stage, seconds in report.timings.items():
+            self.timings[stage] = self.timings.get(stage, 0.0) + seconds
 
     def set_aside_later(self, claim: str) -> bool:
         """Was the sentence with this claim (a moved citation's, `rebound`) set aside afterwards, as restating or
