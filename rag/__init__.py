@@ -11,8 +11,8 @@ One folder per stage, in pipeline order; a wing imports only the wings before it
 - `answer/`: the prompt, generators and the citation audit;
 - `evaluate/`: metrics and the strategy comparison, which run the whole pipeline.
 
-At the top sit the files that join the stages: `pipeline.py` (`ask()`), `trace.py` (one question's
-journey), `backends.py` (which model runs, or which labelled fallback), `errors.py`, `defaults.py` and
+At the top sit the files that join the stages: `pipeline.py` (`ask()`), `stages.py` (what each stage returns),
+`trace.py` (one question's journey), `backends.py` (which model runs, or which labelled fallback), `errors.py`, `defaults.py` and
 the command line (`cli/`, `__main__.py`).
 
 This package never imports streamlit; the app in `app.py` and `app_pages/` renders what it returns.

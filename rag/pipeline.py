@@ -16,7 +16,7 @@ import time
 from collections.abc import Generator as StreamOf
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from rag import config
 from rag.answer.answerability import decide, decide_learned
@@ -136,34 +136,39 @@ def ask(question: str, ctx: RunContext, *, on_delta: Callable[[str], None] | Non
     is raised, the model is freed, nothing after it starts) and reports what it could not honour.
     `ctx.opinion` is the model asked for the audit's second opinion when `settings.second_opinion` is on.
     A failure after the answer (the no-RAG call, its grounding) is a note: the answer and its audit stand."""
-    index, settings, generator, control = ctx.index, ctx.settings, ctx.writer, ctx.control
-    trace = gather(question, ctx)
-    answer_from(trace, ctx, on_delta)
-    if settings.compare_no_rag and trace.error is None:  # a failing endpoint: one wait, not two
-        control.check("the run")
-        control.status("no-rag")
-        clock = Clock()
-        try:
-            with clock("generate_no_rag"):
-                trace.no_rag_prompt = build_no_rag_prompt(trace.question, _lang(trace))
-                trace.no_rag_answer = "".join(_drain(generator.generate(trace.no_rag_prompt, control=control)))
-            trace.no_rag_generation = _figures(control)
-            if not generator.is_fallback:  # the stand-in's fixed "cannot answer without context" note states no fact
-                opinion, said = _opinion(trace, ctx.opinion, control)
-                trace.add(said)
-                with clock("ground_no_rag"):
-                    trace.no_rag_grounding = ground_in_corpus(trace.no_rag_answer, index, question=trace.question,
+    trace = answer_from(gather(question, ctx), ctx, on_delta)
+    if ctx.settings.compare_no_rag and trace.error is None:  # a failing endpoint: one wait, not two
+        trace = _no_rag(trace, ctx)
+    return trace.then(_kept_notes(trace, ctx.control))
+
+
+def _no_rag(trace: Trace, ctx: RunContext) -> Trace:
+    """`trace` with the same question asked without retrieval, and that answer's sentences looked for in the corpus.
+    A failure is a note: the answer and its audit stand."""
+    generator, control = ctx.writer, ctx.control
+    control.check("the run")
+    control.status("no-rag")
+    clock = Clock()
+    fields: dict[str, Any] = {}
+    said: list[Report] = []
+    try:
+        with clock("generate_no_rag"):
+            fields["no_rag_prompt"] = prompt = build_no_rag_prompt(trace.question, _lang(trace))
+            fields["no_rag_answer"] = answer = "".join(_drain(generator.generate(prompt, control=control)))
+        fields["no_rag_generation"] = _figures(control)
+        if not generator.is_fallback:  # the stand-in's fixed "cannot answer without context" note states no fact
+            opinion, report = _opinion(trace, ctx.opinion, control)
+            said.append(report)
+            with clock("ground_no_rag"):
+                fields["no_rag_grounding"] = ground_in_corpus(answer, ctx.index, question=trace.question,
                                                               opinion=opinion)
-        except GenerationCancelled:
-            raise
-        except LLMError as exc:
-            trace.no_rag_answer = None
-            trace.notes.append(Msg(en=f"the answer without RAG failed ({exc}); the RAG answer and its audit above stand",
-                                   zh=f"无 RAG 的回答失败了（{exc}）；上面有 RAG 的回答和它的审计仍然有效"))
-        finally:
-            trace.add(Report(timings=clock.read()))
-    trace.add(_kept_notes(trace, control))
-    return trace
+    except GenerationCancelled:
+        raise
+    except LLMError as exc:
+        fields["no_rag_answer"] = None
+        said.append(Report(notes=(Msg(en=f"the answer without RAG failed ({exc}); the RAG answer and its audit above "
+                                      "stand", zh=f"无 RAG 的回答失败了（{exc}）；上面有 RAG 的回答和它的审计仍然有效"),)))
+    return trace.then(joined(*said, Report(timings=clock.read())), **fields)
 
 
 def _lang(trace: Trace) -> str:
@@ -220,66 +225,62 @@ def _serving(index: Index, generator: Generator | None) -> dict[str, str | Msg]:
 
 def answer_from(trace: Trace, ctx: RunContext, on_delta: Callable[[str], None] | None = None) -> Trace:
     """The second half of `ask`: the prompt over `trace.contexts`, the streamed answer (`ctx.writer`), the citation
-    audit (with `ctx.opinion`'s second opinion where the settings ask for one). `trace.settings` rule it, not
-    `ctx.settings`: a loop may have gathered with changed ones."""
-    index, generator, control = ctx.index, ctx.writer, ctx.control
+    audit (with `ctx.opinion`'s second opinion where the settings ask for one), in a new Trace: `trace` is read, not
+    changed. `trace.settings` rule it, not `ctx.settings`: a loop may have gathered with changed ones."""
+    index, generator = ctx.index, ctx.writer
     lang = _lang(trace)
-    scores = _Scores(trace, index)
+    scores = _Scores(index)
     started = time.perf_counter()
-    gated = _gate(trace, index, scores) if trace.settings.gate else None
-    if gated is not None:
-        trace.answerability = gated.answerability
-        trace.add(gated.report)
-    if gated is not None and gated.refused:
-        trace.prompt = build_prompt(trace.question, trace.contexts, lang, trace.settings.prompt_style)
-        trace.answer = NOT_ENOUGH[lang]
-    else:
-        shown = _show_lead(trace, generator, lang, scores, on_delta, started)
-        if shown is not None:
-            trace.timings["lead_shown"] = shown
-        prompted = _prompt(trace, index, generator, lang, scores)
-        trace.prompt, trace.compression = prompted.prompt, prompted.compression
-        if prompted.dropped:
-            trace.dropped_contexts = list(prompted.dropped)
-            trace.contexts = [c for c in trace.contexts if c.ref not in set(prompted.dropped)]
-        trace.add(prompted.report)
-        made = _generate(trace, generator, control, on_delta, index.embedder)
-        trace.answer, trace.citation_events, trace.generation = made.answer, list(made.events), dict(made.figures)
-        trace.error, trace.garbled = made.error, made.garbled
-        if made.garbled is not None:
-            trace.model_answer = made.model_answer
-        trace.add(made.report)
-        if not generator.is_fallback and trace.error is None and trace.contexts and trace.garbled is None:
-            rebound = _rebind(trace)
-            trace.answer, trace.rebound = rebound.answer, list(rebound.moves)
-            trace.add(rebound.report)
-        if trace.settings.fill_in and not generator.is_fallback and trace.error is None and trace.contexts \
-                and trace.garbled is None:
+    if trace.settings.gate:
+        gated = _gate(trace, index, scores)
+        trace = trace.then(gated.report, answerability=gated.answerability)
+        if gated.refused:
+            refused = trace.then(prompt=build_prompt(trace.question, trace.contexts, lang, trace.settings.prompt_style),
+                                 answer=NOT_ENOUGH[lang])
+            return _audited(refused, ctx)
+    shown = _show_lead(trace, generator, lang, scores, on_delta, started)
+    if shown is not None:
+        trace = trace.then(Report(timings=MappingProxyType({"lead_shown": shown})))
+    prompted = _prompt(trace, index, generator, lang, scores)
+    kept = [c for c in trace.contexts if c.ref not in set(prompted.dropped)]
+    trace = trace.then(prompted.report, prompt=prompted.prompt, compression=prompted.compression, contexts=kept,
+                       dropped_contexts=list(prompted.dropped) or trace.dropped_contexts)
+    made = _generate(trace, generator, ctx.control, on_delta, index.embedder)
+    trace = trace.then(made.report, answer=made.answer, citation_events=list(made.events),
+                       generation=dict(made.figures), error=made.error, garbled=made.garbled,
+                       model_answer=made.model_answer if made.garbled is not None else trace.model_answer)
+    if not generator.is_fallback and trace.error is None and trace.contexts and trace.garbled is None:
+        rebound = _rebind(trace)
+        trace = trace.then(rebound.report, answer=rebound.answer, rebound=list(rebound.moves))
+        if trace.settings.fill_in:
             filled = _fill_in(trace, index, lang, scores)
-            trace.answer, trace.fill_in, trace.model_audit = filled.answer, list(filled.fill_in), filled.model_audit
-            trace.restated, trace.off_question = list(filled.restated), list(filled.off_question)
-            trace.unsupported, trace.model_answer = list(filled.unsupported), filled.model_answer
-            trace.add(filled.report)
-            led = _lead(trace, generator, control)
-            if led.choice is not None:
-                trace.answer, trace.lead = led.choice.answer(), led.choice
-            trace.add(led.report)
-        trace.add(_rebound_notes(trace))
-    opinion, said = _opinion(trace, ctx.opinion, control)
-    trace.add(said)
+            trace = trace.then(filled.report, answer=filled.answer, fill_in=list(filled.fill_in),
+                               model_audit=filled.model_audit, restated=list(filled.restated),
+                               off_question=list(filled.off_question), unsupported=list(filled.unsupported),
+                               model_answer=filled.model_answer)
+            led = _lead(trace, generator, ctx.control)
+            trace = trace.then(led.report, **({"answer": led.choice.answer(), "lead": led.choice}
+                                              if led.choice is not None else {}))
+    return _audited(trace.then(_rebound_notes(trace)), ctx)
+
+
+def _audited(trace: Trace, ctx: RunContext) -> Trace:
+    """`trace` with its answer audited against the whole retrieved chunks (the sources, whatever compression showed)
+    and checked for what the question asks."""
+    opinion, said = _opinion(trace, ctx.opinion, ctx.control)
+    trace = trace.then(said)
     clock = Clock()
-    with clock("audit"):  # against the whole retrieved chunks: the sources, whatever compression showed
-        trace.audit = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, index.embedder,
-                            question=trace.question, instructions=_rules(trace), checker=answer_checker(opinion))
+    served: dict[str, str] = {}
+    with clock("audit"):
+        checked = audit(trace.answer, {c.ref: c.text for c in trace.contexts}, ctx.index.embedder,
+                        question=trace.question, instructions=_rules(trace), checker=answer_checker(opinion))
         verifier = learned_verifier()
         if verifier is not None and verifies(trace.question):  # where the audit runs it
-            trace.backends["verifier"] = verifier.label
-        trace.asked = _asked(trace)
-        if trace.asked is not None and trace.asked.checked and not trace.asked.filled:
-            trace.notes.append(trace.asked.message())
-    trace.add(Report(timings=clock.read()))
-    trace.add(_kept_notes(trace, control))
-    return trace
+            served["verifier"] = verifier.label
+        asked = _asked(trace)
+    notes = (asked.message(),) if asked is not None and asked.checked and not asked.filled else ()
+    trace = trace.then(Report(notes, MappingProxyType(served), clock.read()), audit=checked, asked=asked)
+    return trace.then(_kept_notes(trace, ctx.control))
 
 
 def _show_lead(trace: Trace, generator: Generator, lang: str, scores: _Scores,
@@ -290,7 +291,7 @@ def _show_lead(trace: Trace, generator: Generator, lang: str, scores: _Scores,
     shown."""
     if not trace.settings.fill_in or generator.is_fallback or not trace.contexts:
         return None
-    text = lead_quote(build_prompt(trace.question, trace.contexts, lang), scores())
+    text = lead_quote(build_prompt(trace.question, trace.contexts, lang), scores(trace))
     if text is None:
         return None
     shown = time.perf_counter() - started
@@ -328,10 +329,10 @@ def _fill_in(trace: Trace, index: Index, lang: str, scores: _Scores) -> FilledIn
         written, restated = set_aside_restatements(unpathed_answer, trace.question, _rules(trace),
                                                    [c.text for c in trace.contexts], _titles(trace))
         texts = {c.ref: c.text for c in trace.contexts}
-        written, off = set_aside_off_question(written, trace.question, scores(), texts)
+        written, off = set_aside_off_question(written, trace.question, scores(trace), texts)
         written, unsupported, model_audit = set_aside_unsupported(written, trace.question, texts, index.embedder,
                                                                   _rules(trace))
-        answer, quotes = fill_in(written, build_prompt(trace.question, trace.contexts, lang), index.embedder, scores())
+        answer, quotes = fill_in(written, build_prompt(trace.question, trace.contexts, lang), index.embedder, scores(trace))
         if not answer.strip():  # (no quote to stand in for a set-aside sentence: it stays)
             answer, written, quotes, restated, off, unsupported = unpathed_answer, unpathed_answer, [], [], [], []
     notes.extend(_set_aside_notes(restated, unsupported, off))
@@ -440,17 +441,19 @@ def _rebound_notes(trace: Trace) -> Report:
 
 
 class _Scores:
-    """The stand-in's scores of the sentences of `trace.contexts`, computed once for the gate, compression
+    """The stand-in's scores of the sentences of a trace's contexts, computed once for the gate, compression
     and fill-in (each embeds every sentence otherwise); computed again only if the contexts changed (a
     window too small for them drops whole blocks)."""
 
-    def __init__(self, trace: Trace, index: Index):
-        self.trace, self.index, self.key, self.scored = trace, index, None, None
+    def __init__(self, index: Index):
+        self.index = index
+        self.key: tuple | None = None
+        self.scored: list = []
 
-    def __call__(self):
-        key = (self.trace.question, tuple((c.ref, c.text) for c in self.trace.contexts))
+    def __call__(self, trace: Trace):
+        key = (trace.question, tuple((c.ref, c.text) for c in trace.contexts))
         if key != self.key:
-            prompt = build_prompt(self.trace.question, self.trace.contexts, "zh")
+            prompt = build_prompt(trace.question, trace.contexts, "zh")
             self.key, self.scored = key, ExtractiveGenerator(self.index.embedder).score_sentences(prompt)
         return self.scored
 
@@ -463,7 +466,7 @@ def _gate(trace: Trace, index: Index, scores: _Scores) -> Gated:
     with clock("gate"):
         dense = trace.retrieval.dense[0].score if trace.retrieval is not None and trace.retrieval.dense else None
         top = trace.rerank.hits[0].score if trace.rerank is not None and trace.rerank.hits else None
-        scored = scores() if trace.contexts else []
+        scored = scores(trace) if trace.contexts else []
         gate, why_not = _learned_gate(index) if config.value("RAG_GATE") == "learned" else (None, None)
         if gate is not None:
             evidence = gate_input(trace, index, scored)
@@ -668,7 +671,7 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
         else:
             with clock("compress"):
                 contexts, compression = compress(trace.question, contexts, index.embedder, budget=s.compress_tokens,
-                                                 count=_text_counter(generator), scored=scores())
+                                                 count=_text_counter(generator), scored=scores(trace))
             served["compression"] = Msg(en=f"extractive, query-focused: the sentences the stand-in's scorer ranks "
                                         f"highest, {s.compress_tokens} tokens for all contexts",
                                         zh=f"抽取式、面向问题：抽取式替身打分最高的句子，所有资料共 {s.compress_tokens} 个 token")

@@ -106,13 +106,16 @@ class Trace:
     garbled: str | None = None  # why the model's answer was no answer (rag/answer/shape.py): the stand-in's shown
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
 
-    def add(self, report: Report) -> None:
-        """A stage's report after what is here: its notes, the backends it names, its seconds (added to a stage's
-        seconds seen before). rag/pipeline.py's assembling functions call it, the stages do not."""
-        self.notes.extend(report.notes)
-        self.backends.update(report.backends)
+    def then(self, report: Report | None = None, **fields: Any) -> Trace:
+        """A new Trace: this one with `fields` replaced and a stage's report after what is here (its notes, the
+        backends it names, its seconds added to a stage's seconds seen before). This one is not changed: rag/pipeline.py
+        assembles a run from its stages' results this way."""
+        report = report or Report()
+        timings = dict(self.timings)
         for stage, seconds in report.timings.items():
-            self.timings[stage] = self.timings.get(stage, 0.0) + seconds
+            timings[stage] = timings.get(stage, 0.0) + seconds
+        return dataclasses.replace(self, **fields, notes=[*self.notes, *report.notes],
+                                   backends={**self.backends, **report.backends}, timings=timings)
 
     def set_aside_later(self, claim: str) -> bool:
         """Was the sentence with this claim (a moved citation's, `rebound`) set aside afterwards, as restating or

@@ -235,8 +235,7 @@ def _final_answer(run: _Run, lt: LoopTrace):
     order = list(mem.read) + [r for r in mem.seen if r not in mem.read]
     trace.contexts = [mem.seen[r] for r in order][: ctx.settings.top_k]
     trace.rewrites["agent searches"] = [s.query for s in lt.steps if s.kind == "search"]
-    answer_from(trace, ctx)
-    return trace
+    return answer_from(trace, ctx)
 
 
 def _search_observation(chunks, query: str, head) -> str:

@@ -86,7 +86,7 @@ def graph_local(question: str, ctx: RunContext, *, on_step: Callable[[Step], Non
             seconds=sum(v for k, v in trace.timings.items() if k in ("retrieve", "rerank")))
     trace.graph_block = graph_block(walk.relations, {c.chunk_id: c.ref for c in trace.contexts})
     trace.backends["graph"] = graph.extractor
-    answer_from(trace, ctx, on_delta)
+    trace = answer_from(trace, ctx, on_delta)
     rec.add(kind="draft", thought="Answer from the chunks and the relations.", decision=Msg(en="answered", zh="已回答"),
             prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
             seconds=trace.timings.get("generate", 0.0))
@@ -135,7 +135,7 @@ def graph_global(question: str, ctx: RunContext, *, on_step: Callable[[Step], No
     trace.graph_block = "\n".join(lines)
     trace.backends["graph"] = Msg(en=f"{graph.extractor}; community summaries by {written_by}",
                                   zh=f"{localized(graph.extractor, 'zh')}；社区概要由 {localized(written_by, 'zh')} 写")
-    answer_from(trace, ctx, on_delta)
+    trace = answer_from(trace, ctx, on_delta)
     rec.add(kind="draft", thought="Reduce: answer from the communities' points.", decision=Msg(en="answered", zh="已回答"),
             prompt=trace.prompt.messages if trace.prompt else None, raw=trace.answer,
             seconds=trace.timings.get("generate", 0.0))

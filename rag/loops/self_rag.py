@@ -106,7 +106,7 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
             lt.notes.append(_kept_note(rnd, best_round, best_audited, best_share, exhausted=False))
             break
 
-        _draft(loop, trace, kept, dropped, rnd)
+        trace = _draft(loop, trace, kept, dropped, rnd)
         share, audited, unsupported = _check_draft(loop, trace, bool(kept))
         if share >= best_share:
             best, best_share, best_round, best_audited = trace, share, rnd, audited
@@ -177,8 +177,8 @@ def _grade(loop: _Loop, trace, kept: list) -> tuple[list, list]:
     return new_kept, dropped
 
 
-def _draft(loop: _Loop, trace, kept: list, dropped: list, rnd: int) -> None:
-    """Answer from the kept chunks only, saying which were dropped."""
+def _draft(loop: _Loop, trace, kept: list, dropped: list, rnd: int) -> Trace:
+    """The trace answered from the kept chunks only, saying which were dropped."""
     trace.contexts = list(kept)
     if dropped:
         trace.notes.append(Msg(en=f"Self-RAG dropped chunks it judged irrelevant: {', '.join(dropped)}",
@@ -187,10 +187,11 @@ def _draft(loop: _Loop, trace, kept: list, dropped: list, rnd: int) -> None:
         trace.notes.append(Msg(en="Self-RAG judged no retrieved chunk relevant in any round: the prompt has no context",
                                zh="Self-RAG 在每一轮都判定检索到的块无关：提示词里没有资料"))
     t0 = time.perf_counter()
-    answer_from(trace, loop.ctx)
+    trace = answer_from(trace, loop.ctx)
     loop.rec.add(kind="draft", thought=f"Draft an answer from the {len(kept)} kept chunks.",
             decision=Msg(en=f"draft {rnd} written", zh=f"写好了第 {rnd} 稿"), prompt=trace.prompt.messages if trace.prompt else None,
             raw=trace.answer, seconds=time.perf_counter() - t0)
+    return trace
 
 
 def _supported_en(audited: float, passed: float) -> str:
