@@ -88,6 +88,35 @@ def side_by_side_section(res, trace) -> None:
 def why_this_score(index, q: str, res) -> None:
     """The query's jieba tokens, then one chunk's full RRF sum and BM25's per-term contributions."""
     st.subheader(tr(zh="一个块为什么得这个分", en="Why this chunk scores this"))
+    query_tokens(index, q)
+    hybrid_of = {h.chunk_id: h for h in res.hybrid}
+    options = list(dict.fromkeys(h.chunk_id for h in res.hybrid[: int(ss["retrieval.show_n"])]))
+    if options:
+        cid = st.selectbox(tr(zh="选择一个块", en="Pick a chunk"), options, key="retrieval.explain")
+        st.markdown(f"**RRF({md_escape(cid)})** = {fusion_arithmetic(hybrid_of[cid], res.rrf_k)}")
+        pos = index.position(cid)
+        terms = index.bm25.explain(q, pos)
+        total = sum(ts.contribution for ts in terms)
+        st.dataframe(pd.DataFrame([
+            {tr(zh="词 term", en="term"): ts.term, "qtf": ts.qtf, "tf": ts.tf, "df": ts.df, "idf": round(ts.idf, 4),
+             tr(zh="贡献 contribution", en="contribution"): round(ts.contribution, 4)}
+            for ts in terms
+        ]), hide_index=True, key="retrieval.bm25_explain")
+        st.caption(
+            f"BM25({cid}) = Σ {tr(zh='贡献', en='contributions')} = {total:.4f}  ·  "
+            f"idf = ln(1 + (N − df + 0.5)/(df + 0.5)), N = {len(index.bm25)}; "
+            f"{tr(zh='每项', en='each term')} = qtf·idf·tf·(k1+1)/(tf + k1·(1 − b + b·|d|/avgdl)), "
+            f"k1 = {index.bm25.k1:g}, b = {index.bm25.b:g}, |d| = {int(index.bm25.doc_len[pos])}, "
+            f"avgdl = {index.bm25.avgdl:.1f}"
+        )
+        if index.sparse is not None:
+            sparse_terms(index, q, cid, pos)
+        plain_text(short(index.chunk(cid).text, 400), quote=True)
+        maxsim(index, q, cid)
+
+
+def query_tokens(index, q: str) -> None:
+    """The query's jieba tokens (the stop words struck out) and what the stop-word switch and traditional characters do."""
     tokens = index.bm25.tokenize(q)
     raw = jieba_tokenize(q)
     stopwords = index.bm25.stopwords
@@ -110,62 +139,47 @@ def why_this_score(index, q: str, res) -> None:
         st.caption(tr(zh="停用词关闭：每个词都参与 BM25 计分（原始公式）。可在“上传与分块”页开启。",
                       en="Stop words are off: every token counts in BM25 (the plain formula). Switch them on on the "
                       "Upload & chunks page."))
-    hybrid_of = {h.chunk_id: h for h in res.hybrid}
-    options = list(dict.fromkeys(h.chunk_id for h in res.hybrid[: int(ss["retrieval.show_n"])]))
-    if options:
-        cid = st.selectbox(tr(zh="选择一个块", en="Pick a chunk"), options, key="retrieval.explain")
-        st.markdown(f"**RRF({md_escape(cid)})** = {fusion_arithmetic(hybrid_of[cid], res.rrf_k)}")
-        pos = index.position(cid)
-        terms = index.bm25.explain(q, pos)
-        total = sum(ts.contribution for ts in terms)
-        st.dataframe(pd.DataFrame([
-            {tr(zh="词 term", en="term"): ts.term, "qtf": ts.qtf, "tf": ts.tf, "df": ts.df, "idf": round(ts.idf, 4),
-             tr(zh="贡献 contribution", en="contribution"): round(ts.contribution, 4)}
-            for ts in terms
-        ]), hide_index=True, key="retrieval.bm25_explain")
-        st.caption(
-            f"BM25({cid}) = Σ {tr(zh='贡献', en='contributions')} = {total:.4f}  ·  "
-            f"idf = ln(1 + (N − df + 0.5)/(df + 0.5)), N = {len(index.bm25)}; "
-            f"{tr(zh='每项', en='each term')} = qtf·idf·tf·(k1+1)/(tf + k1·(1 − b + b·|d|/avgdl)), "
-            f"k1 = {index.bm25.k1:g}, b = {index.bm25.b:g}, |d| = {int(index.bm25.doc_len[pos])}, "
-            f"avgdl = {index.bm25.avgdl:.1f}"
-        )
-        if index.sparse is not None:
-            shared = index.sparse.explain(q, pos, n=index.sparse.matrix.shape[1])  # every shared feature, largest first
-            sparse_score = sum(f.product for f in shared)
-            st.dataframe(pd.DataFrame([{tr(zh="特征 feature", en="feature"): f"#{f.feature}", tr(zh="查询权重", en="query weight"):
-                                        round(f.query_weight, 3), tr(zh="块权重", en="chunk weight"): round(f.chunk_weight, 3),
-                                        tr(zh="乘积", en="product"): round(f.product, 4)} for f in shared[:8]]),
-                         hide_index=True, key="retrieval.sparse_explain")
-            st.caption(tr(zh=f"学习型稀疏分数 sparse({cid}) = Σ 共有特征的 查询权重 × 块权重 = {sparse_score:.4f}"
-                          "（上表是最大的几项）。特征是模型学到的，没有名字。",
-                          en=f"learned-sparse score sparse({cid}) = Σ over shared features of query weight × chunk weight = "
-                          f"{sparse_score:.4f} (the largest terms above). The features are learned and have no names."))
-        plain_text(short(index.chunk(cid).text, 400), quote=True)
-        with st.expander(tr(zh="多向量：逐词 MaxSim 对齐（后期交互）", en="Multi-vector: token-by-token MaxSim (late interaction)")):
-            try:
-                align = late_interaction.explain(index, q, cid)
-            except ModelUnavailableError as exc:
-                st.info(tr(zh="这个向量模型给不出词向量：", en="This embedder gives no token vectors: ") + md_escape(exc),
-                        icon=":material/info:")
-            else:
-                st.plotly_chart(charts.maxsim_heatmap(align), key="retrieval.maxsim")
-                st.caption(tr(
-                    zh=f"e5 最后一层的每个词向量（{len(align.query_pieces)} 个问题词 × {len(align.passage_pieces)} 个块词）。"
-                    "ColBERT 式后期交互：每个问题词找块里最相似的词（红圈），分数是这些最大值的平均。同一个模型的第三种表示，"
-                    f"与稠密向量、学习型稀疏并列。存成索引要每块 {len(align.passage_pieces)} × 384 × 2 字节"
-                    f"（float16）≈ {len(align.passage_pieces) * 768 / 1024:.0f} KB，稠密向量只要 1.5 KB；这里只对候选重新打分。",
-                    en=f"e5's last-layer vector of every token ({len(align.query_pieces)} question tokens x "
-                    f"{len(align.passage_pieces)} chunk tokens). ColBERT-style late interaction: each question token finds "
-                    "its most similar chunk token (red ring), and the score is the mean of those maxima: the same model's "
-                    "third representation beside its dense vector and learned-sparse terms. As an index it would take "
-                    f"{len(align.passage_pieces)} x 384 x 2 bytes (float16) ≈ {len(align.passage_pieces) * 768 / 1024:.0f} KB "
-                    "for this chunk against 1.5 KB for its dense vector; here it only re-scores candidates."))
-                if has_traditional(q) or has_traditional(index.chunk(cid).text):
-                    st.caption(tr(zh="词标签是模型读到的词：繁体字按简体读，所以这里显示为简体。",
-                                  en="The token labels are what the model read: traditional characters are read as simplified, "
-                                  "so they show in simplified here."))
 
+
+def sparse_terms(index, q: str, cid: str, pos: int) -> None:
+    """The learned-sparse score of one chunk: its largest shared features."""
+    shared = index.sparse.explain(q, pos, n=index.sparse.matrix.shape[1])  # every shared feature, largest first
+    sparse_score = sum(f.product for f in shared)
+    st.dataframe(pd.DataFrame([{tr(zh="特征 feature", en="feature"): f"#{f.feature}", tr(zh="查询权重", en="query weight"):
+                                round(f.query_weight, 3), tr(zh="块权重", en="chunk weight"): round(f.chunk_weight, 3),
+                                tr(zh="乘积", en="product"): round(f.product, 4)} for f in shared[:8]]),
+                 hide_index=True, key="retrieval.sparse_explain")
+    st.caption(tr(zh=f"学习型稀疏分数 sparse({cid}) = Σ 共有特征的 查询权重 × 块权重 = {sparse_score:.4f}"
+                  "（上表是最大的几项）。特征是模型学到的，没有名字。",
+                  en=f"learned-sparse score sparse({cid}) = Σ over shared features of query weight × chunk weight = "
+                  f"{sparse_score:.4f} (the largest terms above). The features are learned and have no names."))
+
+
+def maxsim(index, q: str, cid: str) -> None:
+    """Multi-vector late interaction: the question's tokens against one chunk's, as a heatmap."""
+    with st.expander(tr(zh="多向量：逐词 MaxSim 对齐（后期交互）", en="Multi-vector: token-by-token MaxSim (late interaction)")):
+        try:
+            align = late_interaction.explain(index, q, cid)
+        except ModelUnavailableError as exc:
+            st.info(tr(zh="这个向量模型给不出词向量：", en="This embedder gives no token vectors: ") + md_escape(exc),
+                    icon=":material/info:")
+        else:
+            st.plotly_chart(charts.maxsim_heatmap(align), key="retrieval.maxsim")
+            st.caption(tr(
+                zh=f"e5 最后一层的每个词向量（{len(align.query_pieces)} 个问题词 × {len(align.passage_pieces)} 个块词）。"
+                "ColBERT 式后期交互：每个问题词找块里最相似的词（红圈），分数是这些最大值的平均。同一个模型的第三种表示，"
+                f"与稠密向量、学习型稀疏并列。存成索引要每块 {len(align.passage_pieces)} × 384 × 2 字节"
+                f"（float16）≈ {len(align.passage_pieces) * 768 / 1024:.0f} KB，稠密向量只要 1.5 KB；这里只对候选重新打分。",
+                en=f"e5's last-layer vector of every token ({len(align.query_pieces)} question tokens x "
+                f"{len(align.passage_pieces)} chunk tokens). ColBERT-style late interaction: each question token finds "
+                "its most similar chunk token (red ring), and the score is the mean of those maxima: the same model's "
+                "third representation beside its dense vector and learned-sparse terms. As an index it would take "
+                f"{len(align.passage_pieces)} x 384 x 2 bytes (float16) ≈ {len(align.passage_pieces) * 768 / 1024:.0f} KB "
+                "for this chunk against 1.5 KB for its dense vector; here it only re-scores candidates."))
+            if has_traditional(q) or has_traditional(index.chunk(cid).text):
+                st.caption(tr(zh="词标签是模型读到的词：繁体字按简体读，所以这里显示为简体。",
+                              en="The token labels are what the model read: traditional characters are read as simplified, "
+                              "so they show in simplified here."))
 
 
 def ann_section(index, q: str, res, n_chunks: int) -> None:
@@ -209,32 +223,37 @@ def ann_section(index, q: str, res, n_chunks: int) -> None:
 
     milvus = next((s for s in built if s.kind == "milvus"), None)
     if milvus is not None:
-        st.markdown(tr(zh="**Milvus 自己的 BM25（全文检索）和我们手写的 BM25**",
-                       en="**Milvus's own BM25 (full-text search) beside our hand-written BM25**"))
-        depth = min(int(ss["retrieval.show_n"]), n_chunks)
-        m_rows, m_scores = milvus.bm25_search(q, depth)
-        ours = res.bm25[:depth]
-        theirs = [(milvus.ids[int(r)], float(sc)) for r, sc in zip(m_rows, m_scores)]
-        st.dataframe(pd.DataFrame([{
-            t("rank"): i + 1,
-            tr(zh="我们的 chunk", en="ours: chunk"): ours[i].chunk_id if i < len(ours) else "",
-            tr(zh="我们的分数", en="ours: score"): f"{ours[i].score:.3f}" if i < len(ours) else "",
-            "Milvus chunk": theirs[i][0] if i < len(theirs) else "",
-            tr(zh="Milvus 分数", en="Milvus: score"): f"{theirs[i][1]:.3f}" if i < len(theirs) else "",
-            tr(zh="相同？", en="same?"): "✓" if i < len(ours) and i < len(theirs) and ours[i].chunk_id == theirs[i][0] else "✗",
-        } for i in range(max(len(ours), len(theirs)))]), hide_index=True, key="retrieval.milvus_bm25")
-        same = sum(1 for a, b in zip(ours, theirs) if a.chunk_id == b[0])
-        m_tokens = milvus.analyze(q)
-        st.html(f"<div style='line-height:2'>{html.escape(tr(zh='Milvus 分析器的词：', en='Milvus analyzer tokens: '))}"
-                f"{tokens_html(m_tokens, frozenset())}</div>")
-        st.caption(tr(
-            zh=f"前 {depth} 名里有 {same} 个名次相同。两边都是 Lucene 形式的 BM25（k1 = 1.5，b = 0.75），Milvus 的 jieba "
-            f"分析器用的是 {milvus.analyzer_mode} 模式；词切得一样时，名次只会在分数相同（并列）处不同。"
-            "切分不同（search 模式会多出重叠的子词），词频、文档长度和 idf 都会变，名次也就不同。",
-            en=f"{same} of the top {depth} ranks agree. Both are Lucene-style BM25 (k1 = 1.5, b = 0.75); Milvus's jieba "
-            f"analyzer runs in {milvus.analyzer_mode} mode. With the same tokens, ranks can differ only where scores tie. "
-            "With other tokens (search mode adds overlapping sub-words) term counts, lengths and idf change, and so "
-            "do the ranks."))
+        milvus_bm25(milvus, q, res, n_chunks)
+
+
+def milvus_bm25(milvus, q: str, res, n_chunks: int) -> None:
+    """Milvus's own BM25 (full-text search) beside ours, rank by rank, with its analyzer's tokens."""
+    st.markdown(tr(zh="**Milvus 自己的 BM25（全文检索）和我们手写的 BM25**",
+                   en="**Milvus's own BM25 (full-text search) beside our hand-written BM25**"))
+    depth = min(int(ss["retrieval.show_n"]), n_chunks)
+    m_rows, m_scores = milvus.bm25_search(q, depth)
+    ours = res.bm25[:depth]
+    theirs = [(milvus.ids[int(r)], float(sc)) for r, sc in zip(m_rows, m_scores)]
+    st.dataframe(pd.DataFrame([{
+        t("rank"): i + 1,
+        tr(zh="我们的 chunk", en="ours: chunk"): ours[i].chunk_id if i < len(ours) else "",
+        tr(zh="我们的分数", en="ours: score"): f"{ours[i].score:.3f}" if i < len(ours) else "",
+        "Milvus chunk": theirs[i][0] if i < len(theirs) else "",
+        tr(zh="Milvus 分数", en="Milvus: score"): f"{theirs[i][1]:.3f}" if i < len(theirs) else "",
+        tr(zh="相同？", en="same?"): "✓" if i < len(ours) and i < len(theirs) and ours[i].chunk_id == theirs[i][0] else "✗",
+    } for i in range(max(len(ours), len(theirs)))]), hide_index=True, key="retrieval.milvus_bm25")
+    same = sum(1 for a, b in zip(ours, theirs) if a.chunk_id == b[0])
+    m_tokens = milvus.analyze(q)
+    st.html(f"<div style='line-height:2'>{html.escape(tr(zh='Milvus 分析器的词：', en='Milvus analyzer tokens: '))}"
+            f"{tokens_html(m_tokens, frozenset())}</div>")
+    st.caption(tr(
+        zh=f"前 {depth} 名里有 {same} 个名次相同。两边都是 Lucene 形式的 BM25（k1 = 1.5，b = 0.75），Milvus 的 jieba "
+        f"分析器用的是 {milvus.analyzer_mode} 模式；词切得一样时，名次只会在分数相同（并列）处不同。"
+        "切分不同（search 模式会多出重叠的子词），词频、文档长度和 idf 都会变，名次也就不同。",
+        en=f"{same} of the top {depth} ranks agree. Both are Lucene-style BM25 (k1 = 1.5, b = 0.75); Milvus's jieba "
+        f"analyzer runs in {milvus.analyzer_mode} mode. With the same tokens, ranks can differ only where scores tie. "
+        "With other tokens (search mode adds overlapping sub-words) term counts, lengths and idf change, and so "
+        "do the ranks."))
 
 
 ss = st.session_state

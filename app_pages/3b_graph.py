@@ -59,7 +59,6 @@ def graph_figures(graph) -> None:
         f"a dense vector takes 1.5 KB a chunk."))
 
 
-
 def walk_view(graph, index) -> None:
     """The graph with the question's entities and their two-hop walk highlighted, and a picked entity's or edge's sources."""
     q = settings.question()
@@ -78,51 +77,66 @@ def walk_view(graph, index) -> None:
     linked = tuple(x.entity for x in walk.linked) if walk is not None else ()
     event = st.plotly_chart(graph_view.figure(graph, highlight, walked, labels, linked), on_select="rerun",
                             selection_mode="points", key="graph.chart", width="stretch")
-    if walk is not None:
-        st.subheader(tr(zh="问题的子图", en="The question's subgraph"))
-        plain_text(q, quote=True)
-        how = {True: tr(zh="出现在问题里", en="in the question"), False: tr(zh="按相似度", en="by similarity")}
-        linked = [f"{x.entity}{tr(zh='（', en=' (')}{how[x.how == 'in the question']}"
-                  f"{'' if x.how == 'in the question' else f' {x.score:.3f}'}{tr(zh='）', en=')')}" for x in walk.linked]
-        st.caption(tr(zh="链接到的实体：", en="Linked entities: ") + md_escape(tr(zh="、", en=", ").join(linked) or tr(zh="无", en="none")))
-        if walk.relations:
-            st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): shown_line(r, index.chunk(r["chunk_id"]).ref),
-                                              **checked(r), tr(zh="出自的句子", en="sentence"): r["sentence"]} for r in walk.relations])))
-        st.html(html_table(pd.DataFrame([{"#": i, "ref": index.chunk(cid).ref, tr(zh="图分数", en="graph score"): f"{s:.3f}",
-                                          tr(zh="开头", en="start"): short(index.chunk(cid).text, 70)}
-                                         for i, (cid, s) in enumerate(walk.chunks[:8], 1)])))
-    else:
-        st.info(tr(zh="在侧栏输入问题，图上会高亮它的实体和两跳子图。", en="Type a question in the sidebar to highlight its entities and two-hop subgraph."))
+    subgraph(walk, q, index)
+    entity_panel(graph, index, walk, graph_view.picked(event))
 
-    clicked = graph_view.picked(event)
+
+def subgraph(walk, q: str, index) -> None:
+    """The question's linked entities, the relations walked and the chunks they lead to (a hint with no question)."""
+    if walk is None:
+        st.info(tr(zh="在侧栏输入问题，图上会高亮它的实体和两跳子图。", en="Type a question in the sidebar to highlight its entities and two-hop subgraph."))
+        return
+    st.subheader(tr(zh="问题的子图", en="The question's subgraph"))
+    plain_text(q, quote=True)
+    how = {True: tr(zh="出现在问题里", en="in the question"), False: tr(zh="按相似度", en="by similarity")}
+    linked = [f"{x.entity}{tr(zh='（', en=' (')}{how[x.how == 'in the question']}"
+              f"{'' if x.how == 'in the question' else f' {x.score:.3f}'}{tr(zh='）', en=')')}" for x in walk.linked]
+    st.caption(tr(zh="链接到的实体：", en="Linked entities: ") + md_escape(tr(zh="、", en=", ").join(linked) or tr(zh="无", en="none")))
+    if walk.relations:
+        relations_table(index, walk.relations)
+    st.html(html_table(pd.DataFrame([{"#": i, "ref": index.chunk(cid).ref, tr(zh="图分数", en="graph score"): f"{s:.3f}",
+                                      tr(zh="开头", en="start"): short(index.chunk(cid).text, 70)}
+                                     for i, (cid, s) in enumerate(walk.chunks[:8], 1)])))
+
+
+def entity_panel(graph, index, walk, clicked) -> None:
+    """A picked entity (or the edge clicked): its type and other names, the chunks that mention it, its relations."""
     names = sorted(graph.g.nodes, key=lambda n: (-graph.g.degree(n, weight="weight"), n))
-    # The chart keeps its selection across reruns: a click picks the entity once, and the picker stays free after it.
+    follow_click(graph, clicked)
+    if not names:
+        return
+    if ss.get("graph.entity") not in graph.g:
+        ss["graph.entity"] = walk.linked[0].entity if walk is not None and walk.linked else names[0]
+    entity = st.selectbox(tr(zh="实体", en="Entity"), names, key="graph.entity")
+    node = graph.g.nodes[entity]
+    st.caption(tr(zh=f"类型 {node['type']} · 社区 {node.get('community')} · 其他写法：", en=f"type {node['type']} · community "
+                  f"{node.get('community')} · also written: ") + md_escape(tr(zh="、", en=", ").join(node["aliases"]) or "—"))
+    if clicked and clicked.startswith("edge:"):
+        a, _, b = clicked[5:].partition("\t")
+        st.markdown(f"**{tr(zh='边', en='Edge')}: {md_escape(a)} — {md_escape(b)}**")
+        relations_table(index, graph.relations_between(a, b))
+    with st.container(border=True):
+        st.caption(tr(zh="提到它的块", en="Chunks that mention it"))
+        for cid in graph.mentions.get(entity, [])[:6]:
+            st.markdown(f"**[{md_escape(index.chunk(cid).ref)}]**")
+            plain_text(index.chunk(cid).text)
+    rels = [r for _, _, d in graph.g.edges(entity, data=True) for r in d.get("relations", [])]
+    if rels:
+        relations_table(index, rels[:20])
+
+
+def follow_click(graph, clicked) -> None:
+    """The chart keeps its selection across reruns: a click picks the entity once, and the picker stays free after it."""
     if clicked != ss.get("graph.last_click"):
         ss["graph.last_click"] = clicked
         if clicked and clicked.startswith("entity:") and clicked[7:] in graph.g:
             ss["graph.entity"] = clicked[7:]
-    if names:
-        if ss.get("graph.entity") not in graph.g:
-            ss["graph.entity"] = walk.linked[0].entity if walk is not None and walk.linked else names[0]
-        entity = st.selectbox(tr(zh="实体", en="Entity"), names, key="graph.entity")
-        node = graph.g.nodes[entity]
-        st.caption(tr(zh=f"类型 {node['type']} · 社区 {node.get('community')} · 其他写法：", en=f"type {node['type']} · community "
-                      f"{node.get('community')} · also written: ") + md_escape(tr(zh="、", en=", ").join(node["aliases"]) or "—"))
-        if clicked and clicked.startswith("edge:"):
-            a, _, b = clicked[5:].partition("\t")
-            st.markdown(f"**{tr(zh='边', en='Edge')}: {md_escape(a)} — {md_escape(b)}**")
-            st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): shown_line(r, index.chunk(r["chunk_id"]).ref),
-                                              **checked(r), tr(zh="出自的句子", en="sentence"): r["sentence"]} for r in graph.relations_between(a, b)])))
-        with st.container(border=True):
-            st.caption(tr(zh="提到它的块", en="Chunks that mention it"))
-            for cid in graph.mentions.get(entity, [])[:6]:
-                st.markdown(f"**[{md_escape(index.chunk(cid).ref)}]**")
-                plain_text(index.chunk(cid).text)
-        rels = [r for _, _, d in graph.g.edges(entity, data=True) for r in d.get("relations", [])]
-        if rels:
-            st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): shown_line(r, index.chunk(r["chunk_id"]).ref),
-                                              **checked(r), tr(zh="出自的句子", en="sentence"): r["sentence"]} for r in rels[:20]])))
 
+
+def relations_table(index, relations) -> None:
+    """Relations as a table: the relation with its chunk's ref, whether its sentence states it, the sentence."""
+    st.html(html_table(pd.DataFrame([{tr(zh="关系", en="relation"): shown_line(r, index.chunk(r["chunk_id"]).ref),
+                                      **checked(r), tr(zh="出自的句子", en="sentence"): r["sentence"]} for r in relations])))
 
 
 def extraction_view(graph, index) -> None:
@@ -152,7 +166,6 @@ def extraction_view(graph, index) -> None:
                                    for r in ex.relations]), hide_index=True)
 
 
-
 def merges_view(graph) -> None:
     """The entity merges, each with its rule."""
     with st.expander(tr(zh=f"实体合并（{len(graph.merges)}）", en=f"Entity merges ({len(graph.merges)})")):
@@ -164,7 +177,6 @@ def merges_view(graph) -> None:
                                               tr(zh="依据", en="rule"): MERGE_RULES.get(m.reason, m.reason) if lang() == "zh" else m.reason,
                                               tr(zh="证据", en="evidence"): m.evidence}
                                              for m in graph.merges])))
-
 
 
 def fragments_view(graph) -> None:
@@ -186,7 +198,6 @@ def _candidates(s) -> str:
                                   for c, p in s.choices)
     return tr(zh="；", en="; ").join(tr(zh=f"{short(d, 80)}（{loc(WHY.get(why, why))}）", en=f"{short(d, 80)} ({loc(WHY.get(why, why))})")
                               for d, why in s.dropped)
-
 
 
 def communities_view(graph, index) -> None:
