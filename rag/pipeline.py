@@ -28,6 +28,7 @@ from rag.answer.citations import CitationEvent, CitationStream, audit, is_not_en
 from rag.answer.compress import compress
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.fill_in import (
+    FillIn,
     fill_in,
     lead_quote,
     quoted,
@@ -337,23 +338,30 @@ def _fill_in(trace: Trace, index: Index, lang: str, scores: _Scores) -> FilledIn
             answer, written, quotes, restated, off, unsupported = unpathed_answer, unpathed_answer, [], [], [], []
     notes.extend(_set_aside_notes(restated, unsupported, off))
     added = quoted_refs(quotes)
+    notes.extend(_quotes_notes(quotes, added))
+    model_answer = written if added or restated or off or unsupported else trace.model_answer
+    return FilledIn(answer, tuple(quotes), tuple(restated), tuple(off), tuple(unsupported), model_audit, model_answer,
+                    Report(tuple(notes), timings=clock.read()))
+
+
+def _quotes_notes(quotes: list[FillIn], added: list[str]) -> list[Msg]:
+    """What fill-in's quotes are: the learned selector's sentence that leads (and how many follow), or the stand-in's
+    sentences the model left out, appended."""
     lead = next((c for c in quotes if c.lead), None)
     if lead is not None:
         others = [c.ref for c in quotes if c.appended and c is not lead]
         more = Msg(en=f"; {len(others)} more quote(s) the model's sentences do not state follow ({', '.join(others)})",
                    zh=f"；后面还补了模型没有说到的 {len(others)} 句原文（{'、'.join(others)}）") if others else Msg(en="", zh="")
-        notes.append(Msg(en=f"the answer leads with the sentence the learned selector chose from the contexts: "
-                         f"[{lead.ref}] \"{lead.sentence[:60]}\", quoted verbatim{more.en}",
-                         zh=f"回答以学习型答句选择器从资料中选出的句子开头：[{lead.ref}]“{lead.sentence[:60]}”，原文照录{more.zh}"))
-    elif added:
+        return [Msg(en=f"the answer leads with the sentence the learned selector chose from the contexts: "
+                    f"[{lead.ref}] \"{lead.sentence[:60]}\", quoted verbatim{more.en}",
+                    zh=f"回答以学习型答句选择器从资料中选出的句子开头：[{lead.ref}]“{lead.sentence[:60]}”，原文照录{more.zh}")]
+    if added:
         refs = ", ".join(dict.fromkeys(added))
-        notes.append(Msg(en=f"the model's answer left out {len(added)} of the {len(quotes)} sentences "
-                         f"the stand-in would quote: appended in corner brackets ({refs})",
-                         zh=f"模型的回答漏掉了抽取式替身会引用的 {len(quotes)} 句中的 {len(added)} 句："
-                         f"已用「」补在后面（{refs}）"))
-    model_answer = written if added or restated or off or unsupported else trace.model_answer
-    return FilledIn(answer, tuple(quotes), tuple(restated), tuple(off), tuple(unsupported), model_audit, model_answer,
-                    Report(tuple(notes), timings=clock.read()))
+        return [Msg(en=f"the model's answer left out {len(added)} of the {len(quotes)} sentences "
+                    f"the stand-in would quote: appended in corner brackets ({refs})",
+                    zh=f"模型的回答漏掉了抽取式替身会引用的 {len(quotes)} 句中的 {len(added)} 句："
+                    f"已用「」补在后面（{refs}）")]
+    return []
 
 
 def _lead(trace: Trace, generator: Generator, control: RunControl) -> Led:
@@ -702,27 +710,32 @@ def _sized(prompt: Prompt, settings: AskSettings) -> Prompt:
     return replace(prompt, answer_tokens=answer_tokens(prompt.question, config.value("RAG_LLM_MAX_TOKENS")))
 
 
+def _citation_grammar(trace: Trace, prompt: Prompt, generator: Generator):
+    """The llama.cpp grammar that holds the model to the contexts' refs, where the settings ask for constrained
+    citations and the generator takes one (None otherwise), and what to say of it."""
+    if trace.settings.cite != "constrained":
+        return None, Report()
+    if generator.supports_grammar and prompt.contexts:
+        grammar = citation_grammar([b.ref for b in prompt.contexts], prompt.lang,
+                                   max_sentences=ANSWER_SENTENCES if trace.settings.fill_in else None,
+                                   refusal=_model_decides(trace))
+        return grammar, Report(backends=MappingProxyType({"citations": Msg(
+            en="constrained: a grammar allows only the context refs inside brackets", zh="约束：语法只允许方括号里写资料的 ref")}))
+    if generator.is_fallback:
+        return None, Report()  # the extractive stand-in only quotes what it cites: constrained by construction
+    return None, Report(notes=(Msg(en=f"constrained citations need the bundled local model (a llama.cpp grammar); "
+                                   f"{generator.label} wrote freely",
+                                   zh=f"约束引用需要随附的本地模型（llama.cpp 语法）；{generator.label} 是自由写的"),))
+
+
 def _generate(trace: Trace, generator: Generator, control: RunControl,
               on_delta: Callable[[str], None] | None, embedder) -> Generated:
     prompt = trace.prompt
     if prompt is None:
         raise ConfigError("no prompt to answer: build the prompt (pipeline._prompt) first")
-    grammar = None
-    notes: list[Msg] = []
-    served: dict[str, str] = {}
-    if trace.settings.cite == "constrained":
-        if generator.supports_grammar and prompt.contexts:
-            grammar = citation_grammar([b.ref for b in prompt.contexts], prompt.lang,
-                                       max_sentences=ANSWER_SENTENCES if trace.settings.fill_in else None,
-                                       refusal=_model_decides(trace))
-            served["citations"] = Msg(en="constrained: a grammar allows only the context refs inside brackets",
-                                      zh="约束：语法只允许方括号里写资料的 ref")
-        elif generator.is_fallback:
-            pass  # the extractive stand-in only quotes what it cites: constrained by construction
-        else:
-            notes.append(Msg(en=f"constrained citations need the bundled local model (a llama.cpp grammar); "
-                             f"{generator.label} wrote freely",
-                             zh=f"约束引用需要随附的本地模型（llama.cpp 语法）；{generator.label} 是自由写的"))
+    grammar, said = _citation_grammar(trace, prompt, generator)
+    notes: list[Msg] = list(said.notes)
+    served = dict(said.backends)
     stream = CitationStream([b.ref for b in prompt.contexts])
     parts: list[str] = []
     events: list[CitationEvent] = []

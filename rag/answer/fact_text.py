@@ -263,20 +263,24 @@ def stem(word: str) -> str:
     w = word.lower().removesuffix("'s")
     if not w.isalpha() or len(w) <= 3:
         return w
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    if w.endswith("ation") and len(w) > 7:
-        w = w[:-5]
-    elif w.endswith("ed") and len(w) > 4:
-        w = w[:-2]
-    elif w.endswith("ing") and len(w) > 5:
-        w = w[:-3]
+    w = _singular(w)
+    for suffix, longer_than in (("ation", 7), ("ed", 4), ("ing", 5)):  # the first that applies, as an elif chain
+        if w.endswith(suffix) and len(w) > longer_than:
+            w = w[: -len(suffix)]
+            break
     if w.endswith("e") and len(w) > 4:
         w = w[:-1]
+    return w
+
+
+def _singular(w: str) -> str:
+    """"studies" -> "study", "classes" -> "class", "hours" -> "hour" ("class", "bus", "axis" stay)."""
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith("sses"):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
     return w
 
 

@@ -93,14 +93,7 @@ def gate_values(index, g: GateInput) -> np.ndarray:
         return out
     rows = features(index, g.question, ids).values  # (len(ids), len(FEATURES))
     top = rows[0]
-    bm25 = index.bm25
-    words = topic_words(bm25.tokenize(g.question))
-    idf = {t: float(bm25.idf[bm25.vocab[t]]) if t in bm25.vocab else 0.0 for t in words}
-    present: set[str] = set().union(*(set(t) for t in token_lists(bm25, [index.chunk(c).text for c in ids])))
-    total = sum(idf.values())
-    rarest = max(idf, key=lambda t: idf[t]) if idf else None
     others = rows[1:, _COL["dense_cos"]]
-    scores = list(g.rerank_scores) if g.rerank_scores is not None else []
     values = {
         "best_about": g.best_about,
         "best_cos": float(rows[:, _COL["sent_cos"]].max()),
@@ -112,16 +105,34 @@ def gate_values(index, g: GateInput) -> np.ndarray:
         "top_bm25_share": float(top[_COL["bm25_share"]]),
         "top_words": float(top[_COL["q_words"]]),
         "top_words_idf": float(top[_COL["q_words_idf"]]),
-        "all_words_idf": sum(v for t, v in idf.items() if t in present) / total if total else math.nan,
-        "rarest_found": float(rarest in present) if rarest is not None else math.nan,
+        **_topic_signals(index, g.question, ids),
         "best_sent_idf": float(rows[:, _COL["sent_idf_share"]].max()),
-        "rerank_top": scores[0] if scores else math.nan,
-        "rerank_margin": scores[0] - scores[1] if len(scores) > 1 else math.nan,
-        "q_terms": float(len(words)),
+        **_rerank_signals(g.rerank_scores),
         "unnamed": float(len(g.names)),
         "unnamed_kind": float(any(n.kind_of for n in g.names)),
     }
     return np.array([values[f] for f in GATE_FEATURES], dtype=np.float64)
+
+
+def _topic_signals(index, question: str, ids: list[str]) -> dict[str, float]:
+    """How much of the question's topic words (weighted by idf) the contexts hold, whether they hold its rarest one,
+    and how many topic words it has."""
+    bm25 = index.bm25
+    words = topic_words(bm25.tokenize(question))
+    idf = {t: float(bm25.idf[bm25.vocab[t]]) if t in bm25.vocab else 0.0 for t in words}
+    present: set[str] = set().union(*(set(t) for t in token_lists(bm25, [index.chunk(c).text for c in ids])))
+    total = sum(idf.values())
+    rarest = max(idf, key=lambda t: idf[t]) if idf else None
+    return {"all_words_idf": sum(v for t, v in idf.items() if t in present) / total if total else math.nan,
+            "rarest_found": float(rarest in present) if rarest is not None else math.nan,
+            "q_terms": float(len(words))}
+
+
+def _rerank_signals(rerank_scores) -> dict[str, float]:
+    """The learned ranker's top score and its margin over the second (NaN where it did not run)."""
+    scores = list(rerank_scores) if rerank_scores is not None else []
+    return {"rerank_top": scores[0] if scores else math.nan,
+            "rerank_margin": scores[0] - scores[1] if len(scores) > 1 else math.nan}
 
 
 @dataclass(frozen=True)

@@ -103,19 +103,22 @@ def no_claim(claim: str) -> Check | None:
                                             en="the sentence holds a question: it writes the question back, not a claim of its own"))
     if not _CJK_TEXT.search(claim):
         return None
+    if not _noun_phrase(claim):
+        return None
+    return Check("no-claim", False, Msg(zh="这句话只是一个名词短语（“甲的乙”），没有陈述事实",
+                                        en="the sentence is a bare noun phrase (\"X 的 Y\"): it states nothing"))
+
+
+def _noun_phrase(claim: str) -> bool:
+    """"快速排序的分治策略。": X 的 Y with no predicate before the 的, nothing said of it (jieba tags 分治 a verb)."""
     import jieba.posseg as posseg
 
     tagged = [(p.word, p.flag) for p in posseg.cut(claim.rstrip("。.！! ")) if p.word.strip()]
     last_de = max((i for i, (w, _) in enumerate(tagged) if w == "的"), default=-1)
     after = [f for _, f in tagged[last_de + 1:]]
     before = [f for _, f in tagged[:last_de]]
-    # "快速排序的分治策略。": X 的 Y with no predicate before the 的, nothing said of it (jieba tags 分治 a verb)
-    noun_phrase = (last_de >= 0 and bool(after) and after[-1].startswith("n") and len(after) <= 2
-                   and not any(f.startswith("v") for f in before) and not re.search(r"[，,；;]|是|有", claim))
-    if not noun_phrase:
-        return None
-    return Check("no-claim", False, Msg(zh="这句话只是一个名词短语（“甲的乙”），没有陈述事实",
-                                        en="the sentence is a bare noun phrase (\"X 的 Y\"): it states nothing"))
+    return (last_de >= 0 and bool(after) and after[-1].startswith("n") and len(after) <= 2
+            and not any(f.startswith("v") for f in before) and not re.search(r"[，,；;]|是|有", claim))
 
 
 _CJK_TEXT = re.compile("[\u4e00-\u9fff]{2,}")
