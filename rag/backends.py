@@ -97,17 +97,31 @@ def choose_generator(embedder: Embedder, generator: str = "auto", local_model: s
         return _server(embedder, local_model, makers.server)
     reasons = []
     if generator in ("auto", "endpoint"):
-        if config is None and not offline:
-            config = llm_config_from_env(os.environ)
-        if config is not None and not offline:
-            chat: ChatBackend = OpenAIChat(config)
-            gen = LLMGenerator(chat)
-            return Choice(gen, gen.label, False), chat
-        reasons.append(Msg(en="offline mode requested", zh="选择了离线模式") if offline else
-                       Msg(en="no LLM endpoint configured (OPENAI_BASE_URL / OPENAI_API_KEY unset)",
-                           zh="没有配置大模型接口（OPENAI_BASE_URL / OPENAI_API_KEY 未设置）"))
+        endpoint, why_not = _endpoint(config, offline)
+        if endpoint is not None:
+            return endpoint
+        reasons.append(why_not)
         if generator == "endpoint":
-            return _extractive(embedder, reasons[0]), None
+            return _extractive(embedder, why_not), None
+    return _local(embedder, generator, local_model, makers, reasons)
+
+
+def _endpoint(config: LLMConfig | None, offline: bool) -> tuple[tuple[Choice, ChatBackend] | None, Msg]:
+    """(the configured endpoint's generator and chat, or None; why there is none)."""
+    if config is None and not offline:
+        config = llm_config_from_env(os.environ)
+    if config is not None and not offline:
+        chat: ChatBackend = OpenAIChat(config)
+        gen = LLMGenerator(chat)
+        return (Choice(gen, gen.label, False), chat), Msg(en="", zh="")
+    return None, (Msg(en="offline mode requested", zh="选择了离线模式") if offline else
+                  Msg(en="no LLM endpoint configured (OPENAI_BASE_URL / OPENAI_API_KEY unset)",
+                      zh="没有配置大模型接口（OPENAI_BASE_URL / OPENAI_API_KEY 未设置）"))
+
+
+def _local(embedder: Embedder, generator: str, local_model: str, makers: ChatMakers,
+           reasons: list) -> tuple[Choice, ChatBackend | None]:
+    """The bundled local model, or extractive with every reason why not (`reasons`: why no endpoint answers)."""
     ok, why = local_available(local_model)
     if ok:
         try:

@@ -99,13 +99,18 @@ def _states_the_answer(question: str, scored: Sequence[ScoredSentence], drop_bel
         return None
     best = scored[0].score
     candidates = [s for s in scored if s.score >= best - drop_below and has_form(s.sentence, form)]
-    # for a formula, the general one ("1/(k + rank)", with variables) states how it is computed; a worked example
-    # ("1/61 + 1/63") only shows it once. For a number asked under a condition the question gives ("取 0.9 的话"),
-    # the sentence that names that condition and one more number ("1/(1 - 0.9) = 10") is the one that answers it
+    preferred = _preferred(form, candidates, question)
+    return preferred[0] if preferred else None
+
+
+def _preferred(form: str, candidates: list[ScoredSentence], question: str) -> list[ScoredSentence]:
+    """For a formula, the general one ("1/(k + rank)", with variables) states how it is computed; a worked example
+    ("1/61 + 1/63") only shows it once. For a number asked under a condition the question gives ("取 0.9 的话"), the
+    sentence that names that condition and one more number ("1/(1 - 0.9) = 10") is the one that answers it."""
     if form == "number":
         candidates = [s for s in candidates if gives_asked_number(s.sentence, question)] or candidates
     general = [s for s in candidates if form != "formula" or _SYMBOLIC.search(s.sentence)]
-    return (general or candidates)[0] if (general or candidates) else None
+    return general or candidates
 
 
 def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_TOKENS,

@@ -249,9 +249,7 @@ class ExtractiveGenerator:
         current = anchor(scored)
         if current is None or not cited or current.ref in cited or current.lead and not math.isnan(current.select):
             return scored  # (a lead the learned selector chose stands: it read more than the margin can tell)
-        least, floor = self.min_score, self._floor(scored[0].score)
-        within = [i for i, x in enumerate(scored) if x.score >= floor and x.relevance >= least and x.ref in cited
-                  and quotable(x.sentence)]
+        within = self._cited_within(scored, cited)
         if not within:
             return scored
         lead = min(within, key=lambda i: scored[i].n)  # the best of the highest-ranked cited context
@@ -260,6 +258,12 @@ class ExtractiveGenerator:
                  x.about) for x in scored]
         keep = set(self._select(rows, question_form(prompt.question), content_tokens(prompt.question), lead))
         return [replace(x, chosen=i in keep or bool(x.chosen and x.part)) for i, x in enumerate(scored)]
+
+    def _cited_within(self, scored: list[ScoredSentence], cited: set[str]) -> list[int]:
+        """The sentences of the cited chunks within the margin of the best, relevant enough and quotable."""
+        least, floor = self.min_score, self._floor(scored[0].score)
+        return [i for i, x in enumerate(scored) if x.score >= floor and x.relevance >= least and x.ref in cited
+                and quotable(x.sentence)]
 
     def _rank(self, cos: float, chunk: tuple[float, float], text: str, form: str | None) -> tuple[float, float]:
         """(relevance, score) of a sentence: its cosine to the question (or to one part of it) plus the weighted

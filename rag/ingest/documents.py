@@ -487,7 +487,14 @@ def record_to_document(record: dict, name: str, n: int, where: str) -> Document:
                                     zh=f"{label_zh}没有正文：每条记录都要有非空的 'text'（或 'answer'）字段"))
     title = _as_str(_first(record, TITLE_KEYS) or "").strip()
     body = _as_str(text).replace("\r\n", "\n").strip()
-    meta = {"source": name, "format": PurePath(name).suffix.lower().lstrip(".")}
+    meta = {"source": name, "format": PurePath(name).suffix.lower().lstrip("."), **_record_metadata(record)}
+    doc_id = _as_str(rid).strip() if rid is not None else f"{safe_id(PurePath(name).stem)}-{n}"
+    return Document(doc_id, f"{title}\n{body}" if title else body, title=title, source=name, metadata=meta)
+
+
+def _record_metadata(record: dict) -> dict[str, str]:
+    """A record's other fields as metadata (a `metadata` object's fields among them), as strings; None left out."""
+    meta: dict[str, str] = {}
     used = set(ID_KEYS + TITLE_KEYS + TEXT_KEYS)
     for k, v in record.items():
         if k in used or v is None:
@@ -496,8 +503,7 @@ def record_to_document(record: dict, name: str, n: int, where: str) -> Document:
             meta.update({str(mk): _as_str(mv) for mk, mv in v.items() if mv is not None})
         else:
             meta[str(k)] = _as_str(v)
-    doc_id = _as_str(rid).strip() if rid is not None else f"{safe_id(PurePath(name).stem)}-{n}"
-    return Document(doc_id, f"{title}\n{body}" if title else body, title=title, source=name, metadata=meta)
+    return meta
 
 
 def _too_deep(name: str, lineno: int | None = None) -> LoaderError:

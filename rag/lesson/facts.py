@@ -77,24 +77,36 @@ def value(name: str, run: Run) -> Any:
 
 
 def _need(run: Run, stage: str) -> None:
+    """NotInRun, saying what to do, when the run lacks what a fact of `stage` reads."""
     if run.index is None:
         raise NotInRun(Msg(en="the index is not built yet", zh="索引还没有建好"))
-    if stage in ("retrieval", "rerank", "answer") and run.retrieval is None:
-        raise NotInRun(Msg(en="retrieval has not run for this question", zh="这个问题还没有检索"))
-    if stage == "rerank" and run.rerank is None:
-        raise NotInRun(Msg(en="rerank is off (turn it on at the top of the Rerank page)" if not run.rerank_on else
-                           "the rerank has not run for this question",
-                           zh="重排关着（在“重排”页顶部打开）" if not run.rerank_on else "这个问题还没有重排"))
-    if stage == "graph" and run.index.graph is None:
-        raise NotInRun(Msg(en="the corpus graph is not built: open the Graph page", zh="语料图还没有建：请打开“图谱”页"))
-    if stage == "loops" and not run.extra.get("loops"):
-        raise NotInRun(Msg(en="no loop has run for this question and these settings: press Run on the Self-RAG & agent page",
-                           zh="这个问题和这些设置下还没有运行循环：在“Self-RAG 与智能体”页点“运行”"))
-    if stage == "pca" and run.extra.get("pca") is None:
-        raise NotInRun(Msg(en="the embedding map is not drawn: open the Embeddings page", zh="向量图还没有画：请打开“向量”页"))
-    if stage == "answer" and run.trace is None:
-        raise NotInRun(Msg(en="no answer has been generated for this question and these settings yet: open the Answer page",
-                           zh="这个问题和这些设置下还没有生成回答：请打开“回答”页"))
+    for stages, missing, why in _NEEDS:
+        if stage in stages and missing(run):
+            raise NotInRun(why(run))
+
+
+def _rerank_missing(run: Run) -> Msg:
+    if not run.rerank_on:
+        return Msg(en="rerank is off (turn it on at the top of the Rerank page)", zh="重排关着（在“重排”页顶部打开）")
+    return Msg(en="the rerank has not run for this question", zh="这个问题还没有重排")
+
+
+# (the stages a need is for, whether the run misses it, what to say), checked in this order
+_NEEDS: tuple[tuple[tuple[str, ...], Callable[[Run], bool], Callable[[Run], Msg]], ...] = (
+    (("retrieval", "rerank", "answer"), lambda run: run.retrieval is None,
+     lambda run: Msg(en="retrieval has not run for this question", zh="这个问题还没有检索")),
+    (("rerank",), lambda run: run.rerank is None, _rerank_missing),
+    (("graph",), lambda run: run.index.graph is None,
+     lambda run: Msg(en="the corpus graph is not built: open the Graph page", zh="语料图还没有建：请打开“图谱”页")),
+    (("loops",), lambda run: not run.extra.get("loops"),
+     lambda run: Msg(en="no loop has run for this question and these settings: press Run on the Self-RAG & agent page",
+                     zh="这个问题和这些设置下还没有运行循环：在“Self-RAG 与智能体”页点“运行”")),
+    (("pca",), lambda run: run.extra.get("pca") is None,
+     lambda run: Msg(en="the embedding map is not drawn: open the Embeddings page", zh="向量图还没有画：请打开“向量”页")),
+    (("answer",), lambda run: run.trace is None,
+     lambda run: Msg(en="no answer has been generated for this question and these settings yet: open the Answer page",
+                     zh="这个问题和这些设置下还没有生成回答：请打开“回答”页")),
+)
 
 
 # ------------------------------------------------------------------------------------------------ index

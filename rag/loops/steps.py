@@ -89,23 +89,30 @@ class LoopTrace:
                  f"{'检索了' if self.retrieved else '没有检索'}，{self.seconds:.1f} 秒")]
         out += [f"- {w(en='note', zh='说明')}: {localized(n, lang)}" for n in self.notes]
         for st in self.steps:
-            out += ["", f"## {st.n}. {st.kind} ({st.seconds:.1f} s)", ""]
-            if st.thought:
-                out.append(f"- {w(en='thought', zh='想法')}: {st.thought}")
-            if st.query:
-                out.append(f"- {w(en='query', zh='查询')}: {st.query}")
-            out += [f"- {w(en='hit', zh='结果')} [{h.ref}] {h.score:.4f} {h.title or h.snippet}" for h in st.hits]
-            out += [f"- {w(en='verdict', zh='判定')}: {w(en='yes', zh='是') if v.answer else w(en='no', zh='否')} · {localized(v.asked, lang)} · {v.raw}"
-                    for v in st.verdicts]
-            sep = "；" if lang == "zh" else "; "
-            out += [f"- {w(en='support', zh='支撑')}: {label_in(x.label, lang)} · {x.sentence} · {sep.join(x.reasons(lang))}"
-                    for x in st.supports]
-            out.append(f"- {w(en='decision', zh='决定')}: {localized(st.decision, lang)}")
-            if st.raw and st.kind in ("search", "read", "answer", "rewrite", "repeat"):
-                out += ["", "```", st.raw, "```"]
+            out += _step_markdown(st, lang)
         if self.final is not None:
             out += ["", "---", "", self.final.to_markdown(lang)]
         return "\n".join(out) + "\n"
+
+
+def _step_markdown(st: Step, lang: str) -> list[str]:
+    """One step of the handout: its thought, query, hits, verdicts, supports, decision and the model's raw output."""
+    w = words(lang)
+    out = ["", f"## {st.n}. {st.kind} ({st.seconds:.1f} s)", ""]
+    if st.thought:
+        out.append(f"- {w(en='thought', zh='想法')}: {st.thought}")
+    if st.query:
+        out.append(f"- {w(en='query', zh='查询')}: {st.query}")
+    out += [f"- {w(en='hit', zh='结果')} [{h.ref}] {h.score:.4f} {h.title or h.snippet}" for h in st.hits]
+    out += [f"- {w(en='verdict', zh='判定')}: {w(en='yes', zh='是') if v.answer else w(en='no', zh='否')} · {localized(v.asked, lang)} · {v.raw}"
+            for v in st.verdicts]
+    sep = w(en="; ", zh="；")
+    out += [f"- {w(en='support', zh='支撑')}: {label_in(x.label, lang)} · {x.sentence} · {sep.join(x.reasons(lang))}"
+            for x in st.supports]
+    out.append(f"- {w(en='decision', zh='决定')}: {localized(st.decision, lang)}")
+    if st.raw and st.kind in ("search", "read", "answer", "rewrite", "repeat"):
+        out += ["", "```", st.raw, "```"]
+    return out
 
 
 class Recorder:

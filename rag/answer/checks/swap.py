@@ -27,23 +27,31 @@ def check(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: 
     its own term, and the chunk knows that term from elsewhere: it is said of something else. A name in the
     chunk's title is what the whole chunk is about, never a swap."""
     for c in s.clauses:
-        best, _ = best_clause(c, span)
-        names = [u for u in c.units if u.kind == "term"]
-        away = [u for u in names if best is None or not clause_has(span, best, u)]  # said apart from its content
-        homes = [g for u in away for g in span.clauses if clause_has(span, g, u)]
-        mine = c.units + c.inherited
-        seen: list[Clause] = []
-        for g in [best, *homes]:  # where the sentence's content is, and where its names are
-            if g is None or any(g is h for h in seen):
-                continue
-            seen.append(g)
-            found = _swapped(mine, Facing(s, c, span, g, whole), evidence, title, names_too=g is best)
-            if found is not None:
-                return found
-        found = _subject_swap(c, span, whole, evidence)
+        found = _clause_swap(s, c, span, whole, evidence, title)
+        if found is None:
+            found = _subject_swap(c, span, whole, evidence)
         if found is not None:
             return found
     return _opener_swap(s, span, whole)
+
+
+def _clause_swap(s: Reading, c: Clause, span: Reading, whole: Reading, evidence: Evidence,
+                 title: Reading | None) -> Check | None:
+    """A swap in the span clause that says what sentence clause `c` says, or in one that holds one of its names."""
+    best, _ = best_clause(c, span)
+    names = [u for u in c.units if u.kind == "term"]
+    away = [u for u in names if best is None or not clause_has(span, best, u)]  # said apart from its content
+    homes = [g for u in away for g in span.clauses if clause_has(span, g, u)]
+    mine = c.units + c.inherited
+    seen: list[Clause] = []
+    for g in [best, *homes]:  # where the sentence's content is, and where its names are
+        if g is None or any(g is h for h in seen):
+            continue
+        seen.append(g)
+        found = _swapped(mine, Facing(s, c, span, g, whole), evidence, title, names_too=g is best)
+        if found is not None:
+            return found
+    return None
 
 
 def _opener_swap(s: Reading, span: Reading, whole: Reading) -> Check | None:
