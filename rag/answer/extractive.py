@@ -221,17 +221,13 @@ class ExtractiveGenerator:
         for i, row in enumerate(rows):
             if len(chosen) >= self.max_sentences or row[7] < floor:
                 break
-            if i in chosen or not quotable(row[3]) or any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD
-                                                          for j in chosen):
+            if i in chosen or not quotable(row[3]) or _repeats(row[3], chosen, rows):
                 continue
             chosen.append(i)
         # a question that asks for a formula, a number or a list also gets the sentences of that form
         # within the margin, beyond max_sentences: "RRF 是怎么计算的？" must not stop at the sentence that
         # names RRF when the one with 1/(k + rank) scores within the margin
-        extra = [i for i, row in enumerate(rows) if i not in chosen and row[7] >= floor and row[8] >= least
-                 and has_form(row[3], form) and quotable(row[3])
-                 and not any(_jaccard(row[3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen)]
-        chosen += extra[:FORM_EXTRA]
+        chosen += _of_the_form(rows, chosen, form, floor, least)[:FORM_EXTRA]
         return _on_the_question(_anchored(chosen, rows) if lead is None else chosen, rows, telling(q_tokens))
 
     def _floor(self, best: float) -> float:
@@ -304,7 +300,7 @@ class ExtractiveGenerator:
                 continue
             row = where[(id(candidates[best_i][0]), candidates[best_i][1])]
             taken = chosen + list(added)
-            if row in taken or any(_jaccard(rows[row][3], rows[k][3]) >= DUPLICATE_JACCARD for k in taken):
+            if row in taken or _repeats(rows[row][3], taken, rows):
                 continue
             added[row] = part
         return added
@@ -413,12 +409,32 @@ def _selected_first(chosen: list[int], rows: list, select: np.ndarray | None, sl
         return chosen
     filling = [i for i in chosen if slot is not None and fills(rows[i][3], slot)]
     lead = max(filling or chosen, key=lambda i: (select[i], -i))
+    return [lead] + [i for i in chosen if i != lead] + _block_best(lead, chosen, rows, select)
+
+
+def _block_best(lead: int, chosen: list[int], rows: list, select: np.ndarray) -> list[int]:
+    """The selector's best sentence of the lead's chunk, where the picks lack it and it outscores theirs there (and
+    says something other than they do); [] otherwise."""
     block = rows[lead][0]
     own = [i for i, row in enumerate(rows) if row[0] is block and quotable(row[3]) and i not in chosen]
     best = max(own, key=lambda i: select[i], default=None)
-    extra = [best] if best is not None and select[best] > max(select[i] for i in chosen if rows[i][0] is block) \
-        and not any(_jaccard(rows[best][3], rows[j][3]) >= DUPLICATE_JACCARD for j in chosen) else []
-    return [lead] + [i for i in chosen if i != lead] + extra
+    if best is None or not select[best] > max(select[i] for i in chosen if rows[i][0] is block):
+        return []
+    if _repeats(rows[best][3], chosen, rows):
+        return []
+    return [best]
+
+
+def _of_the_form(rows: list, chosen: list[int], form: str | None, floor: float, least: float) -> list[int]:
+    """The rows not chosen, within the margin (`floor`) and relevant enough (`least`), in the form the question asks
+    for, quotable, and saying something the chosen do not."""
+    return [i for i, row in enumerate(rows) if i not in chosen and row[7] >= floor and row[8] >= least
+            and has_form(row[3], form) and quotable(row[3]) and not _repeats(row[3], chosen, rows)]
+
+
+def _repeats(text: str, chosen: list[int], rows: list) -> bool:
+    """Whether `text` says nearly what one of the chosen rows says (word Jaccard at least DUPLICATE_JACCARD)."""
+    return any(_jaccard(text, rows[j][3]) >= DUPLICATE_JACCARD for j in chosen)
 
 
 def _anchored(chosen: list[int], rows: list) -> list[int]:

@@ -147,10 +147,21 @@ def check_sentence(sentence: str, chunks: Mapping[str, str], question: str = "",
         return Support(claim, "unsupported", None, (Check("coverage", False, Msg(zh="没有可以核对的资料。",
                                                            en="there is no chunk to check it against.")),))
     best = max(candidates, key=lambda c: (_RANK[c.label], c.coverage, -candidates.index(c)))
-    ev = best.evidence  # found in the chunk as read; shown as the chunk writes it (as_read moved no character)
+    return _second_looks(_as_written(best, claim, chunks, checker), chunks, question, checker, lang)
+
+
+def _as_written(best: Support, claim: str, chunks: Mapping[str, str], checker: Checker) -> Support:
+    """`best` with its evidence as the chunk writes it (found in the chunk as read: as_read moved no character) and the
+    cosine of the sentence and its evidence, where the checker has an embedder."""
+    ev = best.evidence
     evidence = replace(ev, text=chunks[ev.ref][ev.start:ev.end]) if ev is not None else None
     cosine = novelty_check.cosine(checker.embedder, claim, evidence.text) if checker.embedder and evidence else None
-    best = Support(claim, best.label, evidence, best.checks, best.coverage, cosine, heuristic_label=best.label)
+    return Support(claim, best.label, evidence, best.checks, best.coverage, cosine, heuristic_label=best.label)
+
+
+def _second_looks(best: Support, chunks: Mapping[str, str], question: str, checker: Checker, lang: str) -> Support:
+    """A supported sentence looked at again: by the model's second opinion, then by the learned verifier (Chinese
+    questions), where the checker has them; either may turn it weak."""
     if checker.opinion is not None and best.label == "supported" and best.evidence is not None:
         best = _with_opinion(best, checker, lang)
     if checker.verifier is not None and best.label == "supported" and best.evidence is not None and verifies(question):

@@ -56,28 +56,32 @@ def cmd_audit(args: argparse.Namespace) -> int:
     results = errors + audit_pairs(pairs, chunks_of, Checker(opinion=opinion))
     failed = 0
     for r in results:
-        s = r.support
-        if s is None:
+        if r.support is None:
             failed += 1
             err(f"{r.pair.pair_id}: error: {r.error}")
             if args.json:
                 print(jsonout.dumps({"id": r.pair.pair_id, "error": r.error}))
             continue
-        lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in s.sentence) else "en"
-        if args.json:
-            print(jsonout.dumps({
-                "id": r.pair.pair_id, "label": s.label, "ref": r.pair.ref, "sentence": s.sentence,
-                "evidence": s.evidence.text if s.evidence else None, "coverage": round(s.coverage, 3),
-                "checks": [{"check": c.name, "passed": c.passed, "reason": c.reason(lang)} for c in s.checks],
-                "opinion": None if s.opinion is None else {"p_yes": s.opinion.p_yes, "raw": s.opinion.raw},
-            }))
-            continue
-        print(f"{r.pair.pair_id}\t{s.label}\t{short(s.sentence, 60)}")
-        if s.evidence is not None:
-            print(f"  evidence [{s.evidence.ref}]: {short(s.evidence.text, 90)}")
-        print("  why: " + "; ".join(s.reasons(lang)))
+        _print_result(r, r.support, args.json)
     if not args.json:
         done = len(results) - failed
         print(f"\n{done} checked, {sum(r.support is not None and r.support.label == 'supported' for r in results)} "
               f"supported" + (f", {failed} could not be checked (see above)" if failed else ""), file=sys.stderr)
     return 2 if failed else 0
+
+
+def _print_result(r, s, as_json: bool) -> None:
+    """One pair's verdict (`s`, its Support): a JSON line, or its label, evidence and reasons as text."""
+    lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in s.sentence) else "en"
+    if as_json:
+        print(jsonout.dumps({
+            "id": r.pair.pair_id, "label": s.label, "ref": r.pair.ref, "sentence": s.sentence,
+            "evidence": s.evidence.text if s.evidence else None, "coverage": round(s.coverage, 3),
+            "checks": [{"check": c.name, "passed": c.passed, "reason": c.reason(lang)} for c in s.checks],
+            "opinion": None if s.opinion is None else {"p_yes": s.opinion.p_yes, "raw": s.opinion.raw},
+        }))
+        return
+    print(f"{r.pair.pair_id}\t{s.label}\t{short(s.sentence, 60)}")
+    if s.evidence is not None:
+        print(f"  evidence [{s.evidence.ref}]: {short(s.evidence.text, 90)}")
+    print("  why: " + "; ".join(s.reasons(lang)))

@@ -135,6 +135,11 @@ def ask_conflicts(args: argparse.Namespace) -> str | None:
     """The first pair of `ask` flags that cannot go together, said with the fix; None when they all can."""
     if args.top_k > args.recall_n:
         return f"--top-k {args.top_k} must be <= --recall-n {args.recall_n} (the reranker picks top_k of recall_n)"
+    return _loop_conflict(args) or _retrieval_conflict(args)
+
+
+def _loop_conflict(args: argparse.Namespace) -> str | None:
+    """A flag the chosen --loop decides itself, or ignores."""
     if args.loop != "plain" and (args.no_rag or args.compare):
         return f"--no-rag and --compare go with --loop plain, not --loop {args.loop}"
     if args.loop in STRATEGY_MODES and args.mode is not None:
@@ -144,6 +149,11 @@ def ask_conflicts(args: argparse.Namespace) -> str | None:
         flag = "--rewrite" if args.rewrite != "none" else "--reranker"
         return (f"--loop graph-global ranks the graph's communities by their summaries and reads their chunks: "
                 f"{flag} does not apply to it; drop {flag}, or use --loop graph")
+    return None
+
+
+def _retrieval_conflict(args: argparse.Namespace) -> str | None:
+    """A retrieval flag with --no-rag, or a budget for a loop that has none."""
     if args.no_rag and (args.mode is not None or args.rewrite != "none" or args.reranker or args.no_rerank):
         return "--no-rag answers without retrieval: --mode, --rewrite, --reranker and --no-rerank do not apply; drop them"
     if args.budget is not None and args.loop not in ("self-rag", "agent"):

@@ -105,6 +105,31 @@ def _document_part(chat, doc: str, chunk: Chunk, messages_for: Callable[[str], l
     return chunk.text
 
 
+def _remembered(key: str, persist: bool) -> str | None:
+    """A context written before for this chunk of this document by this model: in memory, else on disk (`persist`)."""
+    with _memory_lock:
+        context = _memory.get(key)
+        if context is not None:
+            _memory.move_to_end(key)
+    if context is None and persist:
+        context = _disk(_db_path(), key)
+    return context
+
+
+def _written(chat, doc: Document, chunk, control: RunControl) -> str:
+    """The model's one sentence situating `chunk` in `doc`, in the document's language."""
+    lang = "zh" if detect_lang(doc.text) == "zh" else "en"
+    system, user = PROMPTS[lang]
+
+    def messages_for(text: str) -> list[dict]:
+        return [{"role": "system", "content": system},
+                {"role": "user", "content": user.format(doc=text, chunk=chunk.text)}]
+
+    answer = chat.complete(messages_for(_document_part(chat, doc.text, chunk, messages_for)),
+                           max_tokens=MAX_TOKENS, temperature=0.0, control=control)
+    return _first_sentence(str(answer))
+
+
 def contextualize(chunk_set: ChunkSet, docs: Sequence[Document], chat, persist: bool = False,
                   progress: Callable[[int, int], None] | None = None,
                   control: RunControl | None = None) -> tuple[ChunkSet, dict]:
@@ -125,23 +150,9 @@ def contextualize(chunk_set: ChunkSet, docs: Sequence[Document], chat, persist: 
             out.append(chunk)
         else:
             key = _key(model, doc.text, chunk.text)
-            with _memory_lock:
-                context = _memory.get(key)
-                if context is not None:
-                    _memory.move_to_end(key)
-            if context is None and persist:
-                context = _disk(_db_path(), key)
+            context = _remembered(key, persist)
             if context is None:
-                lang = "zh" if detect_lang(doc.text) == "zh" else "en"
-                system, user = PROMPTS[lang]
-
-                def messages_for(text: str) -> list[dict]:
-                    return [{"role": "system", "content": system},
-                            {"role": "user", "content": user.format(doc=text, chunk=chunk.text)}]
-
-                answer = chat.complete(messages_for(_document_part(chat, doc.text, chunk, messages_for)),
-                                       max_tokens=MAX_TOKENS, temperature=0.0, control=control)
-                context = _first_sentence(str(answer))
+                context = _written(chat, doc, chunk, control)
                 generated += 1
                 if persist:
                     _disk(_db_path(), key, context)

@@ -118,15 +118,22 @@ def _swapped(mine: list[Unit], at: Facing, evidence: Evidence, title: Reading | 
     rest = whole.low[: evidence.start + g.start] + " " + whole.low[evidence.start + g.end:]
     for m in missing:
         known = (m.key in read(rest).stems) if m.key.isascii() else (m.key in rest)
-        if not known:
+        v = _sibling(m, extra, at, names_too) if known else None
+        if v is not None:
+            where = span.text[g.start:g.end].strip()
+            return Check("swap", False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+                         en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
+    return None
+
+
+def _sibling(m: Unit, extra: list[Unit], at: Facing, names_too: bool) -> Unit | None:
+    """The first unit of the span clause that is a sibling of the sentence's `m` (a name for a name only with
+    `names_too`)."""
+    for v in extra:
+        if not names_too and m.kind == "term" and v.kind == "term":
             continue
-        for v in extra:
-            if not names_too and m.kind == "term" and v.kind == "term":
-                continue
-            if siblings(m, v, at):
-                where = span.text[g.start:g.end].strip()
-                return Check("swap", False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
-                             en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
+        if siblings(m, v, at):
+            return v
     return None
 
 
