@@ -398,30 +398,19 @@ def _titles(trace: Trace) -> list[str]:
 
 
 def _set_aside_notes(restated, unsupported, off_question) -> list[Msg]:
-    """A note for each kind of the model's sentences fill-in set aside."""
-    notes = []
-    if restated:
-        n = len(restated)
-        notes.append(Msg(en=f"set aside {n} of the model's sentences that only restated the question or the prompt, "
-                         f"or were a bare number or ref (they state nothing; struck through on the page): "
-                         f"{' '.join(restated)[:120]}",
-                         zh=f"模型有 {n} 句只是在复述问题或提示词，或只有一个编号（没有陈述事实），已搁置，页面上划掉显示："
-                         f"{' '.join(restated)[:120]}"))
-    if unsupported:
-        n = len(unsupported)
-        notes.append(Msg(en=f"set aside {n} of the model's sentences that the audit does not call supported by the "
-                         "chunk they cite, or that leave empty what the question asks (struck through on the page): "
-                         f"{' '.join(unsupported)[:120]}",
-                         zh=f"模型有 {n} 句没有得到所引资料的支撑（审计判定），或没有回答问题问的内容，已搁置，页面上划掉显示："
-                         f"{' '.join(unsupported)[:120]}"))
-    if off_question:
-        n = len(off_question)
-        notes.append(Msg(en=f"set aside {n} of the model's sentences that cite only entries the stand-in quotes "
-                         "nothing from and bring none of the question's words the entry its answer rests on lacks (off the "
-                         f"question; struck through on the page): {' '.join(off_question)[:120]}",
-                         zh=f"模型有 {n} 句只引用了抽取式替身没有摘录的资料，也没有带出问题里替身答案所依据的主条资料所缺的词（偏离问题），"
-                         f"已搁置，页面上划掉显示：{' '.join(off_question)[:120]}"))
-    return notes
+    """A note for each kind of the model's sentences fill-in set aside: how many, why, and the sentences."""
+    why = ((restated, Msg(en="only restated the question or the prompt, or were a bare number or ref (they state "
+                          "nothing; struck through on the page)",
+                          zh="只是在复述问题或提示词，或只有一个编号（没有陈述事实），已搁置，页面上划掉显示")),
+           (unsupported, Msg(en="the audit does not call supported by the chunk they cite, or that leave empty what the "
+                             "question asks (struck through on the page)",
+                             zh="没有得到所引资料的支撑（审计判定），或没有回答问题问的内容，已搁置，页面上划掉显示")),
+           (off_question, Msg(en="cite only entries the stand-in quotes nothing from and bring none of the question's "
+                              "words the entry its answer rests on lacks (off the question; struck through on the page)",
+                              zh="只引用了抽取式替身没有摘录的资料，也没有带出问题里替身答案所依据的主条资料所缺的词（偏离问题），"
+                              "已搁置，页面上划掉显示")))
+    return [Msg(en=f"set aside {len(said)} of the model's sentences that {reason}: {' '.join(said)[:120]}",
+                zh=f"模型有 {len(said)} 句{reason.zh}：{' '.join(said)[:120]}") for said, reason in why if said]
 
 
 def _rebind(trace: Trace) -> Rebinding:
