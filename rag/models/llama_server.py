@@ -191,7 +191,8 @@ class LlamaServer:
         if self.alive:
             return self
         if self.executable is None:
-            raise ModelUnavailableError(server_available(self.model)[1] or "llama-server is not built")
+            raise ModelUnavailableError(server_available(self.model)[1] or Msg(en="llama-server is not built",
+                                                                                zh="llama-server 还没有编译"))
         reap_orphans()
         with open(self._log, "wb") as log:
             self._process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
@@ -203,12 +204,14 @@ class LlamaServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.alive:
-                raise ModelUnavailableError(f"llama-server exited while starting: {self.log_tail()}")
+                raise ModelUnavailableError(Msg(en=f"llama-server exited while starting: {self.log_tail()}",
+                                                zh=f"llama-server 启动时退出了：{self.log_tail()}"))
             if self.healthy():
                 return self
             time.sleep(0.25)
         self.stop()
-        raise ModelUnavailableError(f"llama-server did not become healthy within {timeout:g} s: {self.log_tail()}")
+        raise ModelUnavailableError(Msg(en=f"llama-server did not become healthy within {timeout:g} s: {self.log_tail()}",
+                                        zh=f"llama-server 在 {timeout:g} 秒内没有就绪：{self.log_tail()}"))
 
     def healthy(self) -> bool:
         try:
@@ -255,8 +258,10 @@ class AttachedServer(LlamaServer):
             self.model = Path(str(props.get("model_path") or "model")).name
             self.chat_template = str(props.get("chat_template") or "")
         except (LLMError, ValueError, KeyError, TypeError) as exc:
-            raise ModelUnavailableError(f"no llama.cpp server answers /props at {public_url(self._url)} ({exc}): start "
-                                        "it, or unset RAG_LLAMA_SERVER_URL to let the app start its own") from None
+            raise ModelUnavailableError(Msg(en=f"no llama.cpp server answers /props at {public_url(self._url)} ({exc}): "
+                                            "start it, or unset RAG_LLAMA_SERVER_URL to let the app start its own",
+                                            zh=f"{public_url(self._url)} 上没有 llama.cpp 服务器回应 /props（{exc}）："
+                                            "先启动它，或取消 RAG_LLAMA_SERVER_URL，让应用自己启动一个")) from None
         self.threads, self.port, self.executable, self._process = 0, 0, None, None
         self.label = Msg(en=f"{self.model} · llama.cpp server at {urlparse(self._url).hostname}, {self.slots} slots",
                          zh=f"{self.model} · llama.cpp 服务器 {urlparse(self._url).hostname}，{self.slots} 个并行槽")

@@ -117,11 +117,13 @@ def engine_selftest(model_path: Path) -> str:
             return ""
     except OSError:
         pass
+    why: str  # "" when it works, else a Msg saying why and the fix
     try:
         run = subprocess.run([sys.executable, "-c", _SELFTEST, str(model_path)], capture_output=True,
                              text=True, timeout=120)
     except subprocess.TimeoutExpired:
-        why = "llama.cpp did not answer a two-token test within 120 s"
+        why = Msg(en="llama.cpp did not answer a two-token test within 120 s",
+                  zh="llama.cpp 在 120 秒内没有回答一个两个 token 的测试")
     else:
         if run.returncode == 0 and run.stdout.strip().endswith("ok"):
             why = ""
@@ -131,9 +133,11 @@ def engine_selftest(model_path: Path) -> str:
                 pass
         else:
             sig = f"signal {-run.returncode}" if run.returncode < 0 else f"exit {run.returncode}"
-            why = (f"llama.cpp crashed reading a test prompt ({sig}): this build does not suit the CPU. Rebuild it "
-                   "with scripts/install.sh (it turns off AMX, which many VMs do not grant): "
-                   ".venv/bin/pip cache remove llama_cpp_python && bash scripts/install.sh --force-reinstall")
+            fix = ".venv/bin/pip cache remove llama_cpp_python && bash scripts/install.sh --force-reinstall"
+            why = Msg(en=f"llama.cpp crashed reading a test prompt ({sig}): this build does not suit the CPU. Rebuild "
+                      f"it with scripts/install.sh (it turns off AMX, which many VMs do not grant): {fix}",
+                      zh=f"llama.cpp 读测试提示词时崩溃了（{sig}）：这个编译版本不适合这颗 CPU。用 scripts/install.sh "
+                      f"重新编译（它会关掉很多虚拟机不提供的 AMX）：{fix}")
     _engine_checked[key] = why
     return why
 
@@ -191,8 +195,10 @@ class LocalChat:
             self._llm = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.threads,
                               n_threads_batch=self.threads, seed=seed, verbose=False)
         except (ValueError, RuntimeError) as exc:
-            raise ModelUnavailableError(f"llama.cpp could not load {self.path} ({exc}); delete the file so it is "
-                                        "assembled again from the installed parts") from exc
+            raise ModelUnavailableError(Msg(en=f"llama.cpp could not load {self.path} ({exc}); delete the file so it "
+                                            "is assembled again from the installed parts",
+                                            zh=f"llama.cpp 载入不了 {self.path}（{exc}）；删掉这个文件，它会从已安装的"
+                                            "分包重新拼装")) from exc
 
     def __repr__(self) -> str:
         return f"LocalChat({self.label!r}, n_ctx={self.n_ctx}, threads={self.threads})"
