@@ -24,17 +24,7 @@ def print_loop(lt) -> None:
     print(f"strategy: {lt.strategy}   steps: {len(lt.steps)}   searches: {lt.searches}   "
           f"retrieved: {'yes' if lt.retrieved else 'no'}   {lt.seconds:.1f} s\n")
     for s in lt.steps:
-        print(f"{s.n:>2}. {s.kind:<8} {s.seconds:5.1f}s  {short(s.decision, 90)}")
-        if s.thought:
-            print(f"      thought: {short(s.thought, 100)}")
-        if s.query:
-            print(f"      query: {short(s.query, 100)}")
-        for h in s.hits:
-            print(f"      hit [{h.ref}] {h.score:.3f} {short(h.title or h.snippet, 60)}")
-        for v in s.verdicts:
-            print(f"      {'yes' if v.answer else 'no ':<3} {short(v.asked, 60)}  {v.raw}")
-        if s.raw and s.kind in ("search", "read", "answer", "rewrite", "repeat"):
-            print(f"      model wrote: {short(s.raw, 100)}")
+        _print_step(s)
     if lt.graph is not None:
         print(f"graph: {lt.graph['extractor']}")
         for line in (lt.graph.get("block") or "").splitlines():
@@ -45,6 +35,21 @@ def print_loop(lt) -> None:
     if lt.final is not None and lt.final.audit is not None:
         for s in lt.final.audit.sentences:
             print(f"  - {support_text(s):<11} {short(s.sentence, 70)}")
+
+
+def _print_step(s) -> None:
+    """One step of a loop's timeline: its decision, thought, query, hits, verdicts and what the model wrote."""
+    print(f"{s.n:>2}. {s.kind:<8} {s.seconds:5.1f}s  {short(s.decision, 90)}")
+    if s.thought:
+        print(f"      thought: {short(s.thought, 100)}")
+    if s.query:
+        print(f"      query: {short(s.query, 100)}")
+    for h in s.hits:
+        print(f"      hit [{h.ref}] {h.score:.3f} {short(h.title or h.snippet, 60)}")
+    for v in s.verdicts:
+        print(f"      {'yes' if v.answer else 'no ':<3} {short(v.asked, 60)}  {v.raw}")
+    if s.raw and s.kind in ("search", "read", "answer", "rewrite", "repeat"):
+        print(f"      model wrote: {short(s.raw, 100)}")
 
 
 def cmd_ask_strategy(args, ctx: RunContext) -> int:

@@ -212,23 +212,32 @@ def _print_trace(trace, streamed: bool) -> None:
         moved = [m for m in trace.rerank.moves if m.after is not None]
         print("\nrerank: " + ", ".join(f"{m.chunk_id} {m.before}->{m.after}" for m in moved))
     if trace.audit is not None:
-        a = trace.audit
-        print("\ncitation audit:")
-        print(f"  cited: {', '.join(a.cited) or '-'}")
-        print(f"  valid: {', '.join(a.valid) or '-'}   hallucinated: {', '.join(a.hallucinated) or '-'}")
-        print(f"  unused: {', '.join(a.unused) or '-'}")
-        for s in a.sentences:
-            print(f"  - {support_text(s):<11} coverage={s.coverage:.2f} {short(s.sentence, 50)}")
-            if s.support is not None and s.support.evidence is not None:
-                print(f"      evidence [{s.support.evidence.ref}]: {short(s.support.evidence.text, 60)}")
-            if s.support is not None and s.support.failed:
-                print(f"      why: {reasons_text(s.support)}")
+        _print_audit(trace.audit)
     if trace.no_rag_answer is not None and trace.answer != trace.no_rag_answer:
-        print(f"\nwithout RAG: {trace.no_rag_answer}")
-        for g in trace.no_rag_grounding:
-            print(f"  - {grounding_text(g)}: {short(g.sentence, 50)}")
-            if g.support is not None and g.support.failed:
-                print(f"      why: {reasons_text(g.support)}")
+        _print_no_rag(trace)
+
+
+def _print_audit(a) -> None:
+    """The citation audit: refs cited, valid, made up and unused, then each sentence's label, evidence and why."""
+    print("\ncitation audit:")
+    print(f"  cited: {', '.join(a.cited) or '-'}")
+    print(f"  valid: {', '.join(a.valid) or '-'}   hallucinated: {', '.join(a.hallucinated) or '-'}")
+    print(f"  unused: {', '.join(a.unused) or '-'}")
+    for s in a.sentences:
+        print(f"  - {support_text(s):<11} coverage={s.coverage:.2f} {short(s.sentence, 50)}")
+        if s.support is not None and s.support.evidence is not None:
+            print(f"      evidence [{s.support.evidence.ref}]: {short(s.support.evidence.text, 60)}")
+        if s.support is not None and s.support.failed:
+            print(f"      why: {reasons_text(s.support)}")
+
+
+def _print_no_rag(trace) -> None:
+    """The answer without retrieval, and where each of its sentences stands in the corpus."""
+    print(f"\nwithout RAG: {trace.no_rag_answer}")
+    for g in trace.no_rag_grounding:
+        print(f"  - {grounding_text(g)}: {short(g.sentence, 50)}")
+        if g.support is not None and g.support.failed:
+            print(f"      why: {reasons_text(g.support)}")
 
 
 # --- argument parsing ---------------------------------------------------------------------------

@@ -53,28 +53,32 @@ def load_pairs(path: str | Path) -> tuple[list[Pair], list[PairResult]]:
         lines = path.read_text("utf-8-sig").splitlines()
     except UnicodeDecodeError as exc:
         raise ConfigError(f"pairs file {path} is not UTF-8 ({exc}): re-save it as UTF-8") from None
-    pairs, errors = [], []
+    pairs: list[Pair] = []
+    errors: list[PairResult] = []
     for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        bad = Pair(f"line {n}", "", "")
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(PairResult(bad, None, f"line {n} is not JSON ({exc.msg})"))
-            continue
-        if not isinstance(rec, dict):
-            errors.append(PairResult(bad, None, f"line {n} is not a pair record (a JSON object with id, ref, sentence)"))
-            continue
-        missing = [k for k in REQUIRED if not str(rec.get(k, "") or "").strip()]
-        if missing:
-            errors.append(PairResult(Pair(str(rec.get("id") or f"line {n}"), "", ""), None,
-                                     f"line {n} lacks {', '.join(missing)}"))
-            continue
-        pairs.append(Pair(str(rec["id"]), str(rec["ref"]), str(rec["sentence"]), str(rec.get("question") or ""),
-                          str(rec.get("corpus") or ""), str(rec.get("label") or ""), str(rec.get("kind") or ""),
-                          str(rec.get("half") or "")))
+        read = _pair_of(line, n) if line.strip() else None
+        if isinstance(read, Pair):
+            pairs.append(read)
+        elif read is not None:
+            errors.append(read)
     return pairs, errors
+
+
+def _pair_of(line: str, n: int) -> Pair | PairResult:
+    """Line `n` of a pairs file as a Pair, or the error result that says why it is not one."""
+    bad = Pair(f"line {n}", "", "")
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return PairResult(bad, None, f"line {n} is not JSON ({exc.msg})")
+    if not isinstance(rec, dict):
+        return PairResult(bad, None, f"line {n} is not a pair record (a JSON object with id, ref, sentence)")
+    missing = [k for k in REQUIRED if not str(rec.get(k, "") or "").strip()]
+    if missing:
+        return PairResult(Pair(str(rec.get("id") or f"line {n}"), "", ""), None, f"line {n} lacks {', '.join(missing)}")
+    return Pair(str(rec["id"]), str(rec["ref"]), str(rec["sentence"]), str(rec.get("question") or ""),
+                str(rec.get("corpus") or ""), str(rec.get("label") or ""), str(rec.get("kind") or ""),
+                str(rec.get("half") or ""))
 
 
 def audit_pairs(pairs: Sequence[Pair], chunks_of: Callable[[str], Mapping[str, str]], checker: Checker | None = None,
