@@ -39,6 +39,36 @@ class Query:
     facts: tuple[tuple[str, ...], ...] = ()  # each fact the answer must state: any of its spellings
 
 
+def _query_of(rec) -> Query:
+    """One parsed line as a Query; TypeError (or KeyError) saying what is wrong with it."""
+    if not isinstance(rec, dict):  # valid JSON, but a list, a string, a number or null
+        raise TypeError(f"it is a JSON {_json_kind(rec)}, not an object like "
+                        '{"id": "q1", "query": "...", "gold_ids": ["faq_001"]}')
+    raw_gold = rec.get("gold_ids", [])
+    if not isinstance(raw_gold, list):  # a bare string would be split into characters
+        raise TypeError(f"gold_ids must be a list of ids, e.g. [\"faq_001\"], not {type(raw_gold).__name__}")
+    if not isinstance(rec.get("query"), str) or not rec["query"].strip():
+        raise TypeError("query must be a non-empty string")
+    gold = tuple(str(g) for g in raw_gold)
+    answer = rec.get("answer", "")
+    if not isinstance(answer, str):
+        raise TypeError(f"answer must be a string (a span of the gold document), not {type(answer).__name__}")
+    facts = _facts_of(rec)  # checked before the id is read, so a line's first fault is the one said
+    return Query(str(rec["id"]), str(rec["query"]), gold, bool(rec.get("answerable", bool(gold))), answer,
+                 str(rec.get("type", "")), str(rec.get("reference", "")), facts)
+
+
+def _facts_of(rec: dict) -> tuple[tuple[str, ...], ...]:
+    """The key facts, each a tuple of spellings; the public sets' gold answer spans are one fact where none is given."""
+    facts = rec.get("facts", [])
+    if not isinstance(facts, list) or not all(isinstance(f, list) and f for f in facts):
+        raise TypeError("facts must be a list of lists of spellings, e.g. [[\"60\"], [\"排名\", \"名次\"]]")
+    answers = rec.get("answers", [])  # the public sets' gold answer spans: one fact, any of them states it
+    if not facts and isinstance(answers, list) and answers and all(isinstance(x, str) and x.strip() for x in answers):
+        facts = [answers]
+    return tuple(tuple(str(x) for x in f) for f in facts)
+
+
 def load_queries(path: str | Path) -> list[Query]:
     """Read the ../shared/eval queries format: one JSON object per line with id, query, gold_ids."""
     path = Path(path)
@@ -54,29 +84,7 @@ def load_queries(path: str | Path) -> list[Query]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
-            if not isinstance(rec, dict):  # valid JSON, but a list, a string, a number or null
-                raise TypeError(f"it is a JSON {_json_kind(rec)}, not an object like "
-                                '{"id": "q1", "query": "...", "gold_ids": ["faq_001"]}')
-            raw_gold = rec.get("gold_ids", [])
-            if not isinstance(raw_gold, list):  # a bare string would be split into characters
-                raise TypeError(f"gold_ids must be a list of ids, e.g. [\"faq_001\"], not {type(raw_gold).__name__}")
-            if not isinstance(rec.get("query"), str) or not rec["query"].strip():
-                raise TypeError("query must be a non-empty string")
-            gold = tuple(str(g) for g in raw_gold)
-            answer = rec.get("answer", "")
-            if not isinstance(answer, str):
-                raise TypeError(f"answer must be a string (a span of the gold document), not {type(answer).__name__}")
-            facts = rec.get("facts", [])
-            if not isinstance(facts, list) or not all(isinstance(f, list) and f for f in facts):
-                raise TypeError("facts must be a list of lists of spellings, e.g. [[\"60\"], [\"排名\", \"名次\"]]")
-            answers = rec.get("answers", [])  # the public sets' gold answer spans: one fact, any of them states it
-            if not facts and isinstance(answers, list) and answers and all(isinstance(x, str) and x.strip()
-                                                                           for x in answers):
-                facts = [answers]
-            out.append(Query(str(rec["id"]), str(rec["query"]), gold, bool(rec.get("answerable", bool(gold))),
-                             answer, str(rec.get("type", "")), str(rec.get("reference", "")),
-                             tuple(tuple(str(x) for x in f) for f in facts)))
+            out.append(_query_of(json.loads(line)))
         except RecursionError as exc:  # not Python's own words: they name no line and no fix
             raise LoaderError(str(path), Msg(en=f"line {n} is nested too deeply to read (more than about 1,000 levels of "
                                              "[ or {); each line is one flat query record with id, query, gold_ids",

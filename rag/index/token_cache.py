@@ -77,12 +77,7 @@ def tokenize_many(texts: Sequence[str], persist: bool = False, workers: int | No
     "workers": processes used}. `persist` reads and writes the sqlite cache; `workers` defaults to the
     free cores when enough texts are missing."""
     keys = [_key(t) for t in texts]
-    found: dict[str, tuple[str, ...]] = {}
-    with _memory_lock:
-        for k in keys:
-            if k in _memory:
-                found[k] = _memory[k]
-                _memory.move_to_end(k)
+    found = _in_memory(keys)
     stats = {"memory": len(found), "disk": 0, "tokenized": 0, "workers": 1}
     db_path = Path(path) if path is not None else _default_path()
     if persist:
@@ -100,24 +95,43 @@ def tokenize_many(texts: Sequence[str], persist: bool = False, workers: int | No
         n_workers = workers if workers is not None else (free_cores() if len(items) >= PARALLEL_MIN else 1)
         n_workers = max(1, min(n_workers, len(items)))
         stats["workers"], stats["tokenized"] = n_workers, len(items)
-        if n_workers == 1:
-            fresh = _tokenize_chunk(items)
-        else:
-            size = -(-len(items) // (n_workers * 4))  # a few chunks per worker evens out the load
-            parts = [items[i:i + size] for i in range(0, len(items), size)]
-            with ProcessPoolExecutor(n_workers, mp_context=get_context("spawn")) as pool:
-                fresh = [toks for part in pool.map(_tokenize_chunk, parts) for toks in part]
-        new = {k: tuple(toks) for k, toks in zip(todo, fresh)}
+        new = {k: tuple(toks) for k, toks in zip(todo, _tokenized(items, n_workers))}
         found.update(new)
         if persist:
             _write(db_path, new)
+    _remember(keys, found)
+    return [list(found[k]) for k in keys], stats
+
+
+def _in_memory(keys: list[str]) -> dict[str, tuple[str, ...]]:
+    """The tokens this process already holds for `keys` (each marked as just used)."""
+    found: dict[str, tuple[str, ...]] = {}
+    with _memory_lock:
+        for k in keys:
+            if k in _memory:
+                found[k] = _memory[k]
+                _memory.move_to_end(k)
+    return found
+
+
+def _remember(keys: list[str], found: dict[str, tuple[str, ...]]) -> None:
+    """Keep the tokens of `keys` in memory, the least recently used dropped past MEMORY_TEXTS."""
     with _memory_lock:
         for k in keys:
             _memory[k] = found[k]
             _memory.move_to_end(k)
         while len(_memory) > MEMORY_TEXTS:
             _memory.popitem(last=False)
-    return [list(found[k]) for k in keys], stats
+
+
+def _tokenized(items: list[str], n_workers: int) -> list[list[str]]:
+    """jieba tokens of `items`, in order: here, or in `n_workers` spawned processes (a few chunks each)."""
+    if n_workers == 1:
+        return _tokenize_chunk(items)
+    size = -(-len(items) // (n_workers * 4))  # a few chunks per worker evens out the load
+    parts = [items[i:i + size] for i in range(0, len(items), size)]
+    with ProcessPoolExecutor(n_workers, mp_context=get_context("spawn")) as pool:
+        return [toks for part in pool.map(_tokenize_chunk, parts) for toks in part]
 
 
 def _connect(path: Path) -> sqlite3.Connection:

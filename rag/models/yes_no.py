@@ -75,32 +75,45 @@ def ask_yes_no(chat: ChatBackend, messages: list[dict], lang: str, asked: str, r
     yes, no = options or CANDIDATES[lang]
     t0 = time.perf_counter()
     if chat.supports_logprobs:
-        p_y, p_n = _two_way(chat, messages, yes, no, control)
-        raw = f"P({'/'.join(yes)})={p_y:.3f} P({'/'.join(no)})={p_n:.3f}"
-        how = Msg(en="next-token probabilities", zh="下一个词元的概率")
-        if null:
-            pairs = [_two_way(chat, m, yes, no, control) for m in null]
-            n_y, n_n = (sum(p[0] for p in pairs) / len(pairs), sum(p[1] for p in pairs) / len(pairs))
-            if n_y > 0 and n_n > 0:
-                raw += f"; content-free P({'/'.join(yes)})={n_y:.3f} P({'/'.join(no)})={n_n:.3f}"
-                p_y, p_n = p_y / n_y, p_n / n_n
-                how = Msg(en=f"next-token probabilities, calibrated on {len(null)} content-free prompts",
-                          zh=f"下一个词元的概率，用 {len(null)} 个无内容提示校准")
-        p = p_y / (p_y + p_n) if p_y + p_n > 0 else 0.5
+        raw, p, how = _by_probability(chat, messages, (yes, no), null, control)
         return Verdict(asked, messages, raw, p, p >= 0.5, how, time.perf_counter() - t0)
     reply = chat.complete(messages, control=control)
     if not isinstance(reply, str):
         raise LLMError(f"{chat.label} gave no text for a yes/no question")
     text = reply.strip()
-    if options is not None:
+    answer, how = _by_text(text, (yes, no), options is not None, default)
+    return Verdict(asked, messages, text[:200], None, answer, how, time.perf_counter() - t0)
+
+
+def _by_probability(chat: ChatBackend, messages: list[dict], words: tuple, null, control: RunControl | None):
+    """(what was read, P(yes), how): the yes and no words' next-token probabilities, divided by their means over the
+    content-free prompts `null` where given (contextual calibration)."""
+    yes, no = words
+    p_y, p_n = _two_way(chat, messages, yes, no, control)
+    raw = f"P({'/'.join(yes)})={p_y:.3f} P({'/'.join(no)})={p_n:.3f}"
+    how = Msg(en="next-token probabilities", zh="下一个词元的概率")
+    if null:
+        pairs = [_two_way(chat, m, yes, no, control) for m in null]
+        n_y, n_n = (sum(p[0] for p in pairs) / len(pairs), sum(p[1] for p in pairs) / len(pairs))
+        if n_y > 0 and n_n > 0:
+            raw += f"; content-free P({'/'.join(yes)})={n_y:.3f} P({'/'.join(no)})={n_n:.3f}"
+            p_y, p_n = p_y / n_y, p_n / n_n
+            how = Msg(en=f"next-token probabilities, calibrated on {len(null)} content-free prompts",
+                      zh=f"下一个词元的概率，用 {len(null)} 个无内容提示校准")
+    return raw, (p_y / (p_y + p_n) if p_y + p_n > 0 else 0.5), how
+
+
+def _by_text(text: str, words: tuple, given: bool, default: bool) -> tuple[bool, Msg]:
+    """(the answer, how it was read) from the reply's text: its opening word (the rule's own options when `given`),
+    else the rule's default when it says both or neither."""
+    yes, no = words
+    if given:
         said_yes, said_no = text.startswith(yes), text.startswith(no)
     else:
         said_yes, said_no = bool(_REPLY_YES.match(text)), bool(_REPLY_NO.match(text))
     if said_yes and not said_no:
-        answer, how = True, Msg(en="reply text", zh="回复的文字")
-    elif said_no and not said_yes:
-        answer, how = False, Msg(en="reply text", zh="回复的文字")
-    else:
-        answer, how = default, Msg(en=f"reply text, unparsable: default ({'yes' if default else 'no'}) kept",
-                                   zh=f"回复的文字读不懂：保留默认（{'是' if default else '否'}）")
-    return Verdict(asked, messages, text[:200], None, answer, how, time.perf_counter() - t0)
+        return True, Msg(en="reply text", zh="回复的文字")
+    if said_no and not said_yes:
+        return False, Msg(en="reply text", zh="回复的文字")
+    return default, Msg(en=f"reply text, unparsable: default ({'yes' if default else 'no'}) kept",
+                        zh=f"回复的文字读不懂：保留默认（{'是' if default else '否'}）")
