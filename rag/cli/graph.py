@@ -107,22 +107,27 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show_community(graph, cid: int, as_json: bool) -> int:
+    """One community: its entities, chunks and relations (2 and a message where there is no such community)."""
+    match = [c for c in graph.communities if c.cid == cid]
+    if not match:
+        n = len(graph.communities)
+        err(f"error: no community {cid}; " + (f"there are {n}, numbered 0 to {n - 1}" if n else
+            "this graph has no communities (no entity is related to another): build it with --extractor model, or "
+            "use a larger corpus"))
+        return 2
+    c = match[0]
+    out = {"community": c.cid, "entities": c.entities, "chunks": c.chunk_ids,
+           "relations": [list(r) for r in c.relations[:30]]}
+    print(jsonout.dumps(out, indent=2) if as_json else
+          f"community {c.cid}: {', '.join(c.entities)}\nchunks: {', '.join(c.chunk_ids[:20])}")
+    return 0
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     index, graph = _graph(args)
     if args.community is not None:
-        match = [c for c in graph.communities if c.cid == args.community]
-        if not match:
-            n = len(graph.communities)
-            err(f"error: no community {args.community}; " + (f"there are {n}, numbered 0 to {n - 1}" if n else
-                "this graph has no communities (no entity is related to another): build it with --extractor model, or "
-                "use a larger corpus"))
-            return 2
-        c = match[0]
-        out = {"community": c.cid, "entities": c.entities, "chunks": c.chunk_ids,
-               "relations": [list(r) for r in c.relations[:30]]}
-        print(jsonout.dumps(out, indent=2) if args.json else
-              f"community {c.cid}: {', '.join(c.entities)}\nchunks: {', '.join(c.chunk_ids[:20])}")
-        return 0
+        return _show_community(graph, args.community, args.json)
     from rag.graph.resolve import normal
 
     if args.entity:

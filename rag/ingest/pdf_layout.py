@@ -389,13 +389,18 @@ def _columns(segs: list[Segment], main_x: tuple[float, float], body: float) -> l
     a title across both, stays where it was among the left column's). A page is two-column when most of its body
     lines sit wholly on one side of the main block's middle and some sit on each side."""
     mid = (main_x[0] + main_x[1]) / 2
-    body_lines = [s for s in segs if s.region == MAIN and len(s.text) > 3]
-    left = [s for s in body_lines if s.box[2] <= mid + body * 0.5]
-    right = [s for s in body_lines if s.box[0] >= mid - body * 0.5]
-    if len(body_lines) < 6 or len(left) + len(right) < 0.8 * len(body_lines) or min(len(left), len(right)) < 3:
+    if not _two_columns(segs, mid, body):
         return segs
     first = [s for s in segs if s.box[0] < mid - body * 0.5 or s.region in (HEADER, FOOTER)]
     return first + [s for s in segs if not (s.box[0] < mid - body * 0.5 or s.region in (HEADER, FOOTER))]
+
+
+def _two_columns(segs: list[Segment], mid: float, body: float) -> bool:
+    """Most body lines sit wholly on one side of `mid` (within half a body size) and at least three on each side."""
+    body_lines = [s for s in segs if s.region == MAIN and len(s.text) > 3]
+    left = [s for s in body_lines if s.box[2] <= mid + body * 0.5]
+    right = [s for s in body_lines if s.box[0] >= mid - body * 0.5]
+    return not (len(body_lines) < 6 or len(left) + len(right) < 0.8 * len(body_lines) or min(len(left), len(right)) < 3)
 
 
 def _label_runs(segs: list[Segment]) -> list[Segment]:
