@@ -29,7 +29,7 @@ from rag.messages import Msg, localized
 from rag.search.hits import Hit
 from rag.search.rerank import RerankResult
 from rag.search.retrieval import Mode, RetrievalResult, Search
-from rag.stages import Report
+from rag.stages import Report, joined
 from rag.waterfall import STAGE_NAMES, TRACE_KEYS
 
 Rewrite = Literal["none", "hyde", "multi-query"]  # REWRITES (rag/pipeline.py)
@@ -110,12 +110,9 @@ class Trace:
         """A new Trace: this one with `fields` replaced and a stage's report after what is here (its notes, the
         backends it names, its seconds added to a stage's seconds seen before). This one is not changed: rag/pipeline.py
         assembles a run from its stages' results this way."""
-        report = report or Report()
-        timings = dict(self.timings)
-        for stage, seconds in report.timings.items():
-            timings[stage] = timings.get(stage, 0.0) + seconds
-        return dataclasses.replace(self, **fields, notes=[*self.notes, *report.notes],
-                                   backends={**self.backends, **report.backends}, timings=timings)
+        both = joined(Report(tuple(self.notes), self.backends, self.timings), report or Report())
+        return dataclasses.replace(self, **fields, notes=list(both.notes), backends=dict(both.backends),
+                                   timings=dict(both.timings))
 
     def set_aside_later(self, claim: str) -> bool:
         """Was the sentence with this claim (a moved citation's, `rebound`) set aside afterwards, as restating or
