@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.errors import RagError
-from rag.loops.strategies import BUDGETS, STRATEGIES, run_strategy
+from rag.loops.registry import BUDGETS, LOOPS, run_loop
 from rag.run import RunContext
 from ui import choices, indexing, memo, settings
 from ui.answer_panels import answer_parts_html
@@ -43,7 +43,7 @@ names = {"plain": tr(zh="普通 RAG（检索一次）", en="plain RAG (search on
          "graph-global": tr(zh="图谱 GraphRAG（全局：社区概要）", en="GraphRAG (global: community summaries)")}
 with st.container(border=True):
     c1, c2, c3 = st.columns([2, 2, 1])
-    c1.multiselect(tr(zh="策略", en="Strategies"), list(STRATEGIES), key="loops.strategies", format_func=names.__getitem__)
+    c1.multiselect(tr(zh="回答方式", en="Loops"), list(LOOPS), key="loops.strategies", format_func=names.__getitem__)
     c2.slider(tr(zh="Self-RAG 检索轮数上限", en="Self-RAG retrieval rounds"), 1, 3, key="loops.rounds")
     c2.slider(tr(zh="智能体步数上限", en="Agent steps"), 2, 10, key="loops.steps")
     run = c3.button(tr(zh="运行", en="Run"), type="primary", icon=":material/play_arrow:", key="loops.run",
@@ -51,7 +51,7 @@ with st.container(border=True):
     c3.caption(tr(zh="模型：", en="model: ") + md_escape(loc(gen.label)))
 
 s = settings.ask_settings()
-budgets = {**BUDGETS, "self-rag": int(ss["loops.rounds"]), "agent": int(ss["loops.steps"])}  # every strategy's
+budgets = {**BUDGETS, "self-rag": int(ss["loops.rounds"]), "agent": int(ss["loops.steps"])}  # every loop's
 keys = {name: (ss["index.key"], q, s, choices.generator_identity(ss), rr.label if rr else None, name, budgets[name])
         for name in ss["loops.strategies"]}
 if run:
@@ -60,7 +60,7 @@ if run:
             # In a worker with the run's RunControl: queued behind another session it says so, and Stop,
             # a rerun or leaving the page stops it at the next token, also between two of its steps.
             try:
-                lt = run_in_worker(lambda control, emit, n=name: run_strategy(
+                lt = run_in_worker(lambda control, emit, n=name: run_loop(
                     n, q, RunContext.chosen(index, s, gen, rr, chat=chat, control=control, budget=budgets[n]),
                     on_step=lambda step: emit("step", step)), lambda kind, step: box.write(step_summary(step)))
             except BaseException as exc:  # Stop, a rerun, an error: the box must not keep spinning
@@ -77,13 +77,13 @@ done = {name: memo.peek("loop", k) for name, k in keys.items()}
 done = {name: lt for name, lt in done.items() if lt is not None}
 ss["loops.done"] = done  # this run's loops, for a lesson's notice (ui/lesson.py)
 if not done:
-    st.info(tr(zh="选好策略后点“运行”。本地小模型上，每个策略大约要半分钟到两分钟。",
-               en="Pick strategies and press Run. On the bundled small model each takes about half a minute to two."))
+    st.info(tr(zh="选好回答方式后点“运行”。本地小模型上，每种方式大约要半分钟到两分钟。",
+               en="Pick loops and press Run. On the bundled small model each takes about half a minute to two."))
     st.stop()
 
 st.subheader(tr(zh="对比 Side by side", en="Side by side"))
 st.html(html_table(pd.DataFrame([{
-    tr(zh="策略", en="strategy"): names[n], tr(zh="检索了吗", en="retrieved"): "✓" if lt.retrieved else tr(zh="✗ 没有检索", en="✗ no search"),
+    tr(zh="回答方式", en="loop"): names[n], tr(zh="检索了吗", en="retrieved"): "✓" if lt.retrieved else tr(zh="✗ 没有检索", en="✗ no search"),
     tr(zh="检索次数", en="searches"): lt.searches, tr(zh="步数", en="steps"): len(lt.steps), tr(zh="秒", en="seconds"): f"{lt.seconds:.1f}",
     tr(zh="用到的资料", en="contexts"): ", ".join(c.ref for c in lt.final.contexts) or "—", tr(zh="回答", en="answer"): lt.answer,
 } for n, lt in done.items()])))

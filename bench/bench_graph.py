@@ -8,7 +8,7 @@ answer reads), all@5 (every gold passage there), the second hop's recall@5 (mult
 question does not name), "gold first" (the gold passages are exactly the top len(gold): both hops in the top 2),
 MRR@10 of the first gold. "+ haystack" rows index all 848 cmrc2018_dev passages (jieba's
 graph: the model's extractions cover only the set's 101).
-With --answers N: the answer strategies (plain = hybrid, graph = hybrid+graph + the relation block, agent) on
+With --answers N: the answer loops (plain = hybrid, graph = hybrid+graph + the relation block, agent) on
 N questions of each set with the bundled model: facts found, evidence recall, seconds (rag/loops/compare.py).
 
     .venv/bin/python bench/bench_graph.py [--answers 20] [--no-haystack]
@@ -139,17 +139,17 @@ def print_costs(costs) -> None:
 
 def answers(sets, n: int) -> None:
     from rag.backends import choose_generator, choose_reranker
-    from rag.loops.compare import compare_strategies, format_runs
+    from rag.loops.compare import compare_loops, format_runs
 
     for name, index, queries in sets:
         gen, chat = choose_generator(index.embedder, "local", offline=True)
         rr = choose_reranker(defaults.RERANKER, index.embedder)
         sample = fixed_sample(queries, n)
         print(f"\n{name}: {len(sample)} questions, {gen.label}")
-        index.graph = None  # the strategies attach the app's graph: shipped model extractions, jieba for the rest
+        index.graph = None  # the loops attach the app's graph: shipped model extractions, jieba for the rest
         ctx = RunContext(index, AskSettings(), gen.backend, chat=chat, reranker=rr.backend)
-        results = compare_strategies(sample, ("plain", "graph", "agent"), ctx,
-                                     progress=lambda d, t, s: print(f"  {d}/{t} {s}", file=sys.stderr))
+        results = compare_loops(sample, ("plain", "graph", "agent"), ctx,
+                                progress=lambda d, t, s: print(f"  {d}/{t} {s}", file=sys.stderr))
         print(format_runs(results))
 
 

@@ -1,9 +1,10 @@
-"""One context object for a run: what every strategy, loop, comparison and judge call needs besides its question.
+"""One context object for a run: what every retrieval strategy, answer loop, comparison and judge call needs
+besides its question.
 
     RunContext(index, settings, generator, chat=None, reranker=None, control=RunControl(), budget=None, opinion=None)
       -> ask(question, ctx) / gather(question, ctx)  rag/pipeline.py (the one-shot pipeline and its first half)
-      -> run_strategy(name, question, ctx)          rag/loops/strategies.py (plain, self-rag, agent, graph, graph-global)
-      -> compare_strategies(queries, names, ctx)    rag/loops/compare.py (each query, each strategy, judged)
+      -> run_loop(name, question, ctx)              rag/loops/registry.py (plain, self-rag, agent, graph, graph-global)
+      -> compare_loops(queries, names, ctx)         rag/loops/compare.py (each query, each loop, judged)
       -> answer_figures(ctx, queries, strategy)     rag/evaluate/strategies.py (the evaluation page's answer table)
       -> judge_answer(ctx, question, answer, ...)   rag/evaluate/judge.py (the model as judge)
 
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
 class RunContext:
     """The parts of one run. `generator` writes the answers (None: a retrieval-only run, such as compare() without
     answer figures; `writer` then says so); `chat` is the model the loops' decisions and the judge ask (None: no
-    model, and a strategy that needs one says so); `budget` overrides a loop's rounds (self-rag), steps (agent) or communities
-    (graph-global), None for the strategy's own; `opinion` is the model asked for the audit's second opinion when
+    model, and a loop that needs one says so); `budget` overrides a loop's rounds (self-rag), steps (agent) or communities
+    (graph-global), None for the loop's own; `opinion` is the model asked for the audit's second opinion when
     `settings.second_opinion` is on (None: the audit's rules alone)."""
 
     index: Index

@@ -802,7 +802,7 @@ def test_loops_page_runs_self_rag_and_the_agent_on_the_local_model(app, monkeypa
         models.local_chat.clear()
     assert not at.exception and not at.error, [e.value for e in at.error]
     loops = [v for k, v in at.session_state["memo.loop"].items()]
-    assert {lt.strategy for lt in loops} == {"self-rag", "agent"}
+    assert {lt.name for lt in loops} == {"self-rag", "agent"}
     assert all(not lt.retrieved for lt in loops)  # a greeting: neither searched, and the page says why
     html = html_of(at)
     assert "P(B)=" in html and "content-free" in html  # the decision's raw verdict, on the timeline

@@ -172,8 +172,8 @@ def test_a_bad_index_name_is_refused_before_any_work(capsys):
 def test_eval_loops_compares_answer_loops_and_the_loops_need_a_model(capsys, kb_index):
     out = _json_out(capsys, ["eval", "--queries", "data/multihop.jsonl", "--limit", "2", "--loops", "plain",
                              "--generator", "extractive", "--json"])
-    row = out["strategies"][0]
-    assert row["strategy"] == "plain" and 0 <= row["facts found"] <= 1 and 0 <= row["evidence recall"] <= 1
+    row = out["loops"][0]
+    assert row["name"] == "plain" and 0 <= row["facts found"] <= 1 and 0 <= row["evidence recall"] <= 1
     assert row["searches"] == 1 and len(out["runs"]) == 2 and out["runs"][0]["loop"]["steps"][0]["kind"] == "retrieve"
     assert main(["eval", "--queries", "data/multihop.jsonl", "--loops", "react"]) == 2
     assert "plain, self-rag, agent" in capsys.readouterr().err
@@ -190,7 +190,7 @@ def test_the_old_name_of_the_loop_flags_still_works_and_says_so(capsys, kb_index
     assert "--strategy is now --loop" in err and "needs a language model" in err
     out = _json_out(capsys, ["eval", "--queries", "data/multihop.jsonl", "--limit", "1", "--strategy", "plain",
                              "--generator", "extractive", "--json"])
-    assert out["strategies"][0]["strategy"] == "plain"
+    assert out["loops"][0]["name"] == "plain" and "strategies" not in out  # "strategy" is the retrieval meaning
 
 
 def test_a_long_eval_with_answers_says_its_progress_and_the_time_left(tmp_path, capsys, monkeypatch):

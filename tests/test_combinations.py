@@ -208,15 +208,15 @@ def test_answer_page_cell_answers_or_says_what_is_missing(cell, fake_llm, monkey
     strict_json(trace.to_json())
 
 
-def test_loops_page_runs_every_strategy_it_offers(fake_llm, cache_dir, app_test):
-    from rag.loops.strategies import STRATEGIES
+def test_loops_page_runs_every_loop_it_offers(fake_llm, cache_dir, app_test):
+    from rag.loops.registry import LOOPS
     from tests.test_app import go
 
     at = _app(fake_llm, "endpoint")
     at.run()
     at = go(at, "loops")
-    at.multiselect(key="loops.strategies").set_value(list(STRATEGIES)).run()
+    at.multiselect(key="loops.strategies").set_value(list(LOOPS)).run()
     at.button(key="loops.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    ran = {lt.strategy for lt in at.session_state["memo.loop"].values()}
-    assert ran == set(STRATEGIES)
+    ran = {lt.name for lt in at.session_state["memo.loop"].values()}
+    assert ran == set(LOOPS)

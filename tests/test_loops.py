@@ -19,8 +19,8 @@ from rag.loops import decisions
 from rag.loops.actions import action_grammar, parse_action
 from rag.loops.agent import agent
 from rag.loops.compare import facts_found
+from rag.loops.registry import run_loop
 from rag.loops.self_rag import self_rag
-from rag.loops.strategies import run_strategy
 from rag.messages import localized
 from rag.models.control import RunControl
 from rag.models.yes_no import YesNoRule, ask_yes_no
@@ -151,7 +151,7 @@ def test_loops_need_a_language_model(kb_index, gen):
     with pytest.raises(LLMUnavailableError, match=fix):
         agent("什么是过拟合？", RunContext(kb_index, SETTINGS, gen))
     with pytest.raises(ConfigError, match="plain, self-rag, agent"):
-        run_strategy("react", "q", RunContext(kb_index, SETTINGS, gen))
+        run_loop("react", "q", RunContext(kb_index, SETTINGS, gen))
 
 
 # -------------------------------------------------------------------------------------------- agent
@@ -221,7 +221,7 @@ def test_a_garbled_query_from_either_loop_is_not_searched_as_written(kb_index, g
     assert refs in search.raw
 
     # graph-global's map: a community "point" that is a ref list is left out, not read as evidence
-    lt = run_strategy("graph-global", "这个知识库讲了哪些主题？", RunContext(kb_index, SETTINGS, gen,
+    lt = run_loop("graph-global", "这个知识库讲了哪些主题？", RunContext(kb_index, SETTINGS, gen,
                                                                       chat=ScriptedChat(reply=lambda m, g: refs)))
     maps = [s for s in lt.steps if s.kind == "map"]
     assert maps and all("garbled" in s.decision and "写乱了" in localized(s.decision, "zh") for s in maps)

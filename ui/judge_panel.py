@@ -14,8 +14,8 @@ import streamlit as st
 from rag.backends import JUDGE_MODELS, choose_judge
 from rag.evaluate.evaluation import fixed_sample, load_queries
 from rag.evaluate.judge import METRICS, audit_agreement
-from rag.loops.compare import compare_strategies
-from rag.loops.strategies import STRATEGIES
+from rag.loops.compare import compare_loops
+from rag.loops.registry import LOOPS
 from rag.run import RunContext
 
 from . import choices, models, settings
@@ -48,7 +48,7 @@ def render(index, gen, chat) -> None:
     c1.radio(tr(zh="问题集", en="Questions"), list(SETS), key="judge.source", horizontal=True,
              format_func={"multihop": tr(zh="多跳 data/multihop.jsonl", en="multi-hop data/multihop.jsonl"),
                           "golden": tr(zh="黄金集 data/golden.jsonl", en="golden data/golden.jsonl")}.__getitem__)
-    c2.radio(tr(zh="回答策略", en="Answer strategy"), list(STRATEGIES), key="judge.strategy", horizontal=True)
+    c2.radio(tr(zh="回答方式", en="Answer loop"), list(LOOPS), key="judge.strategy", horizontal=True)
     c3.number_input(tr(zh="问题数", en="questions"), 1, 20, key="judge.n")
     if local:
         c4.selectbox(tr(zh="评委模型", en="judge model"), list(JUDGE_MODELS), key="judge.model",
@@ -72,7 +72,7 @@ def render(index, gen, chat) -> None:
 
 
 def _judge(index, gen, chat, queries, local: bool):
-    """Answer and judge `queries` with the chosen strategy in the worker, a progress bar meanwhile."""
+    """Answer and judge `queries` with the chosen loop in the worker, a progress bar meanwhile."""
     ss = st.session_state
     bar = st.progress(0.0, text=tr(zh="回答并评审中…", en="Answering and judging…"))
 
@@ -83,9 +83,9 @@ def _judge(index, gen, chat, queries, local: bool):
     judge = attempt(choose_judge, "local", ss["judge.model"], local_chat=models.local_chat) if local else None
     if judge is not None and judge.reason:
         st.caption(":material/info: " + md_escape(judge.reason))
-    strategy, ask = ss["judge.strategy"], settings.ask_settings()  # the worker must not touch session_state
-    results = attempt(run_in_worker, lambda control, emit: compare_strategies(
-        queries, [strategy], RunContext.chosen(index, ask, gen, rr, chat=chat, control=control),
+    loop, ask = ss["judge.strategy"], settings.ask_settings()  # the worker must not touch session_state
+    results = attempt(run_in_worker, lambda control, emit: compare_loops(
+        queries, [loop], RunContext.chosen(index, ask, gen, rr, chat=chat, control=control),
         judge=judge.backend if judge else chat, progress=lambda d, n, name: emit("progress", (d, n, name))),
         lambda kind, p: progress(*p))
     bar.empty()
@@ -93,11 +93,11 @@ def _judge(index, gen, chat, queries, local: bool):
 
 
 def _results(sr) -> None:
-    """The strategy's mean scores, the judge against the audit, and one question's verdicts with their prompts."""
+    """The loop's mean scores, the judge against the audit, and one question's verdicts with their prompts."""
     means = sr.means
     judged_by = next((r.judged.judge for r in sr.runs if r.judged is not None), "")
     st.caption(tr(zh="评委：", en="judge: ") + md_escape(judged_by))
-    st.html(html_table(pd.DataFrame([{tr(zh="策略", en="strategy"): sr.strategy,
+    st.html(html_table(pd.DataFrame([{tr(zh="回答方式", en="loop"): sr.name,
                                       **{m: f"{means[m]:.3f}" if m in means else "—" for m in METRICS},
                                       tr(zh="事实命中", en="facts found"): f"{means['facts found']:.3f}"
                                       if "facts found" in means else "—"}])))

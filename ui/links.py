@@ -27,7 +27,7 @@ from rag.evaluate.strategies import STRATEGIES as EVAL_STRATEGIES
 from rag.index.tokenize import TOKENIZERS
 from rag.ingest.chunking import CHUNKERS, chunker_params
 from rag.lesson.lesson import MAX_STEPS
-from rag.loops.strategies import STRATEGIES as LOOP_STRATEGIES
+from rag.loops.registry import LOOPS
 from rag.models.embedding import EMBEDDERS, default_embedder_name
 from rag.models.gguf_parts import GGUF_MODELS
 from rag.pipeline import REWRITES
@@ -182,7 +182,7 @@ LINKED: dict[str, Param] = {
     "answer.fill_in": Switch(),
     "answer.prompt_style": Choice(PROMPT_STYLES),
     "answer.my_sentence": Text(MAX_SENTENCE),
-    "loops.strategies": Many(LOOP_STRATEGIES),
+    "loops.strategies": Many(LOOPS),  # the key keeps its old name: saved links and teachers' lesson files hold it
     "loops.rounds": Whole(1, 3),
     "loops.steps": Whole(2, 10),
     "eval.strategies": Many(EVAL_STRATEGIES + REWRITE_STRATEGIES),
@@ -190,7 +190,7 @@ LINKED: dict[str, Param] = {
     "eval.cites": Many(CITE_MODES),
     "eval.limit": Whole(0, 100_000),
     "judge.source": Choice(("multihop", "golden")),
-    "judge.strategy": Choice(LOOP_STRATEGIES),
+    "judge.strategy": Choice(LOOPS),
     "judge.n": Whole(1, 20),
     "judge.model": Choice(JUDGE_MODELS),
     # a bundled lesson, its step and the checks answered right (a teacher's uploaded lesson stays in its session)

@@ -57,7 +57,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             return 2
         return eval_chunkers(args, names)
     if args.loops is not None or args.judge:
-        return eval_answer_strategies(args)
+        return eval_answer_loops(args)
     return eval_retrieval(args)
 
 
@@ -114,11 +114,11 @@ def eval_chunkers(args: argparse.Namespace, names: list[str]) -> int:
     return 0
 
 
-def eval_answer_strategies(args: argparse.Namespace) -> int:
+def eval_answer_loops(args: argparse.Namespace) -> int:
     """eval --loops plain,self-rag,agent [--judge]: answer loops compared (rag/cli/loops.py)."""
-    from rag.cli.loops import cmd_eval_strategies, parse_strategies
+    from rag.cli.loops import cmd_eval_loops, parse_loops
 
-    names = parse_strategies(args.loops if args.loops is not None else "plain")
+    names = parse_loops(args.loops if args.loops is not None else "plain")
     if names is None:
         return 2
     queries = _queries(args)
@@ -126,7 +126,7 @@ def eval_answer_strategies(args: argparse.Namespace) -> int:
     gen_choice, chat = generator(args, index.embedder)
     rr = reranker(args, index.embedder, chat)
     ctx = RunContext.chosen(index, settings(args), gen_choice, rr, chat=chat, budget=args.budget)
-    return cmd_eval_strategies(args, ctx, queries, names, gen_choice.label)
+    return cmd_eval_loops(args, ctx, queries, names, gen_choice.label)
 
 
 def _strategy_names(args: argparse.Namespace, chat) -> list[str] | None:

@@ -159,7 +159,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from rag.cli.loops import cmd_ask_strategy
+    from rag.cli.loops import cmd_ask_loop
     from rag.run import RunContext
 
     index = build(args)
@@ -168,4 +168,4 @@ def cmd_ask(args: argparse.Namespace) -> int:
     args.loop = "graph-global" if args.global_ else "graph"
     args.budget = None
     ask_settings = settings(args, top_k=args.top_k, rerank=rr.backend is not None)
-    return cmd_ask_strategy(args, RunContext.chosen(index, ask_settings, gen_choice, rr, chat=chat, budget=args.budget))
+    return cmd_ask_loop(args, RunContext.chosen(index, ask_settings, gen_choice, rr, chat=chat, budget=args.budget))

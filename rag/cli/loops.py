@@ -1,8 +1,8 @@
 """`python -m rag ask --loop self-rag|agent` and `python -m rag eval --loops ... [--judge]` (`--strategy`, their old
 name, still works and says so).
 
-The loop strategies print their timeline (one line a step, every verdict under it); eval prints one row
-per strategy and, with --judge, the judge's figures and how its faithfulness verdicts fall on the
+The loops print their timeline (one line a step, every verdict under it); eval prints one row
+per loop and, with --judge, the judge's figures and how its faithfulness verdicts fall on the
 citation audit's labels. --json gives every step, prompt and verdict.
 Not handled here: argument parsing and the plain commands (main.py), anything computed (rag/loops/).
 """
@@ -13,15 +13,15 @@ from rag import jsonout
 from rag.backends import choose_judge, judge_model
 from rag.cli.common import err, short
 from rag.evaluate.judge import METRICS, audit_agreement
-from rag.loops.compare import compare_strategies, format_runs
-from rag.loops.strategies import STRATEGIES, run_strategy
+from rag.loops.compare import compare_loops, format_runs
+from rag.loops.registry import LOOPS, run_loop
 from rag.models.local_llm import LocalChat
 from rag.run import RunContext
 from rag.trace import support_text, to_plain
 
 
 def print_loop(lt) -> None:
-    print(f"strategy: {lt.strategy}   steps: {len(lt.steps)}   searches: {lt.searches}   "
+    print(f"loop: {lt.name}   steps: {len(lt.steps)}   searches: {lt.searches}   "
           f"retrieved: {'yes' if lt.retrieved else 'no'}   {lt.seconds:.1f} s\n")
     for s in lt.steps:
         _print_step(s)
@@ -52,9 +52,9 @@ def _print_step(s) -> None:
         print(f"      model wrote: {short(s.raw, 100)}")
 
 
-def cmd_ask_strategy(args, ctx: RunContext) -> int:
+def cmd_ask_loop(args, ctx: RunContext) -> int:
     """`rag ask --loop NAME`: one answer loop on the question, with `ctx`, printed or as JSON."""
-    lt = run_strategy(args.loop, args.question, ctx)
+    lt = run_loop(args.loop, args.question, ctx)
     if args.json:
         print(lt.to_json())
     else:
@@ -62,16 +62,16 @@ def cmd_ask_strategy(args, ctx: RunContext) -> int:
     return 0
 
 
-def parse_strategies(text: str | None) -> list[str] | None:
+def parse_loops(text: str | None) -> list[str] | None:
     names = [n.strip() for n in (text or "").split(",") if n.strip()]
-    bad = [n for n in names if n not in STRATEGIES]
+    bad = [n for n in names if n not in LOOPS]
     if bad or (text is not None and not names):
-        err(f"error: --loops {text!r}: choose from {', '.join(STRATEGIES)} (comma-separated)")
+        err(f"error: --loops {text!r}: choose from {', '.join(LOOPS)} (comma-separated)")
         return None
     return names
 
 
-def cmd_eval_strategies(args, ctx: RunContext, queries, names, generator_label: str) -> int:
+def cmd_eval_loops(args, ctx: RunContext, queries, names, generator_label: str) -> int:
     """`rag eval --loops a,b`: each answer loop on each query, with `ctx`, judged with --judge."""
     index, chat = ctx.index, ctx.chat
     judge = None
@@ -83,18 +83,18 @@ def cmd_eval_strategies(args, ctx: RunContext, queries, names, generator_label: 
         judge = jc.backend
         err(f"judge: {jc.label}" + (f" ({jc.reason})" if jc.reason else ""))
 
-    def progress(done: int, total: int, strategy: str) -> None:
-        err(f"  {done}/{total} ({strategy})")
+    def progress(done: int, total: int, name: str) -> None:
+        err(f"  {done}/{total} ({name})")
 
     err(f"answering {len(queries)} queries with {', '.join(names)} on {generator_label}")
-    results = compare_strategies(queries, names, ctx, judge=judge, progress=progress)
+    results = compare_loops(queries, names, ctx, judge=judge, progress=progress)
     judged = [r.judged for sr in results for r in sr.runs if r.judged is not None]
     if args.json:
         out = {"queries": str(args.queries), "n_queries": len(queries), "generator": generator_label,
                "judge": judge.label if judge is not None else None,
-               "strategies": [{"strategy": sr.strategy, **sr.means} for sr in results],
+               "loops": [{"name": sr.name, **sr.means} for sr in results],
                "judge_vs_audit": audit_agreement(judged) if judged else None,
-               "runs": [{"id": r.query.query_id, "strategy": r.strategy, "figures": r.figures,
+               "runs": [{"id": r.query.query_id, "name": r.name, "figures": r.figures,
                          "loop": r.loop.to_dict(), "judge": to_plain(r.judged) if r.judged else None}
                         for sr in results for r in sr.runs]}
         print(jsonout.dumps(out, indent=2))

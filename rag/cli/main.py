@@ -42,8 +42,7 @@ from rag.cli.kb import kb_name
 from rag.cli.testset import add_parser as add_testset
 from rag.errors import RagError
 from rag.index.ann import INDEX_KINDS
-from rag.loops.strategies import BUDGETS
-from rag.loops.strategies import STRATEGIES as LOOP_STRATEGIES
+from rag.loops.registry import BUDGETS, LOOPS
 from rag.models.embedding import default_embedder_name, load_embedder
 from rag.models.local_llm import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
 from rag.models.local_llm import local_model_names
@@ -127,8 +126,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 # --- ask ----------------------------------------------------------------------------------------
 
 
-# What each answer strategy retrieves with, where it decides that itself (--mode would be ignored).
-STRATEGY_MODES = {"graph": "hybrid+graph", "graph-global": "the community summaries"}
+# What each answer loop retrieves with, where it decides that itself (--mode would be ignored).
+LOOP_MODES = {"graph": "hybrid+graph", "graph-global": "the community summaries"}
 
 
 def ask_conflicts(args: argparse.Namespace) -> str | None:
@@ -142,8 +141,8 @@ def _loop_conflict(args: argparse.Namespace) -> str | None:
     """A flag the chosen --loop decides itself, or ignores."""
     if args.loop != "plain" and (args.no_rag or args.compare):
         return f"--no-rag and --compare go with --loop plain, not --loop {args.loop}"
-    if args.loop in STRATEGY_MODES and args.mode is not None:
-        return (f"--loop {args.loop} retrieves with {STRATEGY_MODES[args.loop]}, so --mode {args.mode} "
+    if args.loop in LOOP_MODES and args.mode is not None:
+        return (f"--loop {args.loop} retrieves with {LOOP_MODES[args.loop]}, so --mode {args.mode} "
                 f"would be ignored: drop --mode, or use --loop plain --mode {args.mode}")
     if args.loop == "graph-global" and (args.rewrite != "none" or args.reranker):
         flag = "--rewrite" if args.rewrite != "none" else "--reranker"
@@ -179,9 +178,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         ask_settings = settings(args, mode=args.mode, top_k=args.top_k, rerank=rr is not None, rewrite=args.rewrite,
                                 compare_no_rag=args.compare, second_opinion=args.second_opinion != "none")
         if args.loop != "plain":
-            from rag.cli.loops import cmd_ask_strategy
+            from rag.cli.loops import cmd_ask_loop
 
-            return cmd_ask_strategy(args, RunContext.chosen(index, ask_settings, gen_choice, rr, chat=chat,
+            return cmd_ask_loop(args, RunContext.chosen(index, ask_settings, gen_choice, rr, chat=chat,
                                                             budget=args.budget))
         streaming = not args.json and sys.stdout.isatty()
         trace = ask(args.question, RunContext.chosen(index, ask_settings, gen_choice, rr, chat=chat,
@@ -317,12 +316,12 @@ def _add_ask(sub, common, gen) -> None:
     a.add_argument("--offline", action="store_true",
                    help="ignore any configured LLM endpoint (the bundled local model still runs; "
                         "--generator extractive for the stand-in)")
-    a.add_argument("--loop", choices=LOOP_STRATEGIES, default="plain",
+    a.add_argument("--loop", choices=LOOPS, default="plain",
                    help="the answer loop: plain: retrieve once, answer once; self-rag: the model decides whether to "
                         "retrieve, grades the chunks, checks its sentences and searches again; agent: the model calls "
                         "search / read as JSON actions until it answers; graph: hybrid+graph retrieval plus the walked "
                         "relations in the prompt; graph-global: community summaries, map then reduce")
-    a.add_argument("--strategy", choices=LOOP_STRATEGIES, dest="loop", action=renamed("--loop"),
+    a.add_argument("--strategy", choices=LOOPS, dest="loop", action=renamed("--loop"),
                    help="the old name of --loop (a retrieval strategy is eval --strategies)")
     a.add_argument("--budget", type=positive, default=None,
                    help=f"self-rag: retrieval rounds (default {BUDGETS['self-rag']}); agent: steps "
@@ -348,7 +347,7 @@ def _add_eval(sub, common, gen) -> None:
     e.add_argument("--strategies", help="comma-separated subset, e.g. hybrid+rerank (default: all that can run)")
     e.add_argument("--no-rewrites", action="store_true",
                    help="skip the HyDE / multi-query strategies even when an LLM is configured")
-    e.add_argument("--loops", help=f"answer loops to compare, comma-separated: {', '.join(LOOP_STRATEGIES)} "
+    e.add_argument("--loops", help=f"answer loops to compare, comma-separated: {', '.join(LOOPS)} "
                                    "(facts found, evidence recall, searches, steps, seconds)")
     e.add_argument("--strategy", dest="loops", action=renamed("--loops"),
                    help="the old name of --loops (retrieval strategies are --strategies)")

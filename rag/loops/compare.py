@@ -1,13 +1,13 @@
-"""Answer strategies side by side on a question set: what each answer states, what it read, what it cost.
+"""Answer loops side by side on a question set: what each answer states, what it read, what it cost.
 
-Per question and strategy (rag/loops/strategies.py):
+Per question and loop (rag/loops/registry.py):
 - "facts found": the share of the query's facts the answer states (any listed spelling, case and spaces
   ignored; data/multihop.jsonl lists two per question, one from each gold chunk); "all facts": both;
 - "evidence recall": the share of the gold chunks among the contexts the answer was written from;
 - "retrieved": did it search at all (a greeting should not); "searches", "steps", "seconds";
 - with a judge (rag/evaluate/judge.py): faithfulness, answer relevancy, context precision, context recall.
 Means over the questions, seconds as a median (one slow question should not hide the typical wait).
-Not handled here: the strategies (self_rag.py, agent.py), the judge's prompts (rag/evaluate/judge.py).
+Not handled here: the loops (self_rag.py, agent.py), the judge's prompts (rag/evaluate/judge.py).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Callable, Sequence
 
 from rag.evaluate.evaluation import Query, facts_found
 from rag.evaluate.judge import METRICS, Gold, JudgeResult, judge_answer
+from rag.loops.registry import run_loop
 from rag.loops.steps import LoopTrace
-from rag.loops.strategies import run_strategy
 from rag.models.llm import ChatBackend
 from rag.run import RunContext
 
@@ -29,15 +29,15 @@ FIGURES = ("facts found", "all facts", "evidence recall", "retrieved", "searches
 @dataclass
 class QueryRun:
     query: Query
-    strategy: str
+    name: str  # the loop's name (registry.LOOPS)
     loop: LoopTrace
     figures: dict[str, float | None] = field(default_factory=dict)
     judged: JudgeResult | None = None
 
 
 @dataclass
-class StrategyRuns:
-    strategy: str
+class LoopRuns:
+    name: str  # the loop's name (registry.LOOPS)
     runs: list[QueryRun] = field(default_factory=list)
 
     @property
@@ -50,9 +50,9 @@ class StrategyRuns:
         return out
 
 
-def run_query(q: Query, strategy: str, ctx: RunContext, *, judge: ChatBackend | None = None) -> QueryRun:
-    """One strategy on one query, its figures, and the judge's (the model `judge`) when one is given."""
-    loop = run_strategy(strategy, q.query, ctx)
+def run_query(q: Query, name: str, ctx: RunContext, *, judge: ChatBackend | None = None) -> QueryRun:
+    """One loop on one query, its figures, and the judge's (the model `judge`) when one is given."""
+    loop = run_loop(name, q.query, ctx)
     contexts = loop.final.contexts if loop.final else []
     gold = set(q.gold_ids)
     fig: dict[str, float | None] = {
@@ -64,7 +64,7 @@ def run_query(q: Query, strategy: str, ctx: RunContext, *, judge: ChatBackend | 
         "seconds": loop.seconds,
     }
     fig["all facts"] = None if fig["facts found"] is None else float(fig["facts found"] == 1.0)
-    run = QueryRun(q, strategy, loop, fig)
+    run = QueryRun(q, name, loop, fig)
     if judge is not None:
         gold_text = "\n".join(c.text for c in ctx.index.chunks if c.doc_id in gold) if not q.reference else ""
         run.judged = judge_answer(ctx.with_(chat=judge), q.query, loop.answer, contexts,
@@ -74,31 +74,31 @@ def run_query(q: Query, strategy: str, ctx: RunContext, *, judge: ChatBackend | 
     return run
 
 
-def compare_strategies(queries: Sequence[Query], strategies: Sequence[str], ctx: RunContext, *,
-                       judge: ChatBackend | None = None,
-                       progress: Callable[[int, int, str], None] | None = None) -> list[StrategyRuns]:
-    """Every strategy on every query (query by query, so a slow run shows progress on all of them). `ctx.control`
+def compare_loops(queries: Sequence[Query], names: Sequence[str], ctx: RunContext, *,
+                  judge: ChatBackend | None = None,
+                  progress: Callable[[int, int, str], None] | None = None) -> list[LoopRuns]:
+    """Every loop on every query (query by query, so a slow run shows progress on all of them). `ctx.control`
     is the whole run's handle: every model call in it is queued with a notice and can be stopped."""
-    out = [StrategyRuns(s) for s in strategies]
-    total = len(queries) * len(strategies)
+    out = [LoopRuns(n) for n in names]
+    total = len(queries) * len(names)
     done = 0
     for q in queries:
         for sr in out:
             ctx.control.check("the comparison")
-            sr.runs.append(run_query(q, sr.strategy, ctx, judge=judge))
+            sr.runs.append(run_query(q, sr.name, ctx, judge=judge))
             done += 1
             if progress:
-                progress(done, total, sr.strategy)
+                progress(done, total, sr.name)
     return out
 
 
-def format_runs(results: Sequence[StrategyRuns], digits: int = 3) -> str:
-    """A Markdown table: one row per strategy, the figures that any strategy has."""
+def format_runs(results: Sequence[LoopRuns], digits: int = 3) -> str:
+    """A Markdown table: one row per loop, the figures that any loop has."""
     cols = [c for c in FIGURES + METRICS if any(c in r.means for r in results)]
-    lines = ["| strategy | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    lines = ["| loop | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for r in results:
         m = r.means
         cells = [f"{m[c]:.1f}" if c in ("seconds", "searches", "steps") and c in m else
                  (f"{m[c]:.{digits}f}" if c in m else "-") for c in cols]
-        lines.append(f"| {r.strategy} | " + " | ".join(cells) + " |")
+        lines.append(f"| {r.name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""GraphRAG as answer strategies: "graph" (local search) and "graph-global" (community summaries).
+"""GraphRAG as answer loops: "graph" (local search) and "graph-global" (community summaries).
 
 graph: retrieval in the "hybrid+graph" mode (RRF of dense, BM25 and the graph's local search: link the
 question's entities, walk two hops, rank the chunks the walk reaches), then the ordinary rerank, contexts and
@@ -62,7 +62,7 @@ def graph_local(question: str, ctx: RunContext, *, on_step: Callable[[Step], Non
     retrieval = trace.retrieval
     walk = retrieval.graph_walk if retrieval is not None else None
     if retrieval is None or walk is None:  # hybrid+graph always walks; a retriever that did not cannot go on here
-        raise ConfigError("the graph strategy's retrieval returned no graph walk; search with mode hybrid+graph")
+        raise ConfigError("the graph loop's retrieval returned no graph walk; search with mode hybrid+graph")
     linked = ", ".join(f"{x.entity} ({x.how}{'' if x.how == 'in the question' else f' {x.score:.3f}'})"
                        for x in walk.linked) or "none"
     linked_zh = "、".join(f"{x.entity}（{'出现在问题里' if x.how == 'in the question' else f'按相似度 {x.score:.3f}'}）"

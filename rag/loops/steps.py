@@ -51,7 +51,7 @@ class Step:
 
 @dataclass
 class LoopTrace:
-    strategy: str  # plain | self-rag | agent | graph | graph-global
+    name: str  # the loop: plain | self-rag | agent | graph | graph-global (registry.LOOPS)
     question: str
     steps: list[Step] = field(default_factory=list)
     final: Trace | None = None  # the answer: its contexts, prompt, answer text and citation audit
@@ -82,7 +82,7 @@ class LoopTrace:
     def to_markdown(self, lang: str = "en") -> str:
         """A handout in `lang`: the timeline, step by step with every verdict, then the answer's own trace."""
         w = words(lang)
-        out = [f"# {self.strategy}: {self.question}", "",
+        out = [f"# {self.name}: {self.question}", "",
                w(en=f"- steps: {len(self.steps)} (budget {self.budget}), searches: {self.searches}, "
                  f"retrieved: {'yes' if self.retrieved else 'no'}, {self.seconds:.1f} s",
                  zh=f"- 步数：{len(self.steps)}（预算 {self.budget}），检索次数：{self.searches}，"

@@ -1,8 +1,9 @@
-"""Answer strategies by name: plain (single-shot RAG), self-rag, agent, graph and graph-global (GraphRAG's local
-and global search, graph_rag.py): each a `Strategy` taking (question, RunContext), behind one `run_strategy`.
+"""Answer loops by name: plain (single-shot RAG), self-rag, agent, graph and graph-global (GraphRAG's local
+and global search, graph_rag.py): each a `Loop` taking (question, RunContext), behind one `run_loop`.
 
 Each returns a `LoopTrace`; plain's has one "retrieve" and one "draft" step around an ordinary `ask`, so
-a page or a table treats the three alike. The error for an unknown name is built from STRATEGIES.
+a page or a table treats the three alike. The error for an unknown name is built from LOOPS.
+("Strategy" is the retrieval meaning only: rag/evaluate/strategies.py.)
 Not handled here: the loops themselves (self_rag.py, agent.py).
 """
 
@@ -21,12 +22,12 @@ from rag.messages import Msg
 from rag.pipeline import ask
 from rag.run import RunContext
 
-STRATEGIES = ("plain", "self-rag", "agent", "graph", "graph-global")
+LOOPS = ("plain", "self-rag", "agent", "graph", "graph-global")
 BUDGETS = {"plain": 1, "self-rag": MAX_ROUNDS, "agent": MAX_STEPS, "graph": 1,  # retrieval rounds / agent steps
            "graph-global": GLOBAL_COMMUNITIES}  # / communities mapped
 
 
-class Strategy(Protocol):
+class Loop(Protocol):
     """One way to answer a question from a RunContext, every step on a LoopTrace (`on_step` sees each as it lands)."""
 
     def __call__(self, question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | None = None
@@ -53,15 +54,15 @@ def plain(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] | N
     return lt
 
 
-RUNNERS: dict[str, Strategy] = {"plain": plain, "self-rag": self_rag, "agent": agent, "graph": graph_local,
+RUNNERS: dict[str, Loop] = {"plain": plain, "self-rag": self_rag, "agent": agent, "graph": graph_local,
                                 "graph-global": graph_global}
 
 
-def run_strategy(name: str, question: str, ctx: RunContext, *,
+def run_loop(name: str, question: str, ctx: RunContext, *,
                  on_step: Callable[[Step], None] | None = None) -> LoopTrace:
-    """`name` is one of STRATEGIES; `ctx.budget` overrides its rounds (self-rag) or steps (agent)."""
-    if name not in STRATEGIES:
-        raise ConfigError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    """`name` is one of LOOPS; `ctx.budget` overrides its rounds (self-rag) or steps (agent)."""
+    if name not in LOOPS:
+        raise ConfigError(f"unknown loop {name!r}; choose one of {', '.join(LOOPS)}")
     if ctx.budget is not None and ctx.budget < 1:
         raise ConfigError(f"budget={ctx.budget} must be 1 or more")
     return RUNNERS[name](question, ctx, on_step=on_step)
