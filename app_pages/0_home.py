@@ -34,7 +34,7 @@ STAGES = [
      tr(zh="实体和关系连成的图、社区、问题的两跳子图", en="the entity graph, its communities, the question's two-hop subgraph")),
     ("app_pages/4_rerank.py", ":material/swap_vert:", "page.rerank", "rag/search/rerank.py",
      tr(zh="重排前后谁上谁下", en="who moved up or down after reranking")),
-    ("app_pages/5_answer.py", ":material/forum:", "page.answer", "rag/answer/prompt.py · rag/answer/generation.py · rag/answer/citations.py",
+    ("app_pages/5_answer.py", ":material/forum:", "page.answer", "rag/answer/prompt.py · rag/answer/generation.py · rag/audit/citations.py",
      tr(zh="流式回答、引用标记与审计、确切的提示词", en="streamed answer, citations and their audit, the exact prompt")),
     ("app_pages/6_loops.py", ":material/account_tree:", "page.loops", "rag/loops/self_rag.py · rag/loops/agent.py",
      tr(zh="Self-RAG 与智能体：每个决定的时间线", en="Self-RAG and the agent: every decision on a timeline")),

@@ -7,8 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from rag import waterfall
-from rag.answer.citations import audit as audit_text
-from rag.answer.verifier import answer_checker
+from rag.audit.citations import audit as audit_text
+from rag.audit.verifier import answer_checker
 from rag.backends import fallback_notes
 from ui import (
     answer_panels,

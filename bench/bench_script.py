@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from rag import config, defaults  # noqa: E402
-from rag.answer.citations import is_not_enough  # noqa: E402
 from rag.answer.extractive import ExtractiveGenerator  # noqa: E402
+from rag.audit.citations import is_not_enough  # noqa: E402
 from rag.backends import choose_reranker  # noqa: E402
 from rag.evaluate.evaluation import facts_found, hit_at, load_queries, mrr_at  # noqa: E402
 from rag.index.build import build_index  # noqa: E402

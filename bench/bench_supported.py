@@ -7,9 +7,9 @@ bench/supported_labels.jsonl holds sentences the bundled 0.5B wrote under the ap
 English chapters, golden and the public sets), each with the chunk it cited, as the run gave them, and a label written
 by reading that chunk: `right` when the chunk states what the sentence says (true but from another chunk, restating the
 question, a fragment or a false claim is not right), and why. This prints, over those sentences, how many the audit
-(rag/answer/support.py, as the answer page runs it: the sentence, its cited chunk, the question) calls supported, and
+(rag/audit/support.py, as the answer page runs it: the sentence, its cited chunk, the question) calls supported, and
 how many of those are right: the precision of "supported" the answer page shows a student, and its recall of the right
-ones; once by the rules alone, once with the learned verifier the answer's audit adds (rag/answer/verifier.py). The
+ones; once by the rules alone, once with the learned verifier the answer's audit adds (rag/audit/verifier.py). The
 labels chose nothing in the checker: they were written after its rules were set, and are reported here.
 """
 
@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.answer.support import Checker, check_sentence  # noqa: E402
-from rag.answer.verifier import learned_verifier  # noqa: E402
+from rag.audit.support import Checker, check_sentence  # noqa: E402
+from rag.audit.verifier import learned_verifier  # noqa: E402
 
 LABELS = ROOT / "bench" / "supported_labels.jsonl"
 

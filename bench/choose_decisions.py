@@ -43,7 +43,7 @@ def main() -> int:
     ap.add_argument("--model", default="0.5b")
     args = ap.parse_args()
 
-    from rag.answer.checks.opinion import opinion_messages
+    from rag.audit.checks.opinion import opinion_messages
     from rag.loops import decisions
     from rag.models.local_llm import LocalChat
     from rag.models.yes_no import YesNoRule, ask_yes_no

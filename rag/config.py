@@ -60,7 +60,7 @@ VARIABLES: dict[str, Variable] = {v.name: v for v in (
     Variable("RAG_GATE", "learned|rules", "learned", "the answer gate: the learned classifier, or the earlier rules "
              "(a threshold and word shares; for comparison)"),
     Variable("RAG_VERIFIER", "learned|off", "learned", "the learned verifier behind the audit's rules on Chinese "
-             "questions (rag/answer/verifier.py), or the rules alone (for comparison)"),
+             "questions (rag/audit/verifier.py), or the rules alone (for comparison)"),
     Variable("RAG_KB_DIR", "path", DATA_ROOT / "kb", "where named knowledge bases are kept (rag kb build)"),
     Variable("RAG_LESSON_DIR", "path", Path(__file__).resolve().parents[1] / "data" / "lessons",
              "the folder of lesson files the home page lists (default: the bundled lessons)"),

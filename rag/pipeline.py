@@ -20,11 +20,8 @@ from typing import Any, Callable, Iterator
 
 from rag import config
 from rag.answer.answerability import decide, decide_learned
-from rag.answer.asked import SlotCheck, check_answer
 from rag.answer.budget import answer_tokens
-from rag.answer.checks.opinion import model_opinion
 from rag.answer.citation_grammar import CITE_MODES, citation_grammar
-from rag.answer.citations import CitationEvent, CitationStream, audit, is_not_enough, sentence_claims
 from rag.answer.compress import compress
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.fill_in import (
@@ -39,7 +36,6 @@ from rag.answer.fill_in import (
     strip_title_paths,
 )
 from rag.answer.generation import Generator, LLMGenerator
-from rag.answer.grounding import ground_in_corpus
 from rag.answer.lead import choose_lead
 from rag.answer.learned_gate import GateInput, LearnedGate, gate_values, learned_gate
 from rag.answer.prompt import (
@@ -51,10 +47,14 @@ from rag.answer.prompt import (
     fit_prompt,
 )
 from rag.answer.rebind import rebind
-from rag.answer.shape import RepetitionGuard, garbled
-from rag.answer.support import verifies
 from rag.answer.unnamed import unnamed
-from rag.answer.verifier import answer_checker, learned_verifier
+from rag.audit.asked import SlotCheck, check_answer
+from rag.audit.checks.opinion import model_opinion
+from rag.audit.citations import CitationEvent, CitationStream, audit, is_not_enough, sentence_claims
+from rag.audit.grounding import ground_in_corpus
+from rag.audit.shape import RepetitionGuard, garbled
+from rag.audit.support import verifies
+from rag.audit.verifier import answer_checker, learned_verifier
 from rag.errors import ConfigError, GenerationCancelled, LLMError, LLMUnavailableError, ModelUnavailableError
 from rag.index.build import Index
 from rag.ingest.chunking import Chunk, context_for

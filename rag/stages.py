@@ -21,12 +21,12 @@ from types import MappingProxyType
 from typing import Any
 
 from rag.answer.answerability import Answerability
-from rag.answer.citations import CitationAudit, CitationEvent
 from rag.answer.compress import Compression
 from rag.answer.fill_in import FillIn
 from rag.answer.lead import LeadChoice
 from rag.answer.prompt import Prompt
 from rag.answer.rebind import Rebound
+from rag.audit.citations import CitationAudit, CitationEvent
 from rag.messages import Msg
 from rag.search.hits import Hit
 from rag.search.rerank import RerankResult

@@ -16,14 +16,14 @@ from typing import Any, Literal
 
 from rag import defaults, jsonout
 from rag.answer.answerability import Answerability
-from rag.answer.asked import SlotCheck
-from rag.answer.citations import CitationAudit, CitationEvent
 from rag.answer.compress import Compression
 from rag.answer.fill_in import FillIn
-from rag.answer.grounding import Grounding
 from rag.answer.lead import LeadChoice
 from rag.answer.prompt import Prompt
 from rag.answer.rebind import Rebound
+from rag.audit.asked import SlotCheck
+from rag.audit.citations import CitationAudit, CitationEvent
+from rag.audit.grounding import Grounding
 from rag.ingest.chunking import Chunk
 from rag.messages import Msg, localized
 from rag.search.hits import Hit
@@ -103,7 +103,7 @@ class Trace:
     dropped_contexts: list[str] = field(default_factory=list)  # refs left out to fit the model's context window
     generation: dict[str, float] = field(default_factory=dict)  # first_token_s, tokens, decode_s, decode_tok_per_s
     error: str | None = None  # the generation broke off mid-answer: `answer` is what arrived
-    garbled: str | None = None  # why the model's answer was no answer (rag/answer/shape.py): the stand-in's shown
+    garbled: str | None = None  # why the model's answer was no answer (rag/audit/shape.py): the stand-in's shown
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
 
     def then(self, report: Report | None = None, **fields: Any) -> Trace:

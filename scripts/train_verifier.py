@@ -1,4 +1,4 @@
-"""Train the support verifier (rag/answer/verifier.py); write data/answering/verifier/.
+"""Train the support verifier (rag/audit/verifier.py); write data/answering/verifier/.
 
     python scripts/train_verifier.py --rows /tmp/verifier_rows.npz           # build the claims (minutes), then train
     python scripts/train_verifier.py --rows /tmp/verifier_rows.npz --reuse   # train again from saved rows
@@ -21,7 +21,7 @@ Split by passage (sha1 of its id): TRAIN for fitting, VALID for early stopping, 
 the highest step at which at most FALSE_DOUBTS of the held-apart right claims (the claims proper, not the bare answers or
 copied sentences) are doubted. Set before any
 evaluation: the rules already pass most right sentences, and a doubt costs a right sentence its place in the answer.
-Not handled here: the features and using the model (rag/answer/verifier.py).
+Not handled here: the features and using the model (rag/audit/verifier.py).
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ def bigrams(text: str) -> set[str]:
 
 def build_rows(per_set: int, seed: int):
     from rag import defaults
-    from rag.answer.support import check_sentence
-    from rag.answer.verifier import _title, verify_values
+    from rag.audit.support import check_sentence
+    from rag.audit.verifier import _title, verify_values
     from rag.ingest.chunking import chunk_documents
     from rag.ingest.documents import load_jsonl_corpus
     from rag.ingest.sentences import sentence_spans
@@ -172,7 +172,7 @@ def build_rows(per_set: int, seed: int):
 def train(x, y, kinds, keys, seed: int):
     from train_answering import fit_binary  # the gate's fitting (early stopping on the validation part)
 
-    from rag.answer.verifier import VERIFY_FEATURES
+    from rag.audit.verifier import VERIFY_FEATURES
 
     booster, sets = fit_binary(x, y, np.array([part(k) for k in keys]), VERIFY_FEATURES, PARAMS, seed)
     held = sets["held"]

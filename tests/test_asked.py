@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer.asked import asked_slot, check_answer, fills, frame_words, is_frame
-from rag.answer.citations import content_tokens
 from rag.answer.unnamed import unnamed
+from rag.audit.asked import asked_slot, check_answer, fills, frame_words, is_frame
+from rag.audit.citations import content_tokens
 from rag.index.lexicon import Lexicon
 
 

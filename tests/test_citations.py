@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer.citations import (
+from rag.audit.citations import (
     CITATION_RE,
     CitationEvent,
     CitationStream,
@@ -223,7 +223,7 @@ def test_rates_are_none_not_nan():
 
 
 def test_an_uncited_copy_names_its_source_and_list_markers_are_not_claims():
-    from rag.answer.citations import audit, best_support
+    from rag.audit.citations import audit, best_support
 
     contexts = {"faq_030": "RRF 融合时每个文档的分数是各路名次的倒数之和，k 通常取 60。",
                 "faq_001": "过拟合指模型在训练集上表现很好，但在测试集上明显变差。"}
@@ -269,8 +269,8 @@ def test_an_outlines_numbers_are_labels_and_a_bare_number_belongs_to_its_item():
 def test_the_answers_own_quote_of_two_sentences_is_one_cited_claim():
     """Issue 65, item 14: the answer quotes a chunk as 「A。B。」[ref]; split at the inner full stop, the quote's first
     half had no citation and the audit called half of the app's own quote 未引用 (no-citation)."""
-    from rag.answer.citations import audit, sentence_claims
     from rag.answer.fill_in import quoted
+    from rag.audit.citations import audit, sentence_claims
 
     chunk = "哈希表通过哈希函数把键映射到桶。查询的平均时间复杂度是 O(1)。"
     answer = quoted(chunk, "hash_map#1") + "两个键映射到同一个桶叫哈希冲突[hash_map#2]。"
@@ -282,7 +282,7 @@ def test_the_answers_own_quote_of_two_sentences_is_one_cited_claim():
 
 def test_an_uncited_sentences_detail_is_in_the_ui_language():
     """Issue 65, item 14: the Chinese audit table said "未引用；最贴近的是 faq_003：supported"."""
-    from rag.answer.citations import audit
+    from rag.audit.citations import audit
     from ui.audit_view import uncited_detail
 
     chunk = "RRF 把每个检索器里的名次换成 1/(k+名次) 再相加，k 通常取 60。"

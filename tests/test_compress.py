@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer.answer_form import has_form, question_form
 from rag.answer.answerability import WORDS_MIN, decide
 from rag.answer.compress import GAP, approx_tokens, compress
 from rag.answer.fill_in import covered, fill_in, quoted
 from rag.answer.prompt import build_prompt
+from rag.audit.answer_form import has_form, question_form
 from rag.errors import ConfigError
 from rag.run import RunContext
 
@@ -164,7 +164,7 @@ def test_the_word_rule_leaves_a_two_part_question_to_the_threshold(kb_index):
 
 
 def test_the_word_rule_reads_taiwan_usage_as_mainland_too(kb_index):
-    from rag.answer.citations import content_tokens, term_overlap
+    from rag.audit.citations import content_tokens, term_overlap
     from rag.models.script import fold_script, mainland_phrasing
 
     question = "網路層數很深時梯度越傳越小怎麼辦"  # 網路 is the mainland 网络; read as characters only, 网路
@@ -253,7 +253,7 @@ def test_a_number_asked_under_a_condition_the_question_gives_is_found_in_the_sen
     """"动量系数取 0.9 的话，相当于平均多少个梯度？": the 0.5B answered from "将其减半至 β = 0.25" (a number, another
     condition), because compression kept that one as the sentence of the asked-for form and dropped
     "…增加到0.9时，…$\\frac{1}{1 - 0.9} = 10$"."""
-    from rag.answer.answer_form import gives_asked_number, values
+    from rag.audit.answer_form import gives_asked_number, values
 
     q = "动量系数取 0.9 的话，大概相当于把最近多少个梯度平均起来？"
     right = "当我们将动量超参数`momentum`增加到0.9时，它相当于有效样本数量增加到$\\frac{1}{1 - 0.9} = 10$。"

@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from rag.answer.citations import parse_citations, strip_citations
 from rag.answer.extractive import MIN_SCORES, NO_RAG_MESSAGE, ExtractiveGenerator, anchor
 from rag.answer.fill_in import fill_in
 from rag.answer.generation import NOT_ENOUGH, Generator
 from rag.answer.prompt import build_no_rag_prompt, build_prompt
+from rag.audit.citations import parse_citations, strip_citations
 from rag.errors import ConfigError
 from rag.ingest.sentences import split_sentences
 from rag.search.retrieval import Search, retrieve
@@ -56,7 +56,7 @@ def test_answers_in_scope_with_verbatim_cited_sentences(embedder, kb_index):
 
 
 def test_its_answers_pass_the_citation_audit(embedder, kb_index):
-    from rag.answer.citations import audit
+    from rag.audit.citations import audit
 
     prompt = _kb_prompt(kb_index, "BM25 里的 k1 和 b 分别控制什么？")
     answer, pieces = _answer(ExtractiveGenerator(embedder), prompt)
@@ -227,8 +227,8 @@ def test_rejects_bad_settings(kwargs):
 def test_a_quoted_citation_example_is_not_taken_for_a_citation():
     """A chunk may itself show an example marker ("例如 [faq_003]"); quoting it must not make the answer
     cite faq_003, which is not in the context (the audit would flag it as hallucinated)."""
-    from rag.answer.citations import parse_citations
     from rag.answer.extractive import quote
+    from rag.audit.citations import parse_citations
 
     quoted = quote("在句子后标注来源，例如 [faq_003] 或 【doc#2】。")
     assert parse_citations(quoted) == []
@@ -251,9 +251,9 @@ def test_a_sentence_that_leans_on_the_previous_one_brings_it_along():
 
 def test_extractive_answer_cites_the_antecedent_sentence_too(embedder):
     """Both quoted sentences carry the chunk's ref, so the audit finds no uncited sentence."""
-    from rag.answer.citations import audit
     from rag.answer.extractive import ExtractiveGenerator
     from rag.answer.prompt import build_prompt
+    from rag.audit.citations import audit
     from rag.ingest.chunking import Chunk
 
     text = "重排器放在召回之后、生成之前。这样分工的原因是交叉编码器很慢，只能处理几十个候选。"

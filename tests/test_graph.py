@@ -165,8 +165,8 @@ def test_the_shipped_summaries_of_the_knowledge_base_are_chinese_and_each_senten
     """Every community of the knowledge base's graph has a shipped summary, in Chinese, and every sentence of it is
     one the audit calls supported against that community's chunks (the audit ran when it was written; a change to
     the audit or the graph shows here)."""
-    from rag.answer.citations import sentence_claims
-    from rag.answer.support import check_sentence
+    from rag.audit.citations import sentence_claims
+    from rag.audit.support import check_sentence
     from rag.graph.store import attach
     from rag.ingest.language import detect_lang
     from rag.loops.community import EVIDENCE_CHUNKS, summaries

@@ -129,7 +129,7 @@ def test_every_audit_check_has_a_name_in_both_languages():
     from ui.audit_view import CHECK_NAMES
 
     made = set()
-    for path in (Path(__file__).resolve().parents[1] / "rag" / "answer").rglob("*.py"):  # checks/ too
+    for path in (Path(__file__).resolve().parents[1] / "rag" / "audit").rglob("*.py"):  # checks/ too
         made |= set(re.findall(r'Check\("([a-z-]+)"', path.read_text(encoding="utf-8")))
     assert {"numbers", "apart", "adds"} <= made  # the scan finds the checks
     assert made <= set(CHECK_NAMES)

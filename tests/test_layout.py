@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 RAG = ROOT / "rag"
 # Pipeline order. A wing may import itself, the wings before it, and the shared leaves at the top.
-ORDER = ["models", "ingest", "index", "graph", "search", "answer", "evaluate", "loops", "lesson"]
+ORDER = ["models", "ingest", "index", "graph", "search", "audit", "answer", "evaluate", "loops", "lesson"]
 LEAVES = {"errors", "defaults", "config", "messages", "jsonout"}  # imported from anywhere; they import nothing of ours but errors
 JOINERS = {"pipeline", "stages", "trace", "run", "backends",
            "__main__", "waterfall", "export"}  # join the stages; only evaluate sits above them

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from rag.answer.citation_grammar import citation_grammar
-from rag.answer.citations import parse_citations
 from rag.answer.prompt import build_prompt
+from rag.audit.citations import parse_citations
 from rag.backends import ChatMakers, choose_generator
 from rag.errors import GenerationCancelled, ModelUnavailableError
 from rag.ingest.chunking import Chunk, ChunkSet

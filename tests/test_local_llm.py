@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rag.answer.citation_grammar import citation_grammar
-from rag.answer.citations import parse_citations
 from rag.answer.prompt import build_prompt
+from rag.audit.citations import parse_citations
 from rag.errors import GenerationCancelled, ModelUnavailableError
 from rag.ingest.chunking import Chunk
 from rag.models import gguf_parts

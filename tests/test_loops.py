@@ -314,7 +314,7 @@ def test_average_precision_is_ragas_context_precision():
 
 
 def test_judge_answer_scores_every_metric_from_its_verdicts(kb_index):
-    from rag.answer.citations import audit
+    from rag.audit.citations import audit
     from rag.evaluate.judge import Gold, audit_agreement, judge_answer
 
     c1, c2 = kb_index.chunk("faq_001"), kb_index.chunk("faq_030")

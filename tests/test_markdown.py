@@ -198,7 +198,7 @@ def test_the_auto_chunker_keeps_a_record_whole_and_cuts_plain_text_by_sentence()
 
 
 def test_a_name_in_the_chunks_title_path_is_something_the_chunk_speaks_about():
-    from rag.answer.citations import audit
+    from rag.audit.citations import audit
 
     [doc] = load_bytes("lstm.md", CHAPTER.encode("utf-8"))
     chunk = next(c for c in chunk_documents([doc], "auto").chunks if "三个门的值" in c.text)

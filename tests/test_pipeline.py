@@ -271,7 +271,7 @@ def test_a_bare_number_is_replaced_and_called_a_number_not_refs(kb_index):
     so the stand-in's picks replace it, as before; but the page said it held "only refs and labels", which it does
     not. Each shape now has its own true reason."""
     from rag.answer.generation import LLMGenerator
-    from rag.answer.shape import garbled
+    from rag.audit.shape import garbled
     from rag.messages import localized
     from rag.pipeline import AskSettings, ask
     from tests.fake_chat import FakeChat
@@ -465,9 +465,9 @@ def test_a_question_typed_in_traditional_meets_the_same_rules(kb_index):
     """The rules over a question's words read it as simplified, as retrieval does: a simplified restatement of a
     traditional question is set aside, a yes/no question in traditional keeps its restatement-answer, the formula
     cue 怎麼計算 is the formula cue, and an FAQ title copied in the other script is a copy."""
-    from rag.answer.answer_form import question_form
     from rag.answer.fill_in import set_aside_restatements
     from rag.answer.prompt import SYSTEM_ANSWER_FIRST
+    from rag.audit.answer_form import question_form
 
     restated = "混合检索里的 RRF 是通过 RRF（Reciprocal Rank Fusion，倒数排名融合）来计算的。[faq_030]"
     assert set_aside_restatements(restated, "混合檢索裏的 RRF 是怎麼計算的？") == ("", [restated])
@@ -487,7 +487,7 @@ def test_a_question_typed_in_traditional_meets_the_same_rules(kb_index):
 def test_a_no_rag_sentence_is_judged_against_its_own_topic_so_nonsense_is_unsupported(kb_index):
     """The lesson's step 9: the 0.5B's answer without retrieval was nonsense about term frequency, and judged against
     the best of three chunks it found 部分支撑 in the jieba entry; against its own topic's entry (BM25's) it is not."""
-    from rag.answer.grounding import ground_in_corpus
+    from rag.audit.grounding import ground_in_corpus
 
     question = "关键词检索里，一个词重复出现很多次为什么加分越来越少"
     [nonsense] = ground_in_corpus("重复词的出现频率越高，说明该词在其他句子中出现的频率也越高。", kb_index, question=question)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rag.answer.citations import audit, parse_citations
 from rag.answer.rebind import rebind
+from rag.audit.citations import audit, parse_citations
 
 CONTEXTS = {
     "faq_001": "过拟合指模型在训练集上表现很好，但在验证集上明显变差。缓解方法包括增加数据、正则化和早停。",

@@ -145,7 +145,7 @@ def test_a_rewrite_that_loops_is_cut_where_the_guard_says_stop():
     """The bundled 0.5B sometimes loops in a rewrite ("ReLU为什么比sigmoid好用？为什么ReLU比sigmoid好用？…") until its
     token limit: 26 s where a good rewrite takes about 1. With `stop` (the pipeline passes the answer's repetition
     guard) the reply is streamed and cut at the loop; without it, read whole, as an endpoint's reply is."""
-    from rag.answer.shape import RepetitionGuard
+    from rag.audit.shape import RepetitionGuard
     from tests.fake_chat import FakeChat
 
     loop = '["ReLU为什么比sigmoid好用？' + "为什么ReLU比sigmoid好用？" * 300

@@ -68,7 +68,7 @@ def test_compare_with_a_generator_adds_answer_level_figures(kb_index, queries):
 
 
 def test_answer_figures_count_citing_sentences_refusals_and_side_by_side_cite_modes(kb_index, queries):
-    from rag.answer.citations import is_not_enough
+    from rag.audit.citations import is_not_enough
     from rag.pipeline import ask
     from rag.trace import AskSettings
 

@@ -1,4 +1,4 @@
-"""The fact checker behind the citation audit (rag/answer/support.py): each check on hand-made cases in both
+"""The fact checker behind the citation audit (rag/audit/support.py): each check on hand-made cases in both
 languages, each wrong case beside a faithful paraphrase of the same fact, so a check that flags everything or
 nothing fails."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer.fact_text import Reading, number_key, stem, zh_numeral
-from rag.answer.support import Checker, check_sentence, evidence_spans
+from rag.audit.fact_text import Reading, number_key, stem, zh_numeral
+from rag.audit.support import Checker, check_sentence, evidence_spans
 
 BM25 = ("BM25 的打分公式是怎样的？k1 和 b 代表什么？\nBM25 是经典的关键词检索排序函数。k1 控制词频饱和的速度，常取 1.2 到 2.0，"
         "越大词频的影响越持久；b 控制文档长度归一化的强度，取值 0 到 1，常用 0.75，b=0 表示不考虑长度。")
@@ -396,8 +396,8 @@ def test_a_sentence_and_its_chunk_in_different_scripts_are_checked_on_the_same_w
 
 
 def test_an_order_is_no_count_and_a_number_check_is_not_shadowed_by_a_passed_binding():
-    from rag.answer.fact_text import read
-    from rag.answer.support import check_sentence
+    from rag.audit.fact_text import read
+    from rag.audit.support import check_sentence
 
     assert [u.shown for u in read("Adam 估计梯度的动量和二次矩。").units if u.kind == "num"] == []  # 二次矩: an order
     assert [u.shown for u in read("B+ 树一般有三层。").units if u.kind == "num"] == ["三"]  # 三层: a count
@@ -431,7 +431,7 @@ SIZES = "小数据量下，线性查找性能更佳；数据量大时，二分�
     (SIZES, "数据量大时，线性查找更有优势。", "数据量大时，二分查找更有优势。"),
 ])
 def test_a_number_on_the_wrong_quantity_and_a_swapped_scope_are_caught_and_their_twins_kept(chunk, wrong, faithful):
-    from rag.answer.support import check_sentence
+    from rag.audit.support import check_sentence
 
     caught = check_sentence(wrong, {"a": chunk})
     assert caught.label == "contradicted", [c.reason("en") for c in caught.checks]

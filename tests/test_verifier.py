@@ -1,4 +1,4 @@
-"""The learned support verifier (rag/answer/verifier.py) and the claims it is trained on (scripts/train_verifier.py)."""
+"""The learned support verifier (rag/audit/verifier.py) and the claims it is trained on (scripts/train_verifier.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rag.answer.citations import audit
-from rag.answer.support import Checker, check_sentence
-from rag.answer.verifier import VERIFY_FEATURES, LearnedVerifier, answer_checker, learned_verifier, verify_values
+from rag.audit.citations import audit
+from rag.audit.support import Checker, check_sentence
+from rag.audit.verifier import VERIFY_FEATURES, LearnedVerifier, answer_checker, learned_verifier, verify_values
 from rag.errors import ModelUnavailableError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))

@@ -31,6 +31,6 @@ What is shared by every session, and why it is safe:
   to another or grow without end: the embedder's query vectors (256, LRU, rag/models/embedding_cache.py),
   jieba tokens per text (200,000 texts, LRU, rag/index/token_cache.py), contextual chunking's context
   sentences (4,096, LRU, rag/ingest/contextual.py) and the fact checker's reading of a text (4,096, LRU,
-  rag/answer/fact_text.py). From the app, an upload's tokens and context sentences never go to disk; its chunk
+  rag/audit/fact_text.py). From the app, an upload's tokens and context sentences never go to disk; its chunk
   vectors do, in the vector cache, keyed by sha1 of the text, without the text (rag/models/embedding_cache.py).
 """

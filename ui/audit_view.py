@@ -3,7 +3,7 @@ marked in the span, every check with its verdict and reason in the UI's language
 opinion where one ran.
 
 Everything from the answer or the corpus is escaped (html.escape) before it goes into the table.
-Not handled here: the checks themselves (rag/answer/support.py), the rest of the answer page (app_pages/5_answer.py).
+Not handled here: the checks themselves (rag/audit/support.py), the rest of the answer page (app_pages/5_answer.py).
 """
 
 from __future__ import annotations

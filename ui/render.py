@@ -16,7 +16,7 @@ from typing import Callable, Literal, Sequence, TypeVar, overload
 import pandas as pd
 import streamlit as st
 
-from rag.answer.citations import CITATION_RE, parse_citations
+from rag.audit.citations import CITATION_RE, parse_citations
 from rag.errors import Bilingual, RagError
 from rag.ingest.preview import Segment
 from rag.search.hits import Hit

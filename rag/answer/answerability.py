@@ -52,11 +52,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from rag.answer.asked import question_words
-from rag.answer.citations import term_overlap, terms_found
 from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, question_parts
 from rag.answer.prompt import build_prompt
 from rag.answer.unnamed import Name, unnamed
+from rag.audit.asked import question_words
+from rag.audit.citations import term_overlap, terms_found
 from rag.index.lexicon import Lexicon
 from rag.ingest.language import other_language
 from rag.messages import Msg, localized

@@ -13,8 +13,8 @@ Not handled here: stopping a loop (shape.RepetitionGuard), the grammar (citation
 
 from __future__ import annotations
 
-from rag.answer.answer_form import question_parts_of
-from rag.answer.asked import asked_slot
+from rag.audit.answer_form import question_parts_of
+from rag.audit.asked import asked_slot
 
 TOKENS = {"number": 64, "formula": 96}  # slot -> the budget of one part's answer; any other slot or none: SENTENCES
 SENTENCES = 160  # two sentences that explain (a reason, a comparison, a list, a definition)

@@ -28,7 +28,7 @@ Under this grammar (llama.cpp's GBNF) the sampler may only write what the rules 
 
 What it cannot do: make the cited chunk support its sentence (the model picks the ref it finds most
 likely, which may be the wrong one), or make a model end a run-on sentence cut off by max_tokens. The
-audit (rag/answer/citations.py) still checks every sentence. The price is style: a list item needs a
+audit (rag/audit/citations.py) still checks every sentence. The price is style: a list item needs a
 terminator and a citation of its own.
 Not handled here: running the grammar (rag/models/local_llm.py passes it to llama.cpp).
 """

@@ -26,9 +26,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from rag.answer.answer_form import ANAPHORA, gives_asked_number, has_form, question_form
 from rag.answer.extractive import ExtractiveGenerator, ScoredSentence
 from rag.answer.prompt import build_prompt
+from rag.audit.answer_form import ANAPHORA, gives_asked_number, has_form, question_form
 from rag.errors import ConfigError
 from rag.ingest.markdown import nonprose_spans, overlaps
 from rag.ingest.sentences import sentence_spans

@@ -62,10 +62,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from rag.answer.answer_form import ANAPHORA, has_form, question_form, question_parts_of
-from rag.answer.asked import asked_slot, fills, question_words
-from rag.answer.citations import CITATION_RE, content_tokens, term_overlap, terms_found
 from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt
+from rag.audit.answer_form import ANAPHORA, has_form, question_form, question_parts_of
+from rag.audit.asked import asked_slot, fills, question_words
+from rag.audit.citations import CITATION_RE, content_tokens, term_overlap, terms_found
 from rag.errors import ConfigError
 from rag.ingest.markdown import nonprose_spans, overlaps
 from rag.ingest.sentences import sentence_spans

@@ -34,11 +34,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rag.answer.answer_form import gives_asked_number, question_form, question_parts_of, values
-from rag.answer.asked import asked_slot, fills, question_words
-from rag.answer.checks.restates import echoes_prompt, restates_question
-from rag.answer.checks.units import asks
-from rag.answer.citations import (
+from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, quote, telling, with_antecedent
+from rag.answer.prompt import Prompt
+from rag.audit.answer_form import gives_asked_number, question_form, question_parts_of, values
+from rag.audit.asked import asked_slot, fills, question_words
+from rag.audit.checks.restates import echoes_prompt, restates_question
+from rag.audit.checks.units import asks
+from rag.audit.citations import (
     CitationAudit,
     audit,
     content_tokens,
@@ -48,10 +50,8 @@ from rag.answer.citations import (
     term_overlap,
     terms_found,
 )
-from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, quote, telling, with_antecedent
-from rag.answer.prompt import Prompt
-from rag.answer.shape import states_nothing
-from rag.answer.verifier import answer_checker
+from rag.audit.shape import states_nothing
+from rag.audit.verifier import answer_checker
 from rag.ingest.sections import PATH_SEP
 from rag.ingest.sentences import sentence_spans
 

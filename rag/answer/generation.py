@@ -6,7 +6,7 @@ and hear that it is queued; `grammar` (GBNF, see rag/answer/citation_grammar.py)
 where the generator `supports_grammar`, and the caller says in the trace where it does not.
 `prompt_budget` and `count_tokens` say how many prompt tokens fit (None: the generator does not say).
 Not handled here: the offline extractive stand-in (rag/answer/extractive.py), checking citations
-(rag/answer/citations.py), retries and error mapping (rag/models/llm.py).
+(rag/audit/citations.py), retries and error mapping (rag/models/llm.py).
 """
 
 from __future__ import annotations

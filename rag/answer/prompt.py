@@ -8,7 +8,7 @@ exactly 资料不足 / "not enough information" when the context does not answer
 The answer language comes from `rag.ingest.language.detect_lang`.
 
 Not handled here: choosing or truncating contexts to a token budget (the caller passes top_k chunks),
-checking the answer's citations (rag/answer/citations.py).
+checking the answer's citations (rag/audit/citations.py).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rag.audit.citations import NOT_ENOUGH  # the exact "cannot answer" reply, which the audit recognises
 from rag.errors import ConfigError
 from rag.ingest.language import detect_lang
 
 if TYPE_CHECKING:  # only for the annotation: prompt building needs nothing but the chunk's fields
     from rag.ingest.chunking import Chunk
 
-NOT_ENOUGH = {"zh": "资料不足", "en": "not enough information"}  # the exact "cannot answer" reply
 
 # "answer-first" (the default): the rules are the same for every question, so their KV state is computed once
 # (rag/models/local_llm.py keeps it) and a question pays only for its own contexts; the first rule asks for

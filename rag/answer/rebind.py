@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rag.answer.citations import CITATION_RE, is_not_enough, parse_citations, sentence_claims
-from rag.answer.support import Checker
+from rag.audit.citations import CITATION_RE, is_not_enough, parse_citations, sentence_claims
+from rag.audit.support import Checker
 
 MOVE_TO = "supported"  # the label another chunk must give the sentence for its citation to move there
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.answer.answer_form import ANAPHORA
-from rag.answer.asked import asked_slot, fills, question_words
-from rag.answer.citations import content_tokens, terms_found
+from rag.audit.answer_form import ANAPHORA
+from rag.audit.asked import asked_slot, fills, question_words
+from rag.audit.citations import content_tokens, terms_found
 from rag.messages import Msg
 from rag.models.gbdt import BoostedModel, Contributions, own_model
 

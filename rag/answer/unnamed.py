@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.answer.asked import frame_words, is_frame
+from rag.audit.asked import frame_words, is_frame
 from rag.index.lexicon import Lexicon
 from rag.ingest.language import detect_lang
 from rag.models.script import fold_script

@@ -7,7 +7,7 @@ Each line of the file has `id`, `ref` (a chunk ref of the corpus: the bundled kn
 printed per line: the id, the label (supported, or what it is instead), the evidence span and the reasons.
 A line that is not a pair, or whose ref is not in the corpus, prints its error; the others still run, and
 the exit status is then 2.
-Not handled here: the checks (rag/answer/support.py), reading the pairs (rag/evaluate/audit_pairs.py).
+Not handled here: the checks (rag/audit/support.py), reading the pairs (rag/evaluate/audit_pairs.py).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import argparse
 import sys
 
 from rag import defaults, jsonout
-from rag.answer.checks.opinion import model_opinion
-from rag.answer.support import Checker
+from rag.audit.checks.opinion import model_opinion
+from rag.audit.support import Checker
 from rag.cli.common import err, load_corpus, short
 from rag.evaluate.audit_pairs import audit_pairs, load_pairs
 from rag.ingest.chunking import CHUNKERS, chunk_documents

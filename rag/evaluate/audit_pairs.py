@@ -6,7 +6,7 @@ the default), `label` (supported | unsupported: what the sentence really is), `k
 swap, negation, addition, restatement, model) and `half` (dev | test | fresh). data/support_pairs.jsonl is
 this project's labelled set (data/README.md); `python -m rag audit --pairs FILE` prints one verdict per line.
 A line that is not a pair, or whose ref is not in its corpus, gets its own error; the other lines still run.
-Not handled here: the checks themselves (rag/answer/support.py).
+Not handled here: the checks themselves (rag/audit/support.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag.answer.support import Checker, Support
+from rag.audit.support import Checker, Support
 from rag.errors import ConfigError
 
 REQUIRED = ("id", "ref", "sentence")

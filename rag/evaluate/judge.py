@@ -2,7 +2,7 @@
 
 - faithfulness = supported claims / claims. The claims are the answer's sentences (the citation audit's
   own), each checked against every context the generator saw by the app's one fact checker
-  (rag/answer/support.py), with the judge model as its second opinion: the sentence is aligned to its
+  (rag/audit/support.py), with the judge model as its second opinion: the sentence is aligned to its
   evidence span, the span's numbers, bindings, terms and negations are checked, and where they pass the
   judge says yes or no on that sentence and span alone. So the judge's "supported" is the audit's, plus
   the judge's doubt. Ragas first has the model split the answer into claims; a sentence is our claim, which
@@ -20,7 +20,7 @@ text of its gold chunks: an FAQ entry is the answer to its golden questions. `go
 average precision computed from the gold ids, so the judge's figure can be checked against labels.
 Yes/no verdicts come from rag/models/yes_no.py (the local model's next-token probabilities, or an
 endpoint's reply); none of the prompts was tuned on a set.
-Not handled here: producing answers (rag/pipeline.py, rag/loops/), the citation audit (rag/answer/citations.py).
+Not handled here: producing answers (rag/pipeline.py, rag/loops/), the citation audit (rag/audit/citations.py).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from typing import Sequence
 
 import numpy as np
 
-from rag.answer.checks.opinion import model_opinion
-from rag.answer.citations import is_not_enough, strip_citations
-from rag.answer.support import Checker, Support
+from rag.audit.checks.opinion import model_opinion
+from rag.audit.citations import is_not_enough, strip_citations
+from rag.audit.support import Checker, Support
 from rag.errors import ConfigError, GenerationCancelled, LLMError
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import split_sentences

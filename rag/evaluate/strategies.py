@@ -245,7 +245,7 @@ class _AnswerTally:
         self.tok_s: list[float] = []
 
     def add(self, q: Query, trace) -> None:
-        from rag.answer.citations import is_not_enough
+        from rag.audit.citations import is_not_enough
 
         refusal = is_not_enough(trace.answer)
         if q.gold_ids:

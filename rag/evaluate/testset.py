@@ -13,7 +13,7 @@ generated question can be trusted:
 - Two generators, each labelled in every record it writes ("auto" picks the model where one runs):
   - "llm" (the default where a model runs): the bundled model (or any chat backend) writes one question and a
     short answer under a grammar (one question in the document's language, then one answer line); the answer is
-    kept only where the project's own support check (rag/answer/support.py) finds it in the chunk, and the answer
+    kept only where the project's own support check (rag/audit/support.py) finds it in the chunk, and the answer
     span is the chunk's own text that the check aligned it to (the model chooses; the span is never its words).
     A question whose answer the check cannot find is dropped (and asked again once, `second_try`). It was once kept
     when the answer page's gate, given the chunk alone, found a sentence about it; read on 24 chunks of cmrc2018
@@ -457,7 +457,7 @@ def passes_own_checks(q: TestQuestion, chunk: Chunk) -> bool:
 
 def check_answer(answer: str, chunk: Chunk, question: str) -> tuple[Verdict, str]:
     """Does the chunk support the model's answer (the project's support check)? -> (verdict, the chunk's span)."""
-    from rag.answer.support import check_sentence
+    from rag.audit.support import check_sentence
 
     if not answer.strip():
         return Verdict("unsupported", False, Msg(en="the model wrote no answer, so nothing shows the chunk answers it",

@@ -17,7 +17,7 @@ For a relation (head, relation, tail) extracted from a chunk, in this order:
 - kin: a verb stands for its kin (KIN: 使用 for 基于, 采用, 依赖…; 用于 is none), and a later clause with no subject
   of its own carries the one the sentence opens with ("Transformer 是…架构，完全基于注意力机制": Transformer —使用→
   注意力机制).
-The audit's checker (rag/answer/support.py) is not asked as well: it sits in a later wing (answer/), and asked about
+The audit's checker (rag/audit/support.py) is not asked as well: it sits in a later wing (audit/), and asked about
 "head predicate tail" against the sentence these rules pass, it changed none of their verdicts on the labelled
 relations (bench/bench_relations.py run with and without it, 2026-12-02).
 

@@ -535,8 +535,8 @@ def _flagged_reason(run: Run) -> Msg:
 
 def _mine(run: Run):
     """The citation audit of the student's own sentence, against the answer's contexts."""
-    from rag.answer.citations import audit
-    from rag.answer.verifier import answer_checker
+    from rag.audit.citations import audit
+    from rag.audit.verifier import answer_checker
 
     sentence = (run.extra.get("my_sentence") or "").strip()
     if not sentence:

@@ -10,7 +10,7 @@ language. What it does with them depends on what it can do:
   for word where it was right, and where it wrote its own words it swapped names ("巴黎广场" for 克利希广场, "大霉素"),
   moved a neighbour onto the wrong side of a county, or dropped a "he thought" (2026-12-05, the two shipped graphs): so
   it chooses and does not write;
-- a model that cannot (an endpoint) writes one or two sentences, and every one is audited (rag/answer/support.py)
+- a model that cannot (an endpoint) writes one or two sentences, and every one is audited (rag/audit/support.py)
   against the community's chunks; one the audit does not call supported, one in the other language, one that only
   says "these entities are about", a bare list of names, one whose subject is a name the chunks never use or whose
   words are mostly its own, or one cut off by the token limit is dropped, and the page lists each with its reason;
@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from rag.answer.answer_form import ANAPHORA
-from rag.answer.citations import sentence_claims
-from rag.answer.support import check_sentence
+from rag.audit.answer_form import ANAPHORA
+from rag.audit.citations import sentence_claims
+from rag.audit.support import check_sentence
 from rag.errors import LLMUnsupportedError
 from rag.graph.extraction import fold, occurs
 from rag.graph.graph import Community, CorpusGraph

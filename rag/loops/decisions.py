@@ -8,8 +8,8 @@
   passage replaced by "N/A": a chunk is kept when it makes "yes" likelier than no passage at all does.
 - `model_says`: the model's yes/no on one draft sentence and the evidence span the citation audit aligned it
   to (raw, not calibrated: a statement with no content is, rightly, unsupported, so a content-free prompt is no
-  neutral baseline). The label of each sentence is the audit's own (rag/answer/support.py through
-  rag/answer/citations.audit: the sentence against the chunk it cites), so the loop's check step and the answer's
+  neutral baseline). The label of each sentence is the audit's own (rag/audit/support.py through
+  rag/audit/citations.audit: the sentence against the chunk it cites), so the loop's check step and the answer's
   audit call "supported" the same thing; the model's word is shown beside it, labelled, and the loop searches
   again when either one doubts a sentence.
 - `rewrite_query`: a new search query aimed at what the draft could not support.
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import re
 
-from rag.answer.checks.opinion import model_opinion
-from rag.answer.citations import strip_citations
-from rag.answer.support import Support
+from rag.audit.checks.opinion import model_opinion
+from rag.audit.citations import strip_citations
+from rag.audit.support import Support
 from rag.messages import Msg
 from rag.models.control import RunControl
 from rag.models.yes_no import Verdict, YesNoRule, ask_yes_no

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from rag.answer.shape import garbled
+from rag.audit.shape import garbled
 from rag.errors import ConfigError
 from rag.graph.graph import relation_line
 from rag.graph.store import attach

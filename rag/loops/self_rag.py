@@ -21,10 +21,10 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from rag.answer.citations import is_not_enough, strip_citations
 from rag.answer.prompt import build_no_rag_prompt
-from rag.answer.shape import garbled
-from rag.answer.support import Support
+from rag.audit.citations import is_not_enough, strip_citations
+from rag.audit.shape import garbled
+from rag.audit.support import Support
 from rag.ingest.language import detect_lang
 from rag.loops import decisions
 from rag.loops.steps import LoopTrace, Recorder, Step, hits_of

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from rag import jsonout
-from rag.answer.support import Support
+from rag.audit.support import Support
 from rag.messages import localized
 from rag.models.yes_no import Verdict
 from rag.trace import Trace, label_in, to_plain, words

@@ -1,7 +1,7 @@
 """What the sentence says that the chunk does not: a name the chunk never mentions ("new-term"), a claim whose parts sit
 in different places of the chunk ("apart"), the coverage of what it adds beyond the question ("adds"), and a sentence
 that asserts nothing: a question inside it, or a bare noun phrase ("no-claim").
-Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/audit/support.py).
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import re
 
 import numpy as np
 
-from rag.answer.checks.binding import best_clause, clause_has
-from rag.answer.checks.numbers import shown
-from rag.answer.checks.restates import own_units
-from rag.answer.checks.units import asks, same_unit, unit_credit
-from rag.answer.checks.verdict import Check, Evidence
-from rag.answer.fact_text import Reading, Unit, read
+from rag.audit.checks.binding import best_clause, clause_has
+from rag.audit.checks.numbers import shown
+from rag.audit.checks.restates import own_units
+from rag.audit.checks.units import asks, same_unit, unit_credit
+from rag.audit.checks.verdict import Check, Evidence
+from rag.audit.fact_text import Reading, Unit, read
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg
 

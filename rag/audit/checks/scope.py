@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from rag.answer.checks.verdict import Check
+from rag.audit.checks.verdict import Check
 from rag.index.tokenize import jieba_tokenize, load_stopwords
 from rag.messages import Msg
 

@@ -1,6 +1,6 @@
 """A sentence that states no fact of its own: copied verbatim from the evidence, a lead-in ("根据资料"), an echo of the
 prompt's rules, or only the question's own words ("restates").
-Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/audit/support.py).
 """
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rag.answer import fact_lexicon as lex
-from rag.answer.answer_form import question_parts_of
-from rag.answer.checks.units import asks
-from rag.answer.checks.verdict import Check
-from rag.answer.fact_text import Reading, Unit, read
-from rag.answer.shape import states_nothing
+from rag.audit import fact_lexicon as lex
+from rag.audit.answer_form import question_parts_of
+from rag.audit.checks.units import asks
+from rag.audit.checks.verdict import Check
+from rag.audit.fact_text import Reading, Unit, read
+from rag.audit.shape import states_nothing
 from rag.index.tokenize import load_stopwords
 from rag.messages import Msg
 from rag.models.script import fold_script

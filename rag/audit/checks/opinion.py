@@ -1,6 +1,6 @@
 """The optional second opinion: a bundled model's yes/no on the sentence and its evidence span, and what it does to a
 label.
-Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/audit/support.py).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The span says the same thing of a sibling term (L1 for L2, 验证集 for 测试集): "swap".
-Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/audit/support.py).
 """
 
 from __future__ import annotations
 
-from rag.answer import fact_lexicon as lex
-from rag.answer.checks.binding import (
+from rag.audit import fact_lexicon as lex
+from rag.audit.checks.binding import (
     Facing,
     aliases,
     best_clause,
@@ -15,9 +15,9 @@ from rag.answer.checks.binding import (
     siblings,
     topic,
 )
-from rag.answer.checks.units import same_unit
-from rag.answer.checks.verdict import Check, Evidence
-from rag.answer.fact_text import Clause, Reading, Unit, read
+from rag.audit.checks.units import same_unit
+from rag.audit.checks.verdict import Check, Evidence
+from rag.audit.fact_text import Clause, Reading, Unit, read
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg
 

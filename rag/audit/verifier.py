@@ -29,11 +29,11 @@ from pathlib import Path
 import numpy as np
 
 from rag import config
-from rag.answer.answer_form import question_parts_of
-from rag.answer.asked import question_words
-from rag.answer.checks.opinion import Opinion
-from rag.answer.citations import content_tokens, terms_found
-from rag.answer.support import Checker
+from rag.audit.answer_form import question_parts_of
+from rag.audit.asked import question_words
+from rag.audit.checks.opinion import Opinion
+from rag.audit.citations import content_tokens, terms_found
+from rag.audit.support import Checker
 from rag.errors import ModelUnavailableError
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg

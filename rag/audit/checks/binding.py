@@ -1,16 +1,16 @@
 """A number and the term it is said of sit together in the span ("binding": b's 0.75 is not k1's 1.2 到 2.0), and the
 clause-level helpers the swap and polarity checks share.
-Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/audit/support.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag.answer import fact_lexicon as lex
-from rag.answer.checks.numbers import shown
-from rag.answer.checks.verdict import Check
-from rag.answer.fact_text import Clause, Reading, Unit
+from rag.audit import fact_lexicon as lex
+from rag.audit.checks.numbers import shown
+from rag.audit.checks.verdict import Check
+from rag.audit.fact_text import Clause, Reading, Unit
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg
 

@@ -1,4 +1,4 @@
-"""The small word lists the fact checks read (rag/answer/support.py), in one file so a student can see them.
+"""The small word lists the fact checks read (rag/audit/support.py), in one file so a student can see them.
 
 Every list here is short on purpose and hand-written for Chinese and English. What they cannot catch is
 in docs/audit.md ("An audit that catches wrong facts"): a synonym the lists do not hold, an opposite that is

@@ -1,12 +1,12 @@
 """Every number of the sentence is the span's ("numbers"); one the span has nothing against is a new number.
-Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/audit/support.py).
 """
 
 from __future__ import annotations
 
-from rag.answer import fact_lexicon as lex
-from rag.answer.checks.verdict import Check
-from rag.answer.fact_text import Reading
+from rag.audit import fact_lexicon as lex
+from rag.audit.checks.verdict import Check
+from rag.audit.fact_text import Reading
 from rag.messages import Msg
 
 

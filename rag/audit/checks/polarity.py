@@ -1,15 +1,15 @@
 """Negations agree clause by clause, and no opposite pair differs (增大/减小, 乘以/除以): "polarity".
-Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/audit/support.py).
 """
 
 from __future__ import annotations
 
-from rag.answer import fact_lexicon as lex
-from rag.answer.checks.binding import best_clause, clause_has
-from rag.answer.checks.novelty import in_scope
-from rag.answer.checks.swap import has_word
-from rag.answer.checks.verdict import Check
-from rag.answer.fact_text import Clause, Reading, read
+from rag.audit import fact_lexicon as lex
+from rag.audit.checks.binding import best_clause, clause_has
+from rag.audit.checks.novelty import in_scope
+from rag.audit.checks.swap import has_word
+from rag.audit.checks.verdict import Check
+from rag.audit.fact_text import Clause, Reading, read
 from rag.messages import Msg
 
 

@@ -14,7 +14,7 @@
 `Reading(text)` holds all of that for one text, and `found(unit)` says whether a unit of another text occurs
 in it: numbers by value, terms and English words by stem, Chinese words as substrings (jieba may cut the
 same word differently in another context).
-Not handled here: what the checks make of it (rag/answer/support.py).
+Not handled here: what the checks make of it (rag/audit/support.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from rag.answer import fact_lexicon as lex
+from rag.audit import fact_lexicon as lex
 from rag.index.tokenize import jieba_spans, load_stopwords
 
 _NUM = r"\d+(?:[:：]\d+)+|\d+/\d+|\d+(?:\.\d+)?(?:e[-+]?\d+)?%?"

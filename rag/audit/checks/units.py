@@ -1,13 +1,13 @@
 """What a sentence and a span share: a content unit found in a span (with the chunk's title counting for a name), and
 the coverage the alignment and the checks read.
-Not handled here: aligning the sentence to its span and the order the checks run in (rag/answer/support.py).
+Not handled here: aligning the sentence to its span and the order the checks run in (rag/audit/support.py).
 """
 
 from __future__ import annotations
 
 import re
 
-from rag.answer.fact_text import Reading, Unit
+from rag.audit.fact_text import Reading, Unit
 
 
 def asks(text: str) -> bool:

@@ -3,7 +3,7 @@
 The no-RAG answer cites nothing, so the citation audit has nothing to check. Here each of its sentences
 is searched for in the whole index (hybrid retrieval, the sentence as the query), and the chunk it lands on
 first, the sentence's own topic (what a reader would take as its source), is judged exactly as if the sentence
-had cited it, by the app's one fact checker (rag/answer/support.py, through citations.best_support): evidence
+had cited it, by the app's one fact checker (rag/audit/support.py, through citations.best_support): evidence
 span, number, binding, swap and negation checks, and "restates the question" when the sentence only says the
 question back. Not the best of several chunks: nonsense shares words with some chunk somewhere ("重复词的出现频率越
 高，说明该词在其他句子中出现的频率也越高" found 部分支撑 in the jieba entry, two places below the BM25 entry it is about),
@@ -13,15 +13,15 @@ knowledge base supports this".
 
 It is evidence of support, not of truth: a sentence the corpus never mentions may still be right, and the
 checks are rules over words (fact_lexicon.py says what they cannot catch).
-Not handled here: answers with citations (rag/answer/citations.audit).
+Not handled here: answers with citations (rag/audit/citations.audit).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag.answer.citations import best_support, is_not_enough, strip_citations
-from rag.answer.support import Support
+from rag.audit.citations import best_support, is_not_enough, strip_citations
+from rag.audit.support import Support
 from rag.index.build import Index
 from rag.ingest.sentences import split_sentences
 from rag.search.retrieval import Search, retrieve

@@ -45,18 +45,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from rag.answer.checks import binding as binding_check
-from rag.answer.checks import novelty as novelty_check
-from rag.answer.checks import numbers as numbers_check
-from rag.answer.checks import polarity as polarity_check
-from rag.answer.checks import quantity as quantity_check
-from rag.answer.checks import restates as restates_check
-from rag.answer.checks import scope as scope_check
-from rag.answer.checks import swap as swap_check
-from rag.answer.checks import units as units_check
-from rag.answer.checks.opinion import Opinion
-from rag.answer.checks.verdict import Check, Evidence
-from rag.answer.fact_text import Reading, read, soft_break
+from rag.audit.checks import binding as binding_check
+from rag.audit.checks import novelty as novelty_check
+from rag.audit.checks import numbers as numbers_check
+from rag.audit.checks import polarity as polarity_check
+from rag.audit.checks import quantity as quantity_check
+from rag.audit.checks import restates as restates_check
+from rag.audit.checks import scope as scope_check
+from rag.audit.checks import swap as swap_check
+from rag.audit.checks import units as units_check
+from rag.audit.checks.opinion import Opinion
+from rag.audit.checks.verdict import Check, Evidence
+from rag.audit.fact_text import Reading, read, soft_break
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg
@@ -99,7 +99,7 @@ class Support:
 
 
 class Verifier(Protocol):
-    """What the audit asks of a learned verifier (rag/answer/verifier.py LearnedVerifier): its probability that a
+    """What the audit asks of a learned verifier (rag/audit/verifier.py LearnedVerifier): its probability that a
     sentence the rules call supported is right, and the point below which that is a doubt."""
 
     point: float

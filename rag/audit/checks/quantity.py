@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from rag.answer.checks.verdict import Check
+from rag.audit.checks.verdict import Check
 from rag.messages import Msg
 
 _NUM = r"(\d+(?:\.\d+)?)"

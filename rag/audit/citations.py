@@ -16,7 +16,7 @@ cited, valid (present in `contexts`), hallucinated (not present), unused (contex
 and `validity_rate = len(valid) / len(cited)`, which is None when the answer cites nothing (a rate
 of nothing is undefined; 1.0 would flatter an answer without citations, 0.0 would punish 资料不足).
 Then one `SentenceSupport` per answer sentence (rag/ingest/sentences.py, not split at semicolons), judged
-by the one fact checker of the app (rag/answer/support.py): the sentence is aligned to the evidence span
+by the one fact checker of the app (rag/audit/support.py): the sentence is aligned to the evidence span
 of its cited chunk(s), and its numbers, bindings, terms and negations are checked against that span.
 - label: supported | weak | unsupported | contradicted | restates-question for sentences with refs (all refs
   hallucinated -> "unsupported"), "no-citation" for sentences without refs, "not-enough" for 资料不足;
@@ -36,13 +36,14 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from rag.answer.checks.opinion import Opinion
-from rag.answer.fact_text import read
-from rag.answer.prompt import NOT_ENOUGH
-from rag.answer.support import Checker, Support
+from rag.audit.checks.opinion import Opinion
+from rag.audit.fact_text import read
+from rag.audit.support import Checker, Support
 from rag.index.tokenize import ENGLISH_STOPWORDS, jieba_tokenize, load_stopwords
 from rag.ingest.sentences import sentence_spans
 from rag.models.script import fold_script
+
+NOT_ENOUGH = {"zh": "资料不足", "en": "not enough information"}  # the exact "cannot answer" reply the prompts ask for
 
 _ID = r"\w[\w.\-#:]*"
 _SEP = r"\s*[,，、;；]\s*"
@@ -218,7 +219,7 @@ def audit(
     `embedder` adds the cosine to each evidence span (bare [n] markers: `numbered_refs` first); `question` lets a
     sentence that only restates it be labelled so, and `instructions` (the prompt's rules) one that only repeats
     them; `checker` carries what looks again at each sentence the checks call supported (a model's second opinion,
-    the learned verifier: the answer's audit takes rag/answer/verifier.py's `answer_checker`; its embedder is
+    the learned verifier: the answer's audit takes rag/audit/verifier.py's `answer_checker`; its embedder is
     `embedder`)."""
     contexts = dict(contexts)
     checker = replace(checker, embedder=embedder)
