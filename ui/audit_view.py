@@ -19,8 +19,9 @@ from .i18n import lang, tr
 LABEL_COLOURS = {"supported": "#dcfce7", "weak": "#fef9c3", "unsupported": "#fee2e2", "contradicted": "#fecaca",
                  "restates-question": "#ede9fe", "no-citation": "#f1f5f9", "not-enough": "#e0f2fe"}
 CHECK_NAMES = {"numbers": Msg(zh="数字", en="numbers"), "binding": Msg(zh="数字归属", en="binding"), "swap": Msg(zh="对象互换", en="swap"),
+               "quantity": Msg(zh="数量所指", en="quantity"), "scope": Msg(zh="条件范围", en="scope"),
                "polarity": Msg(zh="否定/反义", en="polarity"), "new-term": Msg(zh="新名词", en="new term"), "new-number": Msg(zh="新数字", en="new number"),
-               "restates": Msg(zh="复述问题", en="restates"), "coverage": Msg(zh="覆盖", en="coverage"), "model": Msg(zh="模型复核", en="second opinion"),
+               "restates": Msg(zh="复述问题", en="restates"), "coverage": Msg(zh="覆盖", en="coverage"), "opinion": Msg(zh="模型复核", en="second opinion"),
                "verbatim": Msg(zh="逐字抄录", en="verbatim"), "echo": Msg(zh="复述提示词", en="echoes the prompt"),
                "apart": Msg(zh="拼接", en="apart"), "adds": Msg(zh="问题之外", en="beyond the question"),
                "no-claim": Msg(zh="没有陈述", en="no claim"), "verifier": Msg(zh="学习型核对", en="learned verifier")}

@@ -38,7 +38,8 @@ from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, q
 from rag.answer.prompt import Prompt
 from rag.audit.answer_form import gives_asked_number, question_form, question_parts_of, values
 from rag.audit.asked import asked_slot, fills, question_words
-from rag.audit.checks.restates import echoes_prompt, restates_question
+from rag.audit.checks.echo import echoes_prompt
+from rag.audit.checks.restates import restates_question
 from rag.audit.checks.units import asks
 from rag.audit.citations import (
     CitationAudit,

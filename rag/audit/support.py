@@ -45,21 +45,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from rag.audit.checks import binding as binding_check
-from rag.audit.checks import novelty as novelty_check
-from rag.audit.checks import numbers as numbers_check
-from rag.audit.checks import polarity as polarity_check
-from rag.audit.checks import quantity as quantity_check
-from rag.audit.checks import restates as restates_check
-from rag.audit.checks import scope as scope_check
-from rag.audit.checks import swap as swap_check
+import numpy as np
+
+from rag.audit.checks import (
+    adds,
+    apart,
+    binding,
+    coverage,
+    echo,
+    new_number,
+    new_term,
+    no_claim,
+    numbers,
+    polarity,
+    quantity,
+    restates,
+    scope,
+    swap,
+    verbatim,
+)
+from rag.audit.checks import opinion as opinion_check
 from rag.audit.checks import units as units_check
 from rag.audit.checks.opinion import Opinion
-from rag.audit.checks.verdict import Check, Evidence
+from rag.audit.checks.verdict import Check, Claim, Evidence, Rule
 from rag.audit.fact_text import Reading, read, soft_break
 from rag.ingest.language import detect_lang
 from rag.ingest.sentences import sentence_spans
-from rag.messages import Msg
 from rag.models.script import fold_script
 
 if TYPE_CHECKING:
@@ -69,7 +80,10 @@ SUPPORTED_COVERAGE = 0.6  # chosen on the dev half of data/support_pairs.jsonl (
 WEAK_COVERAGE = 0.4  # below this the span does not cover the sentence: unsupported
 PAIR_PENALTY = 0.05  # two adjacent sentences are the span only when they cover this much more than one
 LABELS = ("supported", "weak", "unsupported", "contradicted", "restates-question")
-FACT_CHECKS = ("numbers", "binding", "swap", "polarity")  # a failure of one of these: contradicted
+# The checks, in the order they run on a sentence and its span: each a module of checks/ whose NAME is its file's name.
+RULES: tuple[Rule, ...] = (numbers, new_number, quantity, binding, swap, scope, polarity, new_term, apart, restates,
+                           coverage, adds, no_claim)
+FACT_CHECKS = ("numbers", "quantity", "binding", "swap", "scope", "polarity")  # a failure of one of these: contradicted
 _RANK = {"supported": 4, "weak": 3, "contradicted": 2, "restates-question": 1, "unsupported": 0}
 
 
@@ -99,12 +113,10 @@ class Support:
 
 
 class Verifier(Protocol):
-    """What the audit asks of a learned verifier (rag/audit/verifier.py LearnedVerifier): its probability that a
-    sentence the rules call supported is right, and the point below which that is a doubt."""
+    """What the audit asks of a learned verifier (rag/audit/verifier.py LearnedVerifier): its check of a sentence the
+    rules call supported, failed where it doubts it."""
 
-    point: float
-
-    def probability(self, sentence: str, chunk: str, question: str, support: Support) -> float: ...
+    def check(self, sentence: str, chunk: str, question: str, support: Support) -> Check: ...
 
 
 @dataclass(frozen=True)
@@ -130,22 +142,20 @@ def check_sentence(sentence: str, chunks: Mapping[str, str], question: str = "",
     `instructions`: the prompt's rules, so a sentence that only repeats them is not taken for content."""
     checker = checker or Checker()
     claim = (sentence or "").strip()
-    body = as_read(restates_check.strip_lead_in(claim))  # "根据资料，…": the lead-in is no content; what follows it is checked
+    body = as_read(restates.strip_lead_in(claim))  # "根据资料，…": the lead-in is no content; what follows it is checked
     if not body:
-        return Support(claim, "restates-question", None, (restates_check.LEAD_IN_ONLY,))
+        return Support(claim, "restates-question", None, (restates.LEAD_IN_ONLY,))
     question = as_read(question)
     s = read(body)
     lang = "zh" if s.zh else "en"
     if not s.units:
-        return Support(claim, "unsupported", None, (Check("coverage", False, Msg(zh="这句话没有可以核对的内容词。",
-                                                           en="the sentence has no content words to check.")),))
-    echo = restates_check.echoes(s, question, instructions)
-    if echo is not None:
-        return Support(claim, "restates-question", None, (echo,))
+        return Support(claim, "unsupported", None, (coverage.NO_CONTENT,))
+    echoed = echo.echoes(s, question, instructions)
+    if echoed is not None:
+        return Support(claim, "restates-question", None, (echoed,))
     candidates = [_judge(s, body, ref, as_read(text), question, checker) for ref, text in chunks.items() if text]
     if not candidates:
-        return Support(claim, "unsupported", None, (Check("coverage", False, Msg(zh="没有可以核对的资料。",
-                                                           en="there is no chunk to check it against.")),))
+        return Support(claim, "unsupported", None, (coverage.NO_CHUNK,))
     best = max(candidates, key=lambda c: (_RANK[c.label], c.coverage, -candidates.index(c)))
     return _second_looks(_as_written(best, claim, chunks, checker), chunks, question, checker, lang)
 
@@ -155,7 +165,7 @@ def _as_written(best: Support, claim: str, chunks: Mapping[str, str], checker: C
     cosine of the sentence and its evidence, where the checker has an embedder."""
     ev = best.evidence
     evidence = replace(ev, text=chunks[ev.ref][ev.start:ev.end]) if ev is not None else None
-    cosine = novelty_check.cosine(checker.embedder, claim, evidence.text) if checker.embedder and evidence else None
+    cosine = _cosine(checker.embedder, claim, evidence.text) if checker.embedder and evidence else None
     return Support(claim, best.label, evidence, best.checks, best.coverage, cosine, heuristic_label=best.label)
 
 
@@ -173,12 +183,8 @@ def _with_opinion(best: Support, checker: Checker, lang: str) -> Support:
     """`best` (labelled supported, with evidence) with the model's second opinion: "weak" where it doubts."""
     assert checker.opinion is not None and best.evidence is not None
     verdict = checker.opinion(best.sentence, best.evidence.text, lang)
-    p = verdict.p_yes
-    doubt = (p is not None and p < checker.doubt_below) or (p is None and not verdict.answer)
-    shown = f"P(yes)={p:.2f}" if p is not None else verdict.raw
-    check = Check("model", not doubt, Msg(zh=f"模型的第二意见：{'存疑' if doubt else '支持'}（{shown}）",
-                  en=f"the model's second opinion: {'doubts it' if doubt else 'supports it'} ({shown})"))
-    return Support(best.sentence, "weak" if doubt else best.label, best.evidence, best.checks + (check,),
+    check = opinion_check.check(verdict, checker.doubt_below)
+    return Support(best.sentence, best.label if check.passed else "weak", best.evidence, best.checks + (check,),
                    best.coverage, best.cosine, verdict, best.label)
 
 
@@ -190,13 +196,8 @@ def verifies(question: str) -> bool:
 
 def _verified(best: Support, chunk: str, question: str, verifier: Verifier) -> Support:
     """`best` (labelled supported) with the learned verifier's check: "weak" where it gives less than its point."""
-    p = verifier.probability(best.sentence, chunk, question, best)
-    doubt = p < verifier.point
-    check = Check("verifier", not doubt, Msg(
-        zh=f"学习型核对器（在公开问答数据上训练）{'存疑' if doubt else '认可'}：P={p:.2f}，阈值 {verifier.point:.2f}",
-        en=f"the learned verifier (trained on public QA data) {'doubts it' if doubt else 'agrees'}: P={p:.2f}, "
-           f"point {verifier.point:.2f}"))
-    return replace(best, label="weak" if doubt else best.label, checks=best.checks + (check,))
+    check = verifier.check(best.sentence, chunk, question, best)
+    return replace(best, label=best.label if check.passed else "weak", checks=best.checks + (check,))
 
 
 def as_read(text: str) -> str:
@@ -247,40 +248,39 @@ def title_of(chunk: str) -> Reading | None:
 # ------------------------------------------------------------------------------------------ checks
 
 def _judge(s: Reading, claim: str, ref: str, chunk: str, question: str, checker: Checker) -> Support:
+    """Sentence `s` (`claim` as checked) against one chunk: aligned to its span, then every rule of RULES in order,
+    and labelled from what failed. A copy of the chunk's own question, or of the chunk itself, is decided first."""
     evidence, cov = align(s, ref, chunk)
     asked = [chunk[a:b] for a, b in sentence_spans(chunk) if units_check.asks(chunk[a:b])]
-    if any(restates_check.copied_from(claim, q) for q in asked):  # the chunk's own question (an FAQ title), copied
-        return Support(claim, "restates-question", evidence, (restates_check.COPIED_QUESTION,), cov)
-    if restates_check.copied_from(claim, chunk):  # the chunk's very words: no rule over words can find it wrong
-        restates = restates_check.restates(s, question)
-        copied = (restates_check.VERBATIM,) + ((restates,) if restates is not None and not restates.passed else ())
+    if any(verbatim.copied_from(claim, q) for q in asked):  # the chunk's own question (an FAQ title), copied
+        return Support(claim, "restates-question", evidence, (restates.COPIED_QUESTION,), cov)
+    if verbatim.copied_from(claim, chunk):  # the chunk's very words: no rule over words can find it wrong
+        restated = restates.restates(s, question)
+        copied = (verbatim.VERBATIM,) + ((restated,) if restated is not None and not restated.passed else ())
         return Support(claim, "restates-question" if len(copied) > 1 else "supported", evidence, copied, max(cov, 1.0))
-    span, whole = read(evidence.text), read(chunk)
-    title = title_of(chunk)
-    polarity = polarity_check.check(s, span)
-    if polarity is not None and not polarity.passed and scope_check.said_there(claim, chunk):
-        polarity = None  # the opposite is said under another condition: the sentence's own condition agrees
-    run = (numbers_check.check(s, span, whole), quantity_check.check(claim, chunk), binding_check.check(s, span),
-           swap_check.check(s, span, whole, evidence, title), scope_check.check(claim, chunk), polarity,
-           novelty_check.new_terms(s, whole), novelty_check.apart(s, span, whole, evidence, title),
-           restates_check.restates(s, question))
-    checks = [c for c in run if c is not None]
-    checks.append(Check("coverage", cov >= checker.supported_coverage,
-                        Msg(zh=f"证据覆盖了这句话 {cov:.0%} 的内容词", en=f"the evidence covers {cov:.0%} of the sentence's content words")))
-    adds, added = novelty_check.adds(s, span, title, question, beyond_question=checker.beyond_question,
-                                     supported=checker.supported_coverage)
-    checks.extend([adds] if adds is not None else [])
-    no_claim = novelty_check.no_claim(claim) if checker.beyond_question else None  # rebind's checker: stated at all?
-    checks.extend([no_claim] if no_claim is not None else [])
+    at = Claim(claim, s, chunk, read(chunk), evidence, read(evidence.text), title_of(chunk), question, cov,
+               checker.supported_coverage, checker.beyond_question)
+    checks = tuple(c for rule in RULES if (c := rule.check(at)) is not None)
+    return Support(claim, _label(checks, cov, adds.share(at), checker), evidence, checks, cov)
+
+
+def _label(checks: tuple[Check, ...], cov: float, added: float, checker: Checker) -> str:
+    """The sentence's label from its failed checks, its coverage and the share of what it adds that the span holds."""
     failed = {c.name for c in checks if not c.passed}
     if failed & set(FACT_CHECKS) and cov >= checker.weak_coverage:  # a contradiction of a span about something else
-        label = "contradicted"                                        # is no contradiction: that is "unsupported"
-    elif "restates" in failed or "no-claim" in failed:
-        label = "restates-question"
-    elif failed & {"new-term", "new-number", "apart"} or min(cov, added) < checker.weak_coverage:
-        label = "unsupported"
-    elif min(cov, added) < checker.supported_coverage:
-        label = "weak"
-    else:
-        label = "supported"
-    return Support(claim, label, evidence, tuple(checks), cov)
+        return "contradicted"                                         # is no contradiction: that is "unsupported"
+    if "restates" in failed or "no-claim" in failed:
+        return "restates-question"
+    if failed & {"new-term", "new-number", "apart"} or min(cov, added) < checker.weak_coverage:
+        return "unsupported"
+    if min(cov, added) < checker.supported_coverage:
+        return "weak"
+    return "supported"
+
+
+def _cosine(embedder, claim: str, span: str) -> float | None:
+    """cos(sentence, evidence span) under the index's embedder: the audit table's cosine column."""
+    a = np.asarray(embedder.embed_transient([claim]), dtype=np.float32)[0]
+    b = np.asarray(embedder.embed_documents([span]), dtype=np.float32)[0]
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b / norm) if norm else None

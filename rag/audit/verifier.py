@@ -32,6 +32,7 @@ from rag import config
 from rag.audit.answer_form import question_parts_of
 from rag.audit.asked import question_words
 from rag.audit.checks.opinion import Opinion
+from rag.audit.checks.verdict import Check
 from rag.audit.citations import content_tokens, terms_found
 from rag.audit.support import Checker
 from rag.errors import ModelUnavailableError
@@ -42,7 +43,11 @@ from rag.models.script import fold_script
 
 MODEL_FILE = Path(__file__).resolve().parents[2] / "data" / "answering" / "verifier" / "verifier.txt"
 RETRAIN = "python scripts/train_verifier.py"
+NAME = "verifier"  # the name its check reports under
 CHECKS = ("numbers", "binding", "swap", "polarity", "new-term", "new-number", "restates", "no-claim", "coverage", "adds")
+# The shipped model learned when the quantity check reported as "numbers" and the scope check as "swap" (each after the
+# other, so its verdict was the one kept): their columns still read them so.
+LEARNED_AS = {"quantity": "numbers", "scope": "swap"}
 
 describe: dict[str, Msg] = {
     "coverage": Msg(en="share of the sentence's content words its evidence span holds", zh="证据片段含句子实词的比例"),
@@ -120,7 +125,7 @@ def _with_subject(topic: list[str], chunk: str) -> str | None:
 
 def _check_values(support) -> dict[str, float]:
     """check_<name>: 1 passed, 0 failed, NaN not run, for each of CHECKS."""
-    ran = {c.name: c.passed for c in support.checks}
+    ran = {LEARNED_AS.get(c.name, c.name): c.passed for c in support.checks}
     return {f"check_{c}": float(ran[c]) if c in ran else math.nan for c in CHECKS}
 
 
@@ -140,6 +145,15 @@ class LearnedVerifier:
 
     def probability(self, sentence: str, chunk: str, question: str, support) -> float:
         return sigmoid(float(self.model.raw(verify_values(sentence, chunk, question, support))[0]))
+
+    def check(self, sentence: str, chunk: str, question: str, support) -> Check:
+        """The verifier's verdict on a sentence the rules call supported: failed (a doubt) below its point."""
+        p = self.probability(sentence, chunk, question, support)
+        doubt = p < self.point
+        return Check(NAME, not doubt, Msg(
+            zh=f"学习型核对器（在公开问答数据上训练）{'存疑' if doubt else '认可'}：P={p:.2f}，阈值 {self.point:.2f}",
+            en=f"the learned verifier (trained on public QA data) {'doubts it' if doubt else 'agrees'}: P={p:.2f}, "
+               f"point {self.point:.2f}"))
 
 
 def answer_checker(opinion: Opinion | None = None) -> Checker:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.audit import fact_lexicon as lex
-from rag.audit.checks.numbers import shown
-from rag.audit.checks.verdict import Check
+from rag.audit.checks.units import shown
+from rag.audit.checks.verdict import Check, Claim
 from rag.audit.fact_text import Clause, Reading, Unit
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg
@@ -25,18 +25,22 @@ def clause_has(span: Reading, g: Clause, unit: Unit) -> bool:
     return unit.key in span.low[g.start:g.end]
 
 
-def check(s: Reading, span: Reading) -> Check | None:
+NAME = "binding"
+
+
+def check(claim: Claim) -> Check | None:
     """A number of the sentence and a term of the same clause must share a clause of the span too.
 
     It fails when nothing the sentence clause names shares a clause with the number in the span, and a term
     it names (k1, b, Adam) is in a clause with another number there; an English word ("default") only when
     every clause it is in holds another number."""
+    s, span = claim.sentence, claim.span
     for c in s.clauses:
         found = _other_numbers_there(c, span) or _said_of_another(s, c, span)
         if found is not None:
             return found
     if any(u.kind == "num" for u in s.units) and any(v.kind == "num" for v in span.units):
-        return Check("binding", True, Msg(zh="数字和它所说的对象在证据里在一起", en="each number sits with what it is said of in the evidence"))
+        return Check(NAME, True, Msg(zh="数字和它所说的对象在证据里在一起", en="each number sits with what it is said of in the evidence"))
     return None  # no number in the sentence, or none in the evidence: nothing to bind (the numbers check says so)
 
 
@@ -48,7 +52,7 @@ def _other_numbers_there(c: Clause, span: Reading) -> Check | None:
     if g is None or not mine or not theirs or any(clause_has(span, g, n) for n in mine):
         return None
     where = span.text[g.start:g.end].strip()
-    return Check("binding", False, Msg(zh=f"证据“{where}”这里的数字是 {shown(theirs)}，不是 {shown(mine)}",
+    return Check(NAME, False, Msg(zh=f"证据“{where}”这里的数字是 {shown(theirs)}，不是 {shown(mine)}",
                  en=f"the evidence \"{where}\" says {shown(theirs)} here, not {shown(mine)}"))
 
 
@@ -85,7 +89,7 @@ def _bound_elsewhere(span: Reading, n: Unit, m: Unit, homes: list[Clause]) -> Ch
     said_of = [v for g in owner for v in g.units + g.inherited if v.kind == "term"] or \
         [v for g in owner for v in g.units if v.kind != "num"][:2]
     about, about_en = shown(said_of), shown(said_of, ", ")
-    return Check("binding", False,
+    return Check(NAME, False,
                  Msg(zh=f"证据中 {n.shown} 说的是 {about or '别的'}，不是 {m.shown}（{m.shown} 对应的是 {shown(theirs)}）",
                  en=f"in the evidence {n.shown} is said of {about_en or 'something else'}, not of {m.shown} "
                  f"({m.shown} goes with {shown(theirs, ', ')})"))

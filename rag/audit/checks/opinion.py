@@ -8,12 +8,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rag.audit.checks.verdict import Check
 from rag.messages import Msg
 
 if TYPE_CHECKING:
     from rag.models.yes_no import Verdict
 
 Opinion = Callable[[str, str, str], "Verdict"]  # (sentence, evidence span, lang) -> the model's yes/no
+
+NAME = "opinion"
+
+
+def check(verdict: Verdict, doubt_below: float) -> Check:
+    """The model's verdict on a sentence the rules call supported, as a check: it doubts where its P(yes) is below
+    `doubt_below` (or, with no probability, where it said no); the label is then "weak" (support.py)."""
+    p = verdict.p_yes
+    doubt = (p is not None and p < doubt_below) or (p is None and not verdict.answer)
+    shown = f"P(yes)={p:.2f}" if p is not None else verdict.raw
+    return Check(NAME, not doubt, Msg(zh=f"模型的第二意见：{'存疑' if doubt else '支持'}（{shown}）",
+                 en=f"the model's second opinion: {'doubts it' if doubt else 'supports it'} ({shown})"))
 
 
 OPINION = {

@@ -5,15 +5,33 @@ Not handled here: aligning the sentence to its span and the order the checks run
 from __future__ import annotations
 
 from rag.audit import fact_lexicon as lex
+from rag.audit.checks import scope as scope_check
 from rag.audit.checks.binding import best_clause, clause_has
-from rag.audit.checks.novelty import in_scope
 from rag.audit.checks.swap import has_word
-from rag.audit.checks.verdict import Check
+from rag.audit.checks.verdict import Check, Claim
 from rag.audit.fact_text import Clause, Reading, read
 from rag.messages import Msg
 
+NAME = "polarity"
 
-def check(s: Reading, span: Reading) -> Check | None:
+
+def check(claim: Claim) -> Check | None:
+    """The clauses' polarity (below), except where the opposite is said under another condition of the chunk: the
+    sentence's own condition agrees there ("误差很大" under 测试集 is not contradicted by "误差很小" under 训练集)."""
+    found = _clauses_agree(claim.sentence, claim.span)
+    if found is not None and not found.passed and scope_check.said_there(claim.text, claim.chunk):
+        return None
+    return found
+
+
+def in_scope(scope: list[str], other: Reading) -> bool:
+    """A negation counts when what it negates is also on the other side (or it negates nothing named)."""
+    if not scope:
+        return True
+    return any((k in other.stems) if k.isascii() else (k in other.low) for k in scope if k)
+
+
+def _clauses_agree(s: Reading, span: Reading) -> Check | None:
     """Each group of aligned clauses holds as many negations on either side (counting only a negation whose
     object is on the other side too: "没见过的验证集" paraphrased without 没见过 is not a contradiction), and no
     opposite pair differs between a sentence clause and a span clause aligned with it."""
@@ -30,7 +48,7 @@ def check(s: Reading, span: Reading) -> Check | None:
                 for x, y in ((a, b), (b, a)):
                     if (has_word(s, c.start, c.end, x) and not has_word(s, c.start, c.end, y)
                             and has_word(span, h.start, h.end, y) and not has_word(span, h.start, h.end, x)):
-                        return Check("polarity", False, Msg(zh=f"句子说“{x}”，证据说“{y}”",
+                        return Check(NAME, False, Msg(zh=f"句子说“{x}”，证据说“{y}”",
                                      en=f"the sentence says \"{x}\" where the evidence says \"{y}\""))
         opposite = _opposite_near(s, c, span)
         if opposite is not None:
@@ -49,12 +67,12 @@ def check(s: Reading, span: Reading) -> Check | None:
                 if in_scope(scope, read(ours_text))]
         if len(ours) != len(evid):
             if evid:
-                return Check("polarity", False, Msg(zh=f"证据这里有否定（{'、'.join(evid)}），句子没有",
+                return Check(NAME, False, Msg(zh=f"证据这里有否定（{'、'.join(evid)}），句子没有",
                              en=f"the evidence negates this ({', '.join(evid)}) and the sentence does not"))
-            return Check("polarity", False, Msg(zh=f"句子有否定（{'、'.join(ours)}），证据这里没有",
+            return Check(NAME, False, Msg(zh=f"句子有否定（{'、'.join(ours)}），证据这里没有",
                          en=f"the sentence negates this ({', '.join(ours)}) and the evidence does not"))
     if edges:
-        return Check("polarity", True, Msg(zh="否定和反义词与证据一致", en="negations and opposites agree with the evidence"))
+        return Check(NAME, True, Msg(zh="否定和反义词与证据一致", en="negations and opposites agree with the evidence"))
     return None
 
 
@@ -69,6 +87,6 @@ def _opposite_near(s: Reading, c: Clause, span: Reading) -> Check | None:
             for h in span.clauses:
                 if has_word(span, h.start, h.end, y) and any(clause_has(span, h, u) for u in c.units
                                                                if u.kind != "num" and u.key not in (x, y)):
-                    return Check("polarity", False, Msg(zh=f"句子说“{x}”，证据说“{y}”",
+                    return Check(NAME, False, Msg(zh=f"句子说“{x}”，证据说“{y}”",
                                  en=f"the sentence says \"{x}\" where the evidence says \"{y}\""))
     return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from rag.audit.checks.verdict import Check
+from rag.audit.checks.verdict import Check, Claim
 from rag.messages import Msg
 
 _NUM = r"(\d+(?:\.\d+)?)"
@@ -51,9 +51,13 @@ def _first_word(run: str) -> str:
     return words[0] if words and len(words[0]) >= 2 else ""
 
 
-def check(claim: str, chunk: str) -> Check | None:
+NAME = "quantity"
+
+
+def check(at: Claim) -> Check | None:
     """Fails when the sentence gives a noun a number the chunk gives another noun (in the same unit) and the chunk
     gives this noun another number in that unit; None when the sentence measures nothing the chunk measures."""
+    claim, chunk = at.text, at.chunk
     theirs = measured(chunk)
     said = {(m.group(1), m.group(2).lower()) for m in _MEASURED.finditer(chunk)}  # every measured number, noun or not
     for number, unit, noun in measured(claim):
@@ -63,11 +67,11 @@ def check(claim: str, chunk: str) -> Check | None:
             continue
         of_number = sorted({x for n, x in here if n == number and not _same(x, noun)})
         if of_number:
-            return Check("numbers", False,
+            return Check(NAME, False,
                          Msg(zh=f"证据里 {number} {unit} 说的是{of_number[0]}，{noun}是 {'、'.join(of_noun)} {unit}",
                          en=f"in the evidence {number} {unit} is said of {of_number[0]}; {noun} is {', '.join(of_noun)} "
                          f"{unit}"))
-        return Check("numbers", False, Msg(zh=f"证据里{noun}是 {'、'.join(of_noun)} {unit}，{number} {unit} 说的是别的",
+        return Check(NAME, False, Msg(zh=f"证据里{noun}是 {'、'.join(of_noun)} {unit}，{number} {unit} 说的是别的",
                      en=f"in the evidence {noun} is {', '.join(of_noun)} {unit}; {number} {unit} is said of something else"))
     return None
 

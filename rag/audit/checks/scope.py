@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from rag.audit.checks.verdict import Check
+from rag.audit.checks.verdict import Check, Claim
 from rag.index.tokenize import jieba_tokenize, load_stopwords
 from rag.messages import Msg
 
@@ -52,10 +52,13 @@ def said_there(claim: str, chunk: str) -> bool:
     return bool(same and words) and all(any(w in body for body in same) for w in words)
 
 
-def check(claim: str, chunk: str) -> Check | None:
+NAME = "scope"
+
+
+def check(at: Claim) -> Check | None:
     """Fails when a word the sentence says under its condition is said in the chunk only under another condition."""
-    mine = regions(claim)
-    theirs = regions(chunk)
+    mine = regions(at.text)
+    theirs = regions(at.chunk)
     if not mine or len({c for c, _ in theirs}) < 2:
         return None
     cond, said = mine[-1]
@@ -67,7 +70,7 @@ def check(claim: str, chunk: str) -> Check | None:
             continue
         other = [c for c, body in theirs if not _match(c, cond) and word in body]
         if other:
-            return Check("swap", False, Msg(zh=f"证据里“{word}”说的是{other[0]}的情况，不是{cond}的",
+            return Check(NAME, False, Msg(zh=f"证据里“{word}”说的是{other[0]}的情况，不是{cond}的",
                          en=f"the evidence says \"{word}\" of {other[0]}, not of {cond}"))
     return None
 

@@ -16,16 +16,19 @@ from rag.audit.checks.binding import (
     topic,
 )
 from rag.audit.checks.units import same_unit
-from rag.audit.checks.verdict import Check, Evidence
+from rag.audit.checks.verdict import Check, Claim, Evidence
 from rag.audit.fact_text import Clause, Reading, Unit, read
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg
 
+NAME = "swap"
 
-def check(s: Reading, span: Reading, whole: Reading, evidence: Evidence, title: Reading | None) -> Check | None:
+
+def check(claim: Claim) -> Check | None:
     """The span clause that says what the sentence clause says holds a sibling term where the sentence has
     its own term, and the chunk knows that term from elsewhere: it is said of something else. A name in the
     chunk's title is what the whole chunk is about, never a swap."""
+    s, span, whole, evidence, title = claim.sentence, claim.span, claim.whole, claim.evidence, claim.title
     for c in s.clauses:
         found = _clause_swap(s, c, span, whole, evidence, title)
         if found is None:
@@ -71,7 +74,7 @@ def _opener_swap(s: Reading, span: Reading, whole: Reading) -> Check | None:
         sibling = (cjk and len(m.key) == len(v.key) >= 3 and m.key[-1] == v.key[-1]) or opposites(m.key, v.key)
         if sibling and shared >= (len(own) - 1) / 2 and not aliases(whole, m, v):
             where = span.text[a:b].strip()
-            return Check("swap", False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+            return Check(NAME, False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
                          en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
     return None
 
@@ -104,7 +107,7 @@ def _subject_swap(c: Clause, span: Reading, whole: Reading, evidence: Evidence) 
         return None
     _, g, v = found
     where = span.text[g.start:g.end].strip()
-    return Check("swap", False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+    return Check(NAME, False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
                  en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
 
 
@@ -121,7 +124,7 @@ def _swapped(mine: list[Unit], at: Facing, evidence: Evidence, title: Reading | 
         v = _sibling(m, extra, at, names_too) if known else None
         if v is not None:
             where = span.text[g.start:g.end].strip()
-            return Check("swap", False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+            return Check(NAME, False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
                          en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
     return None
 

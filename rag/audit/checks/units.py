@@ -1,5 +1,5 @@
 """What a sentence and a span share: a content unit found in a span (with the chunk's title counting for a name), and
-the coverage the alignment and the checks read.
+the coverage the alignment and the checks read; the unit written after a number, and units as a reason shows them.
 Not handled here: aligning the sentence to its span and the order the checks run in (rag/audit/support.py).
 """
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from rag.audit import fact_lexicon as lex
 from rag.audit.fact_text import Reading, Unit
 
 
@@ -38,3 +39,23 @@ def same_unit(u: Unit, v: Unit) -> bool:
     if u.kind == "num" or v.kind == "num":
         return u.kind == v.kind and u.key == v.key
     return u.key == v.key or (not u.key.isascii() and (u.key in v.key or v.key in u.key))
+
+
+def shown(units, sep: str = "、") -> str:
+    """The units as the reason shows them: 、 between them in Chinese, a comma in English (`sep=", "`)."""
+    return sep.join(dict.fromkeys(u.shown for u in units))
+
+
+def unit_after(text: str, end: int) -> str | None:
+    """The unit written right after a number ending at `end` (hours, GB, 天), singular; None if there is none."""
+    rest = text[end:end + 12].lstrip().lower()
+    for unit in lex.UNITS:
+        if rest.startswith(unit) and not (unit.isascii() and rest[len(unit):len(unit) + 1].isalpha()):
+            return unit.removesuffix("s") if unit.isascii() and unit not in ("bits", "bytes") else unit.removesuffix("s")
+    return None
+
+
+def measure_after(text: str, end: int) -> str | None:
+    """The Chinese measure word right after a number ending at `end` (2 层, 3 个), or a unit (16 KB); else None."""
+    rest = text[end:end + 3].lstrip()
+    return rest[0] if rest and rest[0] in lex.MEASURE_ZH else unit_after(text, end)
