@@ -227,39 +227,54 @@ def audit(
     sentences = [answer[a:b] for a, b in answer_spans(answer)]  # "A；B[ref]。" and 「A。B。」[ref] are one cited claim
     per_sentence = [_unique(parse_citations(s)) for s in sentences]
     cited = _unique(r for refs in per_sentence for r in refs)
-    valid = [r for r in cited if r in contexts]
-    hallucinated = [r for r in cited if r not in contexts]
-    unused = [r for r in contexts if r not in set(cited)]
 
-    supports = []
     claims = without_list_markers([strip_citations(s) for s in sentences])
-    for sentence, refs, claim in zip(sentences, per_sentence, claims):
-        if is_not_enough(claim):
-            supports.append(SentenceSupport(sentence, refs, None, 0.0, "not-enough"))
-            continue
-        if not refs:
-            found = _best(checker, claim, contexts, question, instructions)
-            supports.append(SentenceSupport(
-                sentence, refs, None, 0.0, "no-citation", found.evidence.ref if found and found.evidence else None,
-                found.label if found else None, found))
-            continue
-        cited_chunks = {r: contexts[r] for r in refs if r in contexts}
-        if not cited_chunks or not claim:
-            supports.append(SentenceSupport(sentence, refs, None, 0.0, "unsupported"))
-            continue
-        found = checker.check(claim, cited_chunks, question, instructions)
-        supports.append(SentenceSupport(sentence, refs, found.cosine, found.coverage, found.label, support=found))
+    against = _Against(contexts, question, instructions, checker)
+    supports = [against.support(sentence, refs, claim) for sentence, refs, claim in zip(sentences, per_sentence, claims)]
 
+    return _audited(cited, contexts, supports)
+
+
+def _audited(cited: list[str], contexts: dict[str, str], supports: list[SentenceSupport]) -> CitationAudit:
+    """The audit of an answer citing `cited` (in order) over `contexts`, from its sentences' supports."""
+    valid = [r for r in cited if r in contexts]
     with_refs = [s for s in supports if s.refs]
     return CitationAudit(
         cited=cited,
         valid=valid,
-        hallucinated=hallucinated,
-        unused=unused,
+        hallucinated=[r for r in cited if r not in contexts],
+        unused=[r for r in contexts if r not in set(cited)],
         sentences=supports,
         validity_rate=len(valid) / len(cited) if cited else None,
         unsupported_rate=(sum(s.label in NOT_SUPPORTED for s in with_refs) / len(with_refs)) if with_refs else None,
     )
+
+
+@dataclass(frozen=True)
+class _Against:
+    """What an answer's sentences are audited against: the contexts (ref -> text), the question, the prompt's rules and
+    the checker."""
+
+    contexts: dict[str, str]
+    question: str
+    instructions: str
+    checker: Checker
+
+    def support(self, sentence: str, refs: list[str], claim: str) -> SentenceSupport:
+        """One sentence of the answer (`claim`: its words without citations) against the chunks it cites, or,
+        uncited, the context that supports it best."""
+        if is_not_enough(claim):
+            return SentenceSupport(sentence, refs, None, 0.0, "not-enough")
+        if not refs:
+            found = _best(self.checker, claim, self.contexts, self.question, self.instructions)
+            return SentenceSupport(sentence, refs, None, 0.0, "no-citation",
+                                   found.evidence.ref if found and found.evidence else None,
+                                   found.label if found else None, found)
+        cited_chunks = {r: self.contexts[r] for r in refs if r in self.contexts}
+        if not cited_chunks or not claim:
+            return SentenceSupport(sentence, refs, None, 0.0, "unsupported")
+        found = self.checker.check(claim, cited_chunks, self.question, self.instructions)
+        return SentenceSupport(sentence, refs, found.cosine, found.coverage, found.label, support=found)
 
 
 def best_support(claims: Sequence[str], contexts: Mapping[str, str], embedder=None, question: str = "",

@@ -146,8 +146,20 @@ class Reading:
         return Unit(stem(low), "term" if named else "word", a, b, raw)
 
     def _clauses(self) -> list[Clause]:
-        cuts = [0]
         depth = _bracket_depths(self.text)
+        cuts = self._cuts(depth)
+        out = [Clause(a, b, [u for u in self.units if a <= u.start < b])
+               for a, b in zip(cuts[0::2], cuts[1::2]) if self.text[a:b].strip()]
+        for i, clause in enumerate(out):
+            bare = [u for u in clause.units if u.kind == "term" and not depth[u.start]]  # "（weight decay）" is no subject
+            if i == 0 or bare or not self._continues(clause):
+                continue  # "而 BM25 分数…" names its own subject
+            clause.inherited = self._inherited(out[i - 1], depth)
+        return out
+
+    def _cuts(self, depth: list[int]) -> list[int]:
+        """Where the clauses start and end, in pairs: at each clause mark outside brackets and real line breaks."""
+        cuts = [0]
         for m in (_CLAUSE_ZH if self.zh else _CLAUSE_EN).finditer(self.text):
             if depth[m.start()]:
                 continue  # a comma inside （…） belongs to the parenthesis, not a new clause
@@ -155,22 +167,15 @@ class Reading:
                 continue  # a line wrapped inside a sentence (extracted PDF text)
             cuts += [m.start(), m.end()]
         cuts.append(len(self.text))
-        out: list[Clause] = []
-        for a, b in zip(cuts[0::2], cuts[1::2]):
-            if self.text[a:b].strip():
-                out.append(Clause(a, b, [u for u in self.units if a <= u.start < b]))
-        for i, clause in enumerate(out):
-            bare = [u for u in clause.units if u.kind == "term" and not depth[u.start]]  # "（weight decay）" is no subject
-            if i == 0 or bare or not self._continues(clause):
-                continue  # "而 BM25 分数…" names its own subject
-            if not self.zh:  # "A GPU job asks for one GPU at a time and may run for at most 8 hours"
-                prev = out[i - 1]
-                clause.inherited = [u for u in prev.inherited + prev.units if u.kind != "num"][:3]
-                continue
-            prev = out[i - 1]  # the clause right before it (a chain of continuing clauses passes its names on)
-            clause.inherited = [u for u in prev.units + prev.inherited if u.kind == "term" and not depth[u.start]] \
-                or [u for u in prev.units if u.kind == "term"]
-        return out
+        return cuts
+
+    def _inherited(self, prev: Clause, depth: list[int]) -> list[Unit]:
+        """The names a clause with no subject of its own takes from the clause right before it (a chain of continuing
+        clauses passes its names on)."""
+        if not self.zh:  # "A GPU job asks for one GPU at a time and may run for at most 8 hours"
+            return [u for u in prev.inherited + prev.units if u.kind != "num"][:3]
+        return [u for u in prev.units + prev.inherited if u.kind == "term" and not depth[u.start]] \
+            or [u for u in prev.units if u.kind == "term"]
 
     def _continues(self, clause: Clause) -> bool:
         """Does the clause go on about the subject before it (it opens with no subject of its own)?"""

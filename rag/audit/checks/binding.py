@@ -60,8 +60,7 @@ def _said_of_another(s: Reading, c: Clause, span: Reading) -> Check | None:
     """A number of the clause the span has, said there of something else than what the clause names, while a term
     the clause names sits with other numbers."""
     nums = [u for u in c.units if u.kind == "num" and span.found(u)]
-    named = [u for u in c.units + c.inherited if (u.kind == "term" or (u.kind == "word" and not s.zh))
-             and u.shown.lower() not in lex.UNITS]  # "hours" is the number's unit, not what it is said of
+    named = _named(s, c)
     for n in nums:
         homes_of = {m.key: [g for g in span.clauses if clause_has(span, g, m)] for m in named}
         if any(any(clause_has(span, g, n) for g in homes) for homes in homes_of.values()):
@@ -71,6 +70,13 @@ def _said_of_another(s: Reading, c: Clause, span: Reading) -> Check | None:
             if found is not None:
                 return found
     return None
+
+
+def _named(s: Reading, c: Clause) -> list[Unit]:
+    """What the clause names (its terms; an English sentence's words too), a unit written after a number aside: "hours"
+    is the number's unit, not what it is said of."""
+    return [u for u in c.units + c.inherited if (u.kind == "term" or (u.kind == "word" and not s.zh))
+            and u.shown.lower() not in lex.UNITS]
 
 
 def _values(g: Clause, span: Reading) -> list[Unit]:
@@ -85,14 +91,19 @@ def _bound_elsewhere(span: Reading, n: Unit, m: Unit, homes: list[Clause]) -> Ch
     if not with_numbers or (m.kind == "word" and len(with_numbers) < len(homes)):
         return None
     theirs = [v for g in with_numbers for v in _values(g, span)]
-    owner = [g for g in span.clauses if clause_has(span, g, n)]
-    said_of = [v for g in owner for v in g.units + g.inherited if v.kind == "term"] or \
-        [v for g in owner for v in g.units if v.kind != "num"][:2]
+    said_of = _said_of(span, n)
     about, about_en = shown(said_of), shown(said_of, ", ")
     return Check(NAME, False,
                  Msg(zh=f"证据中 {n.shown} 说的是 {about or '别的'}，不是 {m.shown}（{m.shown} 对应的是 {shown(theirs)}）",
                  en=f"in the evidence {n.shown} is said of {about_en or 'something else'}, not of {m.shown} "
                  f"({m.shown} goes with {shown(theirs, ', ')})"))
+
+
+def _said_of(span: Reading, n: Unit) -> list[Unit]:
+    """What the span says number `n` of: the names of the clauses that hold it, else their first two content units."""
+    owner = [g for g in span.clauses if clause_has(span, g, n)]
+    return [v for g in owner for v in g.units + g.inherited if v.kind == "term"] or \
+        [v for g in owner for v in g.units if v.kind != "num"][:2]
 
 
 _WEIGHT = {"term": 2, "num": 2, "word": 1}  # a name or a number says more about where a clause belongs
@@ -154,25 +165,35 @@ def siblings(m: Unit, v: Unit, at: Facing) -> bool:
     """Could `v` (in the span) stand where the sentence has `m`: two names, an opposite pair, two Chinese words
     with the same last character (three or more long: 编码器 / 解码器; two long with contrasting first ones:
     父块 / 子块), or two words that open clauses before the same head word, in the sentence and in the chunk."""
-    s, span, whole = at.s, at.span, at.whole
     if m.kind == "num" or v.kind == "num" or m.key == v.key or m.key in v.key or v.key in m.key:
         return False
-    if aliases(whole, m, v):
+    if aliases(at.whole, m, v):
         return False
     if m.kind == "term" and v.kind == "term":
         return True
     if opposites(m.key, v.key):
         return True
-    cjk = not m.key.isascii() and not v.key.isascii()
-    if cjk and len(m.key) == len(v.key) and m.key[-1] == v.key[-1] and (
-            len(m.key) >= 3 or (m.key[0] in lex.CONTRAST_FIRST and v.key[0] in lex.CONTRAST_FIRST)):
+    if _same_ending(m.key, v.key):
         return True  # 编码器 / 解码器, 父块 / 子块, 上层 / 下层: one kind of thing, a different one
-    _, head = _content_neighbours(s, m)  # 批量[梯度下降] / 随机[梯度下降]: two words of one script opening a
-    _, theirs = _content_neighbours(span, v)  # clause before the same head, in the sentence and in the chunk
-    if head is not None and head == theirs and script(m.key) == script(v.key) != "" \
-            and all(opens(r, x, head) for r, x in ((s, m.key), (whole, m.key), (span, v.key))):
-        return True
-    return other_subject(m, v, at)
+    return _open_before_same_head(m, v, at) or other_subject(m, v, at)
+
+
+def _same_ending(x: str, y: str) -> bool:
+    """Two Chinese words of one length with the same last character: three or more long, or two long with
+    contrasting first ones (父块 / 子块)."""
+    cjk = not x.isascii() and not y.isascii()
+    return cjk and len(x) == len(y) and x[-1] == y[-1] and (
+        len(x) >= 3 or (x[0] in lex.CONTRAST_FIRST and y[0] in lex.CONTRAST_FIRST))
+
+
+def _open_before_same_head(m: Unit, v: Unit, at: Facing) -> bool:
+    """批量[梯度下降] / 随机[梯度下降]: two words of one script opening a clause before the same head, in the sentence
+    and in the chunk."""
+    s, span, whole = at.s, at.span, at.whole
+    _, head = _content_neighbours(s, m)
+    _, theirs = _content_neighbours(span, v)
+    return head is not None and head == theirs and script(m.key) == script(v.key) != "" \
+        and all(opens(r, x, head) for r, x in ((s, m.key), (whole, m.key), (span, v.key)))
 
 
 def opposites(x: str, y: str) -> bool:

@@ -42,38 +42,58 @@ def _clauses_agree(s: Reading, span: Reading) -> Check | None:
             continue
         shared = [sum(clause_has(span, h, u) for u in c.units) for h in span.clauses]
         edges[i] = {j for j, h in enumerate(span.clauses) if h is g or shared[j] >= max(2, count)}
-        closest = [span.clauses[j] for j in sorted(edges[i])]
-        for h in closest:  # "位于检索召回之后、大模型生成之前": both halves are as close
-            for a, b in lex.OPPOSITES_ZH + lex.OPPOSITES_EN:
-                for x, y in ((a, b), (b, a)):
-                    if (has_word(s, c.start, c.end, x) and not has_word(s, c.start, c.end, y)
-                            and has_word(span, h.start, h.end, y) and not has_word(span, h.start, h.end, x)):
-                        return Check(NAME, False, Msg(zh=f"句子说“{x}”，证据说“{y}”",
-                                     en=f"the sentence says \"{x}\" where the evidence says \"{y}\""))
-        opposite = _opposite_near(s, c, span)
+        opposite = _opposite_aligned(s, c, span, [span.clauses[j] for j in sorted(edges[i])]) \
+            or _opposite_near(s, c, span)
         if opposite is not None:
             return opposite
-    groups: list[tuple[set[int], set[int]]] = []  # (sentence clauses, span clauses) joined by alignment
+    for mine, theirs in _groups(edges):
+        differ = _negations_differ(s, span, mine, theirs)
+        if differ is not None:
+            return differ
+    if edges:
+        return Check(NAME, True, Msg(zh="否定和反义词与证据一致", en="negations and opposites agree with the evidence"))
+    return None
+
+
+def _opposite_aligned(s: Reading, c: Clause, span: Reading, closest: list[Clause]) -> Check | None:
+    """An opposite pair that differs between sentence clause `c` and a span clause aligned with it (`closest`: "位于检索
+    召回之后、大模型生成之前": both halves are as close)."""
+    for h in closest:
+        for a, b in lex.OPPOSITES_ZH + lex.OPPOSITES_EN:
+            for x, y in ((a, b), (b, a)):
+                if (has_word(s, c.start, c.end, x) and not has_word(s, c.start, c.end, y)
+                        and has_word(span, h.start, h.end, y) and not has_word(span, h.start, h.end, x)):
+                    return Check(NAME, False, Msg(zh=f"句子说“{x}”，证据说“{y}”",
+                                 en=f"the sentence says \"{x}\" where the evidence says \"{y}\""))
+    return None
+
+
+def _groups(edges: dict[int, set[int]]) -> list[tuple[set[int], set[int]]]:
+    """(sentence clauses, span clauses) joined by alignment: two sentence clauses aligned to one span clause are one
+    group."""
+    groups: list[tuple[set[int], set[int]]] = []
     for i, js in edges.items():
         merged = [grp for grp in groups if grp[1] & js]
         new = ({i} | set().union(*(g[0] for g in merged)), set(js).union(*(g[1] for g in merged)))
         groups = [grp for grp in groups if grp not in merged] + [new]
-    for mine, theirs in groups:
-        ours_text = " ".join(s.text[s.clauses[i].start:s.clauses[i].end] for i in mine)
-        evid_text = " ".join(span.text[span.clauses[j].start:span.clauses[j].end] for j in theirs)
-        ours = [t for i in mine for t, scope in s.negations(s.clauses[i].start, s.clauses[i].end)
-                if in_scope(scope, read(evid_text))]
-        evid = [t for j in theirs for t, scope in span.negations(span.clauses[j].start, span.clauses[j].end)
-                if in_scope(scope, read(ours_text))]
-        if len(ours) != len(evid):
-            if evid:
-                return Check(NAME, False, Msg(zh=f"证据这里有否定（{'、'.join(evid)}），句子没有",
-                             en=f"the evidence negates this ({', '.join(evid)}) and the sentence does not"))
-            return Check(NAME, False, Msg(zh=f"句子有否定（{'、'.join(ours)}），证据这里没有",
-                         en=f"the sentence negates this ({', '.join(ours)}) and the evidence does not"))
-    if edges:
-        return Check(NAME, True, Msg(zh="否定和反义词与证据一致", en="negations and opposites agree with the evidence"))
-    return None
+    return groups
+
+
+def _negations_differ(s: Reading, span: Reading, mine: set[int], theirs: set[int]) -> Check | None:
+    """One group's negations, counted on either side (only those whose object the other side holds), differ."""
+    ours_text = " ".join(s.text[s.clauses[i].start:s.clauses[i].end] for i in mine)
+    evid_text = " ".join(span.text[span.clauses[j].start:span.clauses[j].end] for j in theirs)
+    ours = [t for i in mine for t, scope in s.negations(s.clauses[i].start, s.clauses[i].end)
+            if in_scope(scope, read(evid_text))]
+    evid = [t for j in theirs for t, scope in span.negations(span.clauses[j].start, span.clauses[j].end)
+            if in_scope(scope, read(ours_text))]
+    if len(ours) == len(evid):
+        return None
+    if evid:
+        return Check(NAME, False, Msg(zh=f"证据这里有否定（{'、'.join(evid)}），句子没有",
+                     en=f"the evidence negates this ({', '.join(evid)}) and the sentence does not"))
+    return Check(NAME, False, Msg(zh=f"句子有否定（{'、'.join(ours)}），证据这里没有",
+                 en=f"the sentence negates this ({', '.join(ours)}) and the evidence does not"))
 
 
 def _opposite_near(s: Reading, c: Clause, span: Reading) -> Check | None:

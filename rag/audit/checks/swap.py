@@ -65,41 +65,46 @@ def _opener_swap(s: Reading, span: Reading, whole: Reading) -> Check | None:
         return None
     m = own[0]
     for a, b in sentence_spans(span.text):
-        theirs = [u for u in span.units if a <= u.start < b and u.kind != "num"]
-        if not theirs or any(same_unit(theirs[0], u) for u in own) or span.low.find(m.key, a, b) >= 0:
-            continue  # that sentence names the sentence's subject itself
-        v = theirs[0]
-        shared = sum(1 for u in own[1:] if span.low.find(u.key, a, b) >= 0)
-        cjk = not m.key.isascii() and not v.key.isascii()
-        sibling = (cjk and len(m.key) == len(v.key) >= 3 and m.key[-1] == v.key[-1]) or opposites(m.key, v.key)
-        if sibling and shared >= (len(own) - 1) / 2 and not aliases(whole, m, v):
+        v = _sibling_opener(own, span, whole, a, b)
+        if v is not None:
             where = span.text[a:b].strip()
             return Check(NAME, False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
                          en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
     return None
 
 
+def _sibling_opener(own: list[Unit], span: Reading, whole: Reading, a: int, b: int) -> Unit | None:
+    """The unit the span sentence span.text[a:b] opens with, where it is a sibling of the sentence's opener and the span
+    sentence says at least half the rest; None otherwise (it names the sentence's subject itself, or says little)."""
+    m = own[0]
+    theirs = [u for u in span.units if a <= u.start < b and u.kind != "num"]
+    if not theirs or any(same_unit(theirs[0], u) for u in own) or span.low.find(m.key, a, b) >= 0:
+        return None
+    v = theirs[0]
+    shared = sum(1 for u in own[1:] if span.low.find(u.key, a, b) >= 0)
+    return v if _named_alike(m, v) and shared >= (len(own) - 1) / 2 and not aliases(whole, m, v) else None
+
+
+def _named_alike(m: Unit, v: Unit) -> bool:
+    """Two Chinese names of three characters or more that end alike (过拟合, 欠拟合), or an opposite pair."""
+    cjk = not m.key.isascii() and not v.key.isascii()
+    return (cjk and len(m.key) == len(v.key) >= 3 and m.key[-1] == v.key[-1]) or opposites(m.key, v.key)
+
+
 def _subject_swap(c: Clause, span: Reading, whole: Reading, evidence: Evidence) -> Check | None:
+    """The sentence clause opens with a name (m) and goes on with a word (nxt) that no span clause says with m; a span
+    clause says nxt after a sibling of m instead: the span says it of the other one."""
     own = [u for u in c.units if u.kind != "num"]
     if len(own) < 3:
         return None
     m, nxt = own[0], own[1]
-    if any(clause_has(span, g, m) and clause_has(span, g, nxt) for g in span.clauses):
-        return None
-    if not span.found(m):
+    if any(clause_has(span, g, m) and clause_has(span, g, nxt) for g in span.clauses) or not span.found(m):
         return None
     found = None
     for g in span.clauses:
-        theirs = [u for u in g.units if u.kind != "num"]
-        if len(theirs) < 2 or not same_unit(theirs[1], nxt) or clause_has(span, g, m):
+        v = _other_subject(g, own, span, whole)
+        if v is None:
             continue
-        v = theirs[0]
-        if any(same_unit(v, u) or v.key == u.key for u in own) or v.key in lex.GENERIC_ZH:
-            continue
-        if m.kind != v.kind or script(m.key) != script(v.key) or aliases(whole, m, v):
-            continue
-        if len(theirs) > 2 and not any(clause_has(span, g, u) for u in own[2:]):
-            continue  # the span clause goes on to say something else ("上层节点稀疏" vs "下层节点稠密")
         shared = sum(clause_has(span, g, u) for u in own[1:])
         if found is None or shared > found[0]:
             found = (shared, g, v)
@@ -109,6 +114,26 @@ def _subject_swap(c: Clause, span: Reading, whole: Reading, evidence: Evidence) 
     where = span.text[g.start:g.end].strip()
     return Check(NAME, False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
                  en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
+
+
+def _other_subject(g: Clause, own: list[Unit], span: Reading, whole: Reading) -> Unit | None:
+    """The unit span clause `g` opens with, where it says the sentence clause's second word of another name of the
+    same kind and script (not an alias of the first); None where `g` is not such a clause."""
+    m, nxt = own[0], own[1]
+    theirs = [u for u in g.units if u.kind != "num"]
+    if len(theirs) < 2 or not same_unit(theirs[1], nxt) or clause_has(span, g, m):
+        return None
+    v = theirs[0]
+    if any(same_unit(v, u) or v.key == u.key for u in own) or v.key in lex.GENERIC_ZH or not _same_kind(m, v, whole):
+        return None
+    if len(theirs) > 2 and not any(clause_has(span, g, u) for u in own[2:]):
+        return None  # the span clause goes on to say something else ("上层节点稀疏" vs "下层节点稠密")
+    return v
+
+
+def _same_kind(m: Unit, v: Unit, whole: Reading) -> bool:
+    """Two units of one kind and script, not written as aliases of each other in the chunk."""
+    return m.kind == v.kind and script(m.key) == script(v.key) and not aliases(whole, m, v)
 
 
 def _swapped(mine: list[Unit], at: Facing, evidence: Evidence, title: Reading | None,
