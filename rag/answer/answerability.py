@@ -216,8 +216,7 @@ def decide(question: str, contexts: Sequence, embedder, threshold: float | None 
     prompt = build_prompt(question, list(contexts), "zh")
     top = prompt.contexts[0]
     top_text = f"{top.title} {top.text}"
-    readings = dict.fromkeys((question, mainland_phrasing(question)))  # 網路 read as 网络 too; ties: as typed
-    words = max((_named(q) for q in readings), key=lambda ws: (term_overlap(ws, top_text), -len(ws)))
+    words = _topic_words(question, top_text)
     signals["overlap_top"] = term_overlap(words, top_text)
     if scored is None:
         scored = ExtractiveGenerator(embedder).score_sentences(prompt)
@@ -228,9 +227,8 @@ def decide(question: str, contexts: Sequence, embedder, threshold: float | None 
         return Answerability(True, best.about, limit, False, best.ref, best.sentence, signals, other_language=True)
     least = WORDS_MIN.get(embedder.name, WORDS_MIN[DEFAULT_EMBEDDER])
     strong = STRONG.get(embedder.name, STRONG[DEFAULT_EMBEDDER])
-    names = unnamed(question, lexicon) if lexicon is not None and best.about >= limit else ()
-    sibling = any(n.kind_of for n in names)  # a kind of something the documents name other kinds of
-    if names and (sibling or best.about < strong):  # a near miss: the documents cover something next to it
+    names = _near_miss(question, lexicon, best.about, limit, strong)
+    if names:  # a near miss: the documents cover something next to it
         return Answerability(False, best.about, limit, calibrated, best.ref, best.sentence, signals,
                              words=len(words), words_min=least, unnamed=names, strong=strong)
     checked = best.about >= limit and bool(words) and not question_parts(question)
@@ -241,6 +239,21 @@ def decide(question: str, contexts: Sequence, embedder, threshold: float | None 
                              missing=missing, words=len(words), words_min=least)
     return Answerability(best.about >= limit, best.about, limit, calibrated, best.ref, best.sentence, signals,
                          words_checked=checked, words=len(words), words_min=least)
+
+
+def _topic_words(question: str, top_text: str) -> list[str]:
+    """The words the question is about, read as typed and in mainland phrasing (網路 read as 网络 too), whichever the
+    first context shares more of (ties: as typed)."""
+    readings = dict.fromkeys((question, mainland_phrasing(question)))
+    return max((_named(q) for q in readings), key=lambda ws: (term_overlap(ws, top_text), -len(ws)))
+
+
+def _near_miss(question: str, lexicon: Lexicon | None, about: float, limit: float, strong: float) -> tuple[Name, ...]:
+    """The question's names the documents never use, where they make it a near miss: one of a kind the documents name
+    others of, or any such name under the strong score; () otherwise (and without a lexicon, or under the limit)."""
+    names = unnamed(question, lexicon) if lexicon is not None and about >= limit else ()
+    sibling = any(n.kind_of for n in names)  # a kind of something the documents name other kinds of
+    return tuple(names) if names and (sibling or about < strong) else ()
 
 
 def decide_learned(question: str, contexts: Sequence, scored: Sequence[ScoredSentence], values, gate,

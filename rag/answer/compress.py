@@ -133,28 +133,7 @@ def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_T
     for s in scored:
         by_chunk.setdefault(s.n, {})[s.start] = s.score
     spans = {b.n: sentence_spans(b.text, semicolons=False) for b in prompt.contexts}
-    kept: dict[int, set[int]] = {b.n: set() for b in prompt.contexts}
-    used = 0
-    best = scored[0].score if scored else 0.0  # (no sentence: the loop below does not run)
-    answer = _states_the_answer(question, scored, drop_below)
-    if answer is not None:  # what the question asks for (its formula, its number) is never struck, budget or not
-        kept[answer.n].add(answer.start)
-        used += count(answer.sentence)
-    for s in scored:
-        if s.score < best - drop_below:
-            break
-        extra = [(s.start, s.end)]
-        if s.sentence.lstrip().startswith(ANAPHORA):  # the sentence it leans on comes along
-            before = [(a, b) for a, b in spans[s.n] if b <= s.start]
-            if before and before[-1][0] not in kept[s.n]:
-                extra.insert(0, before[-1])
-        text = prompt.contexts[s.n - 1].text
-        cost = sum(count(text[a:b]) for a, b in extra if a not in kept[s.n])
-        if used and used + cost > budget:
-            continue  # a shorter sentence further down may still fit
-        for a, _ in extra:
-            kept[s.n].add(a)
-        used += cost
+    kept = _kept(question, prompt, scored, spans, budget, count)
     out, report = [], []
     for chunk, block in zip(contexts, prompt.contexts):
         row = _compressed(chunk, block, spans[block.n], kept[block.n], by_chunk.get(block.n, {}), count)
@@ -164,6 +143,41 @@ def compress(question: str, contexts: Sequence, embedder, budget: int = BUDGET_T
     compression = Compression(tuple(report), budget, drop_below, sum(c.tokens_before for c in report),
                               sum(c.tokens_after for c in report))
     return out, compression
+
+
+def _kept(question: str, prompt, scored: Sequence[ScoredSentence], spans: dict[int, list[tuple[int, int]]],
+          budget: int, count: Callable[[str], int]) -> dict[int, set[int]]:
+    """The sentences kept, block n -> their start offsets: the one that states the answer, then the best first (each
+    with the sentence it leans on) while they fit the budget, down to DROP_BELOW under the best."""
+    kept: dict[int, set[int]] = {b.n: set() for b in prompt.contexts}
+    used = 0
+    best = scored[0].score if scored else 0.0  # (no sentence: the loop below does not run)
+    answer = _states_the_answer(question, scored, DROP_BELOW)
+    if answer is not None:  # what the question asks for (its formula, its number) is never struck, budget or not
+        kept[answer.n].add(answer.start)
+        used += count(answer.sentence)
+    for s in scored:
+        if s.score < best - DROP_BELOW:
+            break
+        extra = _with_leaned_on(s, spans[s.n], kept[s.n])
+        text = prompt.contexts[s.n - 1].text
+        cost = sum(count(text[a:b]) for a, b in extra if a not in kept[s.n])
+        if used and used + cost > budget:
+            continue  # a shorter sentence further down may still fit
+        for a, _ in extra:
+            kept[s.n].add(a)
+        used += cost
+    return kept
+
+
+def _with_leaned_on(s: ScoredSentence, spans: list[tuple[int, int]], kept: set[int]) -> list[tuple[int, int]]:
+    """The sentence's span, after the one it leans on where it opens with an anaphor and that one is not kept yet."""
+    extra = [(s.start, s.end)]
+    if s.sentence.lstrip().startswith(ANAPHORA):  # the sentence it leans on comes along
+        before = [(a, b) for a, b in spans if b <= s.start]
+        if before and before[-1][0] not in kept:
+            extra.insert(0, before[-1])
+    return extra
 
 
 def _compressed(chunk, block, spans: list[tuple[int, int]], kept: set[int], scores: dict[int, float],

@@ -96,13 +96,39 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
     model_refused = is_not_enough(answer)
     if not model_refused:  # the chunk the model cites breaks the stand-in's near-ties (extractive.reanchored)
         scored = stand_in.reanchored(prompt, list(scored), set(parse_citations(answer)) & {b.ref for b in prompt.contexts})
-    chosen = [s for s in scored if s.chosen]
-    chosen.sort(key=lambda s: (s.n, s.start))
+    join = "" if prompt.lang == "zh" else " "
+    checks = _checked(answer, prompt, sorted((s for s in scored if s.chosen), key=lambda s: (s.n, s.start)), join,
+                      model_refused)
+    lead = next((c for c in checks if c.lead), None)
+    if lead is not None:
+        return _lead_first(answer, lead, checks, join, model_refused), checks
+    return _appended(answer, checks, model_refused), checks
+
+
+def _appended(answer: str, checks: Sequence[FillIn], model_refused: bool) -> str:
+    """The answer with the quotes it does not cover after it (the quotes alone where nothing of the model's is left:
+    a refusal, or only restatements)."""
+    missing = [c for c in checks if c.appended]
+    if not missing:
+        return answer
+    quotes = "".join(quoted(c.sentence, c.ref) for c in missing)
+    if model_refused or not answer.strip():
+        return quotes
+    return answer.rstrip() + "\n" + quotes
+
+
+def _strict_slots(prompt: Prompt, chosen: list[ScoredSentence]) -> dict[str, str | None]:
+    """The slot each part of the question asks strictly (a two-part question's second part asks its own)."""
+    return {part: _strict_slot(part or prompt.question, [s for s in chosen if s.part == part])
+            for part in {s.part for s in chosen}}
+
+
+def _checked(answer: str, prompt: Prompt, chosen: list[ScoredSentence], join: str, model_refused: bool) -> list[FillIn]:
+    """Each of the stand-in's chosen sentences (in prompt order) as it would be quoted, with whether the model's answer
+    covers it, and whether it is set aside for not filling the asked slot or leads as the selector's choice."""
     blocks = {b.n: b for b in prompt.contexts}
     taken = {(s.n, s.start) for s in chosen}
-    join = "" if prompt.lang == "zh" else " "
-    strict = {part: _strict_slot(part or prompt.question, [s for s in chosen if s.part == part])
-              for part in {s.part for s in chosen}}  # a two-part question's second part asks its own slot
+    strict = _strict_slots(prompt, chosen)
     checks = []
     for s in chosen:  # a sentence that opens with an anaphor ("因此，…") is quoted with the one it leans on, as the
         block = blocks[s.n]  # stand-in quotes it: the fact is often in that one ("…栈帧空间…。因此，递归更耗内存。")
@@ -112,16 +138,7 @@ def fill_in(answer: str, prompt: Prompt, embedder, scored: Sequence[ScoredSenten
         off = slot if slot is not None and not ok and not fills(sentence, slot) else ""
         leads = s.lead and not math.isnan(s.select)  # the learned selector's choice leads, quoted, whatever the model said
         checks.append(FillIn(s.ref, sentence, ok, share, s.part, "" if leads else off, leads))
-    lead = next((c for c in checks if c.lead), None)
-    if lead is not None:
-        return _lead_first(answer, lead, checks, join, model_refused), checks
-    missing = [c for c in checks if c.appended]
-    if not missing:
-        return answer, checks
-    quotes = "".join(quoted(c.sentence, c.ref) for c in missing)
-    if model_refused or not answer.strip():  # nothing of the model's left (a refusal, or only restatements)
-        return quotes, checks
-    return answer.rstrip() + "\n" + quotes, checks
+    return checks
 
 
 def lead_quote(prompt: Prompt, scored: Sequence[ScoredSentence]) -> str | None:
