@@ -232,15 +232,31 @@ def chunk_pdf(doc: Document, max_size: int = 800, min_tail: int | None = None) -
     """A PDF read as a page layout (pdf_layout.py), cut as a Markdown chapter is: heading sections packed by sentence,
     code, formulas and figure labels kept whole, each chunk's text opening with its title path, each chunk's pages
     (`page`: "132" or "132-133") in its metadata. A PDF read as a text layer (no layout blocks) is cut by sentence."""
-    import json
+    from pathlib import PurePath
 
-    from rag.ingest.markdown import Block, MarkdownDoc
+    from rag.ingest.markdown import MarkdownDoc
 
     raw = doc.metadata.get("pdf_blocks")
     if not raw:
         return chunk_sentence(doc, target_size=max_size)
     max_size = _int("max_size", max_size, 1)
     min_tail = max_size // 4 if min_tail is None else _int("min_tail", min_tail, 0)
+    blocks = _pdf_blocks(doc, raw)
+    title = doc.title if doc.title != doc.source else PurePath(doc.source or doc.doc_id).stem  # no title: the file's
+    if title and blocks and blocks[0].kind == "heading" and blocks[0].text == title:  # the title is the path's root
+        blocks = [replace(b, path=b.path[1:]) if b.path[:1] == (title,) else b for b in blocks[1:]]
+    starts = [int(x) for x in doc.metadata["page_starts"].split(",")] if doc.metadata.get("page_starts") else []
+    got = pieces(MarkdownDoc(title, blocks), doc.text, title, max_size, min_tail)
+    return [_pdf_chunk(doc, piece, doc.doc_id if len(got) == 1 else f"{doc.doc_id}#{n}", starts)
+            for n, piece in enumerate(got, 1)]
+
+
+def _pdf_blocks(doc: Document, raw: str) -> list:
+    """The layout's blocks (kind, start, end, level, page) as Markdown blocks, each with the headings above it."""
+    import json
+
+    from rag.ingest.markdown import Block
+
     kinds = {"prose": "prose", "heading": "heading", "code": "code", "math": "math", "caption": "caption"}
     blocks: list[Block] = []
     path: list[tuple[int, str]] = []  # (level, heading) above the current block
@@ -251,21 +267,16 @@ def chunk_pdf(doc: Document, max_size: int = 800, min_tail: int | None = None) -
             blocks.append(Block("heading", start, end, text, tuple(h for _, h in path[:-1]), level))
         else:
             blocks.append(Block(kinds.get(kind, "prose"), start, end, text, tuple(h for _, h in path)))
-    from pathlib import PurePath
+    return blocks
 
-    title = doc.title if doc.title != doc.source else PurePath(doc.source or doc.doc_id).stem  # no title: the file's
-    if title and blocks and blocks[0].kind == "heading" and blocks[0].text == title:  # the title is the path's root
-        blocks = [replace(b, path=b.path[1:]) if b.path[:1] == (title,) else b for b in blocks[1:]]
-    starts = [int(x) for x in doc.metadata["page_starts"].split(",")] if doc.metadata.get("page_starts") else []
-    got = pieces(MarkdownDoc(title, blocks), doc.text, title, max_size, min_tail)
-    built = []
-    for n, piece in enumerate(got, 1):
-        ref = doc.doc_id if len(got) == 1 else f"{doc.doc_id}#{n}"
-        meta = {**_base_meta(doc, "pdf"), "title": PATH_SEP.join(piece.path), "heading_path": list(piece.path),
-                "heading": " > ".join(piece.path[1:]), "kind": chunk_kind(piece.kinds), "blocks": list(piece.kinds),
-                **({"page": _page_label(starts, piece.start, piece.end)} if starts else {})}
-        built.append(Chunk(ref, doc.doc_id, piece.text, piece.start, piece.end, ref, None, meta))
-    return built
+
+def _pdf_chunk(doc: Document, piece, ref: str, starts: list[int]) -> Chunk:
+    """One piece of a PDF's sections as a chunk, with its title path and, where the pages' starts are known, its
+    pages."""
+    meta = {**_base_meta(doc, "pdf"), "title": PATH_SEP.join(piece.path), "heading_path": list(piece.path),
+            "heading": " > ".join(piece.path[1:]), "kind": chunk_kind(piece.kinds), "blocks": list(piece.kinds),
+            **({"page": _page_label(starts, piece.start, piece.end)} if starts else {})}
+    return Chunk(ref, doc.doc_id, piece.text, piece.start, piece.end, ref, None, meta)
 
 
 def chunk_auto(doc: Document, target_size: int = 400) -> list[Chunk]:

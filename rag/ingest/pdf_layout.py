@@ -39,7 +39,7 @@ import re
 import statistics
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 BAND = 0.09  # the top and bottom share of a page where running headers and footers live
@@ -167,12 +167,22 @@ def _segments(textpage, number: int) -> list[Segment]:
     place every glyph on its own and PDFium then breaks after each), each cut where a gap of GAP_EMS font sizes opens.
     A space is put between two Latin characters whose advances (PDFium's loose boxes, not the ink: "." and "1" leave an
     ink gap) are SPACE_EMS of a font size apart when the PDF has no space character there."""
+    out = []
+    for chars in _lines(_chars(textpage)):
+        for piece in _cut(chars):
+            seg = _segment(piece, number)
+            if seg is not None:
+                out.append(seg)
+    return out
+
+
+def _chars(textpage) -> Iterator[tuple]:
+    """The page's characters as (char, x0, y0, x1, y1, font size, font name, advance left, advance right), line
+    breaks left out and PDFium's end-of-line hyphen mark read as a hyphen."""
     import ctypes
 
     import pypdfium2.raw as raw
 
-    lines: list[list] = []
-    line: list = []
     buf = ctypes.create_string_buffer(96)
     flags = ctypes.c_int()
     x0, x1, y0, y1 = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
@@ -190,7 +200,16 @@ def _segments(textpage, number: int) -> list[Segment]:
         n = raw.FPDFText_GetFontInfo(textpage.raw, i, buf, 96, ctypes.byref(flags))
         key = buf.raw[: max(0, n - 1)]
         font = fonts.get(key) or fonts.setdefault(key, key.decode("latin-1", "replace"))
-        c = (ch, x0.value, y0.value, x1.value, y1.value, size, font, loose.left, loose.right)
+        yield (ch, x0.value, y0.value, x1.value, y1.value, size, font, loose.left, loose.right)
+
+
+def _lines(chars: Iterable[tuple]) -> list[list]:
+    """The characters in lines (a blank goes with the line it is in; a missing space between two Latin characters is
+    put back)."""
+    lines: list[list] = []
+    line: list = []
+    for c in chars:
+        ch, size = c[0], c[5]
         if not ch.strip():
             if line:
                 line.append(c)
@@ -205,13 +224,7 @@ def _segments(textpage, number: int) -> list[Segment]:
         line.append(c)
     if line:
         lines.append(line)
-    out = []
-    for chars in lines:
-        for piece in _cut(chars):
-            seg = _segment(piece, number)
-            if seg is not None:
-                out.append(seg)
-    return out
+    return lines
 
 
 SPACE_EMS = 0.15  # an advance gap this wide between two Latin characters with no space character between them is one
@@ -250,17 +263,22 @@ def _segment(chars: list, number: int) -> Segment | None:
         return None
     box = (min(c[1] for c in ink), min(c[2] for c in ink), max(c[3] for c in ink), max(c[4] for c in ink))
     size = statistics.median(c[5] for c in ink)
+    maths, mono = _set_in(ink)
+    advances = [c[8] - c[7] for c in ink if c[8] > c[7]]
+    return Segment(number, text, box, float(size), mono, maths, start_x=ink[0][7],
+                   pitch=statistics.median(advances) if advances else float(size) * MONO_PITCH)
+
+
+def _set_in(ink: list[tuple]) -> tuple[bool, bool]:
+    """(maths: most of the line set in a maths font, code: mostly monospaced, or opening in a monospaced font with
+    every ASCII character in it: a code comment's Chinese words are set in a CJK font, "# 初始化小顶堆")."""
     fonts = Counter(c[6] for c in ink)
     maths = sum(k for f, k in fonts.items() if _MATH_FONT.search(f)) * 2 > len(ink)
     mono_chars = [c for c in ink if _MONO_FONT.search(c[6])]
     latin = [c for c in ink if c[0].isascii()]
-    # code: mostly monospaced, or opening in a monospaced font with every ASCII character in it (a code comment's
-    # Chinese words are set in a CJK font: "# 初始化小顶堆")
     mono = len(mono_chars) * 2 > len(ink) or (bool(mono_chars) and mono_chars[0] is ink[0]
                                                and len(mono_chars) == len(latin))
-    advances = [c[8] - c[7] for c in ink if c[8] > c[7]]
-    return Segment(number, text, box, float(size), mono, maths, start_x=ink[0][7],
-                   pitch=statistics.median(advances) if advances else float(size) * MONO_PITCH)
+    return maths, mono
 
 
 # ------------------------------------------------------------------------------------------- regions
@@ -348,40 +366,68 @@ class _Look:
 
 def _region(s: Segment, p: PageLayout, look: _Look, outline: list[tuple[str, int]]) -> tuple[str, int]:
     """The region of segment `s` of page `p`, and a heading's level (0 for the others). `outline`: the bookmarks on
-    this page, (title as a key, level)."""
-    running, main_x, body, heading_sizes, has_outline = (look.running, look.main_x, look.body, look.heading_sizes,
-                                                          look.has_outline)
+    this page, (title as a key, level). The first reading that places it wins: the running header or footer, a region
+    that is no prose (markup, a figure, the margin, code, a formula), a heading, axis ticks; else the main text."""
+    return (_running_band(s, p, look) or _not_prose(s, p, look) or _heading(s, look, outline) or _ticks(s)
+            or (MAIN, 0))
+
+
+def _running_band(s: Segment, p: PageLayout, look: _Look) -> tuple[str, int] | None:
+    """The page's header or footer band, where the segment repeats there across pages (its text, digits aside, or its
+    height)."""
     band = _in_band(s, p)
-    if band is not None and ((band, _digitless(s.text)) in running[0] or
-                             any(abs(s.middle - h) <= 2 for h in running[1][band])):
+    if band is not None and ((band, _digitless(s.text)) in look.running[0] or
+                             any(abs(s.middle - h) <= 2 for h in look.running[1][band])):
         return band, 0
+    return None
+
+
+def _not_prose(s: Segment, p: PageLayout, look: _Look) -> tuple[str, int] | None:
+    """Markup left in the text, a line inside a figure's box, a smaller line out in the margin, code, a formula."""
     if _TAB_MARKER.match(s.text) or (len(s.text) > 12 and 3 * len(_ENCODED.findall(s.text)) >= 0.3 * len(s.text)):
         return MARKUP, 0
     if any(f[0] - 1 <= (s.box[0] + s.box[2]) / 2 <= f[2] + 1 and f[1] - 1 <= s.middle <= f[3] + 1 for f in p.figures):
         return FIGURE, 0
-    center = (s.box[0] + s.box[2]) / 2
-    slack = body
-    if s.size < body * SMALLER and (center < main_x[0] - slack or center > main_x[1] + slack
-                                    or s.box[2] <= main_x[0] + slack or s.box[0] >= main_x[1] - slack):
+    if _in_margin(s, look.main_x, look.body):
         return MARGIN, 0
     if s.mono:
         return CODE, 0
     if s.maths or _PRIVATE.search(s.text):
         return FORMULA, 0
+    return None
+
+
+def _in_margin(s: Segment, main_x: tuple[float, float], body: float) -> bool:
+    """A line smaller than the body text whose centre lies outside the main block, or that ends before it or starts
+    after it (within a body size)."""
+    center = (s.box[0] + s.box[2]) / 2
+    slack = body
+    return s.size < body * SMALLER and (center < main_x[0] - slack or center > main_x[1] + slack
+                                        or s.box[2] <= main_x[0] + slack or s.box[0] >= main_x[1] - slack)
+
+
+def _heading(s: Segment, look: _Look, outline: list[tuple[str, int]]) -> tuple[str, int] | None:
+    """A heading and its level: a bookmark's title, or a short line without a sentence's end set larger than the body
+    (its level by its size among the headings' sizes), or a numbered one a little larger ("2.3 …": its dots)."""
     key = _key(s.text)
-    if has_outline:
+    if look.has_outline:
         for title, level in outline:
             if key and (key == title or (len(key) >= 2 and title.endswith(key) and len(key) * 2 >= len(title))):
                 return HEADING, level
     short = len(s.text) <= HEADING_CHARS and not SENTENCE_END.search(s.text)
-    if short and s.size >= body * LARGER:
+    if short and s.size >= look.body * LARGER:
         size = round(s.size * 2) / 2
-        return HEADING, (heading_sizes.index(size) + 1 if size in heading_sizes else 1)
-    if short and s.size >= body * NUMBERED_LARGER and _NUMBERED.match(s.text):
+        return HEADING, (look.heading_sizes.index(size) + 1 if size in look.heading_sizes else 1)
+    if short and s.size >= look.body * NUMBERED_LARGER and _NUMBERED.match(s.text):
         return HEADING, s.text.split()[0].count(".") + 1
+    return None
+
+
+def _ticks(s: Segment) -> tuple[str, int] | None:
+    """Axis ticks: −6 −4 −2 2 4 6."""
     if _TICKS.match(s.text) and sum(ch.isdigit() for ch in s.text) >= 2 and len(s.text.split()) >= 3:
-        return FIGURE, 0  # axis ticks: −6 −4 −2 2 4 6
-    return MAIN, 0
+        return FIGURE, 0
+    return None
 
 
 def _columns(segs: list[Segment], main_x: tuple[float, float], body: float) -> list[Segment]:

@@ -46,17 +46,7 @@ def sentence_spans(text: str, semicolons: bool = True) -> list[tuple[int, int]]:
         if ch == "\n":
             end = i
         elif ch in enders or (ch == "." and _full_stop(text, i)):
-            j = i + 1
-            while j < n and (text[j] in enders or text[j] == "."):  # "？！", "……", "..."
-                j += 1
-            while j < n and text[j] in _CLOSERS:
-                j += 1
-            while True:  # absorb "[faq_003]" / " [a#1][b#2]" written after the full stop
-                m = _TRAILING_CITATION.match(text, j)
-                if not m:
-                    break
-                j = m.end()
-            end = j
+            end = _after_stop(text, i + 1, enders)
         if end is None:
             i += 1
             continue
@@ -65,6 +55,19 @@ def sentence_spans(text: str, semicolons: bool = True) -> list[tuple[int, int]]:
         i = max(start, i + 1)
     _add_span(text, start, n, spans)
     return spans
+
+
+def _after_stop(text: str, j: int, enders: str) -> int:
+    """Where a sentence that stops just before `j` ends: after further stops ("？！", "……", "..."), closing quotes and
+    brackets, and the citations written after the full stop ("[faq_003]", " [a#1][b#2]")."""
+    n = len(text)
+    while j < n and (text[j] in enders or text[j] == "."):
+        j += 1
+    while j < n and text[j] in _CLOSERS:
+        j += 1
+    while m := _TRAILING_CITATION.match(text, j):
+        j = m.end()
+    return j
 
 
 def split_sentences(text: str, semicolons: bool = True) -> list[str]:

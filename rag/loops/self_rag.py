@@ -78,10 +78,7 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
         _answer_without_retrieval(loop, lt, need)
         lt.seconds = time.perf_counter() - t_start
         return lt
-    rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
-            decision=Msg(en="retrieve" + (f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""),
-                         zh="检索" + (f"（P(需要事实) = {need.p_yes:.2f}）" if need.p_yes is not None else "")),
-            verdicts=(need,), seconds=need.seconds)
+    _retrieving(rec, need)
     kept: list = []
     query, best, best_share, best_round, tried = question, None, -1.0, 0, {question}
     best_audited = 0.0  # the kept draft's share the audit calls supported: the figure its rows show
@@ -119,6 +116,14 @@ def self_rag(question: str, ctx: RunContext, *, on_step: Callable[[Step], None] 
     lt.final = best
     lt.seconds = time.perf_counter() - t_start
     return lt
+
+
+def _retrieving(rec: Recorder, need) -> None:
+    """The timeline's first step: the model judged that the message needs facts from the knowledge base."""
+    p_en = f" (P(needs facts) = {need.p_yes:.2f})" if need.p_yes is not None else ""
+    p_zh = f"（P(需要事实) = {need.p_yes:.2f}）" if need.p_yes is not None else ""
+    rec.add(kind="decide", thought="Does the message need facts from the knowledge base at all?",
+            decision=Msg(en="retrieve" + p_en, zh="检索" + p_zh), verdicts=(need,), seconds=need.seconds)
 
 
 def _kept_note(rnd: int, best_round: int, audited: float, share: float, *, exhausted: bool):
@@ -170,11 +175,16 @@ def _grade(loop: _Loop, trace, kept: list) -> tuple[list, list]:
                 for c in fresh]
     new_kept = [c for c, v in zip(fresh, verdicts) if v.answer]
     dropped = [c.ref for c, v in zip(fresh, verdicts) if not v.answer]
+    kept_refs = [c.ref for c in new_kept]
     loop.rec.add(kind="grade", thought="Which of these chunks hold information for the question?",
-            decision=Msg(en=f"kept {', '.join(c.ref for c in new_kept) or 'none'}; dropped {', '.join(dropped) or 'none'}",
-                         zh=f"保留 {', '.join(c.ref for c in new_kept) or '无'}；丢掉 {', '.join(dropped) or '无'}"),
-            verdicts=tuple(verdicts), seconds=sum(v.seconds for v in verdicts))
+                 decision=Msg(en=f"kept {_listed(kept_refs, 'none')}; dropped {_listed(dropped, 'none')}",
+                              zh=f"保留 {_listed(kept_refs, '无')}；丢掉 {_listed(dropped, '无')}"),
+                 verdicts=tuple(verdicts), seconds=sum(v.seconds for v in verdicts))
     return new_kept, dropped
+
+
+def _listed(refs: list[str], none: str) -> str:
+    return ", ".join(refs) or none
 
 
 def _draft(loop: _Loop, trace, kept: list, dropped: list, rnd: int) -> Trace:
@@ -229,15 +239,20 @@ def _check(loop: _Loop, claims, t0: float) -> tuple[float, float, str | None]:
     agreed = [v is None or v.answer for v in verdicts]
     good = [a and m for a, m in zip(audited, agreed)]
     n, asked = len(claims), [v for v in verdicts if v is not None]
-    yes = sum(v.answer for v in asked)
-    labels_en, labels_zh = ", ".join(s.label for s in claims), "、".join(label_in(s.label, "zh") for s in claims)
     loop.rec.add(kind="check", thought="Is every sentence of the draft supported by the chunk it cites?",
-            decision=Msg(en=f"the audit: {sum(audited)} of {n} sentences supported ({labels_en}); the model's yes/no: "
-                         f"{yes} of {len(asked)} yes; both: {sum(good)} of {n}",
-                         zh=f"审计：{n} 句中 {sum(audited)} 句有支撑（{labels_zh}）；模型的是/否：{len(asked)} 句中 {yes} 句说是；"
-                         f"两者都认可：{n} 句中 {sum(good)} 句"),
-            verdicts=tuple(asked), supports=supports, seconds=time.perf_counter() - t0)
+                 decision=_checked_msg(claims, sum(audited), asked, sum(good)),
+                 verdicts=tuple(asked), supports=supports, seconds=time.perf_counter() - t0)
     return sum(good) / n, sum(audited) / n, next((s.sentence for s, ok in zip(claims, good) if not ok), None)
+
+
+def _checked_msg(claims, audited: int, asked: list, good: int) -> Msg:
+    """The check step's decision: how many sentences the audit supports (their labels), the model's yeses, both."""
+    n, yes = len(claims), sum(v.answer for v in asked)
+    labels_en, labels_zh = ", ".join(s.label for s in claims), "、".join(label_in(s.label, "zh") for s in claims)
+    return Msg(en=f"the audit: {audited} of {n} sentences supported ({labels_en}); the model's yes/no: "
+               f"{yes} of {len(asked)} yes; both: {good} of {n}",
+               zh=f"审计：{n} 句中 {audited} 句有支撑（{labels_zh}）；模型的是/否：{len(asked)} 句中 {yes} 句说是；"
+               f"两者都认可：{n} 句中 {good} 句")
 
 
 def _rewrite(loop: _Loop, unsupported: str | None, tried: set[str]) -> str:
