@@ -9,7 +9,6 @@ import streamlit as st
 from rag import waterfall
 from rag.audit.citations import audit as audit_text
 from rag.audit.verifier import answer_checker
-from rag.backends import fallback_notes
 from ui import (
     answer_panels,
     charts,
@@ -36,7 +35,6 @@ from ui.render import (
     prompt_html,
     short,
 )
-from ui.streaming import ask_streaming
 
 ss = st.session_state
 st.header(":material/forum: " + t("page.answer"))
@@ -295,28 +293,11 @@ if ss["answer.rewrite"] != "none" and chat is None:  # said here, in the UI's la
                 "model: ") + choices.no_model_hint(gen) + tr(zh="或把改写选为 none。", en=" Or choose rewrite 'none'."))
     st.stop()
 key = results.trace_key(ss, rr)
-trace = memo.peek("trace", key)
 left, right = st.columns(2) if ss["answer.compare"] else (st.container(), None)
 with left:
     st.subheader(tr(zh="有 RAG：基于资料的回答", en="With RAG: grounded answer"))
     answer_box = st.empty()
-if trace is None or regenerate:
-    def compute():
-        with answer_box.container():
-            opinion = attempt(choices.opinion_chat, stop=False)
-            made = attempt(ask_streaming, q, index, settings.ask_settings(), gen.backend,
-                           rr.backend if rr else None, chat, opinion)
-        made.notes += fallback_notes(gen, rr)
-        return made
-
-    if class_cache.shareable(chat):  # the same for everyone who asks it: computed once for the class
-        with left:
-            trace, made_at = class_cache.shared().fetch(("answer", key), compute, class_cache.wait_for_class,
-                                                        fresh=regenerate, keep=lambda t: not t.error)
-    else:
-        trace, made_at = compute(), None
-    memo.remember("trace", key, trace)
-    memo.remember("trace_made", key, made_at)
+trace = results.answer_trace(key, q, index, gen, rr, chat, regenerate=regenerate, stream_into=answer_box, shared_in=left)
 ss["answer.last_trace"] = trace  # the trace the export buttons and the evaluation drill-down read
 _generator_status(gen_box, gen, trace)
 audit = trace.audit

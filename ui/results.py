@@ -1,5 +1,7 @@
 """One session's results for the current question: the answer page's trace, and the retrieval and
-rerank lists the other pages show, taken from that trace when it exists so every page agrees.
+rerank lists the other pages show, taken from that trace when it exists so every page agrees. The answer is made
+here too (`answer_trace`): streamed into the page, and, where it is the same for everyone who asks it, made once for
+the class.
 Not handled here: computing them (rag/pipeline.py, rag/search/).
 """
 
@@ -14,7 +16,7 @@ from rag.index.build import Index
 from rag.trace import Trace
 
 from .choices import generator_identity
-from .memo import memo, peek
+from .memo import memo, peek, remember
 from .settings import ask_settings, index_key, question
 from .worker import run_in_worker
 
@@ -54,3 +56,36 @@ def rerank_result(index: Index, q: str, rr: Choice, trace: Trace | None = None):
     return memo("rerank", (ss["index.key"], q, s, rr.label),  # in a worker: an LLM judge is queued and stoppable
                 lambda: run_in_worker(lambda control, emit: rerank_candidates(q, candidates, index, rr.backend, s.top_k,
                                                                               control=control)))
+
+
+def answer_trace(key: tuple, q: str, index: Index, gen: Choice, rr: Choice | None, chat, *, regenerate: bool,
+                 stream_into, shared_in) -> Trace:
+    """The answer for this question and these settings (`key`: trace_key): this session's, unless none is kept or
+    `regenerate`; then made, streaming into the `stream_into` placeholder, and with a model every session shares made
+    once for the class (a session that waits on another's run is told so inside `shared_in`)."""
+    from rag.backends import fallback_notes
+
+    from . import choices, class_cache
+    from .render import attempt
+    from .streaming import ask_streaming
+
+    trace = peek("trace", key)
+    if trace is not None and not regenerate:
+        return trace
+
+    def compute() -> Trace:
+        with stream_into.container():
+            opinion = attempt(choices.opinion_chat, stop=False)
+            made = attempt(ask_streaming, q, index, ask_settings(), gen.backend, rr.backend if rr else None, chat, opinion)
+        made.notes += fallback_notes(gen, rr)
+        return made
+
+    if class_cache.shareable(chat):  # the same for everyone who asks it: computed once for the class
+        with shared_in:
+            trace, made_at = class_cache.shared().fetch(("answer", key), compute, class_cache.wait_for_class,
+                                                        fresh=regenerate, keep=lambda t: not t.error)
+    else:
+        trace, made_at = compute(), None
+    remember("trace", key, trace)
+    remember("trace_made", key, made_at)
+    return trace
