@@ -611,6 +611,26 @@ def test_the_loops_page_runs_graph_and_graph_global(chromium, llm_app):
         context.close()
 
 
+def test_the_loops_page_names_its_loops_in_both_languages(chromium, llm_app):
+    """Issue 66, item 6: "strategy" is the retrieval meaning only; the loops page offers and compares answer loops
+    (回答方式 / loop), in each language, with Self-RAG run on the fake endpoint."""
+    for lang, picker, column in (("zh", "回答方式", "回答方式"), ("en", "Loops", "loop")):
+        context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+        try:
+            page = context.new_page()
+            page.goto(llm_app.url + "/loops?loops.strategies=plain" + ("&ui.lang=en" if lang == "en" else ""))
+            settle(page, heading(page, TITLES["loops"] if lang == "zh" else "Self-RAG & agent"), FIRST_RUN_MS)
+            page.locator(".st-key-loops-run button").click()
+            settle(page, page.locator("[data-testid='stHtml'] table"), RUN_MS)
+            assert_clean(page, f"loops page ({lang})")
+            text = main_text(page)
+            assert picker in text and column in page.locator("[data-testid='stHtml'] table").first.inner_text()
+            assert ("策略" not in text) if lang == "zh" else ("strateg" not in text.lower())
+            shoot(page, f"loops_named_{lang}")
+        finally:
+            context.close()
+
+
 def test_a_file_over_the_limit_and_an_unsupported_one_get_messages_not_red_chips(chromium, offline_app, tmp_path):
     """Through the browser's own file input: the widget lets both through (no type filter, a transfer cap
     above the limit), and the loader answers in Chinese; the bundled corpus stays loaded."""
