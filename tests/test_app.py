@@ -171,6 +171,8 @@ def test_an_embedder_that_cannot_load_is_an_error_and_the_index_is_kept(app):
     at.button(key="chunk.apply").click().run()
     assert not at.exception
     assert at.error and "no-such-model" in at.error[0].value
+    said = at.error[0].value  # in the page's language (Chinese first): it was English in Chinese mode
+    assert at.session_state["ui.lang"] == "zh" and "Hugging Face 缓存" in said and "is not in the local" not in said
     assert at.session_state["applied.embedder"] != "no-such-org/no-such-model"
     assert at.session_state["index.key"] == key
     at.selectbox(key="embed.name").set_value(at.session_state["applied.embedder"]).run()

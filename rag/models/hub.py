@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from rag.errors import ModelUnavailableError
+from rag.messages import Msg
 
 PROBE_TIMEOUT_S = 3.0  # how long we wait for the model hub before declaring it unreachable
 
@@ -76,45 +77,49 @@ def looks_like_path(name: str) -> bool:
             or os.path.isabs(name))
 
 
-def load_model(build: Callable[..., T], name: str, what: str, alternatives: str) -> tuple[T, str]:
+def load_model(build: Callable[..., T], name: str, what: Msg, alternatives: Msg) -> tuple[T, str]:
     """(model, source) for a local directory or hub id, following the order in the module docstring.
 
     build(name_or_path, **kw) constructs the model; kw is local_files_only=True except for the download.
     source is "local directory", "local HF cache" or "downloaded". `what` names the kind of model in
-    messages ("cross-encoder"); `alternatives` completes "or use ..." in every error."""
+    messages ("cross-encoder"); `alternatives` completes "or use ..." in every error. Every error says it in both
+    languages (a page shows it in its own: the upload page's custom embedder)."""
     path = Path(name).expanduser()
     if path.is_dir():
         try:
             return build(str(path), local_files_only=True), "local directory"
         except Exception as e:
-            raise ModelUnavailableError(
-                f"{path} is a directory but not a loadable {what} ({type(e).__name__}: {e}). It needs "
-                f"config.json, weights and tokenizer files (save_pretrained); or use {alternatives}."
-            ) from e
+            raise ModelUnavailableError(Msg(
+                en=f"{path} is a directory but not a loadable {what.en} ({type(e).__name__}: {e}). It needs "
+                f"config.json, weights and tokenizer files (save_pretrained); or use {alternatives.en}.",
+                zh=f"{path} 是一个目录，但不是可以载入的{what.zh}（{type(e).__name__}: {e}）。它需要 config.json、权重和"
+                f"分词器文件（save_pretrained 保存的）；或者改用{alternatives.zh}。")) from e
     if path.exists() or looks_like_path(name):
-        raise ModelUnavailableError(
-            f"no model directory at {path}. Give an existing model directory, a hub model name, "
-            f"or use {alternatives}."
-        )
+        raise ModelUnavailableError(Msg(
+            en=f"no model directory at {path}. Give an existing model directory, a hub model name, "
+            f"or use {alternatives.en}.",
+            zh=f"{path} 没有模型目录。请给出一个存在的模型目录或模型库里的模型名，或者改用{alternatives.zh}。"))
     try:
         return build(name, local_files_only=True), "local HF cache"
     except (OSError, ValueError) as e:  # what transformers / huggingface_hub raise for "not in the cache"
         cache_error = e  # kept as the cause of whatever is raised next; any other error is a bug: it propagates
     if offline_requested():
-        raise ModelUnavailableError(
-            f"{what} {name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE (or "
+        raise ModelUnavailableError(Msg(
+            en=f"{what.en} {name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE (or "
             f"TRANSFORMERS_OFFLINE) is set, so it cannot be downloaded. Download it once where the hub is "
-            f"reachable, or use {alternatives}."
-        ) from cache_error
+            f"reachable, or use {alternatives.en}.",
+            zh=f"{what.zh} {name!r} 不在本机的 Hugging Face 缓存里，而且设置了 HF_HUB_OFFLINE（或 TRANSFORMERS_OFFLINE），"
+            f"所以不能下载。请在能连上模型库的机器上先下载一次，或者改用{alternatives.zh}。")) from cache_error
     if not hub_reachable():
-        raise ModelUnavailableError(
-            f"{what} {name!r} is not in the local Hugging Face cache and the model hub cannot be reached "
-            f"(no network?). Download it once where the hub is reachable, or use {alternatives}."
-        ) from cache_error
+        raise ModelUnavailableError(Msg(
+            en=f"{what.en} {name!r} is not in the local Hugging Face cache and the model hub cannot be reached "
+            f"(no network?). Download it once where the hub is reachable, or use {alternatives.en}.",
+            zh=f"{what.zh} {name!r} 不在本机的 Hugging Face 缓存里，也连不上模型库（没有网络？）。请在能连上模型库的"
+            f"机器上先下载一次，或者改用{alternatives.zh}。")) from cache_error
     try:
         return build(name), "downloaded"
     except Exception as e:
-        raise ModelUnavailableError(
-            f"could not load {what} {name!r} ({type(e).__name__}: {e}). Check the model name, or use "
-            f"{alternatives}."
-        ) from e
+        raise ModelUnavailableError(Msg(
+            en=f"could not load {what.en} {name!r} ({type(e).__name__}: {e}). Check the model name, or use "
+            f"{alternatives.en}.",
+            zh=f"载入不了{what.zh} {name!r}（{type(e).__name__}: {e}）。请检查模型名，或者改用{alternatives.zh}。")) from e

@@ -68,12 +68,13 @@ RERANKERS: dict[str, str] = {
 }
 
 # Completes "or use ..." in every loading error; built from RERANKERS so it cannot drift.
-ALTERNATIVES = (
-    f"a local model directory, a registry model ({', '.join(k for k in RERANKERS if k not in (FALLBACK, LLM_JUDGE, LEARNED, TOKEN_MAXSIM))}), "
-    f"the local LLM as a judge ({LLM_JUDGE!r}), the learned ranker ({LEARNED!r}), late interaction ({TOKEN_MAXSIM!r}), "
-    f"or the "
-    f"offline fallback reranker {FALLBACK!r} (labelled as a fallback, not a cross-encoder)"
-)
+_REGISTRY = ", ".join(k for k in RERANKERS if k not in (FALLBACK, LLM_JUDGE, LEARNED, TOKEN_MAXSIM))
+ALTERNATIVES = Msg(
+    en=f"a local model directory, a registry model ({_REGISTRY}), the local LLM as a judge ({LLM_JUDGE!r}), the learned "
+    f"ranker ({LEARNED!r}), late interaction ({TOKEN_MAXSIM!r}), or the offline fallback reranker {FALLBACK!r} "
+    "(labelled as a fallback, not a cross-encoder)",
+    zh=f"本地模型目录、登记的模型（{_REGISTRY}）、本地大模型当评委（{LLM_JUDGE!r}）、学习型排序器（{LEARNED!r}）、"
+    f"后期交互（{TOKEN_MAXSIM!r}），或离线的替身重排器 {FALLBACK!r}（标明是替身，不是交叉编码器）")
 
 # Weight of the whole-chunk cosine in the fallback's score (0 = pure best sentence).
 MAXSIM_CHUNK_WEIGHT = 0.25  # chosen on cmrc2018_dev; see the module docstring
@@ -139,7 +140,7 @@ class CrossEncoderReranker:
         self.batch_size = batch_size
         self.model, source = load_model(
             lambda n, **kw: CrossEncoder(n, device="cpu", max_length=max_length, **kw),
-            model_name_or_path, "cross-encoder", ALTERNATIVES)
+            model_name_or_path, Msg(en="cross-encoder", zh="交叉编码器"), ALTERNATIVES)
         local = source == "local directory"
         shown = Path(model_name_or_path).name if local else model_name_or_path
         self.label = Msg(en=f"cross-encoder {shown}{' (local directory)' if local else ''}",
