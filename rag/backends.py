@@ -60,7 +60,7 @@ def choose_reranker(name: str | None, embedder: Embedder,
     except ModelUnavailableError as exc:
         rr = load_reranker(FALLBACK_RERANKER, embedder)
         return Choice(rr, rr.label, True, Msg(en=f"{failed.en} ({exc}); using the offline fallback",
-                                              zh=f"{failed.zh}（{exc}）；改用离线替身"))
+                                              zh=f"{failed.zh}（{exc.localized('zh')}）；改用离线替身"))
     return Choice(rr, rr.label, rr.is_fallback)
 
 # What --generator and the sidebar offer. "server": the bundled model behind llama.cpp's own server (a class on one

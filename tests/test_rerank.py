@@ -149,6 +149,17 @@ def test_missing_local_directory_is_a_clear_error(tmp_path):
         load_reranker(str(tmp_path / "nope" / "model"))
 
 
+def test_a_reranker_that_cannot_load_falls_back_and_says_why_in_both_languages(tmp_path):
+    """The fallback's reason carries the loader's message in the page's language (it was English in Chinese mode)."""
+    from rag.backends import choose_reranker
+
+    choice = choose_reranker(str(tmp_path / "nope" / "model"), BigramEmbedder())
+    assert choice.is_fallback
+    assert "no model directory" in choice.reason.en and "using the offline fallback" in choice.reason.en
+    zh = choice.reason.zh
+    assert "没有模型目录" in zh and "改用离线替身" in zh and "no model directory" not in zh
+
+
 def test_registry_lists_bge_first_and_the_fallback():
     keys = list(RERANKERS)
     assert RERANKERS[keys[0]] == "BAAI/bge-reranker-base"
