@@ -158,6 +158,11 @@ def test_a_reranker_that_cannot_load_falls_back_and_says_why_in_both_languages(t
     assert "no model directory" in choice.reason.en and "using the offline fallback" in choice.reason.en
     zh = choice.reason.zh
     assert "没有模型目录" in zh and "改用离线替身" in zh and "no model directory" not in zh
+    from rag.models.gbdt import own_model
+
+    with pytest.raises(ModelUnavailableError) as err:  # the answer gate's and selector's model for another embedder
+        own_model(tmp_path, "bigram", "gate.txt", "python scripts/train_answering.py")
+    assert "no gate.txt trained" in str(err.value) and "没有为向量模型 bigram 训练的 gate.txt" in err.value.localized("zh")
 
 
 def test_registry_lists_bge_first_and_the_fallback():

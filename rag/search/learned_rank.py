@@ -82,11 +82,15 @@ def _booster(path: Path):
     try:
         import lightgbm
     except (ImportError, OSError) as exc:  # OSError: its OpenMP runtime (libgomp) is missing
-        raise ModelUnavailableError(f"the learned ranker needs lightgbm ({exc}): pip install 'lightgbm==4.7.0', "
-                                    "or use the offline fallback reranker 'sentence-maxsim'") from exc
+        raise ModelUnavailableError(Msg(en=f"the learned ranker needs lightgbm ({exc}): pip install 'lightgbm==4.7.0', "
+                                        "or use the offline fallback reranker 'sentence-maxsim'",
+                                        zh=f"学习型排序器需要 lightgbm（{exc}）：pip install 'lightgbm==4.7.0'，或改用离线替身重排器 "
+                                        "'sentence-maxsim'")) from exc
     if not path.is_file():
-        raise ModelUnavailableError(f"no learned ranker model at {path}: run python scripts/train_reranker.py, "
-                                    "or use the offline fallback reranker 'sentence-maxsim'")
+        raise ModelUnavailableError(Msg(en=f"no learned ranker model at {path}: run python scripts/train_reranker.py, "
+                                        "or use the offline fallback reranker 'sentence-maxsim'",
+                                        zh=f"{path} 没有学习型排序器模型：运行 python scripts/train_reranker.py，或改用离线替身重排器 "
+                                        "'sentence-maxsim'"))
     return lightgbm.Booster(model_file=str(path))
 
 
@@ -105,9 +109,11 @@ class LearnedReranker:
         self.booster = _booster(Path(model_file))
         names = tuple(self.booster.feature_name())
         if names != FEATURES:
-            raise ModelUnavailableError(
-                f"the learned ranker {model_file} was trained on other features ({', '.join(names)}) than "
-                f"rank_features.FEATURES: retrain it with python scripts/train_reranker.py")
+            raise ModelUnavailableError(Msg(
+                en=f"the learned ranker {model_file} was trained on other features ({', '.join(names)}) than "
+                f"rank_features.FEATURES: retrain it with python scripts/train_reranker.py",
+                zh=f"学习型排序器 {model_file} 训练时用的特征（{', '.join(names)}）和 rank_features.FEATURES 不同：用 "
+                "python scripts/train_reranker.py 重新训练"))
         self.recipe = json.loads(Path(recipe_file).read_text(encoding="utf-8")) if Path(recipe_file).is_file() else {}
         self._lock = threading.Lock()  # a ranker may be shared by threads (an evaluation's): one prediction at a time
         trained_on = self.recipe.get("trained_on", "cmrc2018 trial")

@@ -51,8 +51,9 @@ class LLMJudgeReranker:
 
     def __init__(self, chat, budget_s: float | None = None, max_chars: int = MAX_CHARS):
         if chat is None or not chat.supports_logprobs:
-            raise ModelUnavailableError("the LLM judge needs the bundled local model (it reads next-token "
-                                        "probabilities, which an OpenAI-compatible endpoint does not give here)")
+            raise ModelUnavailableError(Msg(en="the LLM judge needs the bundled local model (it reads next-token "
+                                            "probabilities, which an OpenAI-compatible endpoint does not give here)",
+                                            zh="LLM 评委需要随附的本地模型（它读下一个词的概率，OpenAI 兼容接口在这里给不出）"))
         self.chat = chat
         self.budget_s = default_budget() if budget_s is None else float(budget_s)
         self.max_chars = int(max_chars)

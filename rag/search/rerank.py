@@ -132,9 +132,11 @@ class CrossEncoderReranker:
         try:
             from sentence_transformers import CrossEncoder
         except ImportError as exc:
-            raise ModelUnavailableError(
-                f"cross-encoder rerankers need sentence-transformers ({exc}): pip install "
-                f"'sentence-transformers>=5.0', or use the offline fallback reranker {FALLBACK!r}"
+            raise ModelUnavailableError(Msg(
+                en=f"cross-encoder rerankers need sentence-transformers ({exc}): pip install "
+                f"'sentence-transformers>=5.0', or use the offline fallback reranker {FALLBACK!r}",
+                zh=f"交叉编码器重排需要 sentence-transformers（{exc}）：pip install 'sentence-transformers>=5.0'，或改用离线"
+                f"替身重排器 {FALLBACK!r}")
             ) from exc
         self.name = model_name_or_path
         self.batch_size = batch_size
