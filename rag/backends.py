@@ -212,6 +212,7 @@ def choose_judge(kind: str = "local", local_model: str = "auto", environ: Mappin
     local_model, note = judge_model(local_model)
     ok, why = local_available(local_model)
     if not ok:
-        raise ModelUnavailableError(f"the judge needs the bundled local model: {why}")
+        raise ModelUnavailableError(Msg(en=f"the judge needs the bundled local model: {localized(why, 'en')}",
+                                        zh=f"评委需要随附的本地模型：{localized(why, 'zh')}"))
     chat = (local_chat or LocalChat)(local_model)
     return Choice(chat, chat.label, False, note)

@@ -29,6 +29,7 @@ import numpy as np
 
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.index.vectorstore import VectorStore
+from rag.messages import Msg
 
 INDEX_KINDS = ("exact", "hnsw", "ivfpq", "milvus")
 FAISS_KINDS = ("hnsw", "ivfpq")
@@ -45,7 +46,8 @@ def _faiss():
     try:
         import faiss
     except ImportError as e:  # pragma: no cover - faiss-cpu is in requirements.txt
-        raise ModelUnavailableError("ANN indexes need faiss: pip install faiss-cpu (it is in requirements.txt)") from e
+        raise ModelUnavailableError(Msg(en="ANN indexes need faiss: pip install faiss-cpu (it is in requirements.txt)",
+                                        zh="近似索引需要 faiss：pip install faiss-cpu（它在 requirements.txt 里）")) from e
     return faiss
 
 

