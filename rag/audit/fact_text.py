@@ -236,23 +236,21 @@ def soft_break(text: str, i: int) -> bool:
 
 
 def _quote_depths(text: str) -> list[int]:
-    depth, out = 0, []
-    for ch in text:
-        if ch in "“「『":
-            depth += 1
-        out.append(depth)
-        if ch in "”」』":
-            depth = max(0, depth - 1)
-    return out
+    return _depths(text, "“「『", "”」』")
 
 
 def _bracket_depths(text: str) -> list[int]:
+    return _depths(text, "（(", "）)")
+
+
+def _depths(text: str, opening: str, closing: str) -> list[int]:
+    """How deep inside `opening` ... `closing` pairs each character of `text` sits (the marks themselves count in)."""
     depth, out = 0, []
     for ch in text:
-        if ch in "（(":
+        if ch in opening:
             depth += 1
         out.append(depth)
-        if ch in "）)":
+        if ch in closing:
             depth = max(0, depth - 1)
     return out
 
