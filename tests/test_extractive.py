@@ -401,3 +401,20 @@ def test_a_neighbour_chunk_that_never_names_the_questions_subject_is_not_quoted(
     same = _chunk("m", "Adam 用指数加权平均估计动量。", title="Adam 算法")
     refs = parse_citations(_answer(gen, build_prompt(question, [adam, same], lang="zh"))[0])
     assert refs == ["a", "m"]  # the same subject, and a word the anchor lacks: quoted
+
+
+def test_a_sentence_that_restates_the_question_is_never_quoted():
+    """Issue 67: "她是2008年度香港小姐竞选季军。" led the answer to "2008年度香港小姐竞选比赛的季军是谁？" (cmrc2018): every
+    word of it is the question's, and it names no one. The sentence that names her is quoted instead; the restatement
+    stays scored (compression and the gate read every sentence), it is only never chosen."""
+    question = "2008年度香港小姐竞选比赛的季军是谁？"
+    restating = _chunk("r", "她是2008年度香港小姐竞选季军。")
+    naming = _chunk("n", "陈倩扬获得2008年度香港小姐竞选比赛的季军，同时获得最上镜小姐。")
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=5, margin=10.0)
+    scored = gen.score_sentences(build_prompt(question, [restating, naming], lang="zh"))
+    assert any(s.sentence == "她是2008年度香港小姐竞选季军。" for s in scored)  # still a scored candidate
+    quoted = [strip_citations(p) for p in _answer(gen, build_prompt(question, [restating, naming], lang="zh"))[1]]
+    assert "她是2008年度香港小姐竞选季军。" not in quoted and any("陈倩扬" in q for q in quoted)
+    yes_no = "她是2008年度香港小姐竞选季军吗？"  # to a yes/no question a restatement is the answer: quoted
+    quoted = [strip_citations(p) for p in _answer(gen, build_prompt(yes_no, [restating], lang="zh"))[1]]
+    assert quoted == ["她是2008年度香港小姐竞选季军。"]

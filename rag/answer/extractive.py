@@ -65,6 +65,7 @@ import numpy as np
 from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt
 from rag.audit.answer_form import ANAPHORA, has_form, question_form, question_parts_of
 from rag.audit.asked import asked_slot, fills, question_words
+from rag.audit.checks.restates import restates_question
 from rag.audit.citations import CITATION_RE, content_tokens, term_overlap, terms_found
 from rag.errors import ConfigError
 from rag.ingest.markdown import nonprose_spans, overlaps
@@ -192,7 +193,9 @@ class ExtractiveGenerator:
         for_part: dict[int, str] = {}
         lead = None
         if max(r[8] for r in rows) >= self.min_score:  # the abstain decision reads relevance, not the form bonus
-            chosen = _selected_first(self._select(rows, form, q_tokens), rows, select, strict_slot(prompt.question))
+            skip = restating(rows, prompt.question)
+            chosen = _selected_first(self._select(rows, form, q_tokens, skip=skip), rows, select,
+                                     strict_slot(prompt.question), skip)
             lead = chosen[0] if chosen else None
             for_part = self._each_part(prompt.question, chosen, rows, candidates, vecs[: len(candidates)], chunk_terms)
             chosen += list(for_part)
@@ -212,22 +215,24 @@ class ExtractiveGenerator:
                       for (b, s, e, t, c, cc, o, sc, rel, about) in rows]
         return self.selector.scores(question, candidates)
 
-    def _select(self, rows: list, form: str | None, q_tokens: list[str], lead: int | None = None) -> list[int]:
+    def _select(self, rows: list, form: str | None, q_tokens: list[str], lead: int | None = None,
+                skip: frozenset[int] = frozenset()) -> list[int]:
         """The rows (best first) the answer quotes: the best within MARGIN of the best one (at most max_sentences, no
         near-duplicates), those of the asked form within it beyond that (FORM_EXTRA), the anchor first (`_anchored`,
-        or `lead` when given), less those off the question (`_on_the_question`)."""
+        or `lead` when given), less those off the question (`_on_the_question`). `skip`: rows that restate the
+        question (`restating`), never quoted."""
         least, floor = self.min_score, self._floor(rows[0][7])
         chosen: list[int] = [] if lead is None else [lead]
         for i, row in enumerate(rows):
             if len(chosen) >= self.max_sentences or row[7] < floor:
                 break
-            if i in chosen or not quotable(row[3]) or _repeats(row[3], chosen, rows):
+            if i in chosen or i in skip or not quotable(row[3]) or _repeats(row[3], chosen, rows):
                 continue
             chosen.append(i)
         # a question that asks for a formula, a number or a list also gets the sentences of that form
         # within the margin, beyond max_sentences: "RRF 是怎么计算的？" must not stop at the sentence that
         # names RRF when the one with 1/(k + rank) scores within the margin
-        chosen += _of_the_form(rows, chosen, form, floor, least)[:FORM_EXTRA]
+        chosen += [i for i in _of_the_form(rows, chosen, form, floor, least) if i not in skip][:FORM_EXTRA]
         return _on_the_question(_anchored(chosen, rows) if lead is None else chosen, rows, telling(q_tokens))
 
     def _floor(self, best: float) -> float:
@@ -245,21 +250,23 @@ class ExtractiveGenerator:
         current = anchor(scored)
         if current is None or not cited or current.ref in cited or current.lead and not math.isnan(current.select):
             return scored  # (a lead the learned selector chose stands: it read more than the margin can tell)
-        within = self._cited_within(scored, cited)
+        skip = frozenset(i for i, x in enumerate(scored) if restates_question(x.sentence, prompt.question))
+        within = self._cited_within(scored, cited, skip)
         if not within:
             return scored
         lead = min(within, key=lambda i: scored[i].n)  # the best of the highest-ranked cited context
         blocks = {b.n: b for b in prompt.contexts}
         rows = [(blocks[x.n], x.start, x.end, x.sentence, x.cosine, x.chunk_cosine, x.overlap, x.score, x.relevance,
                  x.about) for x in scored]
-        keep = set(self._select(rows, question_form(prompt.question), content_tokens(prompt.question), lead))
+        keep = set(self._select(rows, question_form(prompt.question), content_tokens(prompt.question), lead, skip))
         return [replace(x, chosen=i in keep or bool(x.chosen and x.part)) for i, x in enumerate(scored)]
 
-    def _cited_within(self, scored: list[ScoredSentence], cited: set[str]) -> list[int]:
-        """The sentences of the cited chunks within the margin of the best, relevant enough and quotable."""
+    def _cited_within(self, scored: list[ScoredSentence], cited: set[str], skip: frozenset[int]) -> list[int]:
+        """The sentences of the cited chunks within the margin of the best, relevant enough and quotable, less those
+        that restate the question (`skip`)."""
         least, floor = self.min_score, self._floor(scored[0].score)
         return [i for i, x in enumerate(scored) if x.score >= floor and x.relevance >= least and x.ref in cited
-                and quotable(x.sentence)]
+                and quotable(x.sentence) and i not in skip]
 
     def _rank(self, cos: float, chunk: tuple[float, float], text: str, form: str | None) -> tuple[float, float]:
         """(relevance, score) of a sentence: its cosine to the question (or to one part of it) plus the weighted
@@ -282,6 +289,7 @@ class ExtractiveGenerator:
         parts = question_parts(question)
         if not parts:
             return {}
+        restated = {rows[i][3] for i in restating(rows, question)}  # never a part's answer either
         where = {(id(row[0]), row[1]): i for i, row in enumerate(rows)}
         blocks = {id(c[0]): c[0] for c in candidates}
         part_sims = vecs @ np.asarray(self.embedder.embed_queries(parts), dtype=np.float32).T  # (sentence, part)
@@ -294,7 +302,7 @@ class ExtractiveGenerator:
             best, best_rel, best_i = -np.inf, 0.0, -1
             for i, (block, _, _, text) in enumerate(candidates):
                 relevance, score = self._rank(float(part_sims[i, j]), terms[id(block)], text, form)
-                if score > best and quotable(text):  # strict: ties keep the earlier (higher-ranked context) sentence
+                if score > best and quotable(text) and text not in restated:  # strict: ties keep the earlier sentence
                     best, best_rel, best_i = score, relevance, i
             if best_i < 0 or best_rel < self.min_score:
                 continue
@@ -397,7 +405,8 @@ def strict_slot(question: str) -> str | None:
     return slot if slot in ("number", "formula") and len(question_parts_of(question)) < 2 else None
 
 
-def _selected_first(chosen: list[int], rows: list, select: np.ndarray | None, slot: str | None) -> list[int]:
+def _selected_first(chosen: list[int], rows: list, select: np.ndarray | None, slot: str | None,
+                    skip: frozenset[int] = frozenset()) -> list[int]:
     """The stand-in's picks (indices into `rows`, the rule's anchor first) led by the one the learned selector scores
     highest, and the selector's best sentence of that same chunk added when the picks lack it; unchanged without a
     selector. A question that asks for a number or a formula (`slot`, asked.py) is led by a pick that gives one, where
@@ -409,20 +418,27 @@ def _selected_first(chosen: list[int], rows: list, select: np.ndarray | None, sl
         return chosen
     filling = [i for i in chosen if slot is not None and fills(rows[i][3], slot)]
     lead = max(filling or chosen, key=lambda i: (select[i], -i))
-    return [lead] + [i for i in chosen if i != lead] + _block_best(lead, chosen, rows, select)
+    return [lead] + [i for i in chosen if i != lead] + _block_best(lead, chosen, rows, select, skip)
 
 
-def _block_best(lead: int, chosen: list[int], rows: list, select: np.ndarray) -> list[int]:
+def _block_best(lead: int, chosen: list[int], rows: list, select: np.ndarray, skip: frozenset[int]) -> list[int]:
     """The selector's best sentence of the lead's chunk, where the picks lack it and it outscores theirs there (and
     says something other than they do); [] otherwise."""
     block = rows[lead][0]
-    own = [i for i, row in enumerate(rows) if row[0] is block and quotable(row[3]) and i not in chosen]
+    own = [i for i, row in enumerate(rows) if row[0] is block and quotable(row[3]) and i not in chosen and i not in skip]
     best = max(own, key=lambda i: select[i], default=None)
     if best is None or not select[best] > max(select[i] for i in chosen if rows[i][0] is block):
         return []
     if _repeats(rows[best][3], chosen, rows):
         return []
     return [best]
+
+
+def restating(rows: list, question: str) -> frozenset[int]:
+    """The rows whose sentence restates the question as a claim (restates_question: its content words are all the
+    question's): never quoted as an answer, though they stay scored (compression and the gate read every sentence).
+    "她是2008年度香港小姐竞选季军。" led the answer to "2008年度香港小姐竞选比赛的季军是谁？" (cmrc2018): it names no one."""
+    return frozenset(i for i, row in enumerate(rows) if restates_question(row[3], question))
 
 
 def _of_the_form(rows: list, chosen: list[int], form: str | None, floor: float, least: float) -> list[int]:
