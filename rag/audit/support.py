@@ -3,23 +3,29 @@
     sentence + chunk(s)
       -> align: the chunk sentence, or two adjacent sentences, that covers the sentence's content best
          = the evidence span (shown beside the sentence, the shared words highlighted)
-      -> checks against the span (one a module in checks/, run here in this order), each with its reason in
-         Chinese and English:
-           numbers   every number, range bound, percentage and year of the sentence is in the span (one the
-                     span has no number against at all is a "new number": unsupported, not contradicted)
-           quantity  a number goes with the thing it measures (32 位浮点数, 8 位整数: checks/quantity.py)
-           binding   a number and the term it is said of sit together (b's 0.75 is not k1's 1.2 到 2.0)
-           swap      the span says the same thing of a sibling term (L1 for L2, 验证集 for 测试集), or the chunk says it
-                     under another condition (在训练集上 for 在测试集上: checks/scope.py)
-           polarity  negations agree clause by clause, and no opposite pair differs (增大/减小, 乘以/除以)
-           new term  a name or identifier the chunk never mentions (Google, GPU)
-           restates  every content word is the question's own: the sentence states no fact
-           no-claim  a question inside the sentence, or no predicate at all (a noun phrase): it asserts nothing
-           coverage  the share of the sentence's content units found in the span
-           adds      the same share over what the sentence says beyond the question (its words the question
-                     lacks): the question's own words are in any chunk on its topic
+      -> checks against the span: the RULES below, each a module of checks/ that reports under its own file's name
+         and reads one `Claim` (the sentence, its span and chunk, the question), each with its reason in Chinese and
+         English:
+           numbers     every number, range bound, percentage and year of the sentence is in the span, with its unit
+           new-number  a number the span has nothing against (none there, or only an assigned one): unsupported,
+                       not contradicted
+           quantity    a number goes with the thing it measures (32 位浮点数, 8 位整数)
+           binding     a number and the term it is said of sit together (b's 0.75 is not k1's 1.2 到 2.0)
+           swap        the span says the same thing of a sibling term (L1 for L2, 验证集 for 测试集)
+           scope       the chunk says it under another condition (在训练集上 for 在测试集上)
+           polarity    negations agree clause by clause, and no opposite pair differs (增大/减小, 乘以/除以)
+           new-term    a name or identifier the chunk never mentions (Google, GPU)
+           apart       a name the chunk mentions only away from what the sentence says of it
+           restates    every content word is the question's own: the sentence states no fact
+           coverage    the share of the sentence's content units found in the span
+           adds        the same share over what the sentence says beyond the question (its words the question
+                       lacks): the question's own words are in any chunk on its topic
+           no-claim    a question inside the sentence, or no predicate at all (a noun phrase): it asserts nothing
+         Decided before them: a copy of the chunk's own words or question (verbatim.py), an echo of the prompt
+         (echo.py).
       -> label: contradicted (a fact check failed on a span that covers the sentence at least weakly) |
-         restates-question | unsupported (coverage, or what it adds, below WEAK_COVERAGE, or a new term) | weak
+         restates-question | unsupported (coverage, or what it adds, below WEAK_COVERAGE; a new term, a new number or a
+         name apart) | weak
          (below SUPPORTED_COVERAGE) | supported
       -> optional second opinion: a model's yes/no on the sentence and the span alone (its P(yes) kept);
          see `checks/opinion.py` for what it does to the label.
@@ -87,7 +93,6 @@ FACT_CHECKS = ("numbers", "quantity", "binding", "swap", "scope", "polarity")  #
 _RANK = {"supported": 4, "weak": 3, "contradicted": 2, "restates-question": 1, "unsupported": 0}
 
 
-
 @dataclass(frozen=True)
 class Support:
     """What the checker found for one sentence."""
@@ -110,8 +115,6 @@ class Support:
         return [c.reason(lang) for c in (self.failed or self.checks)]
 
 
-
-
 class Verifier(Protocol):
     """What the audit asks of a learned verifier (rag/audit/verifier.py LearnedVerifier): its check of a sentence the
     rules call supported, failed where it doubts it."""
@@ -128,7 +131,7 @@ class Checker:
     doubt_below: float = 0.5  # a model P(yes) below this turns a heuristic "supported" into "weak"
     supported_coverage: float = SUPPORTED_COVERAGE
     weak_coverage: float = WEAK_COVERAGE
-    beyond_question: bool = True  # read what the sentence adds to the question on its own (`_adds`); rebind.py does not
+    beyond_question: bool = True  # read what the sentence adds to the question (checks/adds.py); rebind.py does not
     verifier: Verifier | None = None  # the answer's audit passes verifier.learned_verifier()
 
     def check(self, sentence: str, chunks: Mapping[str, str], question: str = "", instructions: str = "") -> Support:
