@@ -6,7 +6,7 @@ Not handled here: a number the span gives otherwise (numbers.py), the order the 
 
 from __future__ import annotations
 
-from rag.audit.checks.units import measure_after, shown
+from rag.audit.checks.units import measure_after, numbers_of, shown
 from rag.audit.checks.verdict import Check, Claim
 from rag.audit.fact_text import Reading, Unit
 from rag.messages import Msg
@@ -16,10 +16,10 @@ NAME = "new-number"
 
 def check(claim: Claim) -> Check | None:
     s, span = claim.sentence, claim.span
-    nums = [u for u in s.units if u.kind == "num"]
+    nums = numbers_of(s)
     if not nums:
         return None
-    here = [u for u in span.units if u.kind == "num"]
+    here = numbers_of(span)
     counted = _counted_where_assigned(s, span, nums, here)
     if counted is not None:
         return counted

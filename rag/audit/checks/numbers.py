@@ -6,7 +6,7 @@ order the checks run in (rag/audit/support.py).
 from __future__ import annotations
 
 from rag.audit.checks import new_number
-from rag.audit.checks.units import shown, unit_after
+from rag.audit.checks.units import numbers_of, shown, unit_after
 from rag.audit.checks.verdict import Check, Claim
 from rag.audit.fact_text import Reading, Unit
 from rag.messages import Msg
@@ -43,7 +43,3 @@ def _other_unit(s: Reading, span: Reading, u: Unit, here: list[Unit]) -> Check |
         return Check(NAME, False, Msg(zh=f"句子说 {u.shown} {unit}，证据说 {u.shown} {'、'.join(theirs)}",
                      en=f"the sentence says {u.shown} {unit}; the evidence says {u.shown} {', '.join(theirs)}"))
     return None
-
-
-def numbers_of(r: Reading) -> list[Unit]:
-    return [u for u in r.units if u.kind == "num"]

@@ -63,8 +63,7 @@ def _opposite_aligned(s: Reading, c: Clause, span: Reading, closest: list[Clause
             for x, y in ((a, b), (b, a)):
                 if (has_word(s, c.start, c.end, x) and not has_word(s, c.start, c.end, y)
                         and has_word(span, h.start, h.end, y) and not has_word(span, h.start, h.end, x)):
-                    return Check(NAME, False, Msg(zh=f"句子说“{x}”，证据说“{y}”",
-                                 en=f"the sentence says \"{x}\" where the evidence says \"{y}\""))
+                    return _opposite(x, y)
     return None
 
 
@@ -107,6 +106,11 @@ def _opposite_near(s: Reading, c: Clause, span: Reading) -> Check | None:
             for h in span.clauses:
                 if has_word(span, h.start, h.end, y) and any(clause_has(span, h, u) for u in c.units
                                                                if u.kind != "num" and u.key not in (x, y)):
-                    return Check(NAME, False, Msg(zh=f"句子说“{x}”，证据说“{y}”",
-                                 en=f"the sentence says \"{x}\" where the evidence says \"{y}\""))
+                    return _opposite(x, y)
     return None
+
+
+def _opposite(x: str, y: str) -> Check:
+    """The failed check: the sentence says `x` where the evidence says its opposite `y`."""
+    return Check(NAME, False, Msg(zh=f"句子说“{x}”，证据说“{y}”",
+                 en=f"the sentence says \"{x}\" where the evidence says \"{y}\""))

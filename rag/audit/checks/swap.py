@@ -68,8 +68,7 @@ def _opener_swap(s: Reading, span: Reading, whole: Reading) -> Check | None:
         v = _sibling_opener(own, span, whole, a, b)
         if v is not None:
             where = span.text[a:b].strip()
-            return Check(NAME, False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
-                         en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
+            return _said_of(where, v, m)
     return None
 
 
@@ -112,8 +111,7 @@ def _subject_swap(c: Clause, span: Reading, whole: Reading, evidence: Evidence) 
         return None
     _, g, v = found
     where = span.text[g.start:g.end].strip()
-    return Check(NAME, False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
-                 en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
+    return _said_of(where, v, m)
 
 
 def _other_subject(g: Clause, own: list[Unit], span: Reading, whole: Reading) -> Unit | None:
@@ -149,8 +147,7 @@ def _swapped(mine: list[Unit], at: Facing, evidence: Evidence, title: Reading | 
         v = _sibling(m, extra, at, names_too) if known else None
         if v is not None:
             where = span.text[g.start:g.end].strip()
-            return Check(NAME, False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
-                         en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
+            return _said_of(where, v, m)
     return None
 
 
@@ -163,6 +160,12 @@ def _sibling(m: Unit, extra: list[Unit], at: Facing, names_too: bool) -> Unit | 
         if siblings(m, v, at):
             return v
     return None
+
+
+def _said_of(where: str, v: Unit, m: Unit) -> Check:
+    """The failed check: the span `where` says this of `v`, not of the sentence's `m`."""
+    return Check(NAME, False, Msg(zh=f"证据“{where}”说的是 {v.shown}，不是 {m.shown}",
+                 en=f"the evidence \"{where}\" says this of {v.shown}, not of {m.shown}"))
 
 
 def has_word(r: Reading, a: int, b: int, word: str) -> bool:

@@ -41,6 +41,11 @@ def same_unit(u: Unit, v: Unit) -> bool:
     return u.key == v.key or (not u.key.isascii() and (u.key in v.key or v.key in u.key))
 
 
+def numbers_of(r: Reading) -> list[Unit]:
+    """The number units of a text, in order."""
+    return [u for u in r.units if u.kind == "num"]
+
+
 def shown(units, sep: str = "、") -> str:
     """The units as the reason shows them: 、 between them in Chinese, a comma in English (`sep=", "`)."""
     return sep.join(dict.fromkeys(u.shown for u in units))
