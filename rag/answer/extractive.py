@@ -289,7 +289,6 @@ class ExtractiveGenerator:
         parts = question_parts(question)
         if not parts:
             return {}
-        restated = {rows[i][3] for i in restating(rows, question)}  # never a part's answer either
         where = {(id(row[0]), row[1]): i for i, row in enumerate(rows)}
         blocks = {id(c[0]): c[0] for c in candidates}
         part_sims = vecs @ np.asarray(self.embedder.embed_queries(parts), dtype=np.float32).T  # (sentence, part)
@@ -302,7 +301,8 @@ class ExtractiveGenerator:
             best, best_rel, best_i = -np.inf, 0.0, -1
             for i, (block, _, _, text) in enumerate(candidates):
                 relevance, score = self._rank(float(part_sims[i, j]), terms[id(block)], text, form)
-                if score > best and quotable(text) and text not in restated:  # strict: ties keep the earlier sentence
+                # strict: ties keep the earlier (higher-ranked context) sentence; one restating the question never answers
+                if score > best and quotable(text) and not restates_question(text, question):
                     best, best_rel, best_i = score, relevance, i
             if best_i < 0 or best_rel < self.min_score:
                 continue
