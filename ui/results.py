@@ -11,12 +11,14 @@ from typing import MutableMapping
 
 import streamlit as st
 
-from rag.backends import Choice
+from rag.backends import Choice, fallback_notes
 from rag.index.build import Index
 from rag.trace import Trace
 
+from . import choices, class_cache
 from .choices import generator_identity
 from .memo import memo, peek, remember
+from .render import attempt
 from .settings import ask_settings, index_key, question
 from .worker import run_in_worker
 
@@ -63,11 +65,7 @@ def answer_trace(key: tuple, q: str, index: Index, gen: Choice, rr: Choice | Non
     """The answer for this question and these settings (`key`: trace_key): this session's, unless none is kept or
     `regenerate`; then made, streaming into the `stream_into` placeholder, and with a model every session shares made
     once for the class (a session that waits on another's run is told so inside `shared_in`)."""
-    from rag.backends import fallback_notes
-
-    from . import choices, class_cache
-    from .render import attempt
-    from .streaming import ask_streaming
+    from .streaming import ask_streaming  # brings rag.pipeline: loaded when an answer is made, not at start-up
 
     trace = peek("trace", key)
     if trace is not None and not regenerate:
