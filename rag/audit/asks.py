@@ -1,0 +1,38 @@
+"""The words by which a question asks for a kind of answer: one table, read two ways.
+
+| kind | asked by (zh / en) |
+|---|---|
+| formula | 怎么算, 如何计算, 公式是, 什么公式, 怎么求 / how is … computed or calculated; formula |
+| number | 多少, 多大, 多快, 几个, 几轮, 几倍, 取值, 填几 / how many, how much, how fast, what value, what is the time complexity |
+| list | 有哪些, 哪几种, 哪些, 分别是什么 / what are the, which kinds (types, ways, steps, methods), "List …" |
+| comparison | 区别, 不同, 对比, 相比, 哪个更, 还是 / difference, differ, compare, versus, better, worse |
+| reason | 为什么, 为何, 原因, 怎么会 / why, what causes, how come, reason |
+
+`asked.asked_slot` reads all five in the asking clause of a question (the slot an answer must fill: the audit's slot
+check, the selector's "fills" signal, the answer's token budget); `answer_form.question_form` reads the first three
+over the whole question (the form the stand-in prefers among sentences about equally relevant). Until 2026-12-06
+each kept its own copy, and the two had drifted (公式 alone, 统计 and "how is … scored" asked for a formula in one;
+多快, 几轮, 分别是什么 asked for a number or a list in the other). Merged by what the words ask: computing, or the
+formula itself (公式是, 什么公式), asks for a formula; a formula named as the topic does not ("RRF 公式里的 k 是什么意思"
+asks what k means), nor does counting or scoring, which asks how something is done (统计, scored, measured). The
+cues are words of questions, not of any corpus, and are read on simplified text (callers fold a traditional
+question first). "List" counts only as the verb that opens a sentence: "a linked list" asks for no list.
+Not handled here: what fills a slot (asked.py), what form a sentence has (answer_form.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+ASKS = {
+    "formula": re.compile(r"怎么算|怎样算|如何算|怎么计算|怎样计算|如何计算|计算公式|公式是|公式为|什么公式|哪个公式|公式怎么|公式如何|怎么求|如何求|"
+                          r"\bhow (?:is|are|do|does|to)\b.*\b(?:comput|calculat)|\bformula\b", re.I),
+    "number": re.compile(r"多少|多大|多长|多久|多高|多快|几个|几种|几步|几层|几次|几轮|几倍|取值|取几|设几|取多|设多|填几|填多|"
+                         r"\bhow (?:many|much|long|big|large|fast)\b|\bwhat value\b|\bwhat is the (?:time|space) complexity\b",
+                         re.I),
+    "list": re.compile(r"有哪些|有哪几|哪几种|哪几类|哪几个|哪些|分别是什么|\bwhat are the\b|"
+                       r"\bwhich\b.*\b(?:kinds|types|ways|steps|methods)\b|(?:^|[.?!;:]\s*)list\b", re.I),
+    "comparison": re.compile(r"区别|不同|差别|差异|对比|相比|比较|有何异同|异同|哪个更|哪种更|还是|"
+                             r"\bdifference\b|\bdiffer\b|\bcompare|\bversus\b|\bvs\.?\b|\bbetter\b|\bworse\b", re.I),
+    "reason": re.compile(r"为什么|为何|原因|怎么会|何以|干嘛|凭什么|\bwhy\b|\bwhat causes\b|\bhow come\b|\breason", re.I),
+}
