@@ -96,3 +96,33 @@ def test_the_lexicon_reads_latin_words_whole_and_chinese_anywhere():
     assert lexicon.uses("LIFO") and lexicon.uses("stack") and lexicon.uses("哈希")
     assert not lexicon.uses("he")  # not inside "the"
     assert lexicon.uses("Stack") and not lexicon.uses("Bellman-Ford")
+
+
+@pytest.mark.parametrize(("question", "form", "slot"), [
+    # the words the two readers once read differently: one table now, so they agree
+    ("摄影开始和结束的时间分别是什么时候？", "list", "list"),
+    ("最后飞机以多快的速度冲出了跑道的防护堤？", "number", "number"),
+    ("荷兰数学奥林匹克比赛一共分为几轮？", "number", "number"),
+    ("RRF 的公式是什么？", "formula", "formula"),
+    ("RRF 公式里的 k=60 是什么意思", None, None),  # the formula is the topic, not what is asked
+    ("How is the final score computed?", "formula", "formula"),
+    # counting asks how a thing is done, which a formula may or may not say
+    ("top-5 命中率是怎么统计的", None, None),
+    # "list" asks for a list only as the verb that opens a sentence
+    ("List the three probing methods.", "list", "list"),
+    ("Can I run binary search on a linked list?", None, None),
+])
+def test_the_form_and_the_slot_read_one_table(question, form, slot):
+    from rag.audit.answer_form import question_form
+
+    assert question_form(question) == form
+    assert asked_slot(question) == slot
+
+
+def test_no_reader_keeps_a_table_of_its_own():
+    import rag.audit.answer_form as answer_form
+    import rag.audit.asked as asked
+    from rag.audit.asks import ASKS
+
+    assert not hasattr(answer_form, "_ASKS") and not hasattr(asked, "_ASKS")
+    assert set(answer_form.FORMS) <= set(ASKS) and set(asked.SLOTS) == set(ASKS)

@@ -16,6 +16,7 @@ chosen by what they state, and a garbled answer is caught as it streams.
 - `fact_text.py`: text as the checks read it: numbers by value, names, content words, clauses.
 - `fact_lexicon.py`: the small word lists the checks use (negations, opposites, generic words, units).
 - `grounding.py`: whether anything in the corpus supports each sentence of the no-RAG answer.
+- `asks.py`: the one table of the words by which a question asks for a kind of answer (both readers below read it).
 - `answer_form.py`: what form a question's answer takes (a formula, a number, a list) and whether a sentence has it.
 - `asked.py`: what a question asks for (a number, a formula, a list, a reason, a comparison) and whether the answer
   gives it; the words that only frame a question.

@@ -4,9 +4,10 @@
 that names RRF above it: every sentence of the chunk is about RRF, and the formula reads as noise. So a
 question that asks how something is computed prefers a sentence with a formula in it, one that asks how
 many or how much prefers a sentence with a number, one that asks which or what kinds prefers an
-enumeration. The cues are words of the question, not of any corpus; the extractive scorer adds a small
-bonus (FORM_WEIGHT in extractive.py, chosen on the golden set) to sentences of the asked-for form, which
-moves them up among sentences that are about equally relevant, and cannot lift an irrelevant one.
+enumeration. The cues are words of the question, not of any corpus (rag/audit/asks.py: the one table, which
+asked.asked_slot reads too); the extractive scorer adds a small bonus (FORM_WEIGHT in extractive.py, chosen on
+the golden set) to sentences of the asked-for form, which moves them up among sentences that are about equally
+relevant, and cannot lift an irrelevant one.
 Not handled here: the relevance score itself (extractive.py), the answerability gate, which reads the score
 without this bonus (answerability.py).
 """
@@ -15,17 +16,11 @@ from __future__ import annotations
 
 import re
 
+from rag.audit.asks import ASKS
 from rag.models.script import fold_script
 
 FORMS = ("formula", "number", "list")
 
-_ASKS = {
-    "formula": re.compile(r"怎么算|怎样算|如何算|怎么计算|怎样计算|如何计算|计算公式|公式|怎么统计|如何统计|怎么求|如何求|"
-                          r"\bhow (?:is|are|do|does|to)\b.*\b(?:comput|calculat|scor|measur)|\bformula\b", re.I),
-    "number": re.compile(r"多少|多大|多长|多久|多高|几个|几种|几步|几层|几次|取值|取几|设几|\bhow (?:many|much|long|big)\b|"
-                         r"\bwhat value\b", re.I),
-    "list": re.compile(r"有哪些|有哪几|哪几种|哪几类|哪几个|哪些|\bwhat are the\b|\bwhich\b.*\b(?:kinds|types|ways|steps)\b", re.I),
-}
 _HAS = {
     "formula": re.compile(r"[=≈Σ∑×÷√←·]|\d\s*/\s*[\w(]|\w\s*/\s*\(|[A-Za-z)]\s*[+*/]\s*[A-Za-z(\d]"),
     "number": re.compile(r"\d"),
@@ -55,7 +50,7 @@ def question_form(question: str) -> str | None:
     words: a question typed in traditional (怎麼計算) is read as simplified first, as the tokenizer reads it."""
     asked = fold_script(question or "")
     for form in FORMS:
-        if _ASKS[form].search(asked):
+        if ASKS[form].search(asked):
             return form
     return None
 

@@ -13,7 +13,8 @@ question's asked slot is read from its words, and the answer's sentences are che
 | comparison | 区别, 不同, 对比, 相比 / difference, compare, versus | a contrast (而, 但, 相比, 更, 不同 / whereas, but, than, unlike) |
 
 A slot the words do not show (a yes/no question, a definition) is not checked: "cannot tell" is said, not guessed.
-The cues are words of questions, not of any corpus.
+The cues are words of questions, not of any corpus: one table, rag/audit/asks.py, which answer_form.question_form
+reads too; this module keeps what fills each slot.
 `frame_words` are the words of a question that ask instead of naming what is asked about: interrogatives, hedges,
 measure words, particles, localizers and the verbs of asking (多少, 大概, 的话, 一般, 默认, 填, 个, 怎么): the gate never
 lists them as words the contexts lack.
@@ -28,22 +29,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rag.audit.answer_form import has_form, question_parts_of, without_indices
+from rag.audit.asks import ASKS
 from rag.messages import Msg
 from rag.models.script import fold_script
 
 SLOTS = ("formula", "list", "number", "comparison", "reason")  # read in this order: 哪几种 asks for a list, not a count
-_ASKS = {
-    "formula": re.compile(r"怎么算|怎样算|如何算|怎么计算|怎样计算|如何计算|计算公式|公式是|怎么求|如何求|"
-                          r"\bhow (?:is|are|do|does|to)\b.*\b(?:comput|calculat)|\bformula\b", re.I),
-    "number": re.compile(r"多少|多大|多长|多久|多高|多快|几个|几种|几步|几层|几次|几轮|几倍|取值|取几|设几|取多|设多|填几|填多|"
-                         r"\bhow (?:many|much|long|big|large|fast)\b|\bwhat value\b|\bwhat is the (?:time|space) complexity\b",
-                         re.I),
-    "list": re.compile(r"有哪些|有哪几|哪几种|哪几类|哪几个|哪些|分别是什么|\bwhat are the\b|"
-                       r"\bwhich\b.*\b(?:kinds|types|ways|steps|methods)\b|\blist\b", re.I),
-    "comparison": re.compile(r"区别|不同|差别|差异|对比|相比|比较|有何异同|异同|哪个更|哪种更|还是|"
-                             r"\bdifference\b|\bdiffer\b|\bcompare|\bversus\b|\bvs\.?\b|\bbetter\b|\bworse\b", re.I),
-    "reason": re.compile(r"为什么|为何|原因|怎么会|何以|干嘛|凭什么|\bwhy\b|\bwhat causes\b|\bhow come\b|\breason", re.I),
-}
 _FILLS = {
     "formula": re.compile(r"[=≈Σ∑×÷√←·]|\d\s*/\s*[\w(]|\w\s*/\s*\(|[A-Za-z)]\s*[+*/]\s*[A-Za-z(\d]|\\frac|\\sum"),
     # a Chinese numeral with a measure word counts; 一次/二次 do not (二次矩 is a second moment, 一次 linear)
@@ -70,7 +60,7 @@ def asked_slot(question: str) -> str | None:
     for part in question_parts_of(q) or [q]:
         clause = _asking_clause(part)
         for slot in SLOTS:
-            if _ASKS[slot].search(clause):
+            if ASKS[slot].search(clause):
                 return slot
     return None
 
