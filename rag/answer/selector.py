@@ -6,8 +6,10 @@ states what was asked. Answer-sentence selection (Wang et al., 2007; the WikiQA 
 choice instead: a LightGBM LambdaMART ranker over SELECT_FEATURES, signals of each candidate sentence the stand-in
 already computes (its cosine and its chunk's, their gaps to the best, the share of the question's own words it holds
 and of its own words that are new, its chunk's rank, its place in the chunk, whether it fills the slot the question
-asks: a number, a formula, a reason...). No index is read, so the stand-in and the pipeline use the same selector
-on any prompt.
+asks: a number, a formula, a reason...) and the shares of the question's topic words it and its chunk hold, each
+word weighted by its idf in the corpus (a word few chunks use counts more than one that most chunks use). No index
+is read: a prompt made in a run carries the idf (Prompt.topic_idf, pipeline.weighted); on a prompt without it those
+signals are missing and the rest decide.
 Trained by scripts/train_answering.py on the public reading-comprehension data the gate learns from (data/train):
 per question, the candidates of its contexts, the sentence holding the gold answer span (in a chunk of its gold
 passage) the positive. The recipe beside the model (data/answering/<embedder>/) records the data, the seed and the
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rag.answer.prompt import Prompt
 from rag.audit.answer_form import ANAPHORA
 from rag.audit.asked import asked_slot, fills, question_words
 from rag.audit.citations import content_tokens, terms_found
@@ -51,16 +54,27 @@ describe: dict[str, Msg] = {
     "fills": Msg(en="it fills the slot the question asks (missing: none asked)", zh="它填上了问题问的内容（缺失：没问具体内容）"),
     "anaphor": Msg(en="it opens with an anaphor (this, it, 这种, 因此) (1 or 0)", zh="以指代词开头（这种、它、因此等）（1 或 0）"),
     "digits": Msg(en="it holds a digit (1 or 0)", zh="含数字（1 或 0）"),
+    "sent_idf": Msg(en="share of the question's topic words, weighted by their idf in the corpus, the sentence holds",
+                    zh="句子含问题主题词的比例（按语料库中的 idf 加权）"),
+    "sent_idf_gap": Msg(en="that share minus the best candidate's", zh="该比例减去候选中最高的比例"),
+    "chunk_idf": Msg(en="the same share for its chunk", zh="所在块含问题主题词的比例（按 idf 加权）"),
+    "chunk_idf_gap": Msg(en="its chunk's share minus the best chunk's", zh="所在块的比例减去最高的块比例"),
+    "rarest_sent": Msg(en="it holds the question's rarest topic word in the corpus (1 or 0)",
+                       zh="含问题中在语料库里最少见的主题词（1 或 0）"),
+    "rarest_chunk": Msg(en="its chunk holds that word (1 or 0)", zh="所在块含该词（1 或 0）"),
 }
 SELECT_FEATURES: tuple[str, ...] = tuple(describe)
+IDF_SIGNALS = ("sent_idf", "sent_idf_gap", "chunk_idf", "chunk_idf_gap", "rarest_sent", "rarest_chunk")
 
 
-def select_values(question: str, candidates: Sequence) -> np.ndarray:
+def select_values(prompt: Prompt, candidates: Sequence) -> np.ndarray:
     """The SELECT_FEATURES rows (len(candidates), len(SELECT_FEATURES)) of the stand-in's candidate sentences
-    (extractive.ScoredSentence, any order) for `question`."""
+    (extractive.ScoredSentence, any order) of `prompt`'s contexts, for its question."""
     out = np.zeros((len(candidates), len(SELECT_FEATURES)), dtype=np.float64)
     if not candidates:
         return out
+    question = prompt.question
+    weighted = _idf_signals(prompt, candidates)
     topic = question_words(question)
     q_set = set(content_tokens(question))
     slot = asked_slot(question)
@@ -85,9 +99,28 @@ def select_values(question: str, candidates: Sequence) -> np.ndarray:
             "fills": float(fills(c.sentence, slot)) if slot else math.nan,
             "anaphor": float(c.sentence.lstrip().startswith(ANAPHORA)),
             "digits": float(any(ch.isdigit() for ch in c.sentence)),
+            **weighted[i],
         }
         out[i] = [values[f] for f in SELECT_FEATURES]
     return out
+
+
+def _idf_signals(prompt: Prompt, candidates: Sequence) -> list[dict[str, float]]:
+    """Per candidate, how much of the question's topic words, weighted by their idf in the corpus (Prompt.topic_idf),
+    it and its chunk hold, and whether they hold the rarest one: the words of the question that are telling in this
+    corpus, which the plain shares weigh like any other. NaN where the prompt carries no idf."""
+    idf = dict(prompt.topic_idf)
+    total = sum(idf.values())
+    if not total:
+        return [dict.fromkeys(IDF_SIGNALS, math.nan) for _ in candidates]
+    rarest = max(idf, key=lambda t: idf[t])
+    in_chunk = {b.ref: terms_found(idf, b.text) for b in prompt.contexts}
+    found = [terms_found(idf, c.sentence) for c in candidates]
+    sent = [sum(idf[t] for t in f) / total for f in found]
+    chunk = [sum(idf[t] for t in in_chunk.get(c.ref, ())) / total for c in candidates]
+    return [{"sent_idf": sent[i], "sent_idf_gap": sent[i] - max(sent), "chunk_idf": chunk[i],
+             "chunk_idf_gap": chunk[i] - max(chunk), "rarest_sent": float(rarest in found[i]),
+             "rarest_chunk": float(rarest in in_chunk.get(c.ref, ()))} for i, c in enumerate(candidates)]
 
 
 class LearnedSelector:
@@ -102,12 +135,12 @@ class LearnedSelector:
         self.trained_with = self.model.recipe.get("embedder", DEFAULT_EMBEDDER)
         self.borrowed = name != self.trained_with
 
-    def scores(self, question: str, candidates: Sequence) -> np.ndarray:
+    def scores(self, prompt: Prompt, candidates: Sequence) -> np.ndarray:
         """The selector's score of each candidate (higher: likelier the sentence that answers)."""
-        return self.model.raw(select_values(question, candidates))
+        return self.model.raw(select_values(prompt, candidates))
 
-    def explain(self, question: str, candidates: Sequence) -> list[Contributions]:
-        return self.model.explain(select_values(question, candidates))
+    def explain(self, prompt: Prompt, candidates: Sequence) -> list[Contributions]:
+        return self.model.explain(select_values(prompt, candidates))
 
     @property
     def label(self) -> Msg:

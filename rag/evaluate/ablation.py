@@ -29,7 +29,7 @@ from rag.answer.prompt import build_prompt
 from rag.answer.selector import select_values
 from rag.index.build import Index, build_index
 from rag.ingest.chunking import ChunkSet
-from rag.pipeline import gate_input, gather
+from rag.pipeline import gate_input, gather, weighted
 from rag.run import RunContext
 from rag.trace import AskSettings
 
@@ -99,7 +99,8 @@ def run_question(index: Index, q: Question, ctx: RunContext, variant: str) -> tu
     """The gate row (None: left out, see the module docstring) and, for the whole corpus, the selector's group."""
     trace = gather(q.query, ctx.with_(index=index))
     contexts = trace.contexts
-    scored = ExtractiveGenerator(index.embedder).score_sentences(build_prompt(q.query, contexts, "zh")) if contexts else []
+    prompt = weighted(build_prompt(q.query, contexts, "zh"), index)  # as the pipeline's prompts are
+    scored = ExtractiveGenerator(index.embedder).score_sentences(prompt) if contexts else []
     gold_holds = any(c.doc_id in q.gold and _holds(c.text, q.answers) for c in contexts)
     other_holds = any(c.doc_id not in q.gold and _holds(c.text, q.answers) for c in contexts)
     if variant == "whole":
@@ -115,7 +116,7 @@ def run_question(index: Index, q: Question, ctx: RunContext, variant: str) -> tu
         labels = np.array([int(s.ref in gold_refs and _holds(s.sentence, q.answers)) for s in scored], dtype=np.int32)
         if labels.any():
             group = SelectGroup(q.query_id, q.gold[0], tuple(s.sentence for s in scored),
-                                select_values(q.query, scored), labels)
+                                select_values(prompt, scored), labels)
     return row, group
 
 

@@ -94,6 +94,14 @@ def topic_words(tokens: Sequence[str]) -> list[str]:
     return [t for t in content_words(tokens) if t.lower() not in QUESTION_WORDS]
 
 
+def topic_idf(bm25, question: str) -> tuple[tuple[str, float], ...]:
+    """The question's topic words (topic_words of the index's tokens) with their idf in the index, 0 for a word the
+    corpus never uses: how telling each is here. The gate reads the share of them the contexts hold; the learned
+    selector, the share a sentence and its chunk hold (a prompt carries them: Prompt.topic_idf)."""
+    return tuple((t, float(bm25.idf[bm25.vocab[t]]) if t in bm25.vocab else 0.0)
+                 for t in topic_words(bm25.tokenize(question)))
+
+
 def _rank(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The 1-based rank of each row in `scores` over every row (ties share the better rank)."""
     return 1 + (scores[None, :] > scores[rows][:, None]).sum(axis=1)
