@@ -75,9 +75,10 @@ def main() -> int:
             row[0] += 1
             if is_not_enough(answer):
                 continue
-            hits = [s for s in split_sentences(answer, semicolons=False) if restates(s, d["question"])]
-            first = split_sentences(answer, semicolons=False)[:1]
-            row[1] += bool(first and restates(first[0], d["question"]))
+            sentences = split_sentences(answer, semicolons=False)
+            flags = [restates(s, d["question"]) for s in sentences]
+            hits = [s for s, flag in zip(sentences, flags) if flag]
+            row[1] += bool(flags and flags[0])
             row[2] += bool(hits)
             found += [(name, d["question"], s) for s in hits]
     print("| set | answers | opens with the question restated | restated anywhere |")

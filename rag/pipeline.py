@@ -685,19 +685,18 @@ def _prompt(trace: Trace, index: Index, generator: Generator, lang: str, scores:
     refusal = _model_decides(trace)  # past the gate the contexts answer: the model is not offered the cannot-answer reply
     budget = generator.prompt_budget
     if budget is None:
-        prompt = _sized(weighted(build_prompt(trace.question, contexts, lang, s.prompt_style, refusal, trace.graph_block),
-                                 index), s)
+        prompt = build_prompt(trace.question, contexts, lang, s.prompt_style, refusal, trace.graph_block)
+        prompt = _sized(weighted(prompt, index), s)
         return Prompted(prompt, compression, (), Report(tuple(notes), MappingProxyType(served), clock.read()))
     fitted, dropped = fit_prompt(
-        contexts, lambda kept: weighted(build_prompt(trace.question, kept, lang, s.prompt_style, refusal, trace.graph_block),
-                                        index),
+        contexts, lambda kept: build_prompt(trace.question, kept, lang, s.prompt_style, refusal, trace.graph_block),
         generator.count_tokens, budget)
     if dropped:
         notes.append(Msg(en=f"the model's context window ({budget} prompt tokens) could not hold every context: "
                          f"left out {', '.join(dropped)} (whole blocks, the lowest-ranked first)",
                          zh=f"模型的上下文窗口（提示词 {budget} 个 token）放不下全部资料：略去了 {', '.join(dropped)}"
                          "（整块略去，排名最低的先略）"))
-    return Prompted(_sized(fitted, s), compression, tuple(dropped),
+    return Prompted(_sized(weighted(fitted, index), s), compression, tuple(dropped),
                     Report(tuple(notes), MappingProxyType(served), clock.read()))
 
 

@@ -116,11 +116,13 @@ def _idf_signals(prompt: Prompt, candidates: Sequence) -> list[dict[str, float]]
     rarest = max(idf, key=lambda t: idf[t])
     in_chunk = {b.ref: terms_found(idf, b.text) for b in prompt.contexts}
     found = [terms_found(idf, c.sentence) for c in candidates]
+    found_chunk = [in_chunk.get(c.ref, set()) for c in candidates]
     sent = [sum(idf[t] for t in f) / total for f in found]
-    chunk = [sum(idf[t] for t in in_chunk.get(c.ref, ())) / total for c in candidates]
-    return [{"sent_idf": sent[i], "sent_idf_gap": sent[i] - max(sent), "chunk_idf": chunk[i],
-             "chunk_idf_gap": chunk[i] - max(chunk), "rarest_sent": float(rarest in found[i]),
-             "rarest_chunk": float(rarest in in_chunk.get(c.ref, ()))} for i, c in enumerate(candidates)]
+    chunk = [sum(idf[t] for t in f) / total for f in found_chunk]
+    best_sent, best_chunk = max(sent), max(chunk)
+    return [{"sent_idf": sent[i], "sent_idf_gap": sent[i] - best_sent, "chunk_idf": chunk[i],
+             "chunk_idf_gap": chunk[i] - best_chunk, "rarest_sent": float(rarest in found[i]),
+             "rarest_chunk": float(rarest in found_chunk[i])} for i in range(len(candidates))]
 
 
 class LearnedSelector:
