@@ -46,6 +46,12 @@ def test_the_asked_slot_is_read_from_the_question_words(question, slot):
     ("线性探测、平方探测和多次哈希。", "list", True),
     ("因为每次调用都要保存栈帧。", "reason", True),
     ("递归调用会产生栈帧。", "reason", False),
+    # the English cues say what the Chinese ones do (使得 making it, 因而 hence, 原因 the reason, 从而 thereby)
+    ("This access is inefficient in linked lists, making it unsuitable for them.", "reason", True),
+    ("Each call keeps a frame; hence recursion uses more memory.", "reason", True),
+    ("The reason is that each call keeps its own frame.", "reason", True),
+    ("Binary search works on sorted arrays.", "reason", False),
+    ("The party's support lies in the eastern suburbs.", "reason", False),  # a place, not a cause
     ("前者自顶向下，而后者自底向上。", "comparison", True),
 ])
 def test_a_sentence_fills_a_slot_by_its_form(sentence, slot, ok):

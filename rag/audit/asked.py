@@ -9,7 +9,7 @@ question's asked slot is read from its words, and the answer's sentences are che
 | formula | 怎么算, 公式, 如何计算 / how is … computed, formula | a formula (=, /, Σ, ×, a variable times a variable) |
 | number | 多少, 几个, 多大, 取多大 / how many, how much, what value | a digit (not a variable's index: β1), a Chinese numeral with a measure (三种, 两个), an O(…) |
 | list | 哪些, 哪几种, 有几种 / what are the, which kinds | an enumeration (A、B、C; A 和 B; ；; 第一…第二), or two quoted items |
-| reason | 为什么, 为何, 原因 / why, what causes | a cause or purpose (因为, 由于, 因此, 是为了, 避免 / because, since, so that, to avoid) |
+| reason | 为什么, 为何, 原因 / why, what causes | a cause or purpose (因为, 由于, 因此, 使得, 是为了, 避免 / because, since, making it, so that, to avoid) |
 | comparison | 区别, 不同, 对比, 相比 / difference, compare, versus | a contrast (而, 但, 相比, 更, 不同 / whereas, but, than, unlike) |
 
 A slot the words do not show (a yes/no question, a definition) is not checked: "cannot tell" is said, not guessed.
@@ -44,9 +44,13 @@ _FILLS = {
                        r"[^，,。]{1,20}(?:和|与|及|或)[^，,。]{1,20}|\w+,\s*\w+,?\s*(?:and|or)\s+\w+", re.I),
     "comparison": re.compile(r"而|但|相比|比起|不同|区别|差别|反之|相反|更|较|优于|劣于|不如|却|前者|后者|\bwhereas\b|\bwhile\b|"
                              r"\bbut\b|\bthan\b|\bunlike\b|\binstead\b|\bhowever\b|\bdiffer|\bcontrast\b|\bboth\b", re.I),
+    # the English cues say what the Chinese ones say: 因而 hence, 原因 the reason, 使得 makes it, 从而 thereby, 来自 stems
+    # from, 这样 this way ("lies in" for 在于 is left out: in English it names a place as often as a cause)
     "reason": re.compile(r"因为|由于|所以|因此|因而|是为了|为了|原因|导致|使得|从而|以免|避免|以便|否则|这样|才能|在于|来自|"
                          r"\bbecause\b|\bsince\b|\bso that\b|\bdue to\b|\bin order to\b|\bto avoid\b|\botherwise\b|"
-                         r"\btherefore\b|\bthus\b|\bso\b|\bcauses?\b|\bleads? to\b|\bresults? in\b", re.I),
+                         r"\btherefore\b|\bthus\b|\bso\b|\bcauses?\b|\bleads? to\b|\bresults? in\b|\bhence\b|"
+                         r"\bconsequently\b|\bas a result\b|\bthe reason\b|\bmak(?:es|ing) (?:it|them|this|that)\b|"
+                         r"\bthereby\b|\b(?:stems?|comes?) from\b|\bthis way\b", re.I),
 }
 _NAMES = {"formula": Msg(en="a formula", zh="公式"), "number": Msg(en="a number", zh="数字"), "list": Msg(en="a list", zh="列举"),
           "comparison": Msg(en="a comparison", zh="比较"), "reason": Msg(en="a reason", zh="原因")}
