@@ -47,16 +47,15 @@ def digest(folder: Path) -> str:
     return h.hexdigest()
 
 
-def build_groups(folder: Path, embedder_name: str, recall_n: int, chunkings=SHIPPED, limit: int | None = None):
+def build_groups(folder: Path, embedder, recall_n: int, chunkings=SHIPPED, limit: int | None = None):
+    """One training folder's groups, each chunking its own index over the folder's passages; (groups, questions,
+    the embedder's name). `embedder`: a loaded (cached) embedder."""
     from rag.evaluate.evaluation import load_queries
     from rag.index.build import build_index
     from rag.ingest.chunking import chunk_documents
     from rag.ingest.documents import load_jsonl_corpus
-    from rag.models.embedding import load_embedder
-    from rag.models.embedding_cache import CachedEmbedder
     from rag.search.rank_training import groups_for
 
-    embedder = CachedEmbedder(load_embedder(embedder_name))
     docs = load_jsonl_corpus(folder / "corpus.jsonl")
     queries = load_queries(folder / "queries.jsonl")[:limit]
     groups = []
@@ -69,14 +68,18 @@ def build_groups(folder: Path, embedder_name: str, recall_n: int, chunkings=SHIP
 
 
 def several(folders, embedder_name: str, recall_n: int, chunkings=SHIPPED):
-    """build_groups over each folder (its own corpus: its questions retrieve among its passages only), the groups
-    named by folder; (groups, questions, embedder label)."""
-    groups, n_queries, label = [], 0, ""
+    """build_groups over each folder (its own corpus: its questions retrieve among its passages only) with one loaded
+    embedder, the groups named by folder; (groups, questions, the embedder's name)."""
+    from rag.models.embedding import load_embedder
+    from rag.models.embedding_cache import CachedEmbedder
+
+    embedder = CachedEmbedder(load_embedder(embedder_name))
+    groups, n_queries = [], 0
     for folder in folders:
-        part, n, label = build_groups(folder, embedder_name, recall_n, chunkings)
+        part, n, _ = build_groups(folder, embedder, recall_n, chunkings)
         groups += [type(g)(f"{folder.name}/{g.query_id}", g.gold_doc, g.chunk_ids, g.values, g.labels) for g in part]
         n_queries += n
-    return groups, n_queries, label
+    return groups, n_queries, embedder.name
 
 
 def main() -> int:

@@ -118,14 +118,13 @@ def _topic_signals(index, question: str, ids: list[str]) -> dict[str, float]:
     """How much of the question's topic words (weighted by idf) the contexts hold, whether they hold its rarest one,
     and how many topic words it has."""
     bm25 = index.bm25
-    idf = dict(topic_idf(bm25, question))
-    words = list(idf)
+    idf = dict(topic_idf(bm25, question))  # topic words are distinct (content_words)
     present: set[str] = set().union(*(set(t) for t in token_lists(bm25, [index.chunk(c).text for c in ids])))
     total = sum(idf.values())
     rarest = max(idf, key=lambda t: idf[t]) if idf else None
     return {"all_words_idf": sum(v for t, v in idf.items() if t in present) / total if total else math.nan,
             "rarest_found": float(rarest in present) if rarest is not None else math.nan,
-            "q_terms": float(len(words))}
+            "q_terms": float(len(idf))}
 
 
 def _rerank_signals(rerank_scores) -> dict[str, float]:
