@@ -18,6 +18,9 @@ from rag.index.lexicon import Lexicon
     ("开放寻址法有哪几种探测方式？", "list"),
     ("为什么递归比循环更吃内存？", "reason"),
     ("记忆化搜索和动态规划有什么区别？", "comparison"),
+    ("BM25 和向量检索哪个好？", "comparison"),  # "which one is good" weighs two things against each other
+    ("链表和数组，哪种更好？", "comparison"),
+    ("哪种探测方法好处多？", None),  # 好处 is a benefit, no weighing
     ("How many rounds does binary search need for 2^20 items?", "number"),
     ("Why do people compute the midpoint as i + (j - i) / 2?", "reason"),
     ("什么是二分查找？", None),
@@ -76,6 +79,16 @@ def test_frame_words_are_never_content_words_of_a_question(question):
     for word in ("的话", "大概", "多少", "个", "一般", "默认", "填", "器里", "两个", "最近"):
         assert word not in kept, (word, kept)
     assert "系数" in kept or "衰减系数" in kept  # what the question is about stays
+
+
+def test_the_verdict_asked_for_is_a_frame_not_a_topic():
+    """好 in "哪个好" is the judgement asked for; no answer is about 好, and an entry that says 最好 elsewhere is not
+    on the question for it."""
+    question = "BM25 和向量检索哪个好？"
+    frames = frame_words(question)
+    kept = [w for w in content_tokens(question) if not is_frame(w, frames)]
+    assert "好" not in kept
+    assert {"bm25", "向量", "检索"} <= set(kept)
 
 
 def test_names_the_corpus_never_uses_are_found_and_its_own_are_not():

@@ -78,7 +78,7 @@ def _is_word(token: str) -> bool:
 # features leave them out (the stop words already drop 怎么, 什么, 如何); BM25 itself still sees every word.
 QUESTION_WORDS = frozenset(
     "计算 算 定义 含义 意思 意义 原理 作用 用途 区别 不同 差别 联系 关系 优点 缺点 优缺点 好处 坏处 特点 步骤 流程 过程 方法 办法 "
-    "怎样 怎么样 为何 哪些 哪个 哪种 多少 几个 是否 能否 可以 应该 需要 选 选择 设置 设 取 使用 用 做 是 有 "
+    "怎样 怎么样 为何 哪些 哪个 哪种 多少 几个 是否 能否 可以 应该 需要 选 选择 设置 设 取 使用 用 做 是 有 好 更好 最好 "
     "how what why which when where who whom whose define definition difference compute computed calculate "
     "calculated mean means use used purpose".split())
 
