@@ -22,6 +22,11 @@ from rag.index.lexicon import Lexicon
     ("链表和数组，哪种更好？", "comparison"),
     ("哪种探测方法好处多？", None),  # 好处 is a benefit, no weighing
     ("How many rounds does binary search need for 2^20 items?", "number"),
+    # each measure word with its opposite, as in any question about size or speed
+    ("How slow is the plain recursive solution?", "number"),
+    ("数组扩容有多慢？", "number"),
+    ("这颗行星离地球有多远？", "number"),
+    ("多重继承会带来什么问题？", None),  # 多重 is "multiple", no measure
     ("Why do people compute the midpoint as i + (j - i) / 2?", "reason"),
     ("什么是二分查找？", None),
     ("Python 支持尾递归优化吗？", None),

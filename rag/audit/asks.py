@@ -3,7 +3,7 @@
 | kind | asked by (zh / en) |
 |---|---|
 | formula | 怎么算, 如何计算, 公式是, 什么公式, 怎么求 / how is … computed or calculated; formula |
-| number | 多少, 多大, 多快, 几个, 几轮, 几倍, 取值, 填几 / how many, how much, how fast, what value, what is the time complexity |
+| number | 多少, 多大, 多快, 多慢, 多远, 几个, 几轮, 取值, 填几 / how many (much, fast, slow, far, old, often), what value, what is the time complexity |
 | list | 有哪些, 哪几种, 哪些, 分别是什么 / what are the, which kinds (types, ways, steps, methods), "List …" |
 | comparison | 区别, 不同, 对比, 相比, 哪个更, 哪个好, 还是 / difference, differ, compare, versus, better, worse |
 | reason | 为什么, 为何, 原因, 怎么会 / why, what causes, how come, reason |
@@ -27,8 +27,10 @@ import re
 ASKS = {
     "formula": re.compile(r"怎么算|怎样算|如何算|怎么计算|怎样计算|如何计算|计算公式|公式是|公式为|什么公式|哪个公式|公式怎么|公式如何|怎么求|如何求|"
                           r"\bhow (?:is|are|do|does|to)\b.*\b(?:comput|calculat)|\bformula\b", re.I),
-    "number": re.compile(r"多少|多大|多长|多久|多高|多快|几个|几种|几步|几层|几次|几轮|几倍|取值|取几|设几|取多|设多|填几|填多|"
-                         r"\bhow (?:many|much|long|big|large|fast)\b|\bwhat value\b|\bwhat is the (?:time|space) complexity\b",
+    "number": re.compile(r"多少|多大|多长|多久|多高|多快|多小|多短|多低|多慢|多远|几个|几种|几步|几层|几次|几轮|几倍|取值|取几|"
+                         r"设几|取多|设多|填几|填多|"
+                         r"\bhow (?:many|much|long|big|large|fast|small|short|high|low|slow|far|old|often)\b|\bwhat value\b|"
+                         r"\bwhat is the (?:time|space) complexity\b",
                          re.I),
     "list": re.compile(r"有哪些|有哪几|哪几种|哪几类|哪几个|哪些|分别是什么|\bwhat are the\b|"
                        r"\bwhich\b.*\b(?:kinds|types|ways|steps|methods)\b|(?:^|[.?!;:]\s*)list\b", re.I),
