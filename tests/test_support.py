@@ -160,6 +160,22 @@ def test_a_name_the_chunk_never_mentions_is_unsupported():
     assert "new-term" in failed("LoRA 是 Google 提出的，冻结原始权重 W。", LORA)
 
 
+NAGASAKI = ("长崎县 靠近东亚大陆的地理位置使得长崎县在古代是外国文化进入日本的窗口。其中兴建于1860年代的旧哥拉巴住宅是日本历史最古老"
+            "的现存木造洋馆。长崎市内还有多座中国风格的建筑，长崎三福寺指的是兴福寺、福济寺和崇福寺。")
+
+
+def test_a_bare_phrase_is_supported_only_where_the_chunk_speaks_of_what_is_asked():
+    """A phrase with no predicate claims something only as the question's answer (the 0.5B's "日本歷史。" to a question
+    about Nagasaki's three temples, every word of it in the chunk, was called supported)."""
+    question = "长崎三福寺包括福济寺、兴福寺以及哪一个？"
+    assert label("日本历史。", NAGASAKI, question) == "unsupported"
+    assert "bare" in failed("日本历史。", NAGASAKI, question)
+    assert label("崇福寺。", NAGASAKI, question) == "supported"  # in the chunk's sentence about the three temples
+    # a sentence that says something is judged as before, and a phrase without a question has no question to answer
+    assert label("旧哥拉巴住宅是日本历史最古老的现存木造洋馆。", NAGASAKI, question) == "supported"
+    assert "bare" not in failed("日本历史。", NAGASAKI)
+
+
 def test_the_evidence_span_is_one_sentence_of_the_chunk_with_the_shared_words_marked():
     s = check_sentence("RRF 中的平滑常数 k 通常取 60。", {"faq_030": RRF})
     ev = s.evidence

@@ -23,7 +23,7 @@ CHECK_NAMES = {"numbers": Msg(zh="数字", en="numbers"), "binding": Msg(zh="数
                "polarity": Msg(zh="否定/反义", en="polarity"), "new-term": Msg(zh="新名词", en="new term"), "new-number": Msg(zh="新数字", en="new number"),
                "restates": Msg(zh="复述问题", en="restates"), "coverage": Msg(zh="覆盖", en="coverage"), "opinion": Msg(zh="模型复核", en="second opinion"),
                "verbatim": Msg(zh="逐字抄录", en="verbatim"), "echo": Msg(zh="复述提示词", en="echoes the prompt"),
-               "apart": Msg(zh="拼接", en="apart"), "adds": Msg(zh="问题之外", en="beyond the question"),
+               "apart": Msg(zh="拼接", en="apart"), "bare": Msg(zh="孤立短语", en="bare phrase"), "adds": Msg(zh="问题之外", en="beyond the question"),
                "no-claim": Msg(zh="没有陈述", en="no claim"), "verifier": Msg(zh="学习型核对", en="learned verifier")}
 LABEL_NAMES = {k: f"{m.zh} {k}" for k, m in AUDIT_LABELS.items()}  # one Chinese name a label (rag/trace.py)
 

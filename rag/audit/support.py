@@ -16,6 +16,7 @@
            polarity    negations agree clause by clause, and no opposite pair differs (增大/减小, 乘以/除以)
            new-term    a name or identifier the chunk never mentions (Google, GPU)
            apart       a name the chunk mentions only away from what the sentence says of it
+           bare        a phrase with no predicate, given where the chunk does not speak of what the question asks
            restates    every content word is the question's own: the sentence states no fact
            coverage    the share of the sentence's content units found in the span
            adds        the same share over what the sentence says beyond the question (its words the question
@@ -24,8 +25,8 @@
          Decided before them: a copy of the chunk's own words or question (verbatim.py), an echo of the prompt
          (echo.py).
       -> label: contradicted (a fact check failed on a span that covers the sentence at least weakly) |
-         restates-question | unsupported (coverage, or what it adds, below WEAK_COVERAGE; a new term, a new number or a
-         name apart) | weak
+         restates-question | unsupported (coverage, or what it adds, below WEAK_COVERAGE; a new term, a new number, a
+         name apart or a bare phrase off the question) | weak
          (below SUPPORTED_COVERAGE) | supported
       -> optional second opinion: a model's yes/no on the sentence and the span alone (its P(yes) kept);
          see `checks/opinion.py` for what it does to the label.
@@ -56,6 +57,7 @@ import numpy as np
 from rag.audit.checks import (
     adds,
     apart,
+    bare,
     binding,
     coverage,
     echo,
@@ -87,8 +89,8 @@ WEAK_COVERAGE = 0.4  # below this the span does not cover the sentence: unsuppor
 PAIR_PENALTY = 0.05  # two adjacent sentences are the span only when they cover this much more than one
 LABELS = ("supported", "weak", "unsupported", "contradicted", "restates-question")
 # The checks, in the order they run on a sentence and its span: each a module of checks/ whose NAME is its file's name.
-RULES: tuple[Rule, ...] = (numbers, new_number, quantity, binding, swap, scope, polarity, new_term, apart, restates,
-                           coverage, adds, no_claim)
+RULES: tuple[Rule, ...] = (numbers, new_number, quantity, binding, swap, scope, polarity, new_term, apart, bare,
+                           restates, coverage, adds, no_claim)
 FACT_CHECKS = ("numbers", "quantity", "binding", "swap", "scope", "polarity")  # a failure of one of these: contradicted
 _RANK = {"supported": 4, "weak": 3, "contradicted": 2, "restates-question": 1, "unsupported": 0}
 
@@ -274,7 +276,7 @@ def _label(checks: tuple[Check, ...], cov: float, added: float, checker: Checker
         return "contradicted"                                         # is no contradiction: that is "unsupported"
     if "restates" in failed or "no-claim" in failed:
         return "restates-question"
-    if failed & {"new-term", "new-number", "apart"} or min(cov, added) < checker.weak_coverage:
+    if failed & {"new-term", "new-number", "apart", "bare"} or min(cov, added) < checker.weak_coverage:
         return "unsupported"
     if min(cov, added) < checker.supported_coverage:
         return "weak"

@@ -14,6 +14,8 @@ and labels the sentence from what failed.
 - `polarity.py`: negations agree clause by clause, and no opposite pair differs (增大/减小).
 - `new_term.py`: a name the chunk never mentions (Google, GPU).
 - `apart.py`: a claim whose parts sit in different places of the chunk.
+- `bare.py`: a phrase with no predicate, an answer only with the question: the chunk must say it where it speaks of
+  what the question asks.
 - `restates.py`: a sentence that states nothing of its own: a lead-in, a question, only the question's own words.
 - `coverage.py`: the share of the sentence's content units in its span.
 - `adds.py`: the same share over what the sentence says beyond the question.
