@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_openai import HALLUCINATED_REF, FakeOpenAI
+from tests.fake_openai import HALLUCINATED_REF, FakeOpenAI, canned_answer
 from ui.i18n import LABELS
 
 pytestmark = pytest.mark.browser
@@ -711,6 +711,35 @@ def test_answer_page_with_the_fake_llm(chromium, llm_app, fake_llm_server):
         shoot(page, "answer_llm")
     finally:
         context.close()
+
+
+
+def test_a_bare_answer_off_the_question_is_named_in_both_languages(chromium, llm_app, fake_llm_server):
+    """The model answers "RRF 的 k 通常取多少？" with "向量检索。", a phrase its cited entry holds only in another sentence
+    (the example of a ranking): the audit of what the model wrote names the failed check, 孤立短语 / bare phrase, in
+    the page's language, and the answer does not show the phrase as supported."""
+    from urllib.parse import quote
+
+    def bare_reply(body: dict) -> str:
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        return "向量检索。[faq_030]" if "faq_030" in text else canned_answer(body)
+
+    fake_llm_server.default_content = bare_reply
+    try:
+        for lang, name in (("zh", "孤立短语"), ("en", "bare phrase")):
+            context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+            try:
+                page = context.new_page()
+                page.goto(f"{llm_app.url}/answer?question={quote('RRF 的 k 通常取多少？')}&ui.lang={lang}")
+                settle(page, page.locator("[data-testid='stHtml'] a[href^='#ref-']"), FIRST_RUN_MS)
+                assert_clean(page, f"answer with a bare phrase ({lang})")
+                page.get_by_text(name).first.wait_for(state="visible", timeout=RUN_MS)
+                assert name in main_text(page)  # the model's sentence, audited as written, with the check that failed
+                shoot(page, f"answer_bare_{lang}")
+            finally:
+                context.close()
+    finally:
+        fake_llm_server.default_content = None
 
 
 # ---------------------------------------------------------------------------- a class knowledge base, by link
