@@ -50,7 +50,8 @@ def old_label(sentence: str, chunk: str, embedder) -> bool:
     """The shipped-before audit: whole-chunk term overlap and the best of whole-chunk / best-sentence cosine."""
     import numpy as np
 
-    from rag.audit.citations import content_tokens, strip_citations, term_overlap
+    from rag.audit.citations import strip_citations
+    from rag.audit.words import content_tokens, term_overlap
     from rag.ingest.sentences import split_sentences
 
     claim = strip_citations(sentence)

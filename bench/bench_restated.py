@@ -7,7 +7,7 @@ question restated as a claim on any set"); nothing is run.
     .venv/bin/python bench/bench_restated.py OWN.jsonl PUBLIC.jsonl
 
 A sentence of a shown answer restates the question when every content word it has (jieba tokens, stop words and
-punctuation aside: citations.content_tokens) is a content word of the question, and it has at least two. This is
+punctuation aside: rag/audit/words.py content_tokens) is a content word of the question, and it has at least two. This is
 not the audit's "restates" check (which allows one new word and reads units, not tokens) and not fill-in's rule
 (restates_question): a plain subset of words, so that what it counts was not decided by the rule it measures. A
 refusal (资料不足) is no claim. Sets come from the dump's "set" field (bench_owndocs.py) or, for bench_answers.py's
@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag import config  # noqa: E402
-from rag.audit.citations import content_tokens, is_not_enough, strip_citations  # noqa: E402
+from rag.audit.citations import is_not_enough, strip_citations  # noqa: E402
+from rag.audit.words import content_tokens  # noqa: E402
 from rag.ingest.sentences import split_sentences  # noqa: E402
 
 EVAL = config.value("RAG_EVAL_DIR")

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from rag import config, defaults  # noqa: E402
 from rag.answer.answerability import WORDS_MIN, decide  # noqa: E402
 from rag.answer.extractive import ExtractiveGenerator, question_parts  # noqa: E402
-from rag.audit.citations import content_tokens, term_overlap  # noqa: E402
+from rag.audit.words import content_tokens, term_overlap  # noqa: E402
 from rag.backends import choose_reranker  # noqa: E402
 from rag.evaluate.evaluation import load_queries  # noqa: E402
 from rag.index.build import build_index  # noqa: E402

@@ -7,7 +7,7 @@ import pytest
 
 from rag.answer.unnamed import unnamed
 from rag.audit.asked import asked_slot, check_answer, fills, frame_words, is_frame
-from rag.audit.citations import content_tokens
+from rag.audit.words import content_tokens
 from rag.index.lexicon import Lexicon
 
 

@@ -147,7 +147,7 @@ def test_jieba_tokenize_lowercases_and_drops_whitespace():
 def test_traditional_chinese_is_read_as_simplified_and_simplified_is_left_alone():
     """A question typed in traditional Chinese finds its words in a simplified corpus (and the other way round):
     before, "混合檢索" shared no token with "混合检索" and BM25 scored the right document 0."""
-    from rag.audit.citations import terms_found
+    from rag.audit.words import terms_found
     from rag.models.script import fold_script
 
     assert jieba_tokenize("混合檢索裏的 RRF 是怎麼計算的？") == jieba_tokenize("混合检索里的 RRF 是怎么计算的？")

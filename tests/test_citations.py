@@ -14,13 +14,12 @@ from rag.audit.citations import (
     CitationEvent,
     CitationStream,
     audit,
-    content_tokens,
     numbered_refs,
     parse_citations,
     strip_citations,
-    term_overlap,
     without_list_markers,
 )
+from rag.audit.words import content_tokens, term_overlap
 
 FAQ = {
     r["id"]: r

@@ -164,7 +164,7 @@ def test_the_word_rule_leaves_a_two_part_question_to_the_threshold(kb_index):
 
 
 def test_the_word_rule_reads_taiwan_usage_as_mainland_too(kb_index):
-    from rag.audit.citations import content_tokens, term_overlap
+    from rag.audit.words import content_tokens, term_overlap
     from rag.models.script import fold_script, mainland_phrasing
 
     question = "網路層數很深時梯度越傳越小怎麼辦"  # 網路 is the mainland 网络; read as characters only, 网路

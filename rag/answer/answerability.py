@@ -56,7 +56,7 @@ from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, question_
 from rag.answer.prompt import build_prompt
 from rag.answer.unnamed import Name, unnamed
 from rag.audit.asked import question_words
-from rag.audit.citations import term_overlap, terms_found
+from rag.audit.words import term_overlap, terms_found
 from rag.index.lexicon import Lexicon
 from rag.ingest.language import other_language
 from rag.messages import Msg, localized

@@ -9,7 +9,7 @@ not at semicolons, so a list stays with its lead-in) and scores every sentence s
 
 cos is the embedder's query-vs-passage cosine. The two chunk terms say whether the chunk as a whole
 is about the question (overlap = share of the question's content tokens, jieba minus stopwords, that
-occur anywhere in the chunk, title included; rag/citations.content_tokens), and the sentence cosine
+occur anywhere in the chunk, title included; rag/audit/words.py content_tokens), and the sentence cosine
 picks the sentence inside it. Measuring the overlap per sentence instead picked "缓解思路与过拟合相反"
 from the 欠拟合 entry for "什么是过拟合？怎么缓解？": the sentence that repeats the question's words.
 It skips sentences that cannot be an answer: the block's title (an FAQ entry's question, a section's title path),
@@ -66,7 +66,8 @@ from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt
 from rag.audit.answer_form import ANAPHORA, has_form, question_form, question_parts_of
 from rag.audit.asked import asked_slot, fills, question_words
 from rag.audit.checks.restates import restates_question
-from rag.audit.citations import CITATION_RE, content_tokens, term_overlap, terms_found
+from rag.audit.citations import CITATION_RE
+from rag.audit.words import content_tokens, term_overlap, terms_found
 from rag.errors import ConfigError
 from rag.ingest.markdown import nonprose_spans, overlaps
 from rag.ingest.sentences import sentence_spans

@@ -41,18 +41,10 @@ from rag.audit.asked import asked_slot, fills, question_words
 from rag.audit.checks.echo import echoes_prompt
 from rag.audit.checks.restates import restates_question
 from rag.audit.checks.units import asks
-from rag.audit.citations import (
-    CitationAudit,
-    audit,
-    content_tokens,
-    is_not_enough,
-    parse_citations,
-    sentence_claims,
-    term_overlap,
-    terms_found,
-)
+from rag.audit.citations import CitationAudit, audit, is_not_enough, parse_citations, sentence_claims
 from rag.audit.shape import states_nothing
 from rag.audit.verifier import answer_checker
+from rag.audit.words import content_tokens, term_overlap, terms_found
 from rag.ingest.sections import PATH_SEP
 from rag.ingest.sentences import sentence_spans
 

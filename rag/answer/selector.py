@@ -30,7 +30,7 @@ import numpy as np
 from rag.answer.prompt import Prompt
 from rag.audit.answer_form import ANAPHORA
 from rag.audit.asked import asked_slot, fills, question_words
-from rag.audit.citations import content_tokens, terms_found
+from rag.audit.words import content_tokens, terms_found
 from rag.messages import Msg
 from rag.models.gbdt import BoostedModel, Contributions, own_model
 

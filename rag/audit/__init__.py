@@ -13,6 +13,8 @@ chosen by what they state, and a garbled answer is caught as it streams.
   in both languages.
 - `verifier.py`: a learned verifier behind the rules (the answer's audit, Chinese questions): LightGBM over where a
   sentence's words sit against the question's subject, learned from claims made out of public QA data; it only doubts.
+- `words.py`: a text's content tokens and which of some words a text holds, as the checks, the gate, the selector
+  and the stand-in match words.
 - `fact_text.py`: text as the checks read it: numbers by value, names, content words, clauses.
 - `fact_lexicon.py`: the small word lists the checks use (negations, opposites, generic words, units).
 - `grounding.py`: whether anything in the corpus supports each sentence of the no-RAG answer.

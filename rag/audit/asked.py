@@ -30,6 +30,7 @@ from functools import lru_cache
 
 from rag.audit.answer_form import has_form, question_parts_of, without_indices
 from rag.audit.asks import ASKS
+from rag.audit.words import content_tokens
 from rag.messages import Msg
 from rag.models.script import fold_script
 
@@ -141,10 +142,8 @@ _FUNCTION_FLAGS = ("r", "m", "q", "d", "u", "y", "e", "o", "c", "p", "f", "x", "
 
 
 def question_words(question: str) -> list[str]:
-    """The words a question is about: its content tokens (citations.content_tokens) less the frame words. What the
+    """The words a question is about: its content tokens (words.content_tokens) less the frame words. What the
     gate asks the first context to hold and the stand-in's lexical term counts: 多少, 一般, 默认 are in no answer."""
-    from rag.audit.citations import content_tokens
-
     frames = frame_words(question)
     return [w for w in content_tokens(question) if not is_frame(w, frames)]
 

@@ -39,9 +39,7 @@ from dataclasses import dataclass, replace
 from rag.audit.checks.opinion import Opinion
 from rag.audit.fact_text import read
 from rag.audit.support import Checker, Support
-from rag.index.tokenize import ENGLISH_STOPWORDS, jieba_tokenize, load_stopwords
 from rag.ingest.sentences import sentence_spans
-from rag.models.script import fold_script
 
 NOT_ENOUGH = {"zh": "资料不足", "en": "not enough information"}  # the exact "cannot answer" reply the prompts ask for
 
@@ -104,34 +102,6 @@ def parse_citations(text: str) -> list[str]:
 def strip_citations(text: str) -> str:
     """`text` without its citation markers (what the sentence itself says)."""
     return CITATION_RE.sub("", text or "").strip()
-
-
-def content_tokens(text: str) -> list[str]:
-    """Distinct jieba tokens of `text` that carry meaning: lower-cased, no punctuation, no stopwords."""
-    stop = _stopwords()
-    seen: dict[str, None] = {}
-    for tok in jieba_tokenize(text):
-        if tok in stop or not any(ch.isalnum() for ch in tok):
-            continue
-        seen.setdefault(tok, None)
-    return list(seen)
-
-
-def term_overlap(tokens: Sequence[str], text: str) -> float:
-    """Share of `tokens` found in `text`. Chinese tokens match as substrings (jieba may cut the same
-    words differently in another context); Latin tokens must match a whole token of `text`."""
-    if not tokens:
-        return 0.0
-    found = terms_found(tokens, text)
-    return sum(1 for t in tokens if t in found) / len(tokens)
-
-
-def terms_found(tokens: Iterable[str], text: str) -> set[str]:
-    """The `tokens` found in `text`, matched as term_overlap matches them (traditional characters of `text` read as
-    simplified, as the tokens were: rag/models/script.py fold_script)."""
-    low = fold_script(text.lower())
-    words = set(re.findall(r"[a-z0-9_]+", low))
-    return {t for t in tokens if (t in words if t.isascii() else t in low)}
 
 
 _MARKER = re.compile(r"\s*(?:[（(](?P<paren>[1-9]\d?)[)）]|(?P<num>[1-9]\d?(?:\.[1-9]\d?)*)"
@@ -330,16 +300,6 @@ class CitationStream:
 
 # Same as CITATION_RE without the "(" look-ahead: a stream cannot see the next delta.
 _STREAM_RE = re.compile(rf"[\[【]\s*({_ID}(?:{_SEP}{_ID})*)\s*[\]】]")
-
-_STOPWORDS: frozenset[str] | None = None
-
-
-def _stopwords() -> frozenset[str]:
-    global _STOPWORDS
-    if _STOPWORDS is None:
-        _STOPWORDS = load_stopwords() | ENGLISH_STOPWORDS
-    return _STOPWORDS
-
 
 def _normalise(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum() or ch == " ").strip()

@@ -33,8 +33,8 @@ from rag.audit.answer_form import question_parts_of
 from rag.audit.asked import question_words
 from rag.audit.checks.opinion import Opinion
 from rag.audit.checks.verdict import Check
-from rag.audit.citations import content_tokens, terms_found
 from rag.audit.support import Checker
+from rag.audit.words import content_tokens, terms_found
 from rag.errors import ModelUnavailableError
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg

@@ -22,6 +22,7 @@ import re
 from rag.audit.asked import question_words
 from rag.audit.checks.verbatim import flat
 from rag.audit.checks.verdict import Check, Claim
+from rag.audit.words import terms_found
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg
 
@@ -49,8 +50,6 @@ def check(at: Claim) -> Check | None:
 def on_the_question(at: Claim, words: list[str]) -> bool:
     """Does the chunk sentence that holds the phrase (each one that holds it as written; else its evidence span) hold
     at least one of the question's `words`, and no fewer than any other sentence of the chunk?"""
-    from rag.audit.citations import terms_found  # (citations reads support.py, which runs this check)
-
     spans = sentence_spans(at.chunk) or [(0, len(at.chunk))]
     held = [len(terms_found(words, at.chunk[a:b])) for a, b in spans]
     phrase = flat(at.text).strip(",.;:!?、")

@@ -1,0 +1,55 @@
+"""The words of a text as the audit and the answer's choices match them: its content tokens, and which of some words
+a text holds.
+
+`content_tokens` are jieba's tokens less stop words (the bundled Chinese list and English function words) and
+punctuation; `terms_found` and `term_overlap` match them against a text: a Chinese token as a substring (jieba may cut
+the same words differently in another context), a Latin one as a whole token, traditional characters of the text read
+as simplified. Kept apart from citations.py so the checks can read a question's words without importing the audit
+that runs them.
+Not handled here: which words frame a question (asked.py), BM25's own tokens (rag/index/bm25.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from rag.index.tokenize import ENGLISH_STOPWORDS, jieba_tokenize, load_stopwords
+from rag.models.script import fold_script
+
+_STOPWORDS: frozenset[str] | None = None
+
+
+def content_tokens(text: str) -> list[str]:
+    """Distinct jieba tokens of `text` that carry meaning: lower-cased, no punctuation, no stopwords."""
+    stop = _stopwords()
+    seen: dict[str, None] = {}
+    for tok in jieba_tokenize(text):
+        if tok in stop or not any(ch.isalnum() for ch in tok):
+            continue
+        seen.setdefault(tok, None)
+    return list(seen)
+
+
+def term_overlap(tokens: Sequence[str], text: str) -> float:
+    """Share of `tokens` found in `text`. Chinese tokens match as substrings (jieba may cut the same
+    words differently in another context); Latin tokens must match a whole token of `text`."""
+    if not tokens:
+        return 0.0
+    found = terms_found(tokens, text)
+    return sum(1 for t in tokens if t in found) / len(tokens)
+
+
+def terms_found(tokens: Iterable[str], text: str) -> set[str]:
+    """The `tokens` found in `text`, matched as term_overlap matches them (traditional characters of `text` read as
+    simplified, as the tokens were: rag/models/script.py fold_script)."""
+    low = fold_script(text.lower())
+    words = set(re.findall(r"[a-z0-9_]+", low))
+    return {t for t in tokens if (t in words if t.isascii() else t in low)}
+
+
+def _stopwords() -> frozenset[str]:
+    global _STOPWORDS
+    if _STOPWORDS is None:
+        _STOPWORDS = load_stopwords() | ENGLISH_STOPWORDS
+    return _STOPWORDS
