@@ -7,7 +7,7 @@ question restated as a claim on any set"); nothing is run.
     .venv/bin/python bench/bench_restated.py OWN.jsonl PUBLIC.jsonl
 
 A sentence of a shown answer restates the question when every content word it has (jieba tokens, stop words and
-punctuation aside: rag/audit/words.py content_tokens) is a content word of the question, and it has at least two. This is
+punctuation aside: words.content_tokens) is a content word of the question, and it has at least two. This is
 not the audit's "restates" check (which allows one new word and reads units, not tokens) and not fill-in's rule
 (restates_question): a plain subset of words, so that what it counts was not decided by the rule it measures. A
 refusal (资料不足) is no claim. Sets come from the dump's "set" field (bench_owndocs.py) or, for bench_answers.py's

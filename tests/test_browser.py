@@ -713,7 +713,6 @@ def test_answer_page_with_the_fake_llm(chromium, llm_app, fake_llm_server):
         context.close()
 
 
-
 def test_a_bare_answer_off_the_question_is_named_in_both_languages(chromium, llm_app, fake_llm_server):
     """The model answers "RRF 的 k 通常取多少？" with "向量检索。", a phrase its cited entry holds only in another sentence
     (the example of a ranking): the audit of what the model wrote names the failed check, 孤立短语 / bare phrase, in

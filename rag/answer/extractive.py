@@ -67,7 +67,7 @@ from rag.audit.answer_form import ANAPHORA, has_form, question_form, question_pa
 from rag.audit.asked import asked_slot, fills, question_words
 from rag.audit.checks.restates import restates_question
 from rag.audit.citations import CITATION_RE
-from rag.audit.words import content_tokens, term_overlap, terms_found
+from rag.audit.words import content_tokens, telling, term_overlap, terms_found
 from rag.errors import ConfigError
 from rag.ingest.markdown import nonprose_spans, overlaps
 from rag.ingest.sentences import sentence_spans
@@ -471,13 +471,6 @@ def anchor(scored: list[ScoredSentence]) -> ScoredSentence | None:
     one part of a two-part question, the best from the highest-ranked context; None when it chose nothing."""
     chosen = [s for s in scored if s.chosen and not s.part]
     return min(chosen, key=lambda s: s.n) if chosen else None
-
-
-def telling(tokens: list[str]) -> list[str]:
-    """The question words that can show what a sentence is about: a Chinese word of one character is left out,
-    because it matches inside unrelated words (来 in 来自, 指 in 指标: "数据泄漏指的是什么情况" admitted the prompt
-    injection entry's sentence for its 指). Latin words and numbers stay, one letter or not ("b" in "BM25 的 b 参数")."""
-    return [t for t in tokens if len(t) > 1 or t.isascii()]
 
 
 def _on_the_question(chosen: list[int], rows: list, q_tokens: list[str]) -> list[int]:

@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, quote, telling, with_antecedent
+from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, quote, with_antecedent
 from rag.answer.prompt import Prompt
 from rag.audit.answer_form import gives_asked_number, question_form, question_parts_of, values
 from rag.audit.asked import asked_slot, fills, question_words
@@ -44,7 +44,7 @@ from rag.audit.checks.units import asks
 from rag.audit.citations import CitationAudit, audit, is_not_enough, parse_citations, sentence_claims
 from rag.audit.shape import states_nothing
 from rag.audit.verifier import answer_checker
-from rag.audit.words import content_tokens, term_overlap, terms_found
+from rag.audit.words import content_tokens, telling, term_overlap, terms_found
 from rag.ingest.sections import PATH_SEP
 from rag.ingest.sentences import sentence_spans
 
@@ -219,7 +219,7 @@ def _letters(text: str) -> str:
 def set_aside_off_question(answer: str, question: str, scored: Sequence[ScoredSentence], texts: Mapping[str, str]
                            ) -> tuple[str, list[str]]:
     """(the answer less each sentence that cites only entries the stand-in quotes nothing from and states none of
-    the question's words its anchor's entry lacks (extractive.anchor, extractive.telling); those sentences as
+    the question's words its anchor's entry lacks (extractive.anchor, words.telling); those sentences as
     written); unchanged when none does, or when the stand-in chose nothing. The rule the stand-in keeps its own
     quotes by (extractive._on_the_question), read on the model's sentences: "中提到的 nDCG 指标是归一化折损累计增益。
     [faq_047]" under "weight decay 是啥" is from a neighbour entry and brings nothing the question asks. `texts`:

@@ -2,9 +2,10 @@
 a text holds.
 
 `content_tokens` are jieba's tokens less stop words (the bundled Chinese list and English function words) and
-punctuation; `terms_found` and `term_overlap` match them against a text: a Chinese token as a substring (jieba may cut
-the same words differently in another context), a Latin one as a whole token, traditional characters of the text read
-as simplified. Kept apart from citations.py so the checks can read a question's words without importing the audit
+punctuation; `telling` keeps those that can show what a sentence is about (no one-character Chinese word);
+`terms_found` and `term_overlap` match them against a text: a Chinese token as a substring (jieba may cut the same
+words differently in another context), a Latin one as a whole token, traditional characters of the text read as
+simplified. Kept apart from citations.py so the checks can read a question's words without importing the audit
 that runs them.
 Not handled here: which words frame a question (asked.py), BM25's own tokens (rag/index/bm25.py).
 """
@@ -46,6 +47,13 @@ def terms_found(tokens: Iterable[str], text: str) -> set[str]:
     low = fold_script(text.lower())
     words = set(re.findall(r"[a-z0-9_]+", low))
     return {t for t in tokens if (t in words if t.isascii() else t in low)}
+
+
+def telling(tokens: list[str]) -> list[str]:
+    """The question words that can show what a sentence is about: a Chinese word of one character is left out,
+    because it matches inside unrelated words (来 in 来自, 指 in 指标: "数据泄漏指的是什么情况" admitted the prompt
+    injection entry's sentence for its 指). Latin words and numbers stay, one letter or not ("b" in "BM25 的 b 参数")."""
+    return [t for t in tokens if len(t) > 1 or t.isascii()]
 
 
 def _stopwords() -> frozenset[str]:
