@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -166,8 +167,14 @@ def test_a_server_whose_app_was_killed_is_stopped_at_the_next_start_and_another_
     from rag.models.llama_server import reap_orphans
 
     def named(argv0: str) -> subprocess.Popen:
-        # `sleep` run under another argv[0]; Popen returns only once the exec has happened, so /proc shows the name
-        return subprocess.Popen([argv0, "300"], executable=shutil.which("sleep"))
+        # `sleep` run under another argv[0]. Popen returns once the exec has closed the child's pipe, which the kernel
+        # does before it lays out the new argv: /proc/<pid>/cmdline can read empty for a moment (most of the time on a
+        # loaded machine), so wait until it shows the name, as it does for a server started long before a reap
+        process = subprocess.Popen([argv0, "300"], executable=shutil.which("sleep"))
+        cmdline, deadline = Path(f"/proc/{process.pid}/cmdline"), time.monotonic() + 30
+        while not cmdline.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return process
 
     gone = subprocess.Popen(["true"])
     gone.wait()  # an app process that no longer runs
