@@ -152,6 +152,37 @@ def test_figure_labels_and_axis_ticks_are_marked_as_not_prose():
     assert BODY[1] in doc.text.replace("\n", "")
 
 
+def test_an_images_label_printed_after_its_icon_is_a_caption_not_prose():
+    """A chapter printed from the web whose pictures did not load: each is a small icon with its alt text on the same
+    line. The label is a caption (the Markdown reader's "（图：…）"), not a line of prose or a sentence's tail; a
+    sentence after a small inline image stays prose."""
+    from PIL import Image
+    from reportlab.lib.utils import ImageReader
+
+    icon = io.BytesIO()
+    Image.new("RGB", (16, 16), "gray").save(icon, format="PNG")
+
+    def draw(c, n):
+        y = paragraph(c, wrapped(BODY[0], 30))
+        c.drawImage(ImageReader(io.BytesIO(icon.getvalue())), 60, y - 2, 12, 12)
+        paragraph(c, ["爬楼梯对应递归树"], x=73, y=y)  # the alt text, right after the icon
+        y = paragraph(c, wrapped(BODY[1], 30), y=y - 16)
+        c.drawImage(ImageReader(io.BytesIO(icon.getvalue())), 60, y - 2, 12, 12)
+        paragraph(c, [BODY[2][:30]], x=73, y=y)  # a sentence's first line after an inline icon: prose
+        paragraph(c, wrapped(BODY[2], 30)[1:], y=y - 16)
+
+    doc = read(make_pdf(draw))
+    from rag.ingest.markdown import nonprose_spans
+
+    assert "（图：爬楼梯对应递归树）" in doc.text
+    at = doc.text.index("爬楼梯对应递归树")
+    assert any(a <= at < b for a, b in nonprose_spans(doc.text))  # never quoted as an answer
+    flat = doc.text.replace("\n", "")
+    assert BODY[0] in flat and BODY[1] in flat and BODY[2] in flat  # the prose around it whole, nothing spliced in
+    at = doc.text.index(BODY[2][:10])
+    assert not any(a <= at < b for a, b in nonprose_spans(doc.text))
+
+
 def test_headings_by_font_size_give_every_chunk_a_title_path():
     def draw(c, n):
         c.setFont(ZH, 20)

@@ -18,8 +18,9 @@ and tells the regions apart:
   such as "6.2 简单循环网络" a little larger), the level by size; every chunk then gets a title path as a Markdown
   chapter's does (chunking.chunk_pdf);
 - code: lines in a monospaced font, kept whole as a fenced block;
-- figures and formulas, not prose: text inside an image's box, runs of FIGURE_RUN short label lines with no
-  sentence in them, lines of tick numbers, lines set in a maths font or holding private-use glyphs (a flattened
+- figures and formulas, not prose: text inside an image's box, a short line with no sentence's end set right after
+  a small image on its line (an image's label: a browser prints a picture it could not load as an icon and the alt
+  text), runs of FIGURE_RUN short label lines with no sentence in them, lines of tick numbers, lines set in a maths font or holding private-use glyphs (a flattened
   formula's brackets); kept out of quotes, test questions and audit spans (marked as markdown.nonprose_spans reads:
   a caption "(图：…)" or a display formula "$$ … $$");
 - lines joined as a reader would: no space between two CJK characters, a hyphen at a Latin line end rejoined;
@@ -103,6 +104,7 @@ class PageLayout:
     height: float
     segments: list[Segment]  # in reading order
     figures: list[tuple[float, float, float, float]] = field(default_factory=list)  # image boxes
+    icons: list[tuple[float, float, float, float]] = field(default_factory=list)  # the smaller images' boxes
     running: list[str] = field(default_factory=list)  # the header and footer lines it had, as read
     images: int = 0  # image objects on the page, any size (a page of them and no text is a scan)
 
@@ -150,7 +152,8 @@ def read_pages(pdf) -> list[PageLayout]:
         width, height = page.get_size()
         segments = _segments(page.get_textpage(), number)
         images = [tuple(o.get_bounds()) for o in page.get_objects() if o.type == _IMAGE]
-        out.append(PageLayout(number, width, height, segments, [b for b in images if _big(b)], images=len(images)))
+        out.append(PageLayout(number, width, height, segments, [b for b in images if _big(b)],
+                              icons=[b for b in images if not _big(b)], images=len(images)))
     return out
 
 
@@ -388,6 +391,8 @@ def _not_prose(s: Segment, p: PageLayout, look: _Look) -> tuple[str, int] | None
         return MARKUP, 0
     if any(f[0] - 1 <= (s.box[0] + s.box[2]) / 2 <= f[2] + 1 and f[1] - 1 <= s.middle <= f[3] + 1 for f in p.figures):
         return FIGURE, 0
+    if _labels_icon(s, p, look.main_x[1]):
+        return FIGURE, 0
     if _in_margin(s, look.main_x, look.body):
         return MARGIN, 0
     if s.mono:
@@ -395,6 +400,18 @@ def _not_prose(s: Segment, p: PageLayout, look: _Look) -> tuple[str, int] | None
     if s.maths or _PRIVATE.search(s.text):
         return FORMULA, 0
     return None
+
+
+def _labels_icon(s: Segment, p: PageLayout, right: float) -> bool:
+    """A short line with no sentence's end that starts right after a small image on its line and stops short of the
+    main block's `right` edge: the image's label (a page printed from the web shows a picture it could not load as an
+    icon followed by its alt text, "爬楼梯对应递归树"). Right after: the icon ends where the line starts, or closer than
+    the gap that would cut a line (GAP_EMS font sizes); short of the edge by as much, so the first line of a paragraph
+    that opens with an inline icon, which runs on to the next line, stays prose."""
+    if len(s.text) > HEADING_CHARS or SENTENCE_END.search(s.text) or s.box[2] > right - GAP_EMS * s.size:
+        return False
+    return any(s.box[0] - GAP_EMS * s.size <= i[2] <= s.box[0] + 1 and i[1] < s.box[3] and s.box[1] < i[3]
+               for i in p.icons)
 
 
 def _in_margin(s: Segment, main_x: tuple[float, float], body: float) -> bool:
