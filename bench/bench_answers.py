@@ -37,6 +37,13 @@ Which set chose what: the gate's threshold and the compression budget were chose
 converted once into $RAG_EVAL_DIR/drcd_dev: `python scripts/convert_squad.py DRCD_dev.json $RAG_EVAL_DIR/drcd_dev
 --repo DRCKnowledgeTeam/DRCD --commit b944790de5af02c5fbb7cd9cb1473d27d169eebf --file DRCD_dev.json
 --blob daa42e47130e8d5b907b87e75cecc8fb807fd4f5 --language zh-Hant` (its 1,000 passages, traditional Chinese).
+"dureader" (not in the default sets either) is DuReader-robust's dev split: real search-engine questions ("小米6防水等级",
+"怀孕多久会有反应") over web passages, often without a question word or mark, measured only (its participant agreement
+allows non-commercial research or teaching; nothing here is trained on it, and its data stays out of the repository),
+converted once into $RAG_EVAL_DIR/dureader_dev: `python scripts/convert_squad.py dev.json $RAG_EVAL_DIR/dureader_dev
+--repo pengwei-iie/Dureader_robustness --commit 0b42eb3c6ad9e5093e1a5b364404f46e85d4b57e
+--file data_2020/dureader_robust-data/dev.json --blob d6e701be311d3e370531f928d0d633172d40a3e5` (a copy of
+baidu/DuReader's DuReader_robust dev.json; 1,417 questions, 1,398 passages).
 """
 
 from __future__ import annotations
@@ -84,8 +91,9 @@ SETS = {  # name -> (queries file, corpus file or None for the bundled knowledge
     "cmrc2018": (EVAL / "cmrc2018_dev" / "queries.jsonl", EVAL / "cmrc2018_dev" / "corpus.jsonl", 30),
     "xquad_zh": (EVAL / "xquad_zh" / "queries.jsonl", EVAL / "xquad_zh" / "corpus.jsonl", 30),
     "drcd": (EVAL / "drcd_dev" / "queries.jsonl", EVAL / "drcd_dev" / "corpus.jsonl", 30),  # converted by hand: above
+    "dureader": (EVAL / "dureader_dev" / "queries.jsonl", EVAL / "dureader_dev" / "corpus.jsonl", 30),  # likewise
 }
-DEFAULT_SETS = tuple(s for s in SETS if s != "drcd")
+DEFAULT_SETS = tuple(s for s in SETS if s not in ("drcd", "dureader"))
 BEFORE = AskSettings(gate=False, fill_in=False, compress=False, prompt_style="plain", cite="constrained")
 AFTER = AskSettings(cite="constrained")  # the defaults
 CONFIGS = {"before-0.5b": ("0.5b", BEFORE), "after-0.5b": ("0.5b", AFTER), "after-1.5b": ("1.5b", AFTER),
