@@ -311,6 +311,27 @@ def test_a_number_binds_to_what_it_counts(right, wrong, chunk):
     assert label(wrong, chunk) != "supported"
 
 
+PAPER = ("国家标准中图纸从小到大一般可分为 A5、A4、A3。A4的尺寸为297mm×210mm，A5的尺寸是210mmX148mm。"
+         "一般来说子宫内膜的正常厚度在8-10mm。机械硬盘的平均寻道时间约为 9ms。")
+
+
+@pytest.mark.parametrize("right, wrong", [
+    ("子宫内膜的正常厚度在8-10mm。", "子宫内膜的正常厚度在8-12mm。"),  # a measure written against its unit is a number
+    ("A5的尺寸是210mm×148mm。", "A5的尺寸是210mm×140mm。"),  # and so is one after an x that multiplies
+    ("机械硬盘的平均寻道时间约为 9ms。", "机械硬盘的平均寻道时间约为 5ms。"),
+])
+def test_a_number_written_against_its_unit_is_checked_as_a_number(right, wrong):
+    assert label(right, PAPER) == "supported"
+    assert label(wrong, PAPER) != "supported"
+
+
+def test_a_letter_after_digits_still_makes_a_name():
+    from rag.audit.fact_text import read
+
+    units = read("iPhone 5s 支持 5G 和 3D 显示，分辨率 1920x1080。").units
+    assert [u.key for u in units if u.kind == "num"] == ["1920", "1080"]
+
+
 def test_a_counted_number_is_not_backed_by_a_value_assigned_to_something_else():
     found = check_sentence("B+ 树通常有 2 层。", {"c": SECTION_4})
     assert found.label == "unsupported" and "b = 2" in found.reasons("zh")[0]

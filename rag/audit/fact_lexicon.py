@@ -103,6 +103,7 @@ NUMBER_WORDS_EN = {
 UNITS = (
     "seconds", "second", "minutes", "minute", "hours", "hour", "days", "day", "weeks", "week", "months", "month",
     "years", "year", "times", "percent", "tb", "gb", "mb", "kb", "bits", "bit", "bytes", "byte",
+    "ghz", "mhz", "khz", "hz", "mm", "cm", "km", "nm", "ms", "ns", "kg", "mg", "ml", "kw", "mah", "db",
     "毫秒", "秒", "分钟", "小时", "天", "周", "个月", "月", "年", "倍", "次", "位",
 )
 # Two-character words that name one of a contrasting pair by their first character (父块 / 子块, 上层 / 下层).

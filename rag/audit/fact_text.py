@@ -29,10 +29,13 @@ from rag.index.tokenize import jieba_spans, load_stopwords
 _NUM = r"\d+(?:[:：]\d+)+|\d+/\d+|\d+(?:\.\d+)?(?:e[-+]?\d+)?%?"
 _LATIN = r"[A-Za-z][A-Za-z0-9]*(?:['@_\-+.][A-Za-z0-9]+)*"
 # A number is not a number inside a name (Recall@10, k1) or a formula's numerator (1/r, 1/(k + rank)).
-# A size written against its unit ("16KB", "8 GB") is a number too; other letters after digits make a name (3D, e5).
-_SIZE = r"(?:[KMGT]B|[kmgt]b)"
+# A size or a measure written against its unit ("16KB", "8 GB", "210mm", "15ms", "2.4GHz") is a number too: the units
+# of two letters or more (a lone letter after digits makes a name: 3D, 5G, e5, iPhone 5s).
+_SIZE = r"(?:[KMGT]i?B|[kmgt]b|[kKMG]?Hz|[mckn]m|[mn]s|[km]g|m[lL]|kW|mAh|dB)"
 _TOKEN = re.compile(rf"(?P<num>(?<![A-Za-z0-9_@.])(?:{_NUM})(?={_SIZE}(?![A-Za-z0-9_@])|(?![A-Za-z0-9_@]|/[A-Za-z(])))"
                     rf"|(?P<latin>{_LATIN})")
+# a letter x between two numbers multiplies them ("1920x1080", "210mmX148mm"): read as ×, so both are numbers
+_TIMES = re.compile(rf"(\d(?:{_SIZE})?)[xX](?=\d)")
 # a numeral before a measure word counts something ("三层", "两个"); 二次矩, 一次方程, 二次型 name an order, not a count
 _ZH_NUMERAL = re.compile(rf"([零两二三四五六七八九十百千万]+)(?=[{lex.MEASURE_ZH}]|分钟|小时)(?!次[矩方型项函曲规优元幂根式])")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -69,6 +72,7 @@ class Reading:
         self.text = text or ""
         self.low = self.text.lower()
         self.zh = bool(_CJK.search(self.text))
+        self._scan = _TIMES.sub("\\1×", self.text)  # as read: "210mmX148mm" as "210mm×148mm" (the same length)
         self.tokens: list[tuple[str, int, int]] = []  # every token (stop words included), lower-cased
         self.units: list[Unit] = []  # content units in order
         self._read()
@@ -80,7 +84,7 @@ class Reading:
 
     # ------------------------------------------------------------------------------ reading
     def _read(self) -> None:
-        text, pos = self.text, 0
+        text, pos = self._scan, 0
         for m in _TOKEN.finditer(text):
             self._cjk(pos, m.start())
             raw = m.group(0)
@@ -100,7 +104,7 @@ class Reading:
     def _cjk(self, a: int, b: int) -> None:
         if a >= b:
             return
-        piece = self.text[a:b]
+        piece = self._scan[a:b]
         numerals = [(m.start(1), m.end(1)) for m in _ZH_NUMERAL.finditer(piece)]
         for s, e in numerals:
             value = zh_numeral(piece[s:e])
