@@ -20,9 +20,9 @@ and tells the regions apart:
 - code: lines in a monospaced font, kept whole as a fenced block;
 - figures and formulas, not prose: text inside an image's box, a short line with no sentence's end set right after
   a small image on its line (an image's label: a browser prints a picture it could not load as an icon and the alt
-  text), runs of FIGURE_RUN short label lines with no sentence in them, lines of tick numbers, lines set in a maths font or holding private-use glyphs (a flattened
-  formula's brackets); kept out of quotes, test questions and audit spans (marked as markdown.nonprose_spans reads:
-  a caption "(图：…)" or a display formula "$$ … $$");
+  text), runs of FIGURE_RUN short label lines with no sentence in them, lines of tick numbers, lines set in a maths
+  font or holding private-use glyphs (a flattened formula's brackets); kept out of quotes, test questions and audit
+  spans (marked as markdown.nonprose_spans reads: a caption "(图：…)" or a display formula "$$ … $$");
 - lines joined as a reader would: no space between two CJK characters, a hyphen at a Latin line end rejoined;
   Kangxi radicals, CJK compatibility ideographs and ligatures mapped to the characters they stand for (NFKC on those
   code points only: the text shows the same glyphs, and BM25, the word rules and evidence strings find them; a
