@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from rag.audit.answer_form import has_form, question_parts_of, without_indices
 from rag.audit.asks import ASKS
-from rag.audit.words import content_tokens
+from rag.audit.words import content_tokens, pos_tags
 from rag.messages import Msg
 from rag.models.script import fold_script
 
@@ -157,11 +157,9 @@ def frame_words(question: str) -> frozenset[str]:
 
 @lru_cache(maxsize=512)
 def _frames(question: str) -> frozenset[str]:
-    import jieba.posseg as posseg
-
     out = set()
-    for pair in posseg.cut(fold_script(question)):
-        word, flag = pair.word.strip().lower(), pair.flag
+    for raw, flag in pos_tags(fold_script(question)):
+        word = raw.strip().lower()
         if not word or (word.isascii() and word.isalnum()):  # a Latin letter or a number is never a frame word
             continue
         if word in _FRAME or (flag.startswith(_FUNCTION_FLAGS) and not (flag == "m" and any(ch.isdigit() for ch in word))

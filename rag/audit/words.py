@@ -5,7 +5,7 @@ a text holds.
 punctuation; `telling` keeps those that can show what a sentence is about (no one-character Chinese word);
 `terms_found` and `term_overlap` match them against a text: a Chinese token as a substring (jieba may cut the same
 words differently in another context), a Latin one as a whole token, traditional characters of the text read as
-simplified. Kept apart from citations.py so the checks can read a question's words without importing the audit
+simplified; `pos_tags` are jieba's (word, part of speech) pairs, read once per text for every check that asks. Kept apart from citations.py so the checks can read a question's words without importing the audit
 that runs them.
 Not handled here: which words frame a question (asked.py), BM25's own tokens (rag/index/bm25.py).
 """
@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
-from rag.index.tokenize import ENGLISH_STOPWORDS, jieba_tokenize, load_stopwords
+from rag.index.tokenize import ENGLISH_STOPWORDS, jieba_posseg, jieba_tokenize, load_stopwords
 from rag.models.script import fold_script
 
 _STOPWORDS: frozenset[str] | None = None
@@ -61,3 +62,11 @@ def _stopwords() -> frozenset[str]:
     if _STOPWORDS is None:
         _STOPWORDS = load_stopwords() | ENGLISH_STOPWORDS
     return _STOPWORDS
+
+
+@lru_cache(maxsize=2048)
+def pos_tags(text: str) -> tuple[tuple[str, str], ...]:
+    """jieba's (word, part-of-speech flag) pairs of `text`, whitespace-only words dropped, as written (not folded, not
+    lower-cased). Cached: the bare and no-claim checks read the same claim, and the question's frame words are read
+    for every sentence of an answer."""
+    return tuple((p.word, p.flag) for p in jieba_posseg().cut(text) if p.word.strip())

@@ -22,7 +22,7 @@ import re
 from rag.audit.asked import question_words
 from rag.audit.checks.verbatim import flat
 from rag.audit.checks.verdict import Check, Claim
-from rag.audit.words import telling, terms_found
+from rag.audit.words import pos_tags, telling, terms_found
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg
 
@@ -62,10 +62,7 @@ def is_bare(claim: str) -> bool:
     """A Chinese phrase with no predicate: no word jieba tags a verb, adjective, adverb or preposition (one it tags a
     verb or adjective used as a noun is a name: 向量检索), and no 是, 有 or 为 ("日本历史", "向量检索", "欧尼康、金德里德医疗
     保健和PharMerica"; not "1754年到1760年", whose 到 is tagged a verb)."""
-    import jieba.posseg as posseg
-
     body = claim.rstrip("。.！! ")
     if not _CJK.search(body) or _PREDICATE_WORDS.search(body):
         return False
-    return not any(p.flag.startswith(_PREDICATE_FLAGS) and p.flag not in _NOUN_USES for p in posseg.cut(body)
-                   if p.word.strip())
+    return not any(flag.startswith(_PREDICATE_FLAGS) and flag not in _NOUN_USES for _, flag in pos_tags(body))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from rag.audit.checks.verdict import Check, Claim
+from rag.audit.words import pos_tags
 from rag.messages import Msg
 
 NAME = "no-claim"
@@ -39,9 +40,7 @@ def check(at: Claim) -> Check | None:
 
 def _noun_phrase(claim: str) -> bool:
     """"快速排序的分治策略。": X 的 Y with no predicate before the 的, nothing said of it (jieba tags 分治 a verb)."""
-    import jieba.posseg as posseg
-
-    tagged = [(p.word, p.flag) for p in posseg.cut(claim.rstrip("。.！! ")) if p.word.strip()]
+    tagged = pos_tags(claim.rstrip("。.！! "))
     last_de = max((i for i, (w, _) in enumerate(tagged) if w == "的"), default=-1)
     after = [f for _, f in tagged[last_de + 1:]]
     before = [f for _, f in tagged[:last_de]]
