@@ -94,6 +94,30 @@ def test_a_margin_note_is_not_spliced_into_the_sentence_beside_it():
     assert doc.text.index(body) < doc.text.index("旁注")
 
 
+def test_a_two_sided_books_notes_sit_on_the_outer_side_and_each_is_read_whole():
+    """A book printed two-sided (nndl's chapters): the text block shifts between right and left pages and the margin
+    notes sit on the outer side, a gutter of an em and a half from the body, one note's first line on a body line's
+    baseline. Each page's notes are notes (none spliced into a sentence, none taken for body text) and a note's lines
+    read as one note."""
+    note = ["生活中很多现象都可以", "用动力系统来描述。"]
+
+    def draw(c, n):
+        # 30 characters of 11 pt: 330 pt wide; page 1 (odd) has its notes on the right, 16 pt after the body's end,
+        # page 2 (even) on the left, its body shifted right; the note's lines 12 pt apart, its first on the body's
+        # first baseline, each drawn right after the body line beside it (as the book's PDF orders them)
+        x_body, x_note = (60, 406) if n % 2 else (170, 60)
+        for k, line in enumerate(wrapped(BODY[n - 1] + BODY[n + 1], 30)):
+            paragraph(c, [line], x=x_body, y=760 - 16 * k)
+            if k < len(note):
+                paragraph(c, [note[k]], x=x_note, y=760 - 12 * k, size=8)
+
+    doc = read(make_pdf(draw, pages=2))
+    flat = doc.text.replace("\n", "")
+    for n in (1, 2):
+        assert BODY[n - 1] + BODY[n + 1] in flat  # each page's paragraph whole
+    assert doc.text.count("（旁注：生活中很多现象都可以用动力系统来描述。）") == 2  # one note a page, its lines joined
+
+
 def test_a_two_column_page_reads_column_by_column():
     left = wrapped(BODY[0] + BODY[1], 16)
     right = wrapped(BODY[2] + BODY[3], 16)

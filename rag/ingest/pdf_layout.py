@@ -245,15 +245,20 @@ def _new_line(prev: tuple, c: tuple) -> bool:
 
 
 def _cut(line: list) -> list[list]:
+    """A line cut into segments where a gap of GAP_EMS font sizes opens, or a gap wider than one font size where the
+    type size changes (a margin note set in a smaller size beside the body, a gutter of an em and a half away: a
+    sub- or superscript sits right against its base)."""
     pieces: list[list] = [[]]
-    last_x1 = None
+    last: tuple | None = None
     for c in line:
         ch, x0, _, x1, _, size = c[:6]
-        if ch.strip() and last_x1 is not None and x0 - last_x1 > GAP_EMS * max(size, 1.0) and pieces[-1]:
-            pieces.append([])
+        if ch.strip() and last is not None and pieces[-1]:
+            gap, em = x0 - last[3], max(size, last[5], 1.0)
+            if gap > GAP_EMS * max(size, 1.0) or (gap > em and min(size, last[5]) < SMALLER * em):
+                pieces.append([])
         pieces[-1].append(c)
         if ch.strip():
-            last_x1 = x1
+            last = c
     return [p for p in pieces if p]
 
 
@@ -294,15 +299,16 @@ def classify(pages: list[PageLayout], outline: Sequence[tuple[str, int, int]] = 
     sizes = Counter(round(s.size * 2) / 2 for p in pages for s in p.segments if not s.mono for _ in s.text)
     body = sizes.most_common(1)[0][0] if sizes else 10.0
     running = _running(pages)
-    main_x = _main_block(pages, body)
+    blocks = _main_blocks(pages, body)
     heading_sizes = sorted({round(s.size * 2) / 2 for p in pages for s in p.segments if s.size >= body * LARGER},
                            reverse=True)
     by_page: dict[int, list[tuple[str, int]]] = {}
     for title, level, page in outline:
         by_page.setdefault(page, []).append((_key(title), level))
-    look = _Look(running, main_x, body, tuple(heading_sizes), bool(outline))
     out = []
     for p in pages:
+        main_x = blocks[p.number % 2]
+        look = _Look(running, main_x, body, tuple(heading_sizes), bool(outline))
         segs = []
         for s in p.segments:
             region, level = _region(s, p, look, by_page.get(p.number, []))
@@ -347,10 +353,27 @@ def _running(pages: list[PageLayout]) -> dict[int, set]:
     return {0: repeated, 1: heights}  # type: ignore[dict-item]
 
 
+def _main_blocks(pages: list[PageLayout], body: float) -> dict[int, tuple[float, float]]:
+    """The main text block of the even (0) and the odd (1) pages: a two-sided book shifts its block between left and
+    right pages, its margin notes beside it on the outer side (page 3's notes where page 4's body text runs). A
+    parity with no line in the body font takes the whole document's block."""
+    whole = _main_block(pages, body)
+    out = {}
+    for parity in (0, 1):
+        these = [p for p in pages if p.number % 2 == parity]
+        out[parity] = _main_block(these, body) if _body_lines(these, body) else whole
+    return out
+
+
+def _body_lines(pages: list[PageLayout], body: float) -> list[Segment]:
+    return [s for p in pages for s in p.segments if abs(s.size - body) <= 0.6 and len(s.text) > 8]
+
+
 def _main_block(pages: list[PageLayout], body: float) -> tuple[float, float]:
     """The x-range of the lines set in the body font: their 5th percentile left edge and 95th right edge."""
-    lefts = sorted(s.box[0] for p in pages for s in p.segments if abs(s.size - body) <= 0.6 and len(s.text) > 8)
-    rights = sorted(s.box[2] for p in pages for s in p.segments if abs(s.size - body) <= 0.6 and len(s.text) > 8)
+    lines = _body_lines(pages, body)
+    lefts = sorted(s.box[0] for s in lines)
+    rights = sorted(s.box[2] for s in lines)
     if not lefts:
         return (0.0, max((p.width for p in pages), default=600.0))
     return lefts[len(lefts) // 20], rights[min(len(rights) - 1, len(rights) * 19 // 20)]
@@ -467,8 +490,8 @@ def _two_columns(segs: list[Segment], mid: float, body: float) -> bool:
 
 
 def _label_runs(segs: list[Segment]) -> list[Segment]:
-    """Runs of FIGURE_RUN or more short main lines with no sentence in them ("Conv", "1x1+1(S)", "输入层") are a
-    figure's labels."""
+    """Runs of FIGURE_RUN or more short main or margin lines with no sentence in them ("Conv", "1x1+1(S)", "输入层";
+    a word set letter by letter down a figure in the margin) are a figure's labels."""
     out = list(segs)
     run: list[int] = []
 
@@ -479,7 +502,7 @@ def _label_runs(segs: list[Segment]) -> list[Segment]:
         run.clear()
 
     for i, s in enumerate(segs):
-        label = s.region == MAIN and len(s.text) <= LABEL_CHARS and not SENTENCE_END.search(s.text) \
+        label = s.region in (MAIN, MARGIN) and len(s.text) <= LABEL_CHARS and not SENTENCE_END.search(s.text) \
             and not re.search(r"[，,、]", s.text)
         if label:
             run.append(i)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from dataclasses import replace
 
 from rag.ingest.pdf_layout import (
     CJK,
@@ -118,7 +119,7 @@ class _Assembler:
 
     def page(self, p: PageLayout) -> None:
         self.firsts.append("")
-        for s in p.segments:
+        for s in _notes_joined(p.segments):
             if s.region in (HEADER, FOOTER):
                 continue
             if s.region == MARKUP:
@@ -195,6 +196,28 @@ class _Assembler:
             at = found if found >= 0 else at  # a page with nothing kept (or a line not found) starts where the last did
             starts.append(at)
         return text, self.w.blocks, starts
+
+
+def _notes_joined(segs: list[Segment]) -> list[Segment]:
+    """A page's segments with each margin note's lines joined into one segment where its first line stands: a line
+    set right below the note's last one (no more than a line of its size between them, its left edge within a font
+    size) continues it. A note is read whole though its lines come between the body lines they sit beside."""
+    out: list[Segment] = []
+    last = -1  # where the note being read stands in `out`
+    for s in segs:
+        if s.region == MARGIN and last >= 0 and _continues(out[last], s):
+            note = out[last]
+            box = (min(note.box[0], s.box[0]), s.box[1], max(note.box[2], s.box[2]), note.box[3])
+            out[last] = replace(note, text=join_lines(note.text, s.text), box=box)
+            continue
+        if s.region == MARGIN:
+            last = len(out)
+        out.append(s)
+    return out
+
+
+def _continues(note: Segment, s: Segment) -> bool:
+    return 0 <= note.box[1] - s.box[3] <= s.size and abs(note.box[0] - s.box[0]) <= s.size
 
 
 def _indented(code: list[Segment]) -> list[str]:
