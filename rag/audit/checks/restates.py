@@ -89,6 +89,12 @@ def restates(s: Reading, question: str) -> Check | None:
     restated = not own or (len(own) == 1 and own[0].kind == "word" and shared >= len(s.units) / 2)
     if not restated:
         return Check(NAME, True, Msg(zh="这句话说出了问题之外的内容", en="the sentence says more than the question"))
+    if own:  # one word more than the question: mostly a restatement, and the word alone is not shown to be the answer
+        word = own[0].shown
+        return Check(NAME, False, Msg(
+            zh=f"这句话只在问题的原词上多了一个词（“{word}”）：基本是在复述问题，审计无法确认这个词就是资料给出的答案",
+            en=f"besides the question's own words it adds one word (\"{word}\"): mostly a restatement, and the audit "
+               "cannot tell that this word is the chunk's answer"))
     return Check(NAME, False, Msg(zh="这句话只是在复述问题，没有陈述事实", en="the sentence only restates the question: it states no fact"))
 
 
