@@ -5,8 +5,8 @@ a text holds.
 punctuation; `telling` keeps those that can show what a sentence is about (no one-character Chinese word);
 `terms_found` and `term_overlap` match them against a text: a Chinese token as a substring (jieba may cut the same
 words differently in another context), a Latin one as a whole token, traditional characters of the text read as
-simplified; `pos_tags` are jieba's (word, part of speech) pairs, read once per text for every check that asks. Kept apart from citations.py so the checks can read a question's words without importing the audit
-that runs them.
+simplified; `pos_tags` are jieba's (word, part of speech) pairs, read once per text for every check that asks. Kept
+apart from citations.py so the checks can read a question's words without importing the audit that runs them.
 Not handled here: which words frame a question (asked.py), BM25's own tokens (rag/index/bm25.py).
 """
 
