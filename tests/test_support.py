@@ -337,6 +337,16 @@ def test_one_word_added_to_the_question_is_named_in_the_reason_not_called_empty(
     assert bare.label == "restates-question" and "没有陈述事实" in " ".join(bare.reasons("zh"))
 
 
+def test_a_clause_that_opens_with_a_function_word_names_no_other_subject():
+    """The span's clause "至1880年代才开始商业化" goes on about the stove the chunk named before; 至 (a preposition) is not
+    another subject the sentence's claim was said of. A clause opening with another name still is ("其中生成通常最慢"
+    against "检索通常是最慢的一步")."""
+    chunk = "气炉最早出现在19世纪初。至1880年代才开始商业化，此后逐渐普及。"
+    assert label("气炉在1880年代才开始商业化。", chunk) == "supported"
+    rag_chunk = "RAG 的一次回答包括检索、重排和生成三步，其中生成通常最慢，检索和重排都在几十毫秒内完成。"
+    assert label("RAG 一次回答里，检索通常是最慢的一步。", rag_chunk) == "contradicted"
+
+
 def test_a_letter_after_digits_still_makes_a_name():
     from rag.audit.fact_text import read
 

@@ -18,6 +18,7 @@ from rag.audit.checks.binding import (
 from rag.audit.checks.units import same_unit
 from rag.audit.checks.verdict import Check, Claim, Evidence
 from rag.audit.fact_text import Clause, Reading, Unit, read
+from rag.audit.words import pos_tags
 from rag.ingest.sentences import sentence_spans
 from rag.messages import Msg
 
@@ -124,9 +125,25 @@ def _other_subject(g: Clause, own: list[Unit], span: Reading, whole: Reading) ->
     v = theirs[0]
     if any(same_unit(v, u) or v.key == u.key for u in own) or v.key in lex.GENERIC_ZH or not _same_kind(m, v, whole):
         return None
+    if not _alike(m, v):
+        return None  # a clause that opens with a function word (曾, 至, 虽然) or a verb (认为) names no other subject
     if len(theirs) > 2 and not any(clause_has(span, g, u) for u in own[2:]):
         return None  # the span clause goes on to say something else ("上层节点稀疏" vs "下层节点稠密")
     return v
+
+
+_FUNCTION = ("d", "c", "p", "r", "u", "f", "m", "q", "t")  # adverbs, conjunctions, prepositions, pronouns, particles...
+
+
+def _alike(m: Unit, v: Unit) -> bool:
+    """Can `v`, which opens a span clause, be a sibling of the sentence's subject `m`? Not where jieba tags it a function
+    word (曾, 至, 虽然: an adverb, a conjunction, a preposition, a pronoun, a particle, a localizer, a numeral, a
+    measure or a time word): such a clause goes on about the subject it left unsaid. A verb may name a step (生成 for
+    检索), so verbs stay. A Latin word is a name."""
+    if v.key.isascii():
+        return True
+    tags = pos_tags(v.shown)
+    return not tags or not tags[0][1].startswith(_FUNCTION)
 
 
 def _same_kind(m: Unit, v: Unit, whole: Reading) -> bool:
