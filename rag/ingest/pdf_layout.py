@@ -357,25 +357,18 @@ def _main_blocks(pages: list[PageLayout], body: float) -> dict[int, tuple[float,
     """The main text block of the even (0) and the odd (1) pages: a two-sided book shifts its block between left and
     right pages, its margin notes beside it on the outer side (page 3's notes where page 4's body text runs). A
     parity with no line in the body font takes the whole document's block."""
-    whole = _main_block(pages, body)
-    out = {}
-    for parity in (0, 1):
-        these = [p for p in pages if p.number % 2 == parity]
-        out[parity] = _main_block(these, body) if _body_lines(these, body) else whole
-    return out
+    whole = _main_block(pages, body) or (0.0, max((p.width for p in pages), default=600.0))
+    return {parity: _main_block([p for p in pages if p.number % 2 == parity], body) or whole for parity in (0, 1)}
 
 
-def _body_lines(pages: list[PageLayout], body: float) -> list[Segment]:
-    return [s for p in pages for s in p.segments if abs(s.size - body) <= 0.6 and len(s.text) > 8]
-
-
-def _main_block(pages: list[PageLayout], body: float) -> tuple[float, float]:
-    """The x-range of the lines set in the body font: their 5th percentile left edge and 95th right edge."""
-    lines = _body_lines(pages, body)
+def _main_block(pages: list[PageLayout], body: float) -> tuple[float, float] | None:
+    """The x-range of the lines set in the body font: their 5th percentile left edge and 95th right edge; None when
+    `pages` have no such line."""
+    lines = [s for p in pages for s in p.segments if abs(s.size - body) <= 0.6 and len(s.text) > 8]
+    if not lines:
+        return None
     lefts = sorted(s.box[0] for s in lines)
     rights = sorted(s.box[2] for s in lines)
-    if not lefts:
-        return (0.0, max((p.width for p in pages), default=600.0))
     return lefts[len(lefts) // 20], rights[min(len(rights) - 1, len(rights) * 19 // 20)]
 
 

@@ -125,18 +125,20 @@ def _other_subject(g: Clause, own: list[Unit], span: Reading, whole: Reading) ->
     v = theirs[0]
     if any(same_unit(v, u) or v.key == u.key for u in own) or v.key in lex.GENERIC_ZH or not _same_kind(m, v, whole):
         return None
-    if not _alike(m, v):
-        return None  # a clause that opens with a function word (曾, 至, 虽然) or a verb (认为) names no other subject
+    if not _names_another(v):
+        return None  # a clause that opens with a function word (曾, 至, 虽然) names no other subject
     if len(theirs) > 2 and not any(clause_has(span, g, u) for u in own[2:]):
         return None  # the span clause goes on to say something else ("上层节点稀疏" vs "下层节点稠密")
     return v
 
 
-_FUNCTION = ("d", "c", "p", "r", "u", "f", "m", "q", "t")  # adverbs, conjunctions, prepositions, pronouns, particles...
+# adverbs, conjunctions, prepositions, pronouns, particles...; not asked._FUNCTION_FLAGS, whose x (a string jieba does
+# not know) is often a name here, and which leaves time words in
+_FUNCTION = ("d", "c", "p", "r", "u", "f", "m", "q", "t")
 
 
-def _alike(m: Unit, v: Unit) -> bool:
-    """Can `v`, which opens a span clause, be a sibling of the sentence's subject `m`? Not where jieba tags it a function
+def _names_another(v: Unit) -> bool:
+    """Can `v`, which opens a span clause, be another subject than the sentence's? Not where jieba tags it a function
     word (曾, 至, 虽然: an adverb, a conjunction, a preposition, a pronoun, a particle, a localizer, a numeral, a
     measure or a time word): such a clause goes on about the subject it left unsaid. A verb may name a step (生成 for
     检索), so verbs stay. A Latin word is a name."""
