@@ -122,6 +122,14 @@ def query_tokens(index, q: str) -> None:
     stopwords = index.bm25.stopwords
     st.html(f"<div style='line-height:2'>{html.escape(tr(zh='jieba 分词结果：', en='jieba tokens: '))}"
             f"{tokens_html(raw, stopwords)}</div>")
+    recut = index.bm25.recuts(q)
+    if recut:
+        cuts = md_escape(tr(zh="、", en=", ").join(f"{word} → {' | '.join(pieces)}" for word, pieces in recut))
+        st.caption(tr(zh=f"资料里从没有这样切出的词，BM25 按资料用到的词重新切开：{cuts}（jieba 碰到词典没有的字，"
+                      "在短短的问题里和在资料里会切得不一样）。",
+                      en=f"Words the documents never use, cut again into words they do use before BM25 counts them: "
+                      f"{cuts} (jieba cuts characters its dictionary lacks differently in a short question than in "
+                      "the text)."))
     if has_traditional(q):
         st.caption(tr(zh="问题里有繁体字：切词前先按简体读（OpenCC 繁→简），向量模型也按简体读，所以繁体写的问题也能匹配简体写的资料，"
                       "反过来也一样；上面是按简体切出的词。",

@@ -159,6 +159,21 @@ def test_traditional_chinese_is_read_as_simplified_and_simplified_is_left_alone(
     assert terms_found(["检索", "融合"], "混合檢索與倒數排名融合") == {"检索", "融合"}
 
 
+def test_a_question_word_the_corpus_never_uses_is_cut_into_words_it_does():
+    """jieba cuts "往大顶堆里" 往大顶 | 堆里 and the text's "大顶堆" 大顶 | 堆: the question's words matched nothing."""
+    docs = ["大顶堆的元素入堆操作，时间复杂度为 O(log n)", "我们往队列里加元素"]
+    bm = BM25(stopwords=load_stopwords()).index(docs)
+    question = "往大顶堆里塞一个新元素，要多久？"
+    assert "往大顶" in bm.tokenize(question) and "往大顶" not in bm.vocab
+    assert bm.recuts(question)[0] == ("往大顶", ["往", "大顶"])
+    assert "大顶" in bm.query_tokens(question)
+    assert bm.get_scores(question)[0] > 0  # 0 before: none of its words was the text's
+    assert "大顶" in [r.term for r in bm.explain(question, 0) if r.contribution > 0]
+    # a word whose only cut is into single characters stays whole (早停 is not 早 and 停), and so does one the corpus uses
+    early = BM25().index(["早 起", "雨 停 了"])
+    assert early.recuts("早停的轮数怎么设？") == [] and "早停" in early.query_tokens("早停的轮数怎么设？")
+
+
 def test_load_stopwords(tmp_path):
     path = tmp_path / "stop.txt"
     path.write_text("的\n\n  了 \nThe\n", encoding="utf-8")
@@ -198,7 +213,7 @@ def test_explain_sums_to_score_on_real_data(xquad):
         top, _ = bm.search(query, k=3)
         for doc in [*top.tolist(), int(np.argmin(scores))]:
             rows = bm.explain(query, doc)
-            assert [r.term for r in rows] == list(dict.fromkeys(bm.tokenize(query)))
+            assert [r.term for r in rows] == list(dict.fromkeys(bm.query_tokens(query)))
             assert sum(r.contribution for r in rows) == pytest.approx(float(scores[doc]), rel=1e-5, abs=1e-6)
 
 

@@ -348,6 +348,27 @@ def test_retrieval_page(session):
     shoot(page, "retrieval")
 
 
+def test_retrieval_page_shows_a_question_word_cut_again(chromium, offline_app):
+    """A golden question whose word 调太大 the knowledge base never uses: the retrieval page says BM25 cut it into
+    调 | 太大, in each language, and the BM25 table counts 太大."""
+    question = "loss 一直来回震荡降不下去，是不是步长调太大了"
+    for lang, note in (("zh", "BM25 按资料用到的词重新切开"), ("en", "cut again into words they do use")):
+        context = chromium.new_context(viewport=VIEWPORT, locale="zh-CN")
+        page = context.new_page()
+        try:
+            page.goto(offline_app.url + "/retrieval" + ("?ui.lang=en" if lang == "en" else ""))
+            settle(page, heading(page, TITLES["retrieval"] if lang == "zh" else "Retrieval"), FIRST_RUN_MS)
+            box = page.locator(".st-key-question textarea")
+            box.fill(question)
+            box.press("Control+Enter")
+            settle(page, page.get_by_test_id("stMain").get_by_text("调太大 → 调 | 太大"), RUN_MS)
+            assert_clean(page, f"retrieval, a word cut again ({lang})")
+            assert note in main_text(page)
+            shoot(page, f"retrieval_recut_{lang}")
+        finally:
+            context.close()
+
+
 def test_bm25_stopwords_switch(session):
     """On the upload page the stop-word box rebuilds BM25 at once; the retrieval page strikes the dropped
     tokens out. Switched off again at the end, so the later pages show the defaults."""

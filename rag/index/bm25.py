@@ -25,6 +25,9 @@ Two behaviours to know about:
   retriever has nothing to say about a document that shares no term with the query, and padding the
   list with arbitrary zero-score documents would pass noise on to fusion. Ties are broken by document
   index (lower first), so results are deterministic.
+- A question's Chinese word that no document uses is cut again into words they do use (`query_tokens`,
+  tokenize.recut): jieba cuts characters its dictionary lacks into other words in a short question than in
+  the text ("往大顶|堆里" against "大顶|堆"). Documents are tokenized as they are.
 
 Scores here are (k1 + 1) times bm25s's `method="lucene"` scores (bm25s drops the constant factor); the
 ranking is identical, and tests/test_bm25.py checks both against each other.
@@ -43,7 +46,7 @@ import numpy as np
 from scipy import sparse
 
 from rag.errors import ConfigError
-from rag.index.tokenize import jieba_tokenize
+from rag.index.tokenize import jieba_tokenize, recut, recuts
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,16 @@ class TermScore:
     idf: float  # ln(1 + (N - df + 0.5) / (df + 0.5))
     contribution: float  # qtf * idf * tf (k1+1) / (tf + k1 (1 - b + b |d|/avgdl)); 0.0 if tf == 0
     qtf: int = 1  # occurrences of the term in the query (each one adds the contribution again)
+
+
+class _Either:
+    """A word either of two collections holds (a corpus's words and the stopwords taken out of them)."""
+
+    def __init__(self, *parts):
+        self.parts = parts
+
+    def __contains__(self, word: object) -> bool:
+        return any(word in p for p in self.parts)
 
 
 def lucene_idf(n_docs: int, df: np.ndarray | int) -> np.ndarray | float:
@@ -97,6 +110,19 @@ class BM25:
     def tokenize(self, text: str) -> list[str]:
         """The tokens BM25 counts: the tokenizer's output minus stopwords."""
         return self._drop_stopwords(self.tokenizer(text))
+
+    def query_tokens(self, query: str) -> list[str]:
+        """The tokens of a question: `tokenize`'s, with a Chinese word the corpus never uses cut into words it does
+        (tokenize.recut: jieba cuts unknown characters into other words in a question than in the text)."""
+        return self._drop_stopwords(recut(self.tokenize(query), self._known()))
+
+    def recuts(self, query: str) -> list[tuple[str, list[str]]]:
+        """(word, its pieces) for each word of `query` that `query_tokens` cuts again: the retrieval page shows them."""
+        return recuts(self.tokenize(query), self._known())
+
+    def _known(self) -> "_Either":
+        """The words the corpus uses: its terms and the stopwords taken out of them."""
+        return _Either(self.vocab, self.stopwords)
 
     def _drop_stopwords(self, tokens: Sequence[str]) -> list[str]:
         if not self.stopwords:
@@ -164,7 +190,7 @@ class BM25:
     # ---- scoring --------------------------------------------------------------------------------
     def get_scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for `query`: float32 array of shape (n_docs,)."""
-        return self.get_scores_tokens(self.tokenize(query))
+        return self.get_scores_tokens(self.query_tokens(query))
 
     def get_scores_tokens(self, tokens: Sequence[str]) -> np.ndarray:
         """As `get_scores`, for an already-tokenised query (stopwords are still removed)."""
@@ -197,7 +223,7 @@ class BM25:
             raise ConfigError(f"doc_index={doc_index} is out of range: the index holds {self.n_docs} documents")
         dl_norm = self.k1 * (1.0 - self.b + self.b * self.doc_len[doc_index] / (self.avgdl or 1.0))
         rows = []
-        for term, qtf in Counter(self.tokenize(query)).items():
+        for term, qtf in Counter(self.query_tokens(query)).items():
             col = self.vocab.get(term)
             df = self.df.get(term, 0)
             idf = float(self.idf[col]) if col is not None else float(lucene_idf(self.n_docs, 0))

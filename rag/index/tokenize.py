@@ -12,12 +12,18 @@ the other way round: the golden questions typed in traditional lost BM25 Hit@5 0
 knowledge base before this (docs/benchmarks.md, "Questions in traditional Chinese"; bench/bench_script.py). A text
 with no character used only in traditional writing is left as it is, so simplified text tokenizes exactly as before.
 
+A question's Chinese word that the corpus never uses is cut again into the corpus's own words (`recut`, which BM25's
+`query_tokens` applies): jieba joins characters its dictionary lacks into different words in a short question than in
+the text. On every public set it lifts BM25 (bench/bench_question_cut.py; docs/answers.md).
+
 Not handled here: stemming, synonyms, and stopword removal itself (BM25 applies the set `load_stopwords` returns).
 """
 
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Container, Sequence
 from pathlib import Path
 
 from rag.errors import ConfigError
@@ -77,6 +83,52 @@ def jieba_tagged(text: str) -> list[tuple[str, str]]:
     """(word, part-of-speech tag) for every word of `text`, by jieba's tagger (n... nouns, v verbs, eng Latin
     script...); whitespace dropped, case kept."""
     return [(p.word, p.flag) for p in jieba_posseg().lcut(text) if p.word.strip()]
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]+$")
+
+
+def recut(tokens: Sequence[str], vocab: Container[str], longest: int = 8) -> list[str]:
+    """`tokens` with each Chinese token that `vocab` (a corpus's words) does not hold cut into the fewest pieces it
+    does hold (among equals, the one whose last piece is longest), where such a cut exists and one of its pieces is a
+    word of two characters or more; every other token as it is (`recuts` says which were cut).
+
+    jieba's HMM joins characters its dictionary does not know into a new word, and it joins them differently in a
+    question than in the text the question is about: "往大顶堆里" is cut 往大顶 | 堆里, the chapter's "大顶堆" 大顶 | 堆,
+    so the question's word 往大顶 matches nothing; cut again against the corpus's words it is 往 | 大顶. A word whose
+    only cut is into single characters stays whole: 早停 is not 早 and 停, and a name the corpus never uses (卡丹) is
+    not the characters the corpus happens to use alone.
+
+    >>> recut(["往大顶", "堆里", "塞"], {"往", "大顶", "堆", "里", "塞"})
+    ['往', '大顶', '堆里', '塞']
+    >>> recut(["早停", "算法"], {"早", "停", "算法"})
+    ['早停', '算法']
+    """
+    cut = dict(recuts(tokens, vocab, longest))
+    return [piece for tok in tokens for piece in cut.get(tok, [tok])]
+
+
+def recuts(tokens: Sequence[str], vocab: Container[str], longest: int = 8) -> list[tuple[str, list[str]]]:
+    """(token, its pieces) for each token of `tokens` that `recut` cuts, in order, each once."""
+    out: dict[str, list[str]] = {}
+    for tok in tokens:
+        if tok in out or tok in vocab or len(tok) < 2 or not _CJK.match(tok):
+            continue
+        pieces = _fewest_pieces(tok, vocab, longest)
+        if pieces and max(map(len, pieces)) >= 2:
+            out[tok] = pieces
+    return list(out.items())
+
+
+def _fewest_pieces(word: str, vocab: Container[str], longest: int) -> list[str] | None:
+    """`word` cut into the fewest pieces `vocab` holds (None when no cut covers it): best[i] is the best cut of word[:i]."""
+    best: list[list[str] | None] = [[]] + [None] * len(word)
+    for end in range(1, len(word) + 1):
+        for start in range(max(0, end - longest), end):
+            head, piece, now = best[start], word[start:end], best[end]
+            if head is not None and piece in vocab and (now is None or len(head) + 1 < len(now)):
+                best[end] = [*head, piece]
+    return best[-1]
 
 
 def whitespace_tokenize(text: str) -> list[str]:

@@ -221,12 +221,12 @@ def _bm25_tf(run: Run) -> int:
       Msg(en="the question's BM25 tokens (jieba's cut, stop words removed when on)",
           zh="问题的 BM25 词（jieba 分词，开了停用词时去掉停用词）"))
 def _bm25_terms(run: Run) -> str:
-    return " / ".join(run.index.bm25.tokenize(run.question))
+    return " / ".join(run.index.bm25.query_tokens(run.question))
 
 
 @fact("bm25_term_count", "number", "retrieval", Msg(en="how many words BM25 sees in the question", zh="BM25 在问题里看到几个词"))
 def _bm25_count(run: Run) -> int:
-    return len(run.index.bm25.tokenize(run.question))
+    return len(run.index.bm25.query_tokens(run.question))
 
 
 @fact("dense_top_chars", "number", "retrieval",

@@ -99,7 +99,7 @@ def topic_idf(bm25, question: str) -> tuple[tuple[str, float], ...]:
     corpus never uses: how telling each is here. The gate reads the share of them the contexts hold; the learned
     selector, the share a sentence and its chunk hold (a prompt carries them: Prompt.topic_idf)."""
     return tuple((t, float(bm25.idf[bm25.vocab[t]]) if t in bm25.vocab else 0.0)
-                 for t in topic_words(bm25.tokenize(question)))
+                 for t in topic_words(bm25.query_tokens(question)))
 
 
 def _rank(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -156,7 +156,7 @@ def features(index, query: str, chunk_ids: Sequence[str], query_vector: np.ndarr
     q = index.embedder.embed_queries([query])[0] if query_vector is None else query_vector
     cos_all = index.vectors.vectors @ np.asarray(q, dtype=np.float32)
     bm25 = index.bm25
-    q_tokens = bm25.tokenize(query)
+    q_tokens = bm25.query_tokens(query)
     bm_all = bm25.get_scores_tokens(q_tokens)
     cos, bm = cos_all[rows].astype(np.float64), bm_all[rows].astype(np.float64)
     dense_rank, bm25_rank = _rank(cos_all, rows), _rank(bm_all, rows)
