@@ -218,8 +218,9 @@ def _bm25_tf(run: Run) -> int:
 
 
 @fact("bm25_terms", "text", "retrieval",
-      Msg(en="the question's BM25 tokens (jieba's cut, stop words removed when on)",
-          zh="问题的 BM25 词（jieba 分词，开了停用词时去掉停用词）"))
+      Msg(en="the question's BM25 tokens (jieba's cut, a word the documents never use cut again into theirs, stop "
+             "words removed when on)",
+          zh="问题的 BM25 词（jieba 分词，资料里没有的词按资料的词重切，开了停用词时去掉停用词）"))
 def _bm25_terms(run: Run) -> str:
     return " / ".join(run.index.bm25.query_tokens(run.question))
 
