@@ -325,6 +325,20 @@ def test_a_number_written_against_its_unit_is_checked_as_a_number(right, wrong):
     assert label(wrong, PAPER) != "supported"
 
 
+def test_thousands_separators_make_one_number_and_a_whole_number_is_compared_in_full():
+    """"587,000" was read as 587 and 000 (a right claim over xquad's Amazon passage was contradicted), and a whole
+    number was compared to six significant digits, so 5105769 passed for the chunk's 5,105,768."""
+    from rag.audit.fact_text import read
+
+    assert read("它们是 17,786,419 的大洛杉矶地区").numbers == {"17786419"}
+    assert read("步数为 1,4,9 步").numbers == {"1", "4", "9"}  # not groups of three: three numbers
+    forest = "在2000年，大约有587,000平方公里的亚马逊森林已经消失，此后速度放缓。"
+    assert label("在2000年，有587,000平方公里的亚马逊森林消失了。", forest) == "supported"
+    city = "圣地亚哥-提华纳地区有5,105,768人口。"
+    assert label("圣地亚哥-提华纳地区有5105768人口。", city) == "supported"
+    assert label("圣地亚哥-提华纳地区有5105769人口。", city) != "supported"
+
+
 def test_one_word_added_to_the_question_is_named_in_the_reason_not_called_empty():
     """"2008年香港小姐季军是余秀华。" adds one word to "2008年香港小姐季军是谁？": labelled a restatement (of the bundled
     model's one-word fillers, 1 in 13 was right), but the reason says what it adds, not that it states nothing."""

@@ -26,7 +26,8 @@ from functools import lru_cache
 from rag.audit import fact_lexicon as lex
 from rag.index.tokenize import jieba_spans, load_stopwords
 
-_NUM = r"\d+(?:[:：]\d+)+|\d+/\d+|\d+(?:\.\d+)?(?:e[-+]?\d+)?%?"
+# 17,786,419 is one number, its commas grouping thousands (three digits after each), not three numbers
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?%?(?![\d,]\d)|\d+(?:[:：]\d+)+|\d+/\d+|\d+(?:\.\d+)?(?:e[-+]?\d+)?%?"
 _LATIN = r"[A-Za-z][A-Za-z0-9]*(?:['@_\-+.][A-Za-z0-9]+)*"
 # A number is not a number inside a name (Recall@10, k1) or a formula's numerator (1/r, 1/(k + rank)).
 # A size or a measure written against its unit ("16KB", "8 GB", "210mm", "15ms", "2.4GHz") is a number too: the units
@@ -294,6 +295,8 @@ def _singular(w: str) -> str:
 def number_key(raw: str) -> str:
     """The value a number is compared by: "2.0" and "2" -> "2", "1e-05" and "1e-5" -> "1e-05", "10%" -> "10%"."""
     text = raw.replace("：", ":")
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?%?", text):
+        text = text.replace(",", "")
     if ":" in text:
         return text
     percent = text.endswith("%")
@@ -320,7 +323,9 @@ def zh_numeral(text: str) -> float | None:
 
 
 def _fmt(value: float) -> str:
-    return f"{value:.6g}"
+    """A number's key: a whole number written out in full (5,105,768 and 5,105,769 are two numbers), any other to six
+    significant digits."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:.6g}"
 
 
 @lru_cache(maxsize=1)
