@@ -13,19 +13,16 @@ Hit@1, Hit@5, MRR@10 of the gold passage both ways. No model is loaded; none of 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from rag import config  # noqa: E402
+from rag.evaluate.evaluation import load_queries  # noqa: E402
 from rag.index.bm25 import BM25  # noqa: E402
 from rag.index.tokenize import load_stopwords  # noqa: E402
-
-
-def read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+from rag.ingest.documents import load_jsonl_corpus  # noqa: E402
 
 
 def figures(ranks: list[int | None]) -> str:
@@ -50,16 +47,15 @@ def main() -> None:
           "| cut again: Hit@1 | Hit@5 | MRR@10 |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in [s for s in args.sets.split(",") if s]:
-        corpus, queries = read(folder / name / "corpus.jsonl"), read(folder / name / "queries.jsonl")
-        ids = [c["id"] for c in corpus]
-        bm = BM25(stopwords=load_stopwords()).index([f"{c['title']}\n{c['text']}" if c.get("title") else c["text"]
-                                                     for c in corpus])
+        corpus, queries = load_jsonl_corpus(folder / name / "corpus.jsonl"), load_queries(folder / name / "queries.jsonl")
+        ids = [d.doc_id for d in corpus]
+        bm = BM25(stopwords=load_stopwords()).index([d.text for d in corpus])  # a record's text: title + "\n" + text
         plain, cut, changed = [], [], 0
         for q in queries:
-            gold = set(q["gold_ids"])
-            changed += bool(bm.recuts(q["query"]))
-            plain.append(rank_of(bm, bm.tokenize(q["query"]), ids, gold))
-            cut.append(rank_of(bm, bm.query_tokens(q["query"]), ids, gold))
+            gold = set(q.gold_ids)
+            changed += bool(bm.recuts(q.query))
+            plain.append(rank_of(bm, bm.tokenize(q.query), ids, gold))
+            cut.append(rank_of(bm, bm.query_tokens(q.query), ids, gold))
         print(f"| {name} ({len(queries)}) | {changed} | {figures(plain)} | {figures(cut)} |", flush=True)
 
 

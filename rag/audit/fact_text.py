@@ -27,7 +27,8 @@ from rag.audit import fact_lexicon as lex
 from rag.index.tokenize import jieba_spans, load_stopwords
 
 # 17,786,419 is one number, its commas grouping thousands (three digits after each), not three numbers
-_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?%?(?![\d,]\d)|\d+(?:[:：]\d+)+|\d+/\d+|\d+(?:\.\d+)?(?:e[-+]?\d+)?%?"
+_GROUPED = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?%?"
+_NUM = rf"{_GROUPED}(?![\d,]\d)|\d+(?:[:：]\d+)+|\d+/\d+|\d+(?:\.\d+)?(?:e[-+]?\d+)?%?"
 _LATIN = r"[A-Za-z][A-Za-z0-9]*(?:['@_\-+.][A-Za-z0-9]+)*"
 # A number is not a number inside a name (Recall@10, k1) or a formula's numerator (1/r, 1/(k + rank)).
 # A size or a measure written against its unit ("16KB", "8 GB", "210mm", "15ms", "2.4GHz") is a number too: the units
@@ -295,7 +296,7 @@ def _singular(w: str) -> str:
 def number_key(raw: str) -> str:
     """The value a number is compared by: "2.0" and "2" -> "2", "1e-05" and "1e-5" -> "1e-05", "10%" -> "10%"."""
     text = raw.replace("：", ":")
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?%?", text):
+    if re.fullmatch(_GROUPED, text):
         text = text.replace(",", "")
     if ":" in text:
         return text
