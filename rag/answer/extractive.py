@@ -9,7 +9,8 @@ not at semicolons, so a list stays with its lead-in) and scores every sentence s
 
 cos is the embedder's query-vs-passage cosine. The two chunk terms say whether the chunk as a whole
 is about the question (overlap = share of the question's content tokens, jieba minus stopwords, that
-occur anywhere in the chunk, title included; rag/audit/words.py content_tokens), and the sentence cosine
+occur anywhere in the chunk, title included; rag/audit/words.py content_tokens; a word the corpus cuts otherwise read
+as its pieces, as BM25 reads it: Prompt.recut, `question_terms`), and the sentence cosine
 picks the sentence inside it. Measuring the overlap per sentence instead picked "缓解思路与过拟合相反"
 from the 欠拟合 entry for "什么是过拟合？怎么缓解？": the sentence that repeats the question's words.
 It skips sentences that cannot be an answer: the block's title (an FAQ entry's question, a section's title path),
@@ -64,10 +65,10 @@ import numpy as np
 
 from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt
 from rag.audit.answer_form import ANAPHORA, has_form, question_form, question_parts_of
-from rag.audit.asked import asked_slot, fills, question_words
+from rag.audit.asked import asked_slot, fills, frame_words, is_frame, question_words
 from rag.audit.checks.restates import restates_question
 from rag.audit.citations import CITATION_RE
-from rag.audit.words import content_tokens, telling, term_overlap, terms_found
+from rag.audit.words import as_corpus_cuts, content_tokens, telling, term_overlap, terms_found
 from rag.errors import ConfigError
 from rag.ingest.markdown import nonprose_spans, overlaps
 from rag.ingest.sentences import sentence_spans
@@ -174,11 +175,10 @@ class ExtractiveGenerator:
         texts = [c[3] for c in candidates] + [b.text for b in blocks]  # one batch: sentences, then chunks
         vecs = np.asarray(self.embedder.embed_documents(texts), dtype=np.float32)
         sims = vecs @ q
-        q_tokens = content_tokens(prompt.question)
+        q_tokens, about_words = question_terms(prompt)
         chunk_terms = {  # block -> (cos(q, chunk), overlap(q, chunk))
             id(b): (float(v), term_overlap(q_tokens, _words_of(b))) for b, v in zip(blocks, sims[len(candidates) :])
         }
-        about_words = question_words(prompt.question)
         about_overlap = {id(b): term_overlap(about_words, _words_of(b)) for b in blocks}
         form = question_form(prompt.question)
         rows = []
@@ -198,7 +198,7 @@ class ExtractiveGenerator:
             chosen = _selected_first(self._select(rows, form, q_tokens, skip=skip), rows, select,
                                      strict_slot(prompt.question), skip)
             lead = chosen[0] if chosen else None
-            for_part = self._each_part(prompt.question, chosen, rows, candidates, vecs[: len(candidates)], chunk_terms)
+            for_part = self._each_part(prompt, chosen, rows, candidates, vecs[: len(candidates)], chunk_terms)
             chosen += list(for_part)
         keep = set(chosen)
         return [
@@ -259,7 +259,7 @@ class ExtractiveGenerator:
         blocks = {b.n: b for b in prompt.contexts}
         rows = [(blocks[x.n], x.start, x.end, x.sentence, x.cosine, x.chunk_cosine, x.overlap, x.score, x.relevance,
                  x.about) for x in scored]
-        keep = set(self._select(rows, question_form(prompt.question), content_tokens(prompt.question), lead, skip))
+        keep = set(self._select(rows, question_form(prompt.question), question_terms(prompt)[0], lead, skip))
         return [replace(x, chosen=i in keep or bool(x.chosen and x.part)) for i, x in enumerate(scored)]
 
     def _cited_within(self, scored: list[ScoredSentence], cited: set[str], skip: frozenset[int]) -> list[int]:
@@ -275,7 +275,7 @@ class ExtractiveGenerator:
         relevance = cos + self.chunk_weight * chunk[0] + self.lexical_weight * chunk[1]
         return relevance, relevance + (self.form_weight if has_form(text, form) else 0.0)
 
-    def _each_part(self, question: str, chosen: list[int], rows: list, candidates: list, vecs: np.ndarray,
+    def _each_part(self, prompt: Prompt, chosen: list[int], rows: list, candidates: list, vecs: np.ndarray,
                    chunk_terms: dict) -> dict[int, str]:
         """The rows to add (-> the part each answers) so that every part of a question that asks two things at
         once has its own best sentence: ranked as usual but with the part's cosine, and the share of the part's
@@ -287,6 +287,7 @@ class ExtractiveGenerator:
         left out; with the whole question's words, the chunk that answers the first part wins the second too
         ("RRF 属于混合检索中的哪一类融合方法？" took faq_030's definition of RRF, not faq_029's 一是按排名融合).
         No threshold of its own."""
+        question, cuts = prompt.question, dict(prompt.recut)
         parts = question_parts(question)
         if not parts:
             return {}
@@ -296,7 +297,7 @@ class ExtractiveGenerator:
         added: dict[int, str] = {}
         for j, part in enumerate(parts):
             form = question_form(part)
-            words = content_tokens(part)
+            words = as_corpus_cuts(content_tokens(part), cuts)
             terms = {key: (chunk_terms[key][0], term_overlap(words, _words_of(block)))
                      for key, block in blocks.items()}  # (the whole question's chunk cosine, the part's overlap)
             best, best_rel, best_i = -np.inf, 0.0, -1
@@ -353,6 +354,15 @@ class ExtractiveGenerator:
 
 
 _INLINE_MATH = re.compile(r"\$[^$\n]+\$|\\\(.+?\\\)")  # inline math: $\\beta \\in (0, 1)$, \\(x\\)
+
+
+def question_terms(prompt: Prompt) -> tuple[list[str], list[str]]:
+    """(the question's content tokens, the words it is about: frame words aside) as the lexical terms count them: read
+    as the corpus cuts them where the prompt says it cuts a word otherwise (Prompt.recut, words.as_corpus_cuts)."""
+    cuts = dict(prompt.recut)
+    frames = frame_words(prompt.question)
+    about = [w for w in as_corpus_cuts(question_words(prompt.question), cuts) if not is_frame(w, frames)]
+    return as_corpus_cuts(content_tokens(prompt.question), cuts), about
 
 
 def quotable(sentence: str) -> bool:

@@ -155,6 +155,9 @@ class Prompt:
     # the question's topic words and their idf in the corpus (rank_features.topic_idf), for the learned selector; () where
     # no index is at hand (the selector's idf signals are then missing, as LightGBM reads NaN); never sent to a model
     topic_idf: tuple[tuple[str, float], ...] = ()
+    # the question's words the corpus cuts otherwise, each with the pieces it cuts them into (BM25.recuts): the
+    # stand-in's lexical terms read the question as the corpus cuts it, as BM25 does; () where no index is at hand
+    recut: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def segments(self) -> list[tuple[str, str]]:
         """(kind, text) pieces in the order sent, kind in system | heading | context | question,

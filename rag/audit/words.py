@@ -5,7 +5,7 @@ a text holds.
 punctuation; `telling` keeps those that can show what a sentence is about (no one-character Chinese word);
 `terms_found` and `term_overlap` match them against a text: a Chinese token as a substring (jieba may cut the same
 words differently in another context), a Latin one as a whole token, traditional characters of the text read as
-simplified; `pos_tags` are jieba's (word, part of speech) pairs, read once per text for every check that asks. Kept
+simplified; `as_corpus_cuts` reads a question's words as its corpus cuts them (BM25.recuts); `pos_tags` are jieba's (word, part of speech) pairs, read once per text for every check that asks. Kept
 apart from citations.py so the checks can read a question's words without importing the audit that runs them.
 Not handled here: which words frame a question (asked.py), BM25's own tokens (rag/index/bm25.py).
 """
@@ -13,7 +13,7 @@ Not handled here: which words frame a question (asked.py), BM25's own tokens (ra
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from rag.index.tokenize import ENGLISH_STOPWORDS, jieba_posseg, jieba_tokenize, load_stopwords
@@ -31,6 +31,20 @@ def content_tokens(text: str) -> list[str]:
             continue
         seen.setdefault(tok, None)
     return list(seen)
+
+
+def as_corpus_cuts(tokens: Sequence[str], pieces: Mapping[str, Sequence[str]]) -> list[str]:
+    """`tokens` with each word the corpus cuts otherwise replaced by those of its `pieces` that carry meaning (no
+    stopword, no punctuation), distinct and in order. `pieces`: word -> its pieces (BM25.recuts, carried by a prompt
+    as Prompt.recut): "往大顶堆里塞" is cut 往大顶 | 堆里 | 塞 in the question and 大顶 | 堆 in the chapter, so the
+    question's 往大顶 is no substring of the chapter; cut again it is 往 | 大顶."""
+    stop = _stopwords()
+    out: dict[str, None] = {}
+    for tok in tokens:
+        for piece in pieces.get(tok, (tok,)):
+            if piece == tok or (piece not in stop and any(ch.isalnum() for ch in piece)):
+                out.setdefault(piece, None)
+    return list(out)
 
 
 def term_overlap(tokens: Sequence[str], text: str) -> float:
