@@ -439,6 +439,8 @@ def test_the_question_is_read_as_its_corpus_cuts_it():
     as_cut, about = question_terms(prompt)
     as_jieba, _ = question_terms(replace(prompt, recut=()))
     assert "往大顶" in as_jieba and "往大顶" not in as_cut and "大顶" in as_cut and "大顶" in about
+    typed_traditional = weighted(replace(prompt, question="往大頂堆裡塞一個新元素，時間複雜度是多少？"), index)
+    assert question_terms(typed_traditional) == (as_cut, about)  # read as simplified, as BM25 reads it
     gen = ExtractiveGenerator(emb)
     heap_now = max(s.overlap for s in gen.score_sentences(prompt) if s.ref.startswith("heap"))
     heap_before = max(s.overlap for s in gen.score_sentences(replace(prompt, recut=())) if s.ref.startswith("heap"))
