@@ -38,6 +38,13 @@ from rag.index.lexicon import Lexicon
     ("With two pointers, how many comparisons are needed?", "number"),
     ("QLoRA 把基座模型量化到多少 bit？指令微调的英文缩写是什么？", "number"),  # the first part that shows a slot
     ("指令微调的英文缩写是什么？QLoRA 把基座模型量化到多少 bit？", "number"),
+    # 为 after a verb of naming or becoming is "as": these ask what it is called, not why (cmrc2018's questions)
+    ("清末时推官被称为什么？", None),
+    ("浮龙最初由古生物学家命名为什么？", None),
+    ("在三叠纪，华北陆块成为什么的一部分？", None),
+    ("潘均顺因为什么获得了国际义人称号？", "reason"),  # 因为什么: because of what
+    ("佐敦谷南道中文名称为什么又叫佐顿谷南道？", "reason"),  # a predicate follows: why
+    ("这个命名为什么这么奇怪？", "reason"),
 ])
 def test_the_asked_slot_is_read_from_the_question_words(question, slot):
     assert asked_slot(question) == slot

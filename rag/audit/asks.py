@@ -6,7 +6,7 @@
 | number | 多少, 多大, 多快, 多慢, 多远, 几个, 几轮, 取值, 填几 / how many (much, fast, slow, far, old, often), what value, what is the time complexity |
 | list | 有哪些, 哪几种, 哪些, 分别是什么 / what are the, which kinds (types, ways, steps, methods), "List …" |
 | comparison | 区别, 不同, 对比, 相比, 哪个更, 哪个好, 还是 / difference, differ, compare, versus, better, worse |
-| reason | 为什么, 为何, 原因, 怎么会 / why, what causes, how come, reason |
+| reason | 为什么 (not 称为什么, 命名为什么: asked.py reads those "called what"), 为何, 原因, 怎么会 / why, what causes, how come, reason |
 
 `asked.asked_slot` reads all five in the asking clause of a question (the slot an answer must fill: the audit's slot
 check, the selector's "fills" signal, the answer's token budget); `answer_form.question_form` reads the first three
