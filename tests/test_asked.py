@@ -45,6 +45,9 @@ from rag.index.lexicon import Lexicon
     ("潘均顺因为什么获得了国际义人称号？", "reason"),  # 因为什么: because of what
     ("佐敦谷南道中文名称为什么又叫佐顿谷南道？", "reason"),  # a predicate follows: why
     ("这个命名为什么这么奇怪？", "reason"),
+    ("对亚硫酸盐过敏的反应表现为什么？", None),
+    ("广州俗称大冠鹫为什么？", None),
+    ("loss 一直降不下去，这是为什么？", "reason"),
 ])
 def test_the_asked_slot_is_read_from_the_question_words(question, slot):
     assert asked_slot(question) == slot

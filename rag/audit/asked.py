@@ -75,22 +75,24 @@ _INTERROGATIVE = re.compile(r"什么|啥|哪|几|多少|多大|多长|多久|怎
                             r"有没有|要不要|区别|异同|还是|\b(?:what|which|how|why|when|where|who|whose)\b", re.I)
 
 
-# 为 after a verb of naming or becoming means "as": 被称为什么, 命名为什么, 成为什么 ask "called (named, become) what"
-_AS_VERB_ENDS = "称成作认视名译改分誉变化定列选设封转换划归尊立评任"
+# 为 after a verb of naming, becoming or describing means "as": 被称为什么, 命名为什么, 成为什么, 表现为什么 ask "called
+# (named, become, shown as) what"
+_AS_VERB_ENDS = "称成作认视名译改分誉变化定列选设封转换划归尊立评任现述美算"
 
 
 def _without_as_what(clause: str) -> str:
     """`clause` with the 为 taken out of each 为什么 that asks "as what", not why: where jieba cuts a verb ending in 为
-    before 什么 (称为 | 什么, 成为 | 什么; 因为 | 什么 asks why), or where 为什么 ends the clause right after a verb of naming (命名 | 为什么？,
-    改名 | 为什么？). "佐敦谷南道中文名称为什么又叫…" still asks why: a predicate follows its 为什么. In cmrc2018's dev
-    questions 6 of the 20 holding 为什么 ask "called what" ("清末时推官被称为什么？"); read as why, the slot check asked
-    their answers for a reason."""
+    before 什么 (称为 | 什么, 成为 | 什么; 因为 | 什么 asks why), or where 为什么 ends the clause right after a verb of
+    naming, becoming or describing (命名 | 为什么？, 表现 | 为什么？) or ends one that calls something (俗称大冠鹫为什么？).
+    "佐敦谷南道中文名称为什么又叫…" still asks why (a predicate follows its 为什么), and so does "这是为什么？". In cmrc2018's
+    dev questions 6 of the 20 holding 为什么 ask "called what" ("清末时推官被称为什么？"); read as why, the slot check
+    asked their answers for a reason."""
     drop: set[int] = set()
     spans = jieba_spans(clause)
     for (prev, _, prev_end), (tok, start, end) in zip(spans, spans[1:]):
         if tok == "什么" and len(prev) > 1 and prev.endswith("为") and not prev.endswith("因为") and prev_end == start:
             drop.add(start - 1)
-        elif (tok == "为什么" and start and clause[start - 1] in _AS_VERB_ENDS
+        elif (tok == "为什么" and start and (clause[start - 1] in _AS_VERB_ENDS or "称" in clause[:start])
               and not clause[end:].strip(" ？?。！!")):
             drop.add(start)
     return "".join(ch for i, ch in enumerate(clause) if i not in drop)
