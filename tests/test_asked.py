@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.unnamed import unnamed
+from rag.audit.answer_form import has_form
 from rag.audit.asked import asked_slot, check_answer, fills, frame_words, is_frame
 from rag.audit.words import content_tokens
 from rag.index.lexicon import Lexicon
@@ -48,6 +49,13 @@ from rag.index.lexicon import Lexicon
     ("对亚硫酸盐过敏的反应表现为什么？", None),
     ("广州俗称大冠鹫为什么？", None),
     ("loss 一直降不下去，这是为什么？", "reason"),
+    # 不同 before 的 and a noun only describes (different scores, different places), 不同意 is "disagree": no weighing
+    ("不同的分值代表着什么意思？", None),
+    ("完全不同意政府的组织叫什么?", None),
+    ("为什么 HBO 能让用户（根据不同的地理位置）看同一个节目？", "reason"),
+    ("椭球坐标系与其他坐标系不同的是什么？", "comparison"),
+    ("两者有什么不同的地方？", "comparison"),
+    ("流行语和新词之间有什么不同？", "comparison"),
 ])
 def test_the_asked_slot_is_read_from_the_question_words(question, slot):
     assert asked_slot(question) == slot
@@ -59,6 +67,11 @@ def test_the_asked_slot_is_read_from_the_question_words(question, slot):
     ("栈有三种常见实现。", "number", True),
     ("它估算梯度的二次矩。", "number", False),  # 二次矩 names a moment, it counts nothing
     ("Adam 使用指数加权移动平均值来估算梯度的动量。[adam#2]", "number", False),
+    # a digit inside a name states no value: BM25's 2 and 5 both (the lookbehind reads digits too), H100, k1
+    ("BM25 是经典的关键词检索排序函数。[faq_026]", "number", False),
+    ("H100 和 k1 都是名字。", "number", False),
+    ("b 控制长度归一化的强度，常用 0.75。[faq_026]", "number", True),
+    ("全程1149.9公里，经 G1 京哈高速。", "number", True),
     ("score = Σ 1/(k + rank)。", "formula", True),
     ("RRF 由 Cormack 等人提出。", "formula", False),
     ("线性探测、平方探测和多次哈希。", "list", True),
@@ -74,6 +87,12 @@ def test_the_asked_slot_is_read_from_the_question_words(question, slot):
 ])
 def test_a_sentence_fills_a_slot_by_its_form(sentence, slot, ok):
     assert fills(sentence, slot) is ok
+
+
+@pytest.mark.parametrize(("sentence", "ok"), [
+    ("BM25 是经典的关键词检索排序函数。", False), ("β1 和 H100", False), ("常用 0.75", True), ("BM25 的 b 取 0.75", True)])
+def test_the_form_bonus_reads_a_number_as_the_slot_does(sentence, ok):
+    assert has_form(sentence, "number") is ok and fills(sentence, "number") is ok
 
 
 def test_supported_sentences_without_the_asked_number_are_said_to_miss_it():

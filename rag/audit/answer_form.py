@@ -21,9 +21,12 @@ from rag.models.script import fold_script
 
 FORMS = ("formula", "number", "list")
 
+# A digit that begins a number: not one inside a name or after a variable (BM25, H100, k1, β1 state no value; the
+# lookbehind holds digits too, or BM25's 5 would count)
+DIGIT = r"(?<![A-Za-z_\u0370-\u03ff\d])\d"
 _HAS = {
     "formula": re.compile(r"[=≈Σ∑×÷√←·]|\d\s*/\s*[\w(]|\w\s*/\s*\(|[A-Za-z)]\s*[+*/]\s*[A-Za-z(\d]"),
-    "number": re.compile(r"\d"),
+    "number": re.compile(DIGIT),
     "list": re.compile(r"(?:[^、]+、){2,}|；|第一|第二|一是|二是|首先|其次|\b(?:first|second)\b", re.I),
 }
 

@@ -7,7 +7,7 @@ question's asked slot is read from its words, and the answer's sentences are che
 | slot | asked by (zh / en) | filled by a sentence with |
 |---|---|---|
 | formula | 怎么算, 公式, 如何计算 / how is … computed, formula | a formula (=, /, Σ, ×, a variable times a variable) |
-| number | 多少, 几个, 多大, 取多大 / how many, how much, what value | a digit (not a variable's index: β1), a Chinese numeral with a measure (三种, 两个), an O(…) |
+| number | 多少, 几个, 多大, 取多大 / how many, how much, what value | a digit (not a variable's index, β1, nor in a name, BM25), a Chinese numeral with a measure (三种, 两个), an O(…) |
 | list | 哪些, 哪几种, 有几种 / what are the, which kinds | an enumeration (A、B、C; A 和 B; ；; 第一…第二), or two quoted items |
 | reason | 为什么, 为何, 原因 / why, what causes | a cause or purpose (因为, 由于, 因此, 使得, 是为了, 避免 / because, since, making it, so that, to avoid) |
 | comparison | 区别, 不同, 对比, 相比 / difference, compare, versus | a contrast (而, 但, 相比, 更, 不同 / whereas, but, than, unlike) |
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.audit.answer_form import has_form, question_parts_of, without_indices
+from rag.audit.answer_form import DIGIT, has_form, question_parts_of, without_indices
 from rag.audit.asks import ASKS
 from rag.audit.words import content_tokens, pos_tags
 from rag.index.tokenize import jieba_spans
@@ -39,7 +39,7 @@ SLOTS = ("formula", "list", "number", "comparison", "reason")  # read in this or
 _FILLS = {
     "formula": re.compile(r"[=≈Σ∑×÷√←·]|\d\s*/\s*[\w(]|\w\s*/\s*\(|[A-Za-z)]\s*[+*/]\s*[A-Za-z(\d]|\\frac|\\sum"),
     # a Chinese numeral with a measure word counts; 一次/二次 do not (二次矩 is a second moment, 一次 linear)
-    "number": re.compile(r"(?<![A-Za-z_\u0370-\u03ff])\d|[两三四五六七八九十百千万][个种类次步层倍轮项位条行列维]|[一二][个种类步层倍轮项位条行列维]|\bO\(|"
+    "number": re.compile(DIGIT + r"|[两三四五六七八九十百千万][个种类次步层倍轮项位条行列维]|[一二][个种类步层倍轮项位条行列维]|\bO\(|"
                          r"\b(?:one|two|three|four|five|"
                          r"six|seven|eight|nine|ten|hundred|thousand|million|half|twice|double)\b", re.I),
     "list": re.compile(r"(?:[^、，,。]{1,30}、){1,}[^、]|；|;|第一|第二|首先|其次|一是|二是|以及|及其|\b(?:first|second|both)\b|"
