@@ -5,7 +5,7 @@
 | formula | 怎么算, 如何计算, 公式是, 什么公式, 怎么求 / how is … computed or calculated; formula |
 | number | 多少, 多大, 多快, 多慢, 多远, 几个, 几轮, 取值, 填几 / how many (much, fast, slow, far, old, often), what value, what is the time complexity |
 | list | 有哪些, 哪几种, 哪些, 分别是什么 / what are the, which kinds (types, ways, steps, methods), "List …" |
-| comparison | 区别, 不同, 对比, 相比, 哪个更, 哪个好, 还是 / difference, differ, compare, versus, better, worse |
+| comparison | 区别, 不同 (not 不同意 "disagree", nor 不同的 before a noun: 不同的分值, 不同的物种), 对比, 相比, 哪个更, 哪个好, 还是 / difference, differ, compare, versus, better, worse |
 | reason | 为什么 (not 称为什么, 命名为什么: asked.py reads those "called what"), 为何, 原因, 怎么会 / why, what causes, how come, reason |
 
 `asked.asked_slot` reads all five in the asking clause of a question (the slot an answer must fill: the audit's slot
@@ -34,7 +34,7 @@ ASKS = {
                          re.I),
     "list": re.compile(r"有哪些|有哪几|哪几种|哪几类|哪几个|哪些|分别是什么|\bwhat are the\b|"
                        r"\bwhich\b.*\b(?:kinds|types|ways|steps|methods)\b|(?:^|[.?!;:]\s*)list\b", re.I),
-    "comparison": re.compile(r"区别|不同|差别|差异|对比|相比|比较|有何异同|异同|哪个更|哪种更|还是|哪(?:个|种|一个|一种)(?:[^，,。？?！!；;]{0,8}[更最])?好(?!处)|"
+    "comparison": re.compile(r"区别|不同(?!意)(?!的(?!地方|是|点))|差别|差异|对比|相比|比较|有何异同|异同|哪个更|哪种更|还是|哪(?:个|种|一个|一种)(?:[^，,。？?！!；;]{0,8}[更最])?好(?!处)|"
                              r"\bdifference\b|\bdiffer\b|\bcompare|\bversus\b|\bvs\.?\b|\bbetter\b|\bworse\b", re.I),
     "reason": re.compile(r"为什么|为何|原因|怎么会|何以|干嘛|凭什么|\bwhy\b|\bwhat causes\b|\bhow come\b|\breason", re.I),
 }
