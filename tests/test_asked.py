@@ -49,6 +49,16 @@ from rag.index.lexicon import Lexicon
     ("对亚硫酸盐过敏的反应表现为什么？", None),
     ("广州俗称大冠鹫为什么？", None),
     ("loss 一直降不下去，这是为什么？", "reason"),
+    # 几 before a measure word asks how many; 哪几 which ones; not where 几 means "a few" (after a verb of offering, or
+    # where another word of the question asks)
+    ("落山风在每年几月产生？", "number"),
+    ("柯南系列第几部剧场版？", "number"),
+    ("三更是几点", "number"),
+    ("RAG 从提问到出答案要经过哪几步", "list"),
+    ("推荐几部好看的科幻电影", None),
+    ("同一法人的几家公司算不算关联企业", None),
+    ("百万级别的向量怎么快速找到最近的几个", None),
+    ("几内亚法郎的辅币单位是什么？", None),  # a name, not a count
     # 不同 before 的 and a noun only describes (different scores, different places), 不同意 is "disagree": no weighing
     ("不同的分值代表着什么意思？", None),
     ("完全不同意政府的组织叫什么?", None),
@@ -72,6 +82,8 @@ def test_the_asked_slot_is_read_from_the_question_words(question, slot):
     ("H100 和 k1 都是名字。", "number", False),
     ("b 控制长度归一化的强度，常用 0.75。[faq_026]", "number", True),
     ("全程1149.9公里，经 G1 京哈高速。", "number", True),
+    ("落山风在每年十月产生。", "number", True),  # a numeral before a measure word (asks.MEASURES)
+    ("这一点十分重要，它的一部分被保留。", "number", False),  # 十分 "very", 一点 "a bit", 一部分 "a part"
     ("score = Σ 1/(k + rank)。", "formula", True),
     ("RRF 由 Cormack 等人提出。", "formula", False),
     ("线性探测、平方探测和多次哈希。", "list", True),

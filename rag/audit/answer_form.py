@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from rag.audit.asks import ASKS
+from rag.audit.asks import asks
 from rag.models.script import fold_script
 
 FORMS = ("formula", "number", "list")
@@ -53,7 +53,7 @@ def question_form(question: str) -> str | None:
     words: a question typed in traditional (怎麼計算) is read as simplified first, as the tokenizer reads it."""
     asked = fold_script(question or "")
     for form in FORMS:
-        if ASKS[form].search(asked):
+        if asks(form, asked):
             return form
     return None
 

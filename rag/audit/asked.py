@@ -29,17 +29,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rag.audit.answer_form import DIGIT, has_form, question_parts_of, without_indices
-from rag.audit.asks import ASKS
+from rag.audit.asks import MEASURES, asks
 from rag.audit.words import content_tokens, pos_tags
 from rag.index.tokenize import jieba_spans
 from rag.messages import Msg
 from rag.models.script import fold_script
 
 SLOTS = ("formula", "list", "number", "comparison", "reason")  # read in this order: 哪几种 asks for a list, not a count
+_COUNTED = MEASURES.replace("分", "")  # the measure words a numeral gives a number with (asks.py): not 十分 "very"
+_ONE_TWO = "".join(ch for ch in _COUNTED if ch not in "次点部代股")  # after 一 / 二: not 一次 linear, 一点, 一部分, 一代, 一股
 _FILLS = {
     "formula": re.compile(r"[=≈Σ∑×÷√←·]|\d\s*/\s*[\w(]|\w\s*/\s*\(|[A-Za-z)]\s*[+*/]\s*[A-Za-z(\d]|\\frac|\\sum"),
-    # a Chinese numeral with a measure word counts; 一次/二次 do not (二次矩 is a second moment, 一次 linear)
-    "number": re.compile(DIGIT + r"|[两三四五六七八九十百千万][个种类次步层倍轮项位条行列维]|[一二][个种类步层倍轮项位条行列维]|\bO\(|"
+    # a Chinese numeral with a measure word counts (_COUNTED, _ONE_TWO); 一次/二次 do not (二次矩 is a second moment, 一次
+    # linear), nor 十分 ("very"), 一点 ("a bit"), 一部分 ("a part")
+    "number": re.compile(DIGIT + r"|[两三四五六七八九十百千万][" + _COUNTED + r"]|[一二][" + _ONE_TWO + r"]|\bO\(|"
                          r"\b(?:one|two|three|four|five|"
                          r"six|seven|eight|nine|ten|hundred|thousand|million|half|twice|double)\b", re.I),
     "list": re.compile(r"(?:[^、，,。]{1,30}、){1,}[^、]|；|;|第一|第二|首先|其次|一是|二是|以及|及其|\b(?:first|second|both)\b|"
@@ -66,7 +69,7 @@ def asked_slot(question: str) -> str | None:
     for part in question_parts_of(q) or [q]:
         clause = _without_as_what(_asking_clause(part))
         for slot in SLOTS:
-            if ASKS[slot].search(clause):
+            if asks(slot, clause):
                 return slot
     return None
 
