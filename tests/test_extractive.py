@@ -428,9 +428,6 @@ def test_the_question_is_read_as_its_corpus_cuts_it():
     """jieba cuts "往大顶堆里塞" 往大顶 | 堆里 | 塞 and the chapter's "大顶堆" 大顶 | 堆: the stand-in's lexical term found none
     of the question's words in the heap chapter. A prompt made against an index carries the corpus's cut (BM25.recuts)
     and the lexical terms read it, as BM25 does."""
-    from rag.index.build import build_index
-    from rag.ingest.chunking import chunk_documents
-
     docs = [Document("heap", "大顶堆的元素入堆操作从底至顶执行堆化，时间复杂度为 O(log n)。"),
             Document("graph", "广度优先遍历中所有顶点往队列里入队并出队一次，时间复杂度为 O(|V| + |E|)。")]
     emb = BigramEmbedder()

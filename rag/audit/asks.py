@@ -46,7 +46,7 @@ ASKS = {
 # 几 before a measure word asks "how many", except where it means "a few": after a verb of offering (推荐几部好看的电影) or
 # where another word of the text asks (那几年什么帮派最大, 同一法人的几家公司算不算关联企业)
 _JI = re.compile(r"几[" + MEASURES + r"]")
-_A_FEW = re.compile(r"(?:推荐|介绍|列举|列出|举出|举|说出|给出|写出|找出)几[" + MEASURES + r"]")
+_A_FEW = re.compile(r"(?:推荐|介绍|列举|列出|举出|举|说出|给出|写出|找出)" + _JI.pattern)
 _OTHER_ASKING = re.compile(r"什么|啥|谁|哪|吗|怎么|怎样|如何|为什么|为何|是否|是不是|算不算|能不能|可不可以|有没有|要不要")
 
 
