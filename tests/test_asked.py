@@ -107,6 +107,17 @@ def test_the_form_bonus_reads_a_number_as_the_slot_does(sentence, ok):
     assert has_form(sentence, "number") is ok and fills(sentence, "number") is ok
 
 
+@pytest.mark.parametrize(("sentence", "ok"), [
+    ("score = 1 / (k + rank)", True), ("中点取 (i + j) / 2。", True), ("ratio (value / weight)", True),
+    ("两者之比 x/y 越大越好。", True), ("约为 n/2 次比较。", True),
+    ("后来又用上了 TCP/IP 协议。", False), ("pharmacists and/or consultants", False), ("风速达到 180 km/h。", False),
+    ("usb 3.0 的带宽是 5Gb/s。", False), ("正常值为 44-133umol/L。", False), ("命令在 /etc/init.d/rpcbind 里。", False),
+    ("the main north/south freeway", False)])
+def test_a_slash_divides_only_between_terms_not_inside_a_unit_a_word_pair_or_a_path(sentence, ok):
+    assert has_form(sentence, "formula") is ok and fills(sentence, "formula") is ok
+    assert fills(r"$\frac{a}{b}$", "formula")  # LaTeX's fraction, which the slot reads too
+
+
 def test_supported_sentences_without_the_asked_number_are_said_to_miss_it():
     answer = ["Adam 算法使用指数加权移动平均值来估算梯度的动量和二次矩。[adam#2]", "这里β1和β2是非负加权参数。[adam#2]"]
     check = check_answer("Adam 优化器里那两个指数衰减系数，一般默认填多少？", answer)

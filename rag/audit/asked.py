@@ -39,7 +39,7 @@ SLOTS = ("formula", "list", "number", "comparison", "reason")  # read in this or
 _COUNTED = MEASURES.replace("分", "")  # the measure words a numeral gives a number with (asks.py): not 十分 "very"
 _ONE_TWO = "".join(ch for ch in _COUNTED if ch not in "次点部代股")  # after 一 / 二: not 一次 linear, 一点, 一部分, 一代, 一股
 _FILLS = {
-    "formula": re.compile(r"[=≈Σ∑×÷√←·]|\d\s*/\s*[\w(]|\w\s*/\s*\(|[A-Za-z)]\s*[+*/]\s*[A-Za-z(\d]|\\frac|\\sum"),
+    "formula": re.compile(r"\\frac|\\sum"),  # and whatever answer_form.has_form calls one (`fills`)
     # a Chinese numeral with a measure word counts (_COUNTED, _ONE_TWO); 一次/二次 do not (二次矩 is a second moment, 一次
     # linear), nor 十分 ("very"), 一点 ("a bit"), 一部分 ("a part")
     "number": re.compile(DIGIT + r"|[两三四五六七八九十百千万][" + _COUNTED + r"]|[一二][" + _ONE_TWO + r"]|\bO\(|"
