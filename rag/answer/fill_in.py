@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, quote, with_antecedent
+from rag.answer.extractive import ExtractiveGenerator, ScoredSentence, anchor, in_context, quote
 from rag.answer.prompt import Prompt
 from rag.audit.answer_form import gives_asked_number, question_form, question_parts_of, values
 from rag.audit.asked import asked_slot, fills, question_words
@@ -123,8 +123,8 @@ def _checked(answer: str, prompt: Prompt, chosen: list[ScoredSentence], join: st
     strict = _strict_slots(prompt, chosen)
     checks = []
     for s in chosen:  # a sentence that opens with an anaphor ("因此，…") is quoted with the one it leans on, as the
-        block = blocks[s.n]  # stand-in quotes it: the fact is often in that one ("…栈帧空间…。因此，递归更耗内存。")
-        sentence = join.join(p.strip() for p in with_antecedent(block.text, s.start, s.end, taken, s.n, block.title))
+        block = blocks[s.n]  # stand-in quotes it ("…栈帧空间…。因此，递归更耗内存。"), and a lead-in with its list
+        sentence = join.join(p.strip() for p in in_context(block.text, s.start, s.end, taken, s.n, block.title))
         ok, share = (False, 0.0) if model_refused else covered(sentence, answer)
         slot = strict[s.part]
         off = slot if slot is not None and not ok and not fills(sentence, slot) else ""
@@ -142,7 +142,7 @@ def lead_quote(prompt: Prompt, scored: Sequence[ScoredSentence]) -> str | None:
     block = next(b for b in prompt.contexts if b.n == lead.n)
     taken = {(s.n, s.start) for s in scored if s.chosen}
     join = "" if prompt.lang == "zh" else " "
-    return quoted(join.join(p.strip() for p in with_antecedent(block.text, lead.start, lead.end, taken, lead.n,
+    return quoted(join.join(p.strip() for p in in_context(block.text, lead.start, lead.end, taken, lead.n,
                                                                block.title)), lead.ref)
 
 
