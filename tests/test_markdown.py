@@ -123,6 +123,18 @@ def test_an_image_becomes_its_alt_text_as_a_caption_and_a_table_caption_too(doc)
     assert "（表：三种门的作用）" in texts(doc, CAPTION)
 
 
+def test_a_figure_caption_in_a_div_is_a_caption_and_a_sentence_in_a_div_on_one_line_is_read():
+    """easy-rl writes its 82 figure captions as `<div align=center>图 3.30 …</div>`: they were prose, and the stand-in
+    quoted "图 4.13 蒙特卡洛方法与时序差分方法。" as an answer sentence. A sentence in a one-line <div> was dropped whole."""
+    text = ("# 第三章\n\n段落一。\n\n<div>图灵机是一种抽象计算模型。</div>\n\n<div align=center>\n<img src=\"a.png\"/>\n"
+            "</div>\n<div align=center>图 3.30 Sarsa代码实现示意</div>\n\n<center>Figure 2.1: The agent and its world</center>\n")
+    doc = read_markdown(text)
+    assert texts(doc, CAPTION) == ["（图：Sarsa代码实现示意）", "（图：The agent and its world）"]
+    assert texts(doc, PROSE) == ["段落一。", "图灵机是一种抽象计算模型。"]  # 图 without a number is a word
+    sentence = next(b for b in doc.blocks if b.text.startswith("图灵机"))
+    assert "图灵机是一种抽象计算模型。" in text[sentence.start : sentence.end]  # its line, as written
+
+
 def test_a_display_formula_is_one_line_between_dollars_and_never_split(doc):
     maths = texts(doc, MATH)
     assert len(maths) == 1 and maths[0].startswith("$$\\begin{aligned}") and maths[0].endswith("\\end{aligned}$$")

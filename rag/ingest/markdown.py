@@ -9,7 +9,7 @@ readable text for the model, the audit and every quote:
 - MkDocs Material: admonitions (!!! note "title", ??? collapsible) and content tabs (=== "Python") with their
   4-space-indented bodies (the body is read, the marker is not; of a group of tabs that hold only code, the
   first tab's code stands for the others), include markers (```src [file]{...}```, --8<--) dropped,
-  `<p align="center"> 表 <id> &nbsp; caption </p>` -> (表：caption);
+  `<p align="center"> 表 <id> &nbsp; caption </p>` and `<div align=center>图 2.1 caption</div>` -> (表：caption), (图：caption);
 - images -> their alt text as a caption, "(图：alt)" / "(Figure: alt)", or nothing when the alt is the file's
   stem (an image carousel's "binary_search_step2"); links -> their text; HTML tags and comments dropped (the
   text inside a tag kept), entities read (&nbsp; -> a space); **bold**, *emphasis*, <u>…</u> -> their text;
@@ -71,6 +71,10 @@ _LABEL_LINE = re.compile(r"^\s*:(label|eqlabel|width|height|begin_tab|end_tab)\s
 _INCLUDE = re.compile(r"^\s*(--8<--|\{%\s*include|\[file\]\{)")
 _CAPTION_P = re.compile(r"^\s*<p[^>]*>\s*(表|图|Table|Figure|Fig\.)\s*(?:<id>|[\w.\-]*)\s*(?:&nbsp;|\s)*(.*?)\s*</p>\s*$",
                         re.I)
+# `<div align=center>图 3.30 Sarsa代码实现示意</div>` (datawhale's books: easy-rl draws 82 figures so): a caption only with
+# a figure number, so "<div>图灵机是……</div>" stays a sentence
+_CAPTION_DIV = re.compile(r"^\s*<(div|center|figcaption)\b[^>]*>\s*(表|图|Table|Figure|Fig\.)\s*\d+(?:[.\-]\d+)*[:：.]?"
+                          r"\s*(?:&nbsp;|\s)*(.*?)\s*</\1>\s*$", re.I)
 _IMAGE_LINE = re.compile(r"^\s*(!\[[^\]]*\]\([^)]*\)\s*)+(\{[^}]*\})?\s*$")
 _HTML_ONLY = re.compile(r"^\s*</?[A-Za-z][^>]*>\s*$")
 _COMMENT_LINES = re.compile(r"<!--.*?(-->|\Z)", re.S)
@@ -234,9 +238,9 @@ class _Reader:
                 start, end = self.span(line, line)
                 for alt in _images(text):
                     self.add(CAPTION, start, end, self.caption("图", alt))
-            elif (m := _CAPTION_P.match(text)) is not None:
+            elif (caption := _caption_line(text)) is not None:
                 flush()
-                self.add(CAPTION, *self.span(line, line), self.caption(m.group(1), self.inline(m.group(2))))
+                self.add(CAPTION, *self.span(line, line), self.caption(caption[0], self.inline(caption[1])))
             elif _LABEL_LINE.match(text) or _INCLUDE.match(text) or _HTML_ONLY.match(text):
                 flush()
             else:
@@ -249,15 +253,17 @@ class _Reader:
         content = _COMMENT_LINES.sub(lambda m: "\n" * m.group(0).count("\n"), content)
         rest = []
         for k, text in enumerate(content.split("\n")):
-            if (m := _CAPTION_P.match(text)) is not None:
-                self.add(CAPTION, *self.span(first + k, first + k), self.caption(m.group(1), self.inline(m.group(2))))
+            if (caption := _caption_line(text)) is not None:
+                self.add(CAPTION, *self.span(first + k, first + k), self.caption(caption[0], self.inline(caption[1])))
                 text = ""
             elif _HTML_ONLY.match(text):
                 text = ""
             rest.append(text)
-        if any(t.strip() for t in rest) and "\n".join(rest) != content:  # re-read only what changed
+        if any(t.strip() for t in rest):
             indent = min(len(t) - len(t.lstrip()) for t in rest if t.strip())
-            self.read("\n".join(_TAG.sub("", t[indent:]) if t.strip() else "" for t in rest), first)
+            again = "\n".join(_TAG.sub("", t[indent:]) if t.strip() else "" for t in rest)
+            if again.strip() and again != content:  # re-read only what changed ("<div>图灵机是……</div>" on one line:
+                self.read(again, first)  # its tags; the text was dropped when only the tags changed)
 
     def _table(self, node, first: int, end: int) -> None:
         rows = []
@@ -307,6 +313,16 @@ class _Reader:
         word = {"表": "表", "table": "表"}.get(kind.lower(), "图") if self.zh else \
             ("Table" if kind.lower() in ("表", "table") else "Figure")
         return f"（{word}：{text}）" if self.zh else f"({word}: {text})"
+
+
+def _caption_line(text: str) -> tuple[str, str] | None:
+    """(kind, caption) of a caption written as one HTML line (`<p align="center"> 表 <id> &nbsp; caption </p>`,
+    `<div align=center>图 2.1 caption</div>`), else None."""
+    if (m := _CAPTION_P.match(text)) is not None:
+        return m.group(1), m.group(2)
+    if (m := _CAPTION_DIV.match(text)) is not None:
+        return m.group(2), m.group(3)
+    return None
 
 
 def _only_code(tab) -> bool:
