@@ -82,6 +82,14 @@ def _latin_names(question: str) -> list[tuple[str, str]]:
 _DETERMINER = re.compile(r"^(?:同一?|每|各|某|这|那|哪|任一?|另一?|[一二两三四五六七八九十几多])[个种些类次样条棵张]?$")
 
 
+# A modifier that grades or sorts out the things rather than naming a kind of them: 常见方法 (the common methods), 主要算法,
+# 不同策略, 最优策略 (easy-rl says 最佳策略). "计算贝尔曼方程的常见方法有哪些？" over chapters that never write 常见 was refused as
+# asking for "常见方法", a kind of 方法 the documents do not cover
+_GENERIC = frozenset((
+    "常见 常用 主要 重要 基本 典型 一般 通常 普通 传统 经典 现有 已有 其他 其它 具体 相关 不同 相同 类似 合适 有效 简单 "
+    "最佳 最优 最好 更好 较好 常规").split())
+
+
 def _kinds(question: str) -> list[str]:
     frames = frame_words(question)
     tagged = _cut(fold_script(question))
@@ -89,7 +97,7 @@ def _kinds(question: str) -> list[str]:
     out = []
     for i, (word, flag) in enumerate(tagged):
         if len(word) < 2 or not _CJK_WORD.match(word) or is_frame(word, frames) or flag == "r" \
-                or _DETERMINER.match(word):
+                or _DETERMINER.match(word) or word in _GENERIC:
             continue
         following = words[i + 1] if i + 1 < len(words) else ""
         if following in HEADS:
