@@ -83,11 +83,12 @@ _DETERMINER = re.compile(r"^(?:同一?|每|各|某|这|那|哪|任一?|另一?|[
 
 
 # A modifier that grades or sorts out the things rather than naming a kind of them: 常见方法 (the common methods), 主要算法,
-# 不同策略, 最优策略 (easy-rl says 最佳策略). "计算贝尔曼方程的常见方法有哪些？" over chapters that never write 常见 was refused as
-# asking for "常见方法", a kind of 方法 the documents do not cover
+# 不同策略. "计算贝尔曼方程的常见方法有哪些？" over chapters that never write 常见 was refused as asking for "常见方法", a kind of
+# 方法 the documents do not cover. Not here: words that also name kinds in course books (简单图, 最优二叉树, 最佳适应算法,
+# 完全二叉树, 稀疏矩阵)
 _GENERIC = frozenset((
-    "常见 常用 主要 重要 基本 典型 一般 通常 普通 传统 经典 现有 已有 其他 其它 具体 相关 不同 相同 类似 合适 有效 简单 "
-    "最佳 最优 最好 更好 较好 常规").split())
+    "常见 常用 主要 重要 基本 典型 一般 通常 普通 传统 经典 现有 已有 其他 其它 具体 相关 不同 相同 类似 合适 有效 "
+    "最好 更好 较好 常规").split())
 
 
 def _kinds(question: str) -> list[str]:
