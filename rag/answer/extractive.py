@@ -66,7 +66,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from rag.answer.lead_ins import continuation, item_text
+from rag.answer.lead_ins import CLOSERS, continuation, item_text
 from rag.answer.prompt import NOT_ENOUGH, ContextBlock, Prompt
 from rag.audit.answer_form import ANAPHORA, has_form, question_form, question_parts_of
 from rag.audit.asked import asked_slot, fills, frame_words, is_frame, question_words
@@ -95,7 +95,6 @@ NO_RAG_MESSAGE = Msg(  # its answer without retrieval, in the question's languag
 _FULL_STOP = {"zh": "。", "en": "."}
 _JOIN = {"zh": "", "en": " "}
 _TERMINATORS = "。！？!?.…；;”’\"')）】」』》"
-_CLOSERS = "”’\"')）】」』》 "  # stripped before checking whether a sentence is a question
 _CJK_END = tuple("：。！？；，、")  # a lead-in ending so runs into its list without a space
 _CUT_AFTER = re.compile(r"(?<=[。！？!?.；;])\s*…+\s*$")  # "…通常取 60。…": the gap compression left after it
 
@@ -388,7 +387,7 @@ def _candidates(prompt: Prompt) -> list[tuple[ContextBlock, int, int, str]]:
         for start, end in sentence_spans(block.text, semicolons=False):
             text = block.text[start:end]
             norm = _normalise(text)
-            if len(norm) < MIN_CHARS or (title and norm == title) or text.rstrip(_CLOSERS).endswith(("?", "？")) \
+            if len(norm) < MIN_CHARS or (title and norm == title) or text.rstrip(CLOSERS).endswith(("?", "？")) \
                     or overlaps(markup, start, end):
                 continue
             out.append((block, start, end, text))

@@ -24,7 +24,7 @@ import re
 from rag.ingest.markdown import nonprose_spans, overlaps
 from rag.ingest.sentences import sentence_spans
 
-_CLOSERS = "”’\"')）】」』》 "
+CLOSERS = "”’\"')）】」』》 "  # closing quotes and brackets after a sentence's last mark (extractive reads them too)
 _COLON = ("：", ":")
 # "下面我们介绍一些……技巧。", "接下来，我们对蒙特卡洛方法进行总结。", "总结一下同策略和异策略的区别。": it says what comes next
 _ANNOUNCES = re.compile(r"^(?:(?:下面|接下来|以下)[，,]?(?:我们)?(?:先|再|来|将|开始|正式)*(?:介绍|讲|总结|列出|给出|对.{1,30}进行总结)"
@@ -36,7 +36,7 @@ _ITEM = re.compile(r"^(?:[（(]\s*\d{1,2}\s*[)）]|\d{1,2}\s*[.、)）](?!\d)|[-
 def is_lead_in(sentence: str) -> bool:
     """Does the sentence announce what follows it (a list, a formula, the reasons)?"""
     text = sentence.strip()
-    return text.rstrip(_CLOSERS).endswith(_COLON) or bool(_ANNOUNCES.match(text))
+    return text.rstrip(CLOSERS).endswith(_COLON) or bool(_ANNOUNCES.match(text))
 
 
 def is_list_item(sentence: str) -> bool:
