@@ -551,7 +551,10 @@ def test_upload_a_good_and_a_bad_file(chromium, offline_app, tmp_path):
 LECTURE_COMMONMARK = """数据库讲义
 ==========
 
-索引让查询不必扫描整张表。
+索引让查询不必扫描整张表。常见的索引有两种：
+
+* 哈希索引
+* B+ 树索引
 
 第二部分：B+ 树
 ---------------
@@ -566,9 +569,9 @@ B+ 树的叶子节点按键的顺序相连，范围查询沿着叶子走即可�
 
 def test_a_markdown_lecture_with_setext_headings_reads_as_its_renderer_shows_it(chromium, offline_app, tmp_path):
     """Issue 64, part 3: a lecture written with setext headings (a title over ====, a section over ----), a reference
-    link and an indented code block, uploaded in each language: the chunks carry the title path the headings give
+    link, an indented code block and a list, uploaded in each language: the chunks carry the title path the headings give
     (the line-by-line reader read "数据库讲义 ==========" as a sentence, so the file had no title path and the page no
-    "what a chunk reads as"), and the underline is no chunk's text. Screenshots: upload_commonmark_zh.png, _en.png."""
+    "what a chunk reads as"), the underline is no chunk's text, and a list item reads with its marker. Screenshots: upload_commonmark_zh.png, _en.png."""
     lecture = tmp_path / "db_lecture.md"
     lecture.write_text(LECTURE_COMMONMARK, encoding="utf-8")
     for lang in ("zh", "en"):
@@ -586,6 +589,7 @@ def test_a_markdown_lecture_with_setext_headings_reads_as_its_renderer_shows_it(
             read = page.get_by_test_id("stExpander").filter(has_text="一块读成什么" if lang == "zh" else "What a chunk reads as") \
                 .get_by_test_id("stExpanderDetails").inner_text()  # the first chunk, as it reads
             assert "数据库讲义" in read and "索引让查询不必扫描整张表。" in read and "=====" not in read, read
+            assert "- 哈希索引\n- B+ 树索引" in read, read  # a list item keeps its marker (as "- ")
             shoot(page, f"upload_commonmark_{lang}")
         finally:
             context.close()

@@ -368,3 +368,17 @@ def test_one_megabyte_is_cut_into_slices_of_the_text(method):
     else:
         assert cs.chunks and all(c.text == text[c.start:c.end] for c in cs.chunks)
     assert not text[: min(c.start for c in cs.chunks)].strip()  # nothing dropped at the front
+
+
+def test_a_list_items_marker_is_in_the_chunk_but_not_in_what_is_indexed_or_measured():
+    """The Markdown reader keeps a list item's marker ("- ", "2. "); the index reads the chunk without it and the
+    sections measure their size without it, so a list is found and cut where it was when the reader dropped markers."""
+    from rag.ingest.contextual import index_text
+
+    items = "".join(f"- 第{k}条规则说明了一件事情。\n" for k in range(1, 9))
+    doc = Document("rules", f"# 规则\n\n以下是规则。\n\n{items}", "规则")
+    chunks = chunk_documents([doc], "markdown", max_size=56).chunks
+    plain = chunk_documents([Document("rules", f"# 规则\n\n以下是规则。\n\n{items.replace('- ', '')}", "规则")],
+                            "markdown", max_size=56).chunks
+    assert "\n- 第1条规则说明了一件事情。" in chunks[0].text
+    assert [index_text(c) for c in chunks] == [c.text for c in plain]  # the same pieces, markers left out

@@ -296,6 +296,31 @@ def test_a_lead_in_is_quoted_with_the_list_or_the_sentence_it_announces():
     assert in_context(bfs, 0, bfs.index("。") + 1, set(), 1) == ["BFS 通常借助队列来实现，代码如下所示。"]
 
 
+def test_a_sentence_announcing_a_list_with_a_full_stop_is_quoted_with_the_items_on_the_lines_after_it():
+    """hello_algo's "……快速排序的效率更高，主要有以下原因。" before three Markdown list items was quoted with one of them;
+    the reader keeps each item's marker now, so the sentence runs into the items (each whole) and stops where they end.
+    Such a sentence never runs into a paragraph: "……代码如下所示。" before a paragraph is a statement."""
+    from rag.answer.extractive import in_context
+    from rag.answer.lead_ins import announces_list
+
+    text = ("快速排序 › 快速排序为什么快\n从名称上就能看出。通常快速排序的效率更高，主要有以下原因。\n"
+            "- 出现最差情况的概率很低：虽然最差为 O(n^2)。\n- 缓存使用效率高：访问元素的效率较高。而堆排序需要跳跃式访问。\n"
+            "- 复杂度的常数系数小：操作的总数量最少。\n之后的段落。")
+    start = text.index("通常快速")
+    assert in_context(text, start, text.index("\n- 出现"), set(), 1) == [
+        "通常快速排序的效率更高，主要有以下原因。", "出现最差情况的概率很低：虽然最差为 O(n^2)。", "缓存使用效率高：访问元素的效率较高。",
+        "而堆排序需要跳跃式访问。", "复杂度的常数系数小：操作的总数量最少。"]
+    numbered = "There are two main reasons.\n1. Caches love it.\n2. Constants are small.\nThe end."
+    assert in_context(numbered, 0, numbered.index("\n"), set(), 1) == [
+        "There are two main reasons.", "Caches love it.", "Constants are small."]
+    for alone in ("BFS 通常借助队列来实现，代码如下所示。\n队列具有“先入先出”的性质。",
+                  "主要有以下原因。它们在下一节。\n- 一条。", "这一段没有预告。\n- 一条。"):
+        end = alone.index("。") + 1
+        assert in_context(alone, 0, end, set(), 1) == [alone[:end]]
+    assert announces_list("其主要关注问题的两个性质。") and announces_list("The reasons are the following.")
+    assert not announces_list("Sarsa 是一种同策略算法。") and not announces_list("Binary search halves the range.")
+
+
 def test_a_lead_in_and_what_it_announces_are_quoted_once():
     """A lead-in after the lead whose announced sentence is chosen goes (not "第一，……奖励。总结一下……作用。": the reason,
     then the sentence announcing it); a lead that is a lead-in takes what it announces out of the rest (it quotes it

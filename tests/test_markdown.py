@@ -320,7 +320,8 @@ def test_what_commonmark_says_a_file_holds_is_what_the_reader_reads():
     assert code[0] == '```\nindented = "code after a paragraph"\n```' and code[1] == "```bash\npip install rag\n```"
     assert texts(doc, TABLE) == ["| Decade | Memory |\n| 1970 | 1 KB |"]
     prose = texts(doc, PROSE)
-    assert "A summary point." in prose and "Text inside a div is still text." in prose
+    assert "- A summary point." in prose and "Text inside a div is still text." in prose
+    assert "1. Install it:" in prose and "2. Run it, then read the guide." in prose  # the renderer's numbers
     everything = "\n".join(texts(doc))
     for markup in ("=====", "-----", ":end_tab:", ":label:", "[guide]:", "https://example.org", "<div"):
         assert markup not in everything, markup
@@ -355,3 +356,15 @@ def test_the_text_inside_a_block_is_read_as_commonmark_reads_it():
         "$$\\|\\mathbf{x}\\|_2 = \\sqrt{\\sum_{i=1}^n x_i^2}$$"
     # what CommonMark leaves beside Chinese punctuation is still read as its words, code still as written
     assert inline_text("这是**“词元”**的例子，<https://x.org> 和 `a*b*c`。") == "这是“词元”的例子，https://x.org 和 `a*b*c`。"
+
+
+def test_a_list_item_opens_with_its_marker_and_an_ordered_list_counts_from_its_start():
+    """A list item's first paragraph keeps a marker (so a sentence announcing a list is quoted with its items): "- " for
+    every bullet, the number a renderer shows for an ordered list (every item may say "1."); the item's later
+    paragraphs and a nested list's items are read as written, and a sentence is read without the marker."""
+    from rag.ingest.sentences import split_sentences
+
+    doc = read_markdown("主要有以下原因。\n\n* 缓存友好。\n\n  第二段。\n+ 常数小：\n  - 比较少。\n\n3. 三\n1. 四\n", zh=True)
+    assert texts(doc, PROSE) == ["主要有以下原因。", "- 缓存友好。", "第二段。", "- 常数小：", "- 比较少。", "3. 三", "4. 四"]
+    assert split_sentences("\n".join(texts(doc, PROSE))) == ["主要有以下原因。", "缓存友好。", "第二段。", "常数小：",
+                                                              "比较少。", "三", "四"]

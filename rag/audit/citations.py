@@ -148,7 +148,7 @@ def answer_spans(answer: str) -> list[tuple[int, int]]:
     cut off by the splitter's full stop) is the label of the sentence after it, not a sentence without a citation."""
     out: list[tuple[int, int]] = []
     open_quotes, label_only = 0, False
-    for a, b in sentence_spans(answer, semicolons=False):
+    for a, b in sentence_spans(answer, semicolons=False, markers=True):
         if (open_quotes > 0 or label_only) and out:
             out[-1] = (out[-1][0], b)
         else:

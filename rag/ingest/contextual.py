@@ -31,6 +31,7 @@ from rag.errors import ConfigError
 from rag.ingest.chunking import Chunk, ChunkSet
 from rag.ingest.documents import Document
 from rag.ingest.language import detect_lang
+from rag.ingest.sentences import without_line_markers
 from rag.models.control import RunControl
 from rag.models.embedding_cache import default_cache_dir
 
@@ -51,9 +52,11 @@ _memory_lock = threading.Lock()  # keyed by a hash of the text, so one user's up
 
 
 def index_text(chunk: Chunk) -> str:
-    """What the embedder and BM25 read for a chunk: its context sentence first, when it has one."""
+    """What the embedder and BM25 read for a chunk: its context sentence first, when it has one; a list item without
+    its marker ("- ", "2. " say where an item begins, which a quote needs and a search does not)."""
     context = chunk.metadata.get("context", "")
-    return f"{context}\n{chunk.text}" if context else chunk.text
+    text = without_line_markers(chunk.text)
+    return f"{context}\n{text}" if context else text
 
 
 def _key(model: str, doc: str, chunk: str) -> str:

@@ -14,7 +14,11 @@ readable text for the model, the audit and every quote:
   stem (an image carousel's "binary_search_step2"); links -> their text; HTML tags and comments dropped (the
   text inside a tag kept), entities read (&nbsp; -> a space); **bold**, *emphasis*, <u>…</u> -> their text;
 - soft line breaks inside a paragraph are joined (no space between two Chinese characters), as a Markdown
-  renderer joins them, so a sentence wrapped over three lines is one sentence.
+  renderer joins them, so a sentence wrapped over three lines is one sentence;
+- a list item's first paragraph opens with its marker: "- " for a bullet, the renderer's number for an ordered list
+  ("3. ", counted from the list's start): where an item begins is structure a quote needs (a sentence announcing a
+  list runs into its items, rag/answer/lead_ins.py). A sentence is read without its marker (sentences.py), and the
+  index, the rerankers and the sections' sizes read the text without markers, so a chunk is found and cut as before.
 Inline code keeps its backticks and inline maths its $…$: they are text a reader needs (`nums[m]`,
 $O(n \\log n)$), and the pages draw $…$ as formulas.
 
@@ -102,6 +106,7 @@ class _Reader:
         self.path: list[tuple[int, str]] = []
         self.title = ""
         self.env: dict = {}  # the parser's environment: the file's link reference definitions
+        self.marker = ""  # the marker ("- ", "3. ") the first paragraph of the list item being read opens with
 
     def heading_path(self) -> tuple[str, ...]:
         return tuple(t for _, t in self.path)
@@ -179,12 +184,24 @@ class _Reader:
             self._html(node.content, first)
         elif kind == "admonition":
             self._admonition(node, base)
-        elif kind in ("bullet_list", "ordered_list", "list_item", "blockquote"):
-            # a list's numbers are the renderer's (every item may say "1."), and "1." would read as a sentence
+        elif kind in ("bullet_list", "ordered_list"):
+            self._list(node, base)
+        elif kind in ("list_item", "blockquote"):
             self.walk(node.children, base)
         # front matter, a thematic break, a link reference definition: nothing to read
 
     # -- block kinds
+
+    def _list(self, node, base: int) -> None:
+        """A list's items, each item's first paragraph opening with its marker: "- " for a bullet, the number the
+        renderer shows for an ordered list (its start, counted on: every item may say "1."). The marker says where an
+        item begins, so a sentence that announces a list is quoted with it (rag/answer/lead_ins.py); a sentence is
+        read without it (rag/ingest/sentences.py)."""
+        start = int(node.attrs.get("start", 1) or 1)
+        for k, item in enumerate(node.children):
+            self.marker = f"{start + k}. " if node.type == "ordered_list" else "- "
+            self.walk(item.children, base)
+            self.marker = ""
 
     def _heading(self, line: int, level: int, raw: str) -> None:
         text = self.inline(raw)
@@ -228,7 +245,10 @@ class _Reader:
             if run:
                 text = self.join([t for _, t in run])
                 if links or not _LINK_ONLY.fullmatch(text.strip()):  # one web link ("[Discussions](…)"): navigation
-                    self.add(PROSE, *self.span(run[0][0], run[-1][0], run[0][1]), self.inline(text))
+                    readable = self.inline(text).strip()
+                    if readable:  # a list item's first paragraph opens with its marker
+                        readable, self.marker = self.marker + readable, ""
+                    self.add(PROSE, *self.span(run[0][0], run[-1][0], run[0][1]), readable)
                 run.clear()
 
         for k, text in enumerate(content.split("\n")):

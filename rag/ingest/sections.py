@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.ingest.markdown import CODE, HEADING, UNITS, Block, MarkdownDoc
-from rag.ingest.sentences import sentence_spans
+from rag.ingest.sentences import sentence_spans, without_line_markers
 
 PATH_SEP = " › "
 
@@ -75,8 +75,14 @@ def _sections(blocks: list[Block]) -> list[tuple[tuple[str, ...], list[Block]]]:
     return out
 
 
+def _size(text: str) -> int:
+    """A unit's size, its list marker not counted (a marker only says where an item begins: the sections cut where
+    they cut when the reader kept none)."""
+    return len(without_line_markers(text))
+
+
 def _units(b: Block, source: str, max_size: int) -> list[_Unit]:
-    if len(b.text) <= max_size:
+    if _size(b.text) <= max_size:
         return [_Unit(b.start, b.end, b.text, b.kind)]
     if b.kind in UNITS:
         return _cut_lines(b, source, max_size)
@@ -136,7 +142,7 @@ def _cut_sentences(b: Block, source: str) -> list[_Unit]:
     spans = sentence_spans(b.text)
     out, at = [], b.start
     for k, (s, e) in enumerate(spans):
-        text = b.text[s:e]
+        text = b.text[0 if k == 0 else s:e]  # the first keeps the item's marker
         probe = text[:4]
         found = source.find(probe, at, b.end) if probe else -1
         start = found if found >= 0 else at
@@ -153,13 +159,13 @@ def _pack(units: list[_Unit], max_size: int, min_tail: int) -> list[list[_Unit]]
     groups: list[list[_Unit]] = []
     size = 0
     for u in units:
-        if groups and size + 1 + len(u.text) <= max_size:
+        if groups and size + 1 + _size(u.text) <= max_size:
             groups[-1].append(u)
-            size += 1 + len(u.text)
+            size += 1 + _size(u.text)
         else:
             groups.append([u])
-            size = len(u.text)
-    if len(groups) > 1 and sum(len(u.text) for u in groups[-1]) < min_tail:
+            size = _size(u.text)
+    if len(groups) > 1 and sum(_size(u.text) for u in groups[-1]) < min_tail:
         last = groups.pop()
         groups[-1].extend(last)
     return groups

@@ -5,7 +5,9 @@ A sentence ends at a terminator and keeps it:
   switched off: `semicolons=False` keeps "常用办法：A；B；C。" whole);
 - an ASCII "." ends one only when whitespace or the end of the text follows ("3.5" and "v1.2" stay
   whole), and not after a few common abbreviations ("e.g.", "Mr.", "No.");
-- a line break always ends one (titles, list items and table rows are their own "sentences").
+- a line break always ends one (titles, list items and table rows are their own "sentences"); a list marker opening
+  a line ("- ", "* ", "• ", "1. ", "2) ") is no part of the sentence after it (`LIST_MARKER`), so "1." is no sentence and
+  a quoted list item carries no bullet.
 Closing quotes/brackets right after a terminator stay with the sentence (他说：“好。”), and so do
 citation markers written after the full stop ("七天内可退货。[faq_003]", "...days. [faq_003]"), so an
 answer sentence keeps the ids that cite it.
@@ -26,19 +28,23 @@ _ABBREVIATIONS = frozenset({"e.g", "i.e", "mr", "mrs", "ms", "dr", "prof", "vs",
 # A citation marker written after the terminator: "[faq_003]", "【faq_003】", "[a#1, b#2]".
 # Kept with the sentence before it; not a markdown link "[text](url)".
 _TRAILING_CITATION = re.compile(r"[ \t]*[\[【][\w.\-#:，,、;； ]{1,80}[\]】](?!\()")
+# A list item's marker at a line's start: a bullet, or a number with "." or ")" (then a blank: "3.5" is none).
+LIST_MARKER = re.compile(r"[ \t]*(?:[-*+•·▪●◦]|\d{1,2}[.)])[ \t]+(?=\S)")
 
 
-def sentence_spans(text: str, semicolons: bool = True) -> list[tuple[int, int]]:
+def sentence_spans(text: str, semicolons: bool = True, markers: bool = False) -> list[tuple[int, int]]:
     """(start, end) character offsets of every sentence in `text`; `text[start:end]` is the sentence
     without surrounding whitespace. Spans are in order and never overlap; empty pieces are dropped.
 
     semicolons=False keeps "；" / ";" inside the sentence: list-like sentences ("常用办法：A；B；C。")
     stay whole, which reads better as a quoted answer and as one claim to audit.
+    markers=True reads a line's list marker as the text it is (the audit's outline rule reads a model's "1." labels).
     """
     enders = _ALWAYS if semicolons else _ALWAYS.replace("；", "").replace(";", "")
     spans: list[tuple[int, int]] = []
-    start = 0
-    i = 0
+    skip = (lambda _text, at: at) if markers else _after_marker
+    start = skip(text, 0)
+    i = start
     n = len(text)
     while i < n:
         ch = text[i]
@@ -51,10 +57,16 @@ def sentence_spans(text: str, semicolons: bool = True) -> list[tuple[int, int]]:
             i += 1
             continue
         _add_span(text, start, end, spans)
-        start = end if ch != "\n" else end + 1
+        start = end if ch != "\n" else skip(text, end + 1)
         i = max(start, i + 1)
     _add_span(text, start, n, spans)
     return spans
+
+
+def _after_marker(text: str, start: int) -> int:
+    """Where a line that begins at `start` begins its text: after a list item's marker, if it has one."""
+    m = LIST_MARKER.match(text, start)
+    return m.end() if m else start
 
 
 def _after_stop(text: str, j: int, enders: str) -> int:
@@ -68,6 +80,14 @@ def _after_stop(text: str, j: int, enders: str) -> int:
     while m := _TRAILING_CITATION.match(text, j):
         j = m.end()
     return j
+
+
+_MARKER_LINES = re.compile(r"(?m)^" + LIST_MARKER.pattern)
+
+
+def without_line_markers(text: str) -> str:
+    """`text` with every line's list marker taken out ("- 缓存友好。" -> "缓存友好。")."""
+    return _MARKER_LINES.sub("", text)
 
 
 def split_sentences(text: str, semicolons: bool = True) -> list[str]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag.ingest.sentences import without_line_markers
 from rag.messages import Msg
 from rag.models.token_vectors import TokenVectors, token_vectors
 from rag.search.hits import Hit
@@ -94,7 +95,8 @@ def maxsim_scores(embedder, query: str, texts: Sequence[str]) -> list[float]:
 
 def rescore(index, query: str, candidates: Sequence[Hit]) -> list[Hit]:
     """`candidates` re-ordered by MaxSim (retriever "multivector"), ties kept in candidate order."""
-    found = maxsim_scores(index.embedder, query, [index.chunk(h.chunk_id).text for h in candidates])
+    found = maxsim_scores(index.embedder, query, [without_line_markers(index.chunk(h.chunk_id).text)
+                                                  for h in candidates])
     scored = sorted(((sc, i, h) for i, (sc, h) in enumerate(zip(found, candidates))), key=lambda t: (-t[0], t[1]))
     return [Hit(h.chunk_id, s, r, "multivector") for r, (s, _i, h) in enumerate(scored, 1)]
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from rag.index.token_cache import tokenize_many
 from rag.index.tokenize import jieba_tokenize, load_stopwords
-from rag.ingest.sentences import split_sentences
+from rag.ingest.sentences import split_sentences, without_line_markers
 from rag.messages import Msg
 
 RRF_K = 60  # as retrieval's default fusion (Cormack et al., 2009)
@@ -168,9 +168,10 @@ def features(index, query: str, chunk_ids: Sequence[str], query_vector: np.ndarr
     idf = {t: float(bm25.idf[bm25.vocab[t]]) if t in bm25.vocab else 0.0 for t in words}
     idf_total = sum(idf.values())
     chunks = [index.chunk(c) for c in ids]
-    sentences, owner, s_cos = sentence_cosines(index.embedder, q, [ch.text for ch in chunks])
+    plain = [without_line_markers(ch.text) for ch in chunks]  # as the index reads them (contextual.index_text)
+    sentences, owner, s_cos = sentence_cosines(index.embedder, q, plain)
     best_cos = best_of(s_cos, owner, len(ids))
-    texts = sentences + [ch.text for ch in chunks] + [str(ch.metadata.get("title") or "") for ch in chunks]
+    texts = sentences + plain + [str(ch.metadata.get("title") or "") for ch in chunks]
     token_rows = token_lists(bm25, texts)
     s_tokens = token_rows[:len(sentences)]
     c_sets = [set(t) for t in token_rows[len(sentences):len(sentences) + len(chunks)]]
@@ -190,7 +191,7 @@ def features(index, query: str, chunk_ids: Sequence[str], query_vector: np.ndarr
             sum(t in present for t in words) / n if n else 0.0,
             _idf_share(idf, idf_total, present),
             sum(t in title for t in words) / n if n else 0.0,
-            math.log2(1 + len(ch.text)), float(n_sentences[i]), float(n),
+            math.log2(1 + len(plain[i])), float(n_sentences[i]), float(n),
         ]
     return FeatureRows(ids, out)
 

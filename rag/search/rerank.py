@@ -38,6 +38,7 @@ from typing import Protocol, cast
 import numpy as np
 
 from rag.errors import ConfigError, ModelUnavailableError
+from rag.ingest.sentences import without_line_markers
 from rag.messages import Msg, join, localized
 from rag.models.control import RunControl
 from rag.models.hub import load_model, use_short_timeouts
@@ -268,5 +269,5 @@ def rerank_candidates(query: str, candidates: Sequence[Hit], index, reranker: Re
                       control=None) -> RerankResult:
     """The one "retrieved candidates -> reranked top_k" step every caller uses (the pipeline, the rerank
     page, the evaluation), so they cannot disagree: the texts come from `index` (an Index)."""
-    texts = {h.chunk_id: index.chunk(h.chunk_id).text for h in candidates}
+    texts = {h.chunk_id: without_line_markers(index.chunk(h.chunk_id).text) for h in candidates}  # as indexed
     return rerank(query, candidates, texts, reranker, top_k, control, index=index)
