@@ -368,3 +368,18 @@ def test_a_list_item_opens_with_its_marker_and_an_ordered_list_counts_from_its_s
     assert texts(doc, PROSE) == ["主要有以下原因。", "- 缓存友好。", "第二段。", "- 常数小：", "- 比较少。", "3. 三", "4. 四"]
     assert split_sentences("\n".join(texts(doc, PROSE))) == ["主要有以下原因。", "缓存友好。", "第二段。", "常数小：",
                                                               "比较少。", "三", "四"]
+
+
+def test_a_chunks_list_items_are_shown_as_written_not_drawn_as_a_list():
+    """The upload page's "what a chunk reads as" draws a chunk's text with st.markdown (md_with_math): a list item's
+    "- " or "3. ", a "---" or "===" line opening a line would be Markdown's list, rule or heading; they read as written."""
+    from markdown_it import MarkdownIt
+
+    from ui.render import md_with_math
+
+    shown = md_with_math("常见的索引有两种：\n- 哈希索引\n+ 位图索引\n3. B+ 树索引\n---\n复杂度 $O(\\log n)$ - 对数\n===")
+    kinds = {t.type for t in MarkdownIt("commonmark").parse(shown)}
+    assert not kinds & {"bullet_list_open", "ordered_list_open", "hr", "heading_open"}, kinds
+    assert "$O(\\log n)$" in shown  # a formula is left to KaTeX
+    rendered = MarkdownIt("commonmark").render(shown)
+    assert "- 哈希索引" in rendered and "3. B+ 树索引" in rendered

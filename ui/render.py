@@ -39,8 +39,11 @@ PART_COLOURS = {  # prompt parts
 
 
 # What Markdown, maths and icon shortcodes act on: emphasis, links and images (need "["), code, HTML,
-# tables, headings, $maths$, ~strike~ and :icon: codes. Plain "-", "." and "()" stay readable.
+# tables, headings, $maths$, ~strike~ and :icon: codes. Plain "-", "." and "()" stay readable inside a line.
 _MARKDOWN = re.compile(r"([\\`*_\[\]#|<>$~:])")
+# What opens a block at a line's start: a list item ("- ", "+ ", "3. ", "3) "), a rule or a heading's underline
+# ("---", "==="): a chunk's list items read "- 哈希索引", as its text is, not as a list Streamlit draws
+_LINE_START = re.compile(r"^([ \t]*)([-+=]|\d{1,9}(?=[.)]))", re.M)
 
 
 def md_escape(text) -> str:
@@ -54,8 +57,8 @@ _MATH = re.compile(r"\$\$[^$\n]+?\$\$|(?<![\\$])\$[^$\n]+?(?<![\\ ])\$(?!\$)")
 
 def md_with_math(text) -> str:
     """`text` (a document's readable text) for st.markdown with its formulas drawn: each $…$ and $$…$$ is left to
-    KaTeX (which runs no HTML and follows no link), everything else escaped as md_escape escapes it. A line break
-    stays a line break."""
+    KaTeX (which runs no HTML and follows no link), everything else escaped as md_escape escapes it, and what would open
+    a block at a line's start too (a list item's "- " or "3. " reads as written). A line break stays a line break."""
     text = str(text)
     out, last = [], 0
     for m in _MATH.finditer(text):
@@ -63,7 +66,9 @@ def md_with_math(text) -> str:
         out.append(m.group(0))
         last = m.end()
     out.append(md_escape(text[last:]))
-    return "".join(out).replace("\n", "  \n")
+    lines = _LINE_START.sub(lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit() else "\\" + m.group(2)),
+                            "".join(out))
+    return lines.replace("\n", "  \n")
 
 _FENCED = re.compile(r"^```([^\n`]*)\n(.*?)\n```$", re.M | re.S)
 
