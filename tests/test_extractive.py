@@ -321,6 +321,21 @@ def test_a_sentence_announcing_a_list_with_a_full_stop_is_quoted_with_the_items_
     assert not announces_list("Sarsa 是一种同策略算法。") and not announces_list("Binary search halves the range.")
 
 
+def test_a_pdf_that_prints_its_bullets_is_quoted_with_its_items_too():
+    """A PDF whose list items print their bullets ("- ", "•") keeps them in its text; the stand-in quotes the sentence
+    announcing the list with the items, each cited, and not the paragraph after them."""
+    from rag.ingest.documents import load_bytes
+    from tests.fixtures_docs import make_pdf
+
+    pdf = make_pdf(["Quick sort is fast for the following reasons.\n- The worst case is rare in practice.\n"
+                    "- It uses the cache well.\n- Its constant factor is small.\nAnother paragraph starts here and goes on."])
+    chunks = chunk_documents(load_bytes("qs.pdf", pdf), "auto").chunks
+    gen = ExtractiveGenerator(BigramEmbedder(), min_score=0.0, max_sentences=1)
+    answer = "".join(gen.generate(build_prompt("Why is quick sort fast?", chunks, lang="en")))
+    assert answer == ("Quick sort is fast for the following reasons.[qs] The worst case is rare in practice.[qs] It uses the "
+                      "cache well.[qs] Its constant factor is small.[qs]")
+
+
 def test_a_lead_in_and_what_it_announces_are_quoted_once():
     """A lead-in after the lead whose announced sentence is chosen goes (not "第一，……奖励。总结一下……作用。": the reason,
     then the sentence announcing it); a lead that is a lead-in takes what it announces out of the rest (it quotes it
