@@ -257,3 +257,39 @@ def test_lines_join_as_a_reader_joins_them():
     assert join_lines("state-of-the-", "Art") == "state-of-the- Art"
     assert join_lines("the network", "settles") == "the network settles"
     assert join_lines("使用 BM25", "检索") == "使用 BM25 检索"
+
+
+def test_a_bullet_drawn_as_a_mark_opens_its_list_item_with_a_dash():
+    """A browser prints a Markdown list's bullets as small drawn marks, not characters (hello_algo's PDF chapters): each
+    item then reads as the Markdown reader reads it, "- " and its words, on a line of its own, so a sentence announcing
+    the list is quoted with its items. A mark far from a line's start, or one too big for a bullet, opens nothing."""
+    items = ["出现最差情况的概率很低：在绝大多数情况下能在线性对数时间内运行。", "缓存使用效率高：访问元素的效率较高。",
+             "复杂度的常数系数小：操作的总数量最少。"]
+
+    def draw(c, n):
+        y = paragraph(c, ["快速排序的效率更高，主要有以下原因。"])
+        for item in items:
+            c.circle(72, y + 3.5, 1.8, stroke=0, fill=1)  # the bullet, left of the item's first glyph
+            y = paragraph(c, [item], x=82, y=y)
+        y -= 14  # a paragraph's gap after the list
+        c.rect(300, y + 2, 3.5, 3.5, stroke=0, fill=1)  # a mark in the middle of a line: no bullet of it
+        paragraph(c, ["之后的段落讲基准数优化，这一行在中间有一个小方块。"], y=y)
+        c.rect(48, y - 30 + 1, 9, 9, stroke=0, fill=1)  # a square too big for a bullet, left of the next line
+        paragraph(c, ["下一段的第一句话。"], y=y - 30)
+
+    doc = read(make_pdf(draw))
+    lines = doc.text.split("\n")
+    assert [f"- {item}" for item in items] == [line for line in lines if line.startswith("- ")]
+    assert "之后的段落讲基准数优化，这一行在中间有一个小方块。" in lines and "下一段的第一句话。" in lines  # no dash
+
+    from rag.answer.extractive import in_context
+
+    start = doc.text.index("快速排序的效率")
+    quoted = in_context(doc.text, start, doc.text.index("原因。") + 3, set(), 1)
+    assert quoted == ["快速排序的效率更高，主要有以下原因。", *[s for item in items for s in split(item)]]
+
+
+def split(text: str) -> list[str]:
+    from rag.ingest.sentences import split_sentences
+
+    return split_sentences(text, semicolons=False)

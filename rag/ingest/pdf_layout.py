@@ -145,19 +145,47 @@ def readable(text: str) -> str:
 # ------------------------------------------------------------------------------------------- reading
 
 def read_pages(pdf) -> list[PageLayout]:
-    """Every page of a pypdfium2 PdfDocument as segments (not yet classified) with its image boxes."""
+    """Every page of a pypdfium2 PdfDocument as segments (not yet classified) with its image boxes; a line that a
+    drawn bullet opens reads with a "- " (`_bulleted`)."""
     out = []
     for number in range(1, len(pdf) + 1):
         page = pdf[number - 1]
         width, height = page.get_size()
-        segments = _segments(page.get_textpage(), number)
-        images = [tuple(o.get_bounds()) for o in page.get_objects() if o.type == _IMAGE]
+        objects = [(o.type, tuple(o.get_bounds())) for o in page.get_objects() if o.type in (_PATH, _IMAGE)]
+        images = [b for kind, b in objects if kind == _IMAGE]
+        marks = [b for kind, b in objects if kind == _PATH and max(b[2] - b[0], b[3] - b[1]) <= MARK_POINTS]
+        segments = _bulleted(_segments(page.get_textpage(), number), marks)
         out.append(PageLayout(number, width, height, segments, [b for b in images if _big(b)],
                               icons=[b for b in images if not _big(b)], images=len(images)))
     return out
 
 
-_IMAGE = 3  # FPDF_PAGEOBJ_IMAGE
+_PATH, _IMAGE = 2, 3  # FPDF_PAGEOBJ_PATH, FPDF_PAGEOBJ_IMAGE
+BULLET_EMS = 0.7  # a drawn bullet is a mark at most this many font sizes wide and high ...
+BULLET_GAP_EMS = 2.5  # ... ending at most this many font sizes left of its line's first glyph
+MARK_POINTS = 16.0  # paths larger than this are no bullet in any font size a page's text is set in (a figure's are)
+
+
+def _bulleted(segments: list[Segment], paths: list[tuple]) -> list[Segment]:
+    """The segments, a list item's first line opening with "- " where the PDF draws its bullet as a small mark (a
+    browser or a word processor prints a Markdown list's "•" as a path, not a character: hello_algo's PDF chapters), so
+    the item reads as the Markdown reader reads it and a sentence announcing the list is quoted with it
+    (rag/answer/lead_ins.py). A mark on its line's height, left of its first glyph, small and about square."""
+    if not paths:
+        return segments
+    out = []
+    for s in segments:
+        if any(_bullet_of(b, s) for b in paths) and not s.text.lstrip().startswith(("-", "•", "·", "*")):
+            s = replace(s, text="- " + s.text)
+        out.append(s)
+    return out
+
+
+def _bullet_of(box: tuple, s: Segment) -> bool:
+    x0, y0, x1, y1 = box
+    w, h = x1 - x0, y1 - y0
+    return (0 < w <= BULLET_EMS * s.size and 0 < h <= BULLET_EMS * s.size and 0.5 <= w / h <= 2
+            and s.box[1] <= (y0 + y1) / 2 <= s.box[3] and 0 <= s.box[0] - x1 <= BULLET_GAP_EMS * s.size)
 
 
 def _big(box) -> bool:
