@@ -159,12 +159,13 @@ def _pack(units: list[_Unit], max_size: int, min_tail: int) -> list[list[_Unit]]
     groups: list[list[_Unit]] = []
     size = 0
     for u in units:
-        if groups and size + 1 + _size(u.text) <= max_size:
+        length = _size(u.text)
+        if groups and size + 1 + length <= max_size:
             groups[-1].append(u)
-            size += 1 + _size(u.text)
+            size += 1 + length
         else:
             groups.append([u])
-            size = _size(u.text)
+            size = length
     if len(groups) > 1 and sum(_size(u.text) for u in groups[-1]) < min_tail:
         last = groups.pop()
         groups[-1].extend(last)
